@@ -1,0 +1,147 @@
+"""The `memory-recall` command: serve | recall | eval | bench | status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from server.catalog import MemoryCatalog, MemoryRoot
+from server.config import default_roots, parse_root_arg
+from server.prompt import format_age
+from server.rankers import DEFAULT_RANKER, RANKERS
+from server.ranking.shortlist import build_shortlist
+
+
+def _roots(args: argparse.Namespace) -> list[MemoryRoot]:
+    if args.root:
+        return [parse_root_arg(r) for r in args.root]
+    return default_roots(os.getcwd())
+
+
+def _add_root_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--root",
+        action="append",
+        metavar="DIR[:scope]",
+        help="a memory root (scope project or user, default project); repeatable. "
+        "Default: ./.memory (project) and the user data dir (user).",
+    )
+
+
+def _table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(out)
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    catalog = MemoryCatalog(_roots(args))
+    catalog.scan()
+    indexed = time.perf_counter()
+    spec = RANKERS[args.ranker]
+    shortlist = build_shortlist(
+        catalog.snapshot(),
+        args.query,
+        recent_tools=args.recent_tool or (),
+        ranker=spec.rank,
+        tokenizer=spec.tokenize,
+    )
+    done = time.perf_counter()
+    print(f"query: {args.query!r}")
+    print(f"tokens ({len(shortlist.tokens)}): {' '.join(shortlist.tokens) or '(none)'}")
+    for label, scored in (("fast", shortlist.fast), ("fallback", shortlist.fallback)):
+        print(f"\n{label} ({len(scored)}):")
+        if not scored:
+            print("  (nothing relevant)")
+            continue
+        rows = [
+            [
+                str(s.score),
+                s.document.scope.value,
+                s.document.type,
+                format_age(s.document.mtime_ms),
+                s.document.title[:48],
+                s.document.relative_path,
+            ]
+            for s in scored
+        ]
+        print(_table(rows, ["score", "scope", "type", "age", "title", "path"]))
+    print(
+        f"\n{len(catalog)} documents in {len(catalog.roots)} roots, "
+        f"{len(catalog.skipped)} skipped; index {1000 * (indexed - started):.1f} ms, "
+        f"recall {1000 * (done - indexed):.2f} ms"
+    )
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from server.evaluation import evaluate_all, format_table, load_corpus
+
+    corpus = load_corpus(args.corpus)
+    names = args.ranker or [DEFAULT_RANKER]
+    reports = evaluate_all(corpus, names)
+    if args.json:
+        payload = reports[0].as_json() if len(reports) == 1 else [r.as_json() for r in reports]
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+    else:
+        print(format_table(reports))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    catalog = MemoryCatalog(_roots(args))
+    catalog.scan()
+    counts = catalog.count_by_root()
+    for root, count in zip(catalog.roots, counts, strict=True):
+        exists = "" if root.path.is_dir() else "  (missing)"
+        print(f"{root.scope.value:8} {count:6} documents  {root.path}{exists}")
+    print(f"index built in {catalog.build_ms or 0:.1f} ms")
+    for skipped in catalog.skipped:
+        print(f"skipped  {skipped.path}: {skipped.reason}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memory-recall", description=__doc__)
+    sub = parser.add_subparsers(dest="command")
+
+    recall = sub.add_parser("recall", help="one-shot recall, human-readable, with timings")
+    recall.add_argument("query")
+    _add_root_option(recall)
+    recall.add_argument("--recent-tool", action="append", help="a recently used tool name")
+    recall.add_argument("--ranker", choices=sorted(RANKERS), default=DEFAULT_RANKER)
+    recall.set_defaults(func=cmd_recall)
+
+    ev = sub.add_parser("eval", help="evaluate rankers on a labelled corpus")
+    ev.add_argument("corpus")
+    ev.add_argument("--json", action="store_true", help="print one JSON object")
+    ev.add_argument(
+        "--ranker", action="append", choices=sorted(RANKERS),
+        help=f"repeat to compare side by side (default {DEFAULT_RANKER})",
+    )  # fmt: skip
+    ev.set_defaults(func=cmd_eval)
+
+    status = sub.add_parser("status", help="roots, document counts and skipped files")
+    _add_root_option(status)
+    status.set_defaults(func=cmd_status)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,190 @@
+"""A memory document and its front matter (SPEC §2).
+
+Parsing is a pure function of the file's text so that it can be tested without
+a file system; `load_document` adds the file-system facts (mtime, size).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from server.tokens import normalize
+
+INDEX_FILE_NAME = "MEMORY.md"  # the one-line-per-memory index, never a memory itself
+EMPTY_BODY_MARKER = "_No entries yet._"
+MEMORY_TYPES = ("user", "feedback", "project", "reference")
+
+# The scorer reads only the start of a body: memories put the point first, and
+# a bounded window keeps scoring cost independent of how long a file grows.
+BODY_WINDOW_CHARS = 1200
+
+# Larger files are not memories a prompt could carry; reading them whole would
+# let one stray log file stall the index.
+MAX_FILE_BYTES = 1024 * 1024
+
+
+class Scope(str, Enum):
+    """Where a memory lives; project memories come before user ones on ties."""
+
+    PROJECT = "project"
+    USER = "user"
+
+    @property
+    def rank(self) -> int:
+        return 0 if self is Scope.PROJECT else 1
+
+
+class InvalidMemory(ValueError):
+    """A file under a memory root that is not a memory; the message is the reason."""
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    fields: dict[str, str]
+    body: str
+
+
+def split_front_matter(text: str) -> FrontMatter:
+    """Split `---` front matter from the body, reading `key: value` lines.
+
+    Raises InvalidMemory when the first line is not `---` or no closing `---`
+    line follows.
+    """
+    text = text.replace("\r\n", "\n")
+    if text.startswith("\ufeff"):  # editors on Windows still write a BOM
+        text = text[1:]
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        raise InvalidMemory("no front matter: the first line is not '---'")
+    for end in range(1, len(lines)):
+        if lines[end].rstrip() == "---":
+            break
+    else:
+        raise InvalidMemory("unterminated front matter: no closing '---' line")
+    fields: dict[str, str] = {}
+    for line in lines[1:end]:
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key = key.strip().lower()
+        if key:
+            fields[key] = _unquote(value.strip())
+    return FrontMatter(fields=fields, body="\n".join(lines[end + 1 :]))
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+@dataclass(frozen=True)
+class MemoryDocument:
+    """One parsed memory, with everything a query needs computed once at load."""
+
+    path: str
+    relative_path: str
+    scope: Scope
+    type: str
+    title: str
+    description: str
+    body: str
+    mtime_ms: float
+    root_index: int = 0
+    # Derived fields: normalized once here, never per query.
+    norm_title: str = field(init=False, repr=False, compare=False)
+    norm_description: str = field(init=False, repr=False, compare=False)
+    norm_body_window: str = field(init=False, repr=False, compare=False)
+    noise_text: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "norm_title", normalize(self.title))
+        set_(self, "norm_description", normalize(self.description))
+        set_(self, "norm_body_window", normalize(self.body_window))
+        # The noise filter reads the whole body, lowercased but not NFKC (SPEC §3).
+        set_(self, "noise_text", f"{self.title} {self.description} {self.body}".lower())
+
+    @property
+    def body_window(self) -> str:
+        return self.body[:BODY_WINDOW_CHARS]
+
+    @property
+    def truncated(self) -> bool:
+        return len(self.body) > BODY_WINDOW_CHARS
+
+
+def parse_memory(
+    text: str,
+    *,
+    path: str,
+    relative_path: str,
+    scope: Scope,
+    mtime_ms: float,
+    root_index: int = 0,
+) -> MemoryDocument:
+    """Parse a memory file's text; raises InvalidMemory with the reason."""
+    front = split_front_matter(text)
+    mem_type = front.fields.get("type", "")
+    if not mem_type:
+        raise InvalidMemory("front matter has no 'type'")
+    if mem_type not in MEMORY_TYPES:
+        raise InvalidMemory(
+            f"unknown type {mem_type!r} (expected one of {', '.join(MEMORY_TYPES)})"
+        )
+    title = front.fields.get("name") or front.fields.get("title") or mem_type
+    body = front.body.strip()
+    if body == EMPTY_BODY_MARKER:
+        body = ""
+    return MemoryDocument(
+        path=path,
+        relative_path=relative_path,
+        scope=scope,
+        type=mem_type,
+        title=title,
+        description=front.fields.get("description", ""),
+        body=body,
+        mtime_ms=mtime_ms,
+        root_index=root_index,
+    )
+
+
+def is_memory_file_name(name: str) -> bool:
+    return name.endswith(".md") and name != INDEX_FILE_NAME
+
+
+def load_document(path: Path, *, root: Path, scope: Scope, root_index: int = 0) -> MemoryDocument:
+    """Read and parse one file; raises InvalidMemory (or OSError) with the reason."""
+    try:
+        st = path.stat()
+    except FileNotFoundError as exc:
+        raise InvalidMemory("file vanished before it could be read") from exc
+    if not path.is_file():
+        raise InvalidMemory("not a regular file")
+    if st.st_size > MAX_FILE_BYTES:
+        raise InvalidMemory(
+            f"file is {st.st_size} bytes, larger than the {MAX_FILE_BYTES}-byte limit"
+        )
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise InvalidMemory("file vanished before it could be read") from exc
+    except PermissionError as exc:
+        raise InvalidMemory("permission denied") from exc
+    if b"\x00" in raw:
+        raise InvalidMemory("binary file (contains NUL bytes)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidMemory(f"not valid UTF-8 (byte {exc.start})") from exc
+    return parse_memory(
+        text,
+        path=str(path),
+        relative_path=os.path.relpath(path, root),
+        scope=scope,
+        mtime_ms=st.st_mtime_ns / 1_000_000,
+        root_index=root_index,
+    )

@@ -1,0 +1,222 @@
+"""Offline evaluation of a ranker on a labelled corpus (SPEC §6).
+
+In eval every document has mtime 1 and input order is corpus order, so the
+figures depend on the ranker alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from server.catalog import CatalogSnapshot
+from server.documents import MemoryDocument, Scope
+from server.rankers import RANKERS, RankerSpec
+from server.ranking.shortlist import FALLBACK_LIMIT, build_shortlist
+
+
+@dataclass(frozen=True)
+class EvalCase:
+    id: str
+    category: str
+    query: str
+    relevant_ids: tuple[str, ...]
+    expected_top_id: str | None = None
+    recent_tools: tuple[str, ...] = ()
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.relevant_ids)
+
+
+@dataclass(frozen=True)
+class EvalCorpus:
+    documents: tuple[MemoryDocument, ...]
+    cases: tuple[EvalCase, ...]
+
+    @property
+    def snapshot(self) -> CatalogSnapshot:
+        # Corpus order is input order, and every mtime is equal, so recency
+        # order is corpus order as well.
+        return CatalogSnapshot(self.documents, self.documents)
+
+
+def load_corpus(path: str | Path) -> EvalCorpus:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    docs = tuple(
+        MemoryDocument(
+            path=str(d["id"]),
+            relative_path=str(d["id"]),
+            scope=Scope.PROJECT,
+            type=d["type"],
+            title=d.get("title") or d["type"],
+            description=d.get("description", ""),
+            body=d.get("body", "").strip(),
+            mtime_ms=1,
+        )
+        for d in data["docs"]
+    )
+    ids = {d.path for d in docs}
+    cases = []
+    for c in data["cases"]:
+        case = EvalCase(
+            id=str(c["id"]),
+            category=c.get("category", "uncategorized"),
+            query=c["query"],
+            relevant_ids=tuple(c.get("relevantIds", ())),
+            expected_top_id=c.get("expectedTopId"),
+            recent_tools=tuple(c.get("recentTools", ())),
+        )
+        unknown = [i for i in (*case.relevant_ids, case.expected_top_id) if i and i not in ids]
+        if unknown:
+            raise ValueError(f"case {case.id}: unknown doc ids {unknown}")
+        cases.append(case)
+    return EvalCorpus(docs, tuple(cases))
+
+
+@dataclass
+class _Tally:
+    cases: int = 0
+    answerable: int = 0
+    recall_sum: float = 0.0
+    top1_hits: int = 0
+    silent_right: int = 0
+    unanswerable: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"cases": self.cases}
+        if self.answerable:
+            out["recallAt5"] = round(self.recall_sum / self.answerable, 4)
+            out["top1"] = round(self.top1_hits / self.answerable, 4)
+        if self.unanswerable:
+            out["silentRate"] = round(self.silent_right / self.unanswerable, 4)
+        return out
+
+
+@dataclass
+class EvalReport:
+    ranker: str
+    docs: int
+    cases: int
+    recall_at5: float
+    top1: float
+    no_result_precision: float
+    no_result_recall: float
+    random_baseline: float
+    by_category: dict[str, dict[str, Any]]
+    per_case: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ranker": self.ranker,
+            "docs": self.docs,
+            "cases": self.cases,
+            "recallAt5": self.recall_at5,
+            "top1": self.top1,
+            "noResultPrecision": self.no_result_precision,
+            "noResultRecall": self.no_result_recall,
+            "randomBaseline": self.random_baseline,
+            "byCategory": self.by_category,
+            "perCase": self.per_case,
+        }
+
+
+def evaluate(
+    corpus: EvalCorpus,
+    ranker: RankerSpec,
+    *,
+    exclude_categories: Sequence[str] = (),
+    case_filter: Callable[[EvalCase], bool] | None = None,
+) -> EvalReport:
+    snapshot = corpus.snapshot
+    total = _Tally()
+    by_category: dict[str, _Tally] = defaultdict(_Tally)
+    silent_cases = 0
+    per_case = []
+    for case in corpus.cases:
+        if case.category in exclude_categories or (case_filter and not case_filter(case)):
+            continue
+        shortlist = build_shortlist(
+            snapshot,
+            case.query,
+            recent_tools=case.recent_tools,
+            ranker=ranker.rank,
+            tokenizer=ranker.tokenize,
+        )
+        top5 = [s.document.path for s in shortlist.ranked[:FALLBACK_LIMIT]]
+        per_case.append({"id": case.id, "category": case.category, "top5": top5})
+        silent_cases += not top5
+        for tally in (total, by_category[case.category]):
+            tally.cases += 1
+            if case.answerable:
+                relevant = set(case.relevant_ids)
+                tally.answerable += 1
+                tally.recall_sum += len(relevant & set(top5)) / len(relevant)
+                expected = {case.expected_top_id} if case.expected_top_id else relevant
+                tally.top1_hits += bool(top5) and top5[0] in expected
+            else:
+                tally.unanswerable += 1
+                tally.silent_right += not top5
+    n_docs = len(corpus.documents)
+    return EvalReport(
+        ranker=ranker.name,
+        docs=n_docs,
+        cases=total.cases,
+        recall_at5=_ratio(total.recall_sum, total.answerable),
+        top1=_ratio(total.top1_hits, total.answerable),
+        no_result_precision=_ratio(total.silent_right, silent_cases),
+        no_result_recall=_ratio(total.silent_right, total.unanswerable),
+        random_baseline=round(min(FALLBACK_LIMIT, n_docs) / n_docs, 4) if n_docs else 0.0,
+        by_category={name: t.as_dict() for name, t in sorted(by_category.items())},
+        per_case=per_case,
+    )
+
+
+def _ratio(numerator: float, denominator: int) -> float:
+    return round(numerator / denominator, 4) if denominator else 0.0
+
+
+def evaluate_all(corpus: EvalCorpus, ranker_names: Sequence[str]) -> list[EvalReport]:
+    return [evaluate(corpus, RANKERS[name]) for name in ranker_names]
+
+
+def format_table(reports: Sequence[EvalReport]) -> str:
+    """Side-by-side human table: one column per ranker."""
+    names = [r.ranker for r in reports]
+    rows: list[tuple[str, list[str]]] = []
+
+    def pct(value: float | None) -> str:
+        return "—" if value is None else f"{value * 100:5.1f}%"
+
+    rows.append(("docs / cases", [f"{r.docs} / {r.cases}" for r in reports]))
+    rows.append(("Recall@5", [pct(r.recall_at5) for r in reports]))
+    rows.append(("top-1", [pct(r.top1) for r in reports]))
+    rows.append(("no-result recall", [pct(r.no_result_recall) for r in reports]))
+    rows.append(("no-result precision", [pct(r.no_result_precision) for r in reports]))
+    rows.append(("random baseline R@5", [pct(r.random_baseline) for r in reports]))
+    categories = sorted({c for r in reports for c in r.by_category})
+    for cat in categories:
+        cells = []
+        for r in reports:
+            t = r.by_category.get(cat, {})
+            if "recallAt5" in t:
+                cells.append(f"{pct(t['recallAt5'])} R@5 {pct(t['top1'])} top1")
+            elif "silentRate" in t:
+                cells.append(f"{pct(t['silentRate'])} silent")
+            else:
+                cells.append("—")
+        n = reports[0].by_category.get(cat, {}).get("cases", 0)
+        rows.append((f"  {cat} ({n})", cells))
+    width0 = max(len(label) for label, _ in rows)
+    widths = [max(len(n), *(len(cells[i]) for _, cells in rows)) for i, n in enumerate(names)]
+    lines = [
+        "  ".join([" " * width0, *(n.ljust(w) for n, w in zip(names, widths, strict=True))]),
+    ]
+    for label, cells in rows:
+        padded = (c.ljust(w) for c, w in zip(cells, widths, strict=True))
+        lines.append("  ".join([label.ljust(width0), *padded]))
+    return "\n".join(lines)

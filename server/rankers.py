@@ -1,0 +1,33 @@
+"""The rankers a recall or an eval can be asked to use, by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from server.ranking.baselines import ascii_tokens
+from server.ranking.shortlist import Ranker, reference_ranker
+from server.tokens import query_tokens
+
+
+@dataclass(frozen=True)
+class RankerSpec:
+    name: str
+    description: str
+    rank: Ranker
+    tokenize: Callable[[str], list[str]] = query_tokens
+
+
+RANKERS: dict[str, RankerSpec] = {
+    spec.name: spec
+    for spec in (
+        RankerSpec("reference", "SPEC §3 scorer, exactly", reference_ranker),
+        RankerSpec(
+            "ascii",
+            "baseline: SPEC §3 scoring with [a-z0-9]{3,} tokens",
+            reference_ranker,
+            ascii_tokens,
+        ),
+    )
+}
+DEFAULT_RANKER = "reference"

@@ -1,0 +1,39 @@
+"""Shared helpers for the unit tier."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from server.documents import MemoryDocument, Scope
+
+_ids = itertools.count()
+
+
+def make_doc(
+    title: str = "",
+    description: str = "",
+    body: str = "",
+    *,
+    type: str = "project",
+    mtime_ms: float = 1.0,
+    path: str | None = None,
+    scope: Scope = Scope.PROJECT,
+) -> MemoryDocument:
+    path = path or f"/mem/doc{next(_ids)}.md"
+    return MemoryDocument(
+        path=path,
+        relative_path=path.rsplit("/", 1)[-1],
+        scope=scope,
+        type=type,
+        title=title or type,
+        description=description,
+        body=body,
+        mtime_ms=mtime_ms,
+    )
+
+
+@pytest.fixture
+def doc_factory():
+    return make_doc
