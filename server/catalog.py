@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import time
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from server.documents import (
     InvalidMemory,
@@ -19,6 +22,7 @@ from server.documents import (
     is_memory_file_name,
     load_document,
 )
+from server.ranking.index import DocumentIndex
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,10 @@ class CatalogSnapshot:
     documents: tuple[MemoryDocument, ...]  # input order
     by_recency: tuple[MemoryDocument, ...]  # mtime descending, then input order
     version: int = 0
+    # The catalog's live index and its version when this snapshot was taken:
+    # it answers for this snapshot only while the catalog has not changed.
+    live_index: DocumentIndex | None = field(default=None, compare=False, repr=False)
+    live_index_version: int = field(default=-1, compare=False, repr=False)
 
     @classmethod
     def of(cls, documents: Iterable[MemoryDocument], version: int = 0) -> CatalogSnapshot:
@@ -61,6 +69,21 @@ class CatalogSnapshot:
 
     def __len__(self) -> int:
         return len(self.documents)
+
+    def index(self) -> DocumentIndex | None:
+        """The index of exactly these documents, or None once the catalog has moved on.
+
+        A snapshot made without a catalog (eval, tests) indexes itself on first use.
+        """
+        if self.live_index is None:
+            return self._own_index
+        if self.live_index.version == self.live_index_version:
+            return self.live_index
+        return None
+
+    @cached_property
+    def _own_index(self) -> DocumentIndex:
+        return DocumentIndex.of(self.documents)
 
 
 @dataclass
@@ -73,13 +96,21 @@ class CatalogCounters:
 
 @dataclass
 class MemoryCatalog:
-    """Documents of every configured root, keyed by path, kept warm in memory."""
+    """Documents of every configured root, keyed by path, kept warm in memory.
+
+    Besides the documents it keeps, incrementally, what a snapshot and a recall
+    need so that neither costs a sort or a scan per change: the input order
+    and the index.
+    """
 
     roots: Sequence[MemoryRoot]
     _docs: dict[str, MemoryDocument] = field(default_factory=dict)
     _skipped: dict[str, str] = field(default_factory=dict)
     _snapshot: CatalogSnapshot | None = None
     _version: int = 0
+    _index: DocumentIndex = field(default_factory=DocumentIndex)
+    _input_keys: list[Any] = field(default_factory=list)  # input_order_key, ascending
+    _input_docs: list[MemoryDocument] = field(default_factory=list)  # in step with the keys
     build_ms: float | None = None
     counters: CatalogCounters = field(default_factory=CatalogCounters)
 
@@ -87,7 +118,13 @@ class MemoryCatalog:
 
     def snapshot(self) -> CatalogSnapshot:
         if self._snapshot is None:
-            self._snapshot = CatalogSnapshot.of(self._docs.values(), self._version)
+            self._snapshot = CatalogSnapshot(
+                tuple(self._input_docs),
+                self._index.by_recency(),
+                self._version,
+                self._index,
+                self._index.version,
+            )
         return self._snapshot
 
     def __len__(self) -> int:
@@ -106,6 +143,9 @@ class MemoryCatalog:
             counts[doc.root_index] += 1
         return counts
 
+    def index_stats(self) -> dict[str, int]:
+        return self._index.stats()
+
     # -- changing ------------------------------------------------------------
 
     def scan(self) -> None:
@@ -115,7 +155,8 @@ class MemoryCatalog:
         self._skipped.clear()
         for index, root in enumerate(self.roots):
             for path in self._walk(index, root, root.path):
-                self._load(index, root, path)
+                self._load(index, root, path, indexed=False)
+        self._reindex()
         self._changed()
         self.counters.scans += 1
         self.build_ms = (time.perf_counter() - started) * 1000
@@ -157,7 +198,7 @@ class MemoryCatalog:
 
     def remove(self, path: str | os.PathLike[str]) -> bool:
         key = str(self._absolute(path))
-        removed = self._docs.pop(key, None) is not None
+        removed = self._drop([key]) == 1
         self._skipped.pop(key, None)
         if removed:
             self.counters.removals += 1
@@ -182,17 +223,59 @@ class MemoryCatalog:
         self._version += 1
         self._snapshot = None
 
+    def _put(self, doc: MemoryDocument) -> None:
+        """Add or replace one document in the input order and the index."""
+        self._drop([doc.path])
+        self._docs[doc.path] = doc
+        key = input_order_key(doc)
+        at = bisect_left(self._input_keys, key)
+        self._input_keys.insert(at, key)
+        self._input_docs.insert(at, doc)
+        self._index.add(doc, key)
+
+    def _drop(self, paths: Sequence[str]) -> int:
+        """Remove documents from the catalog, its input order and its index."""
+        dropped = 0
+        for path in paths:
+            doc = self._docs.pop(path, None)
+            if doc is None:
+                continue
+            dropped += 1
+            at = bisect_left(self._input_keys, input_order_key(doc))
+            del self._input_keys[at]
+            del self._input_docs[at]
+        if dropped:
+            self._index.remove_many(paths)
+        return dropped
+
+    def _reindex(self) -> None:
+        """Input order and index from scratch: one sort, not one insertion per document."""
+        keyed = sorted((input_order_key(doc), doc) for doc in self._docs.values())
+        self._input_keys = [key for key, _ in keyed]
+        self._input_docs = [doc for _, doc in keyed]
+        self._index = DocumentIndex()
+        for key, doc in keyed:
+            self._index.add(doc, key, ordered=False)
+        self._index.restore_order()
+
     def _remove_under(self, directory: Path, *, keep_existing: bool) -> None:
         prefix = str(directory) + os.sep
-        for store in (self._docs, self._skipped):
-            for key in [k for k in store if k.startswith(prefix)]:
-                if keep_existing and os.path.isfile(key):
-                    continue
-                del store[key]
-                if store is self._docs:
-                    self.counters.removals += 1
+        for key in [k for k in self._skipped if k.startswith(prefix)]:
+            if not (keep_existing and os.path.isfile(key)):
+                del self._skipped[key]
+        gone = [k for k in self._docs if k.startswith(prefix)]
+        if keep_existing:
+            gone = [k for k in gone if not os.path.isfile(k)]
+        self.counters.removals += self._drop(gone)
 
-    def _load(self, index: int, root: MemoryRoot, path: Path) -> MemoryDocument | None:
+    def _load(
+        self, index: int, root: MemoryRoot, path: Path, *, indexed: bool = True
+    ) -> MemoryDocument | None:
+        """Read one file into the catalog (or into the skipped list).
+
+        `indexed=False` (bulk scans) leaves the input order and the index to
+        `_reindex`.
+        """
         key = str(path)
         try:
             outside = _leaves_root(path, root)
@@ -200,7 +283,10 @@ class MemoryCatalog:
                 raise InvalidMemory(f"symlink points outside the root (to {outside})")
             doc = load_document(path, root=root.path, scope=root.scope, root_index=index)
         except (InvalidMemory, OSError) as exc:
-            self._docs.pop(key, None)
+            if indexed:
+                self._drop([key])
+            else:
+                self._docs.pop(key, None)
             if isinstance(exc, InvalidMemory) and str(exc).startswith("file vanished"):
                 self._skipped.pop(key, None)
                 return None
@@ -208,7 +294,10 @@ class MemoryCatalog:
             self.counters.skipped_updates += 1
             return None
         self._skipped.pop(key, None)
-        self._docs[key] = doc
+        if indexed:
+            self._put(doc)
+        else:
+            self._docs[key] = doc
         return doc
 
     def _walk(self, index: int, root: MemoryRoot, start: Path) -> Iterator[Path]:

@@ -14,14 +14,14 @@ import regex
 
 # Exactly these properties; Katakana by its script extensions so that the
 # prolonged sound mark (ー) and the middle dot (・) stay inside Japanese runs.
-_CJK_CLASS = r"\p{Script=Han}\p{Script=Hiragana}\p{Script_Extensions=Katakana}\p{Script=Hangul}"
-CJK_CHAR = regex.compile(f"[{_CJK_CLASS}]")
+CJK_CLASS = r"\p{Script=Han}\p{Script=Hiragana}\p{Script_Extensions=Katakana}\p{Script=Hangul}"
+CJK_CHAR = regex.compile(f"[{CJK_CLASS}]")
 
 # A maximal CJK run, or a non-CJK letter/number followed by at least two more
 # non-CJK letters/marks/numbers.
 _RUN = regex.compile(
-    rf"[{_CJK_CLASS}]+"
-    rf"|[[\p{{L}}\p{{N}}]--[{_CJK_CLASS}]][[\p{{L}}\p{{M}}\p{{N}}]--[{_CJK_CLASS}]]{{2,}}",
+    rf"[{CJK_CLASS}]+"
+    rf"|[[\p{{L}}\p{{N}}]--[{CJK_CLASS}]][[\p{{L}}\p{{M}}\p{{N}}]--[{CJK_CLASS}]]{{2,}}",
     flags=regex.VERSION1,
 )
 

@@ -156,3 +156,40 @@ def test_hidden_entries_and_symlink_loops_are_skipped(tmp_path):
     catalog = MemoryCatalog([MemoryRoot.of(root, "project")])
     catalog.scan()
     assert [d.title for d in catalog.snapshot().documents] == ["ok"]
+
+
+def test_snapshot_order_and_index_follow_every_change(roots):
+    from server.catalog import CatalogSnapshot
+    from server.ranking.reference import rank_scan
+
+    project, user = roots
+    for i in range(6):
+        write(project / f"p{i}.md", memory(f"deploy {i}", body="the rule"), mtime=1000 + i % 2)
+        write(user / f"u{i}.md", memory(f"deploy user {i}", "user"), mtime=1000 + i)
+    catalog = MemoryCatalog([MemoryRoot.of(project, "project"), MemoryRoot.of(user, "user")])
+    catalog.scan()
+    write(project / "p2.md", memory("deploy edited", body="other"), mtime=5000)
+    catalog.refresh(project / "p2.md")
+    catalog.remove(user / "u3.md")
+    write(project / "sub" / "n.md", memory("new deploy"), mtime=1000)
+    catalog.refresh(project / "sub")
+    snapshot = catalog.snapshot()
+    fresh = CatalogSnapshot.of(snapshot.documents)
+    assert snapshot.documents == fresh.documents
+    assert snapshot.by_recency == fresh.by_recency
+    for tokens in (["deploy"], ["the", "user"], ["edited", "deploy"]):
+        expected = rank_scan(snapshot.documents, tokens)
+        assert snapshot.index().rank(tokens) == expected
+
+
+def test_an_old_snapshot_does_not_use_the_moved_on_index(roots):
+    project, _ = roots
+    write(project / "a.md", memory("deploy"))
+    catalog = MemoryCatalog([MemoryRoot.of(project, "project")])
+    catalog.scan()
+    old = catalog.snapshot()
+    assert old.index() is not None
+    write(project / "b.md", memory("deploy"))
+    catalog.upsert(project / "b.md")
+    assert old.index() is None  # the indexed ranker scans this one instead
+    assert len(catalog.snapshot().index().rank(["deploy"])) == 2

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from server.catalog import CatalogSnapshot
 from server.documents import MemoryDocument
+from server.ranking.index import index_ranker
 from server.ranking.noise import NoiseFilter
-from server.ranking.reference import ScoredDocument, rank_scan
+from server.ranking.reference import ScoredDocument, rank_scan, score_document
 from server.tokens import query_tokens
 
 FAST_LIMIT = 2  # what fits a first prompt without crowding it
@@ -24,20 +26,34 @@ LEXICAL_CANDIDATES = 180  # lexical matches the model always sees
 MAX_CANDIDATES = 200  # the manifest's size: bounded prompt cost for the selector
 
 Keep = Callable[[MemoryDocument], bool]
-Ranker = Callable[[CatalogSnapshot, Sequence[str], Keep], list[ScoredDocument]]
+
+
+class Ranker(Protocol):
+    """Kept documents that match, best first; only the first `limit` when given."""
+
+    def __call__(
+        self,
+        snapshot: CatalogSnapshot,
+        tokens: Sequence[str],
+        keep: Keep,
+        limit: int | None = None,
+    ) -> list[ScoredDocument]: ...
 
 
 def reference_ranker(
-    snapshot: CatalogSnapshot, tokens: Sequence[str], keep: Keep
+    snapshot: CatalogSnapshot, tokens: Sequence[str], keep: Keep, limit: int | None = None
 ) -> list[ScoredDocument]:
     """SPEC §3's scan over every document."""
-    return rank_scan(snapshot.documents, tokens, keep)
+    ranked = rank_scan(snapshot.documents, tokens, keep)
+    return ranked if limit is None else ranked[:limit]
 
 
 @dataclass(frozen=True)
 class Shortlist:
     tokens: list[str]
-    ranked: list[ScoredDocument]  # every match, noise and excluded paths removed
+    # The best matches, noise and excluded paths removed: the lexical top
+    # LEXICAL_CANDIDATES, all that any list below needs.
+    ranked: list[ScoredDocument]
     candidates: list[MemoryDocument]
 
     @property
@@ -47,6 +63,13 @@ class Shortlist:
     @property
     def fallback(self) -> list[ScoredDocument]:
         return self.ranked[:FALLBACK_LIMIT]
+
+    def score_of(self, doc: MemoryDocument) -> int:
+        """A document's SPEC §3 score, also for one outside `ranked` (a recent candidate)."""
+        for scored in self.ranked:
+            if scored.document.path == doc.path:
+                return scored.score
+        return score_document(doc, self.tokens)
 
 
 def interleave_candidates(
@@ -68,7 +91,7 @@ def build_shortlist(
     *,
     recent_tools: Sequence[str] = (),
     exclude_paths: Collection[str] = (),
-    ranker: Ranker = reference_ranker,
+    ranker: Ranker = index_ranker,
     tokenizer: Callable[[str], list[str]] = query_tokens,
 ) -> Shortlist:
     tokens = tokenizer(query)
@@ -80,7 +103,7 @@ def build_shortlist(
     def keep(doc: MemoryDocument) -> bool:
         return doc.path not in excluded and not noise.is_noise(doc)
 
-    ranked = ranker(snapshot, tokens, keep)
+    ranked = ranker(snapshot, tokens, keep, LEXICAL_CANDIDATES)
     lexical = [s.document for s in ranked[:LEXICAL_CANDIDATES]]
     in_lexical = {doc.path for doc in lexical}
     room = MAX_CANDIDATES - len(lexical)
