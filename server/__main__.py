@@ -108,9 +108,24 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from server.lsp import run_stdio
+
+    ceiling = args.selector_ceiling_ms / 1000 if args.selector_ceiling_ms else None
+    return run_stdio(selector_ceiling_s=ceiling, log_level=args.log_level)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memory-recall", description=__doc__)
     sub = parser.add_subparsers(dest="command")
+
+    serve = sub.add_parser("serve", help="JSON-RPC over stdio for editors (the default)")
+    serve.add_argument(
+        "--selector-ceiling-ms", type=int, default=None,
+        help="upper bound on any selector call (default 30000)",
+    )  # fmt: skip
+    serve.add_argument("--log-level", default="INFO", help="stderr log level")
+    serve.set_defaults(func=cmd_serve)
 
     recall = sub.add_parser("recall", help="one-shot recall, human-readable, with timings")
     recall.add_argument("query")
@@ -137,9 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+    if not getattr(args, "func", None):  # editors start us with no arguments
+        args = parser.parse_args(["serve"])
     return int(args.func(args))
 
 

@@ -10,12 +10,14 @@ import os
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import Literal, cast
 
 from server.tokens import normalize
 
 INDEX_FILE_NAME = "MEMORY.md"  # the one-line-per-memory index, never a memory itself
 EMPTY_BODY_MARKER = "_No entries yet._"
-MEMORY_TYPES = ("user", "feedback", "project", "reference")
+MemoryType = Literal["user", "feedback", "project", "reference"]
+MEMORY_TYPES: tuple[MemoryType, ...] = ("user", "feedback", "project", "reference")
 
 # The scorer reads only the start of a body: memories put the point first, and
 # a bounded window keeps scoring cost independent of how long a file grows.
@@ -35,6 +37,10 @@ class Scope(str, Enum):
     @property
     def rank(self) -> int:
         return 0 if self is Scope.PROJECT else 1
+
+    @property
+    def wire(self) -> Literal["project", "user"]:
+        return "project" if self is Scope.PROJECT else "user"
 
 
 class InvalidMemory(ValueError):
@@ -88,7 +94,7 @@ class MemoryDocument:
     path: str
     relative_path: str
     scope: Scope
-    type: str
+    type: MemoryType
     title: str
     description: str
     body: str
@@ -135,6 +141,7 @@ def parse_memory(
         raise InvalidMemory(
             f"unknown type {mem_type!r} (expected one of {', '.join(MEMORY_TYPES)})"
         )
+    mem_type = cast(MemoryType, mem_type)
     title = front.fields.get("name") or front.fields.get("title") or mem_type
     body = front.body.strip()
     if body == EMPTY_BODY_MARKER:

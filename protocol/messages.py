@@ -1,0 +1,252 @@
+"""Pydantic models of every protocol v1 message (SPEC §5).
+
+These are the single source of truth for the wire: the daemon validates and
+serializes with them, the Python client parses with them, and the JSON Schema
+in `protocol/schema/` that the editors use is generated from them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic.alias_generators import to_camel
+
+from protocol.methods import MAX_QUERY_CHARS
+
+Scope = Literal["project", "user"]
+MemoryType = Literal["user", "feedback", "project", "reference"]
+PhaseName = Literal["fast", "refined"]
+Strategy = Literal["heuristic", "model", "none"]
+Status = Literal["delivered", "already_delivered", "no_relevant_results"]
+SelectorKind = Literal["client", "http", "none"]
+
+MAX_REFINED_DOCS = 5  # the refined phase never carries more than this (SPEC §1)
+
+
+class WireModel(BaseModel):
+    """camelCase on the wire, snake_case in Python."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    def wire(self) -> dict[str, object]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+# -- initialize ---------------------------------------------------------------
+
+
+class RootOption(WireModel):
+    """A memory directory and its scope."""
+
+    path: StrictStr = Field(min_length=1)
+    scope: Scope = "project"
+    follow_symlinks: StrictBool = Field(
+        default=False, description="Follow symlinks that point outside the root."
+    )
+
+
+class SelectorOptions(WireModel):
+    """Which model picks the refined memories."""
+
+    kind: SelectorKind = "none"
+    url: StrictStr | None = Field(
+        default=None,
+        description="http: base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1",
+    )
+    model: StrictStr | None = Field(default=None, description="http: model name")
+    api_key_env: StrictStr | None = Field(
+        default=None, description="http: name of the environment variable holding the API key"
+    )
+    timeout_ms: StrictInt | None = Field(
+        default=None, gt=0, description="selector deadline; never above the 30 s ceiling"
+    )
+
+
+class InitializationOptions(WireModel):
+    """`initialize` → `initializationOptions` (all optional)."""
+
+    roots: list[RootOption] | None = Field(
+        default=None,
+        description="Default: project <workspace>/.memory and "
+        "user <user data dir>/memory-recall/memory",
+    )
+    selector: SelectorOptions = Field(default_factory=SelectorOptions)
+    watch: StrictBool = True
+    ranker: StrictStr | None = Field(
+        default=None, description="fast-phase ranker by name; default: the server's default"
+    )
+
+
+# -- memory/recall --------------------------------------------------------------
+
+
+class RecallParams(WireModel):
+    """`memory/recall` params."""
+
+    query: StrictStr = Field(max_length=MAX_QUERY_CHARS)
+    token: StrictStr | StrictInt | None = Field(
+        default=None, description="client-chosen id echoed in every notification of this recall"
+    )
+    recent_tools: list[StrictStr] = Field(default_factory=list)
+    exclude_paths: list[StrictStr] = Field(default_factory=list)
+    limit: StrictInt | None = Field(
+        default=None, ge=1, le=MAX_REFINED_DOCS, description="most documents in the refined phase"
+    )
+
+
+class MemoryDoc(WireModel):
+    """One delivered memory."""
+
+    path: str
+    relative_path: str
+    scope: Scope
+    type: MemoryType
+    title: str
+    description: str
+    body: str = Field(description="the body window, at most 1,200 characters")
+    truncated: bool
+    mtime_ms: float
+    score: float
+
+
+class PhaseResult(WireModel):
+    """One phase of a recall."""
+
+    phase: PhaseName
+    strategy: Strategy
+    status: Status
+    docs: list[MemoryDoc]
+    prompt: str = Field(description="ready-to-inject markdown, empty when there are no docs")
+    elapsed_ms: float = Field(description="since the request arrived")
+    failure: str | None = Field(
+        default=None, description="why the model's answer was not used, when it was not"
+    )
+
+
+class PhaseNotification(PhaseResult):
+    """`memory/fastResult` and `memory/refinedResult` params."""
+
+    request_id: StrictStr | StrictInt
+    token: StrictStr | StrictInt | None = None
+
+
+class RecallResult(WireModel):
+    """`memory/recall` result, sent after the lifecycle ends."""
+
+    request_id: StrictStr | StrictInt
+    token: StrictStr | StrictInt | None = None
+    fast: PhaseResult | None
+    refined: PhaseResult | None
+    docs_scanned: int
+    duration_ms: float
+
+
+# -- memory/select (server → client) ---------------------------------------------
+
+
+class SelectCandidate(WireModel):
+    path: str
+    type: MemoryType
+    mtime_ms: float
+    description: str
+
+
+class SelectParams(WireModel):
+    query: str
+    candidates: list[SelectCandidate]
+    limit: int
+    recent_tools: list[str]
+
+
+class SelectResult(WireModel):
+    selected: list[StrictStr]
+
+
+# -- telemetry/event ----------------------------------------------------------------
+
+
+class RecallTelemetry(WireModel):
+    """The one terminal `telemetry/event` of every recall."""
+
+    event: Literal["memory/recall"] = "memory/recall"
+    request_id: StrictStr | StrictInt
+    token: StrictStr | StrictInt | None = None
+    outcome: Literal["completed", "cancelled", "failed"]
+    phase: PhaseName | None = Field(description="the last phase delivered")
+    strategy: Strategy | None
+    status: Status | None
+    docs_scanned: int
+    docs_selected: int = Field(description="documents delivered over both phases")
+    fast_docs: int
+    refined_docs: int
+    duration_ms: float
+    selector_kind: SelectorKind
+    selector_latency_ms: float | None
+    failure: str | None = None
+
+
+# -- memory/status --------------------------------------------------------------------
+
+
+class RootStatus(WireModel):
+    path: str
+    scope: Scope
+    exists: bool
+    documents: int
+
+
+class SkippedFileStatus(WireModel):
+    path: str
+    reason: str
+
+
+class WatcherStatus(WireModel):
+    state: Literal["off", "starting", "watching", "polling", "failed", "stopped"]
+    detail: str | None = None
+
+
+class RecallCounters(WireModel):
+    recalls: int = 0
+    completed: int = 0
+    cancelled: int = 0
+    failed: int = 0
+    fast_delivered: int = 0
+    refined_delivered: int = 0
+    selector_failures: int = 0
+    active: int = 0
+
+
+class CatalogCountersStatus(WireModel):
+    scans: int
+    upserts: int
+    removals: int
+    skipped_updates: int
+
+
+class StatusResult(WireModel):
+    """`memory/status` result."""
+
+    protocol_version: int
+    ready: bool
+    roots: list[RootStatus]
+    documents: int
+    skipped: list[SkippedFileStatus]
+    index_build_ms: float | None
+    ranker: str
+    selector: SelectorKind
+    watcher: WatcherStatus
+    recall: RecallCounters
+    catalog: CatalogCountersStatus
+
+
+ALL_MODELS: tuple[type[WireModel], ...] = (
+    InitializationOptions,
+    RecallParams,
+    RecallResult,
+    PhaseNotification,
+    SelectParams,
+    SelectResult,
+    RecallTelemetry,
+    StatusResult,
+)

@@ -1,0 +1,27 @@
+"""JSON-RPC method names of protocol v1 (SPEC §5)."""
+
+PROTOCOL_VERSION = 1
+
+# client → server requests
+RECALL = "memory/recall"
+STATUS = "memory/status"
+
+# server → client notifications
+FAST_RESULT = "memory/fastResult"
+REFINED_RESULT = "memory/refinedResult"
+TELEMETRY = "telemetry/event"
+
+# server → client request (selector kind "client")
+SELECT = "memory/select"
+
+# JSON-RPC / LSP error codes used by the daemon
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+SERVER_NOT_INITIALIZED = -32002
+REQUEST_CANCELLED = -32800
+REQUEST_FAILED = -32803
+
+MAX_QUERY_CHARS = 32_768  # longest query accepted (SPEC §5)

@@ -1,0 +1,337 @@
+"""One recall, end to end (SPEC §4): fast phase, selector, refined phase.
+
+This module knows nothing of JSON-RPC: the daemon hands it a request and a
+`RecallListener`, and it returns the result. Each recall owns its
+`ExclusionSet` (what the fast phase delivered), so concurrent recalls can never
+mix their exclusions; the set is dropped when the recall ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from protocol.messages import (
+    MAX_REFINED_DOCS,
+    MemoryDoc,
+    PhaseName,
+    PhaseNotification,
+    PhaseResult,
+    RecallCounters,
+    RecallResult,
+    RecallTelemetry,
+    Status,
+    Strategy,
+)
+from server.catalog import CatalogSnapshot
+from server.prompt import render_prompt
+from server.rankers import RankerSpec
+from server.ranking.reference import ScoredDocument
+from server.ranking.shortlist import Shortlist, build_shortlist
+from server.selectors import SelectionRequest, Selector, SelectorError
+
+# A model round trip can take 30 s on a slow hosted model; past that the
+# answer is no longer worth waiting for (SPEC §4). Tests lower it.
+SELECTOR_CEILING_S = 30.0
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    request_id: str | int
+    query: str
+    token: str | int | None = None
+    recent_tools: Sequence[str] = ()
+    exclude_paths: Sequence[str] = ()
+    limit: int = MAX_REFINED_DOCS
+
+
+class RecallListener(Protocol):
+    def fast_result(self, note: PhaseNotification) -> None: ...
+    def refined_result(self, note: PhaseNotification) -> None: ...
+    def telemetry(self, event: RecallTelemetry) -> None: ...
+
+
+@dataclass
+class ExclusionSet:
+    """Paths this request has already delivered; the refined phase never repeats them."""
+
+    paths: set[str] = field(default_factory=set)
+
+    def add(self, docs: Sequence[ScoredDocument]) -> None:
+        self.paths.update(s.document.path for s in docs)
+
+    def remove_from(self, docs: Sequence[ScoredDocument]) -> list[ScoredDocument]:
+        return [s for s in docs if s.document.path not in self.paths]
+
+
+def to_wire(scored: ScoredDocument) -> MemoryDoc:
+    doc = scored.document
+    return MemoryDoc(
+        path=doc.path,
+        relative_path=doc.relative_path,
+        scope=doc.scope.wire,
+        type=doc.type,
+        title=doc.title,
+        description=doc.description,
+        body=doc.body_window,
+        truncated=doc.truncated,
+        mtime_ms=doc.mtime_ms,
+        score=scored.score,
+    )
+
+
+def refined_status(chosen: int, remaining: int) -> Status:
+    """delivered if anything remains after removing fast docs; already_delivered if
+    everything chosen was sent fast; no_relevant_results if nothing was chosen."""
+    if remaining:
+        return "delivered"
+    return "already_delivered" if chosen else "no_relevant_results"
+
+
+@dataclass
+class _Timer:
+    started: float = field(default_factory=time.perf_counter)
+
+    def ms(self) -> float:
+        return round((time.perf_counter() - self.started) * 1000, 3)
+
+
+@dataclass(frozen=True)
+class _Phases:
+    """Builds the phase objects of one recall, timed from its arrival."""
+
+    timer: _Timer
+
+    def build(
+        self,
+        name: PhaseName,
+        strategy: Strategy,
+        status: Status,
+        docs: list[ScoredDocument],
+        failure: str | None = None,
+    ) -> PhaseResult:
+        return PhaseResult(
+            phase=name,
+            strategy=strategy,
+            status=status,
+            docs=[to_wire(s) for s in docs],
+            prompt=render_prompt([s.document for s in docs]),
+            elapsed_ms=self.timer.ms(),
+            failure=failure,
+        )
+
+
+class RecallService:
+    """Runs recalls over the warm catalog with one selector and one ranker."""
+
+    def __init__(
+        self,
+        selector: Selector | None,
+        ranker: RankerSpec,
+        *,
+        ceiling_s: float | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        self.selector = selector
+        self.ranker = ranker
+        self.ceiling_s = SELECTOR_CEILING_S if ceiling_s is None else ceiling_s
+        self.deadline_s = min(self.ceiling_s, timeout_s) if timeout_s else self.ceiling_s
+        self.counters = RecallCounters()
+        self.active: dict[str | int, ExclusionSet] = {}
+
+    @property
+    def selector_kind(self) -> str:
+        return self.selector.kind if self.selector else "none"
+
+    async def recall(
+        self,
+        request: RecallRequest,
+        snapshot_source: Callable[[], Awaitable[CatalogSnapshot]],
+        listener: RecallListener,
+    ) -> RecallResult:
+        """Run one recall; the snapshot is taken (awaiting the first index) inside it."""
+        timer = _Timer()
+        self.counters.recalls += 1
+        self.counters.active += 1
+        exclusion = self.active[request.request_id] = ExclusionSet()
+        outcome = _Outcome(request, self.selector_kind)
+        try:
+            snapshot = await snapshot_source()
+            outcome.docs_scanned = len(snapshot)
+            result = await self._run(request, snapshot, listener, exclusion, outcome, timer)
+            outcome.finish("completed", timer)
+            self.counters.completed += 1
+            return result
+        except asyncio.CancelledError:
+            outcome.finish("cancelled", timer)
+            self.counters.cancelled += 1
+            raise
+        except Exception as exc:
+            outcome.finish("failed", timer, failure=f"{type(exc).__name__}: {exc}")
+            self.counters.failed += 1
+            raise
+        finally:
+            self.counters.active -= 1
+            self.active.pop(request.request_id, None)
+            listener.telemetry(outcome.telemetry)
+
+    async def _run(
+        self,
+        request: RecallRequest,
+        snapshot: CatalogSnapshot,
+        listener: RecallListener,
+        exclusion: ExclusionSet,
+        outcome: _Outcome,
+        timer: _Timer,
+    ) -> RecallResult:
+        shortlist = build_shortlist(
+            snapshot,
+            request.query,
+            recent_tools=request.recent_tools,
+            exclude_paths=request.exclude_paths,
+            ranker=self.ranker.rank,
+            tokenizer=self.ranker.tokenize,
+        )
+
+        phases = _Phases(timer)
+
+        def notify(result: PhaseResult) -> PhaseNotification:
+            return PhaseNotification(
+                **result.model_dump(), request_id=request.request_id, token=request.token
+            )
+
+        fast: PhaseResult | None = None
+        if not shortlist.tokens or not shortlist.candidates:
+            refined = phases.build("refined", "none", "no_relevant_results", [])
+        elif self.selector is None:
+            refined = self._fallback_phase(shortlist, exclusion, phases, request.limit)
+        else:
+            if shortlist.fast:
+                exclusion.add(shortlist.fast)
+                fast = phases.build("fast", "heuristic", "delivered", shortlist.fast)
+                listener.fast_result(notify(fast))
+                self.counters.fast_delivered += 1
+                outcome.record(fast)
+            refined = await self._model_phase(request, shortlist, exclusion, phases, outcome)
+        listener.refined_result(notify(refined))
+        if refined.docs:
+            self.counters.refined_delivered += 1
+        outcome.record(refined)
+        return RecallResult(
+            request_id=request.request_id,
+            token=request.token,
+            fast=fast,
+            refined=refined,
+            docs_scanned=len(snapshot),
+            duration_ms=timer.ms(),
+        )
+
+    @staticmethod
+    def _fallback_phase(
+        shortlist: Shortlist,
+        exclusion: ExclusionSet,
+        phases: _Phases,
+        limit: int,
+        failure: str | None = None,
+    ) -> PhaseResult:
+        top = shortlist.fallback[:limit]
+        remaining = exclusion.remove_from(top)
+        strategy: Strategy = "heuristic" if top else "none"
+        status = refined_status(len(top), len(remaining))
+        return phases.build("refined", strategy, status, remaining, failure)
+
+    async def _model_phase(
+        self,
+        request: RecallRequest,
+        shortlist: Shortlist,
+        exclusion: ExclusionSet,
+        phases: _Phases,
+        outcome: _Outcome,
+    ) -> PhaseResult:
+        assert self.selector is not None
+        selection = SelectionRequest(
+            query=request.query,
+            candidates=shortlist.candidates,
+            limit=request.limit,
+            recent_tools=list(request.recent_tools),
+        )
+        started = time.perf_counter()
+        try:
+            chosen = await asyncio.wait_for(self.selector.select(selection), self.deadline_s)
+            docs = _validate_selection(chosen, shortlist, request.limit)
+        except (SelectorError, asyncio.TimeoutError) as exc:
+            reason = (
+                f"timed out after {round(self.deadline_s * 1000)} ms"
+                if isinstance(exc, asyncio.TimeoutError)
+                else str(exc)
+            )
+            outcome.selector_done(started, reason)
+            self.counters.selector_failures += 1
+            return self._fallback_phase(shortlist, exclusion, phases, request.limit, reason)
+        outcome.selector_done(started, None)
+        remaining = exclusion.remove_from(docs)
+        status = refined_status(len(docs), len(remaining))
+        return phases.build("refined", "model", status, remaining)
+
+
+def _validate_selection(
+    chosen: Sequence[str], shortlist: Shortlist, limit: int
+) -> list[ScoredDocument]:
+    """The selector's paths as documents, or SelectorError when the answer breaks the rules."""
+    unique = list(dict.fromkeys(chosen))
+    if len(unique) > limit:
+        raise SelectorError(f"selector chose {len(unique)} memories, more than the limit {limit}")
+    manifest = {doc.path: doc for doc in shortlist.candidates}
+    unknown = [p for p in unique if p not in manifest]
+    if unknown:
+        raise SelectorError(f"selector chose a path not in its manifest: {unknown[0]}")
+    scores = {s.document.path: s.score for s in shortlist.ranked}
+    return [ScoredDocument(manifest[p], scores.get(p, 0)) for p in unique]
+
+
+class _Outcome:
+    """Accumulates what the terminal telemetry event will say."""
+
+    def __init__(self, request: RecallRequest, selector_kind: str) -> None:
+        self.request = request
+        self.docs_scanned = 0
+        self.selector_kind = selector_kind
+        self.last: PhaseResult | None = None
+        self.fast_docs = 0
+        self.refined_docs = 0
+        self.selector_latency_ms: float | None = None
+        self.failure: str | None = None
+        self.telemetry: RecallTelemetry
+
+    def record(self, result: PhaseResult) -> None:
+        self.last = result
+        if result.phase == "fast":
+            self.fast_docs = len(result.docs)
+        else:
+            self.refined_docs = len(result.docs)
+
+    def selector_done(self, started: float, failure: str | None) -> None:
+        self.selector_latency_ms = round((time.perf_counter() - started) * 1000, 3)
+        self.failure = failure
+
+    def finish(self, outcome: str, timer: _Timer, failure: str | None = None) -> None:
+        last = self.last
+        self.telemetry = RecallTelemetry(
+            request_id=self.request.request_id,
+            token=self.request.token,
+            outcome=outcome,  # type: ignore[arg-type]
+            phase=last.phase if last else None,
+            strategy=last.strategy if last else None,
+            status=last.status if last else None,
+            docs_scanned=self.docs_scanned,
+            docs_selected=self.fast_docs + self.refined_docs,
+            fast_docs=self.fast_docs,
+            refined_docs=self.refined_docs,
+            duration_ms=timer.ms(),
+            selector_kind=self.selector_kind,  # type: ignore[arg-type]
+            selector_latency_ms=self.selector_latency_ms,
+            failure=failure or self.failure,
+        )

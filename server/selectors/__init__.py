@@ -1,0 +1,33 @@
+"""Selectors: who picks the refined memories from the candidate manifest.
+
+Every selector answers a `SelectionRequest` with a list of paths or raises
+`SelectorError` with a short reason; validating the answer against the
+manifest and the limit happens once, in `server.recall`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from server.documents import MemoryDocument
+
+
+class SelectorError(Exception):
+    """The selector could not give a usable answer; the message is the reason."""
+
+
+@dataclass(frozen=True)
+class SelectionRequest:
+    query: str
+    candidates: list[MemoryDocument]
+    limit: int
+    recent_tools: list[str]
+
+
+class Selector(Protocol):
+    kind: str
+
+    async def select(self, request: SelectionRequest) -> list[str]:
+        """Paths chosen from `request.candidates`, best first."""
+        ...

@@ -1,0 +1,61 @@
+"""Selector kind `client`: the host runs its own model via `memory/select`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from protocol.messages import SelectCandidate, SelectParams, SelectResult
+from protocol.methods import SELECT
+from server.selectors import SelectionRequest, SelectorError
+
+# (method, params) → (JSON-RPC id, future of the reply); cancel(id) tells the host to stop.
+SendRequest = Callable[[str, dict[str, Any]], tuple[str, "Future[Any]"]]
+CancelRequest = Callable[[str], None]
+
+
+class ClientSelector:
+    kind = "client"
+
+    def __init__(self, send_request: SendRequest, cancel_request: CancelRequest) -> None:
+        self._send = send_request
+        self._cancel = cancel_request
+
+    async def select(self, request: SelectionRequest) -> list[str]:
+        params = SelectParams(
+            query=request.query,
+            candidates=[
+                SelectCandidate(
+                    path=d.path, type=d.type, mtime_ms=d.mtime_ms, description=d.description
+                )
+                for d in request.candidates
+            ],
+            limit=request.limit,
+            recent_tools=request.recent_tools,
+        )
+        msg_id, future = self._send(SELECT, params.wire())
+        try:
+            reply = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            # The recall was cancelled or timed out: the host may stop its model.
+            self._cancel(msg_id)
+            raise
+        except Exception as exc:  # an error response from the host
+            raise SelectorError(f"client declined: {_error_message(exc)}") from exc
+        try:
+            return SelectResult.model_validate(reply).selected
+        except Exception as exc:
+            raise SelectorError(
+                f"malformed answer: expected {{selected: [path…]}}, got {_short(reply)}"
+            ) from exc
+
+
+def _error_message(exc: BaseException) -> str:
+    return str(getattr(exc, "message", None) or exc) or type(exc).__name__
+
+
+def _short(value: object, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
