@@ -115,6 +115,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run_stdio(selector_ceiling_s=ceiling, log_level=args.log_level)
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from server.demo import main as demo
+
+    return demo(args.directory, args.model_delay_ms)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memory-recall", description=__doc__)
     sub = parser.add_subparsers(dest="command")
@@ -142,6 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"repeat to compare side by side (default {DEFAULT_RANKER})",
     )  # fmt: skip
     ev.set_defaults(func=cmd_eval)
+
+    demo = sub.add_parser("demo", help="a real stdio session against a memory tree")
+    demo.add_argument("directory", nargs="?", default="fixtures/demo-memory")
+    demo.add_argument("--model-delay-ms", type=float, default=300)
+    demo.set_defaults(func=cmd_demo)
 
     status = sub.add_parser("status", help="roots, document counts and skipped files")
     _add_root_option(status)

@@ -1,0 +1,336 @@
+"""Python client for the memory-recall daemon, with the 100 ms initial wait.
+
+    async with await MemoryRecallClient.start(roots=[("~/notes/memory", "user")]) as client:
+        handle = await client.recall("how do we deploy?")
+        if handle.initial:                 # fast (or refined) result within 100 ms
+            inject(handle.initial.prompt)
+        refined = await handle.refined     # the model's choice, fast docs removed
+
+A host has about 100 ms before it must send a turn's first prompt; `recall`
+returns after the first of {fast result, refined result, cancel, 100 ms}, and
+the refined phase stays awaitable for a later safe point in the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import sys
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol import methods
+from protocol.messages import PhaseNotification, RecallResult, SelectParams, StatusResult
+
+DEFAULT_INITIAL_WAIT_MS = 100
+
+SelectHandler = Callable[[SelectParams], Awaitable[Sequence[str]]]
+
+
+class RpcError(Exception):
+    """An error response from the daemon."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+def default_server_command() -> list[str]:
+    """The daemon of this Python environment."""
+    return [sys.executable, "-m", "server", "serve"]
+
+
+@dataclass
+class RecallHandle:
+    """One recall in flight."""
+
+    request_id: int
+    token: str
+    initial: PhaseNotification | None = None
+    # "fast", "refined", "timeout" or "cancelled": what ended the initial wait
+    initial_reason: str = "timeout"
+    fast: asyncio.Future[PhaseNotification] = field(default_factory=asyncio.Future)
+    refined_future: asyncio.Future[PhaseNotification | None] = field(default_factory=asyncio.Future)
+    response: asyncio.Future[RecallResult] = field(default_factory=asyncio.Future)
+    _cancel: Callable[[], None] | None = None
+
+    @property
+    def refined(self) -> asyncio.Future[PhaseNotification | None]:
+        """The refined phase; None when the recall was cancelled or failed."""
+        return self.refined_future
+
+    def cancel(self) -> None:
+        if self._cancel:
+            self._cancel()
+
+
+class MemoryRecallClient:
+    """A JSON-RPC connection to one daemon process (or any pair of streams)."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter | Any,
+        *,
+        process: asyncio.subprocess.Process | None = None,
+        select_handler: SelectHandler | None = None,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.process = process
+        self.select_handler = select_handler
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._recalls: dict[str, RecallHandle] = {}
+        self._answering: set[asyncio.Future[None]] = set()
+        self.notifications: list[tuple[str, Any]] = []
+        self.on_notification: Callable[[str, Any], None] | None = None
+        self._reader_task = asyncio.ensure_future(self._read_loop())
+        self.initialize_result: dict[str, Any] | None = None
+
+    # -- starting ---------------------------------------------------------------
+
+    @classmethod
+    async def start(
+        cls,
+        command: Sequence[str] | None = None,
+        *,
+        roots: Sequence[tuple[str, str]] | None = None,
+        selector: dict[str, Any] | None = None,
+        watch: bool = True,
+        select_handler: SelectHandler | None = None,
+        workspace: str | None = None,
+        env: dict[str, str] | None = None,
+        stderr: Any = None,
+        initialization_options: dict[str, Any] | None = None,
+    ) -> MemoryRecallClient:
+        """Start the daemon as an editor would and complete the handshake."""
+        process = await asyncio.create_subprocess_exec(
+            *(command or default_server_command()),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr if stderr is not None else asyncio.subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            limit=1 << 24,
+        )
+        assert process.stdout and process.stdin
+        client = cls(process.stdout, process.stdin, process=process, select_handler=select_handler)
+        options = dict(initialization_options or {})
+        if roots is not None:
+            options["roots"] = [{"path": os.path.abspath(p), "scope": s} for p, s in roots]
+        if selector is not None:
+            options["selector"] = selector
+        options.setdefault("watch", watch)
+        await client.initialize(options, workspace=workspace)
+        return client
+
+    async def initialize(
+        self, options: dict[str, Any], *, workspace: str | None = None
+    ) -> dict[str, Any]:
+        root_uri = f"file://{os.path.abspath(workspace)}" if workspace else None
+        result = await self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root_uri,
+                "capabilities": {"window": {"workDoneProgress": False}},
+                "initializationOptions": options,
+            },
+        )
+        self.notify("initialized", {})
+        self.initialize_result = result
+        return result  # type: ignore[no-any-return]
+
+    async def __aenter__(self) -> MemoryRecallClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self, timeout: float = 5.0) -> int | None:
+        """shutdown + exit, then wait for the process."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.request("shutdown", None), timeout)
+            self.notify("exit", None)
+        with contextlib.suppress(Exception):
+            self._writer.close()
+        code = None
+        if self.process:
+            try:
+                code = await asyncio.wait_for(self.process.wait(), timeout)
+            except asyncio.TimeoutError:
+                self.process.kill()
+                code = await self.process.wait()
+        self._reader_task.cancel()
+        return code
+
+    # -- the protocol -------------------------------------------------------------
+
+    async def recall(
+        self,
+        query: str,
+        *,
+        initial_wait_ms: float = DEFAULT_INITIAL_WAIT_MS,
+        token: str | None = None,
+        recent_tools: Sequence[str] = (),
+        exclude_paths: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> RecallHandle:
+        """Send `memory/recall`; return after the first of {fast, refined, cancel, wait}."""
+        token = token or uuid.uuid4().hex
+        msg_id = next(self._ids)
+        handle = RecallHandle(request_id=msg_id, token=token)
+        self._recalls[token] = handle
+        params: dict[str, Any] = {
+            "query": query,
+            "token": token,
+            "recentTools": list(recent_tools),
+            "excludePaths": list(exclude_paths),
+        }
+        if limit is not None:
+            params["limit"] = limit
+        response = self._send_request(msg_id, methods.RECALL, params)
+
+        def finished(fut: asyncio.Future[Any]) -> None:
+            self._recalls.pop(token, None)
+            if fut.cancelled() or fut.exception() is not None:
+                exc = fut.exception() if not fut.cancelled() else asyncio.CancelledError()
+                _settle(handle.response, exception=exc)
+                _settle(handle.refined_future, result=None)
+            else:
+                result = RecallResult.model_validate(fut.result())
+                _settle(handle.response, result=result)
+                if result.refined is not None:
+                    note = PhaseNotification(
+                        **result.refined.model_dump(), request_id=msg_id, token=token
+                    )
+                    _settle(handle.refined_future, result=note)
+            if not handle.fast.done():
+                handle.fast.cancel()
+
+        response.add_done_callback(finished)
+        handle._cancel = lambda: self.notify("$/cancelRequest", {"id": msg_id})
+        first = [handle.fast, handle.refined_future, response]
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(
+                asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED), initial_wait_ms / 1000
+            )
+        if handle.fast.done() and not handle.fast.cancelled():
+            handle.initial, handle.initial_reason = handle.fast.result(), "fast"
+        elif handle.refined_future.done() and handle.refined_future.result() is not None:
+            handle.initial, handle.initial_reason = handle.refined_future.result(), "refined"
+        elif response.done():
+            handle.initial_reason = "cancelled"
+        return handle
+
+    async def status(self) -> StatusResult:
+        return StatusResult.model_validate(await self.request(methods.STATUS, {}))
+
+    async def request(self, method: str, params: Any) -> Any:
+        return await self._send_request(next(self._ids), method, params)
+
+    def notify(self, method: str, params: Any) -> None:
+        self._write({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def send_raw(self, body: bytes) -> None:
+        """Write one frame with an arbitrary body (for tests of malformed input)."""
+        self._writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def _send_request(self, msg_id: int, method: str, params: Any) -> asyncio.Future[Any]:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = future
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self._write(message)
+        return future
+
+    def _write(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message, ensure_ascii=False).encode("utf-8")
+        self._writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    # -- reading ------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                length = None
+                while True:
+                    line = await self._reader.readline()
+                    if not line:
+                        return
+                    if line in (b"\r\n", b"\n"):
+                        break
+                    name, _, value = line.decode("ascii", "replace").partition(":")
+                    if name.strip().lower() == "content-length":
+                        length = int(value.strip())
+                if length is None:
+                    continue
+                body = await self._reader.readexactly(length)
+                self._dispatch(json.loads(body))
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        finally:
+            for future in self._pending.values():
+                _settle(future, exception=ConnectionError("the daemon went away"))
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        if "method" in message and "id" in message:
+            task = asyncio.ensure_future(self._answer(message))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+        elif "method" in message:
+            self._on_notification(message["method"], message.get("params"))
+        else:
+            future = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+            if future is None:
+                return
+            if "error" in message:
+                err = message["error"]
+                _settle(future, exception=RpcError(err["code"], err["message"], err.get("data")))
+            else:
+                _settle(future, result=message.get("result"))
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        self.notifications.append((method, params))
+        if self.on_notification:
+            self.on_notification(method, params)
+        if method in (methods.FAST_RESULT, methods.REFINED_RESULT):
+            handle = self._recalls.get(str(params.get("token")))
+            if handle is None:
+                return
+            note = PhaseNotification.model_validate(params)
+            target = handle.fast if method == methods.FAST_RESULT else handle.refined_future
+            _settle(target, result=note)
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        msg_id, method = message["id"], message["method"]
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id}
+        if method == methods.SELECT and self.select_handler is not None:
+            try:
+                params = SelectParams.model_validate(message.get("params"))
+                reply["result"] = {"selected": list(await self.select_handler(params))}
+            except Exception as exc:
+                reply["error"] = {"code": methods.REQUEST_FAILED, "message": str(exc)}
+        elif method == "window/workDoneProgress/create":
+            reply["result"] = None
+        else:
+            reply["error"] = {"code": methods.METHOD_NOT_FOUND, "message": f"{method} unsupported"}
+        self._write(reply)
+
+
+def _settle(future: asyncio.Future[Any], *, result: Any = None, exception: Any = None) -> None:
+    if future.done():
+        return
+    if exception is not None:
+        future.set_exception(exception)
+        future.exception()  # mark retrieved: a caller may never await it
+    else:
+        future.set_result(result)
