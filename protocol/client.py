@@ -146,7 +146,7 @@ class MemoryRecallClient:
         )
         self.notify("initialized", {})
         self.initialize_result = result
-        return result  # type: ignore[no-any-return]
+        return dict(result or {})
 
     async def __aenter__(self) -> MemoryRecallClient:
         return self
@@ -217,7 +217,7 @@ class MemoryRecallClient:
 
         response.add_done_callback(finished)
         handle._cancel = lambda: self.notify("$/cancelRequest", {"id": msg_id})
-        first = [handle.fast, handle.refined_future, response]
+        first: list[asyncio.Future[Any]] = [handle.fast, handle.refined_future, response]
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(
                 asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED), initial_wait_ms / 1000
