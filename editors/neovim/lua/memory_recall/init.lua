@@ -1,0 +1,188 @@
+--- memory-recall for Neovim: recall your coding agent's memory notes.
+---
+---   require('memory_recall').setup({ roots = ..., selector = ..., select = ... })
+---   :MemoryRecall {query}   :MemoryStatus
+---   require('memory_recall').recall(query, opts, on_initial, on_refined)
+---
+--- See :help memory_recall.
+local daemon = require('memory_recall.daemon')
+local ui = require('memory_recall.ui')
+
+local M = {}
+
+--- Defaults of setup(); every key is optional.
+M.defaults = {
+  --- The daemon command (a list, as for vim.lsp). Its stderr goes to :LspLog
+  --- at ERROR level, hence only warnings.
+  cmd = { 'memory-recall', 'serve', '--log-level', 'WARNING' },
+  --- Extra environment for the daemon, e.g. the API key of an http selector.
+  cmd_env = nil,
+  --- Memory directories: { { path = '~/notes/memory', scope = 'user' }, ... }
+  --- or plain paths (project scope). nil: the daemon's defaults,
+  --- <root_dir>/.memory (project) and the per-user memory directory.
+  roots = nil,
+  --- The workspace whose .memory is the default project root. nil: the cwd.
+  root_dir = nil,
+  --- Who chooses the refined memories: { kind = 'none'|'client'|'http',
+  --- url, model, api_key_env, timeout_ms }. Default: 'client' when `select`
+  --- is set, else 'none' (the lexical ranking, in one phase).
+  selector = nil,
+  --- `function(params, respond)` answering `memory/select` (kind 'client'):
+  --- params = { query, candidates = { { path, type, mtimeMs, description } },
+  --- limit, recentTools }. Call `respond({ selected = { path, ... } })` now or
+  --- later, or `respond(nil, reason)` to decline (the daemon falls back), or
+  --- return the answer table directly.
+  select = nil,
+  --- Re-index memory files when they change on disk.
+  watch = true,
+  --- How long recall() waits before on_initial(nil).
+  initial_wait_ms = daemon.DEFAULT_INITIAL_WAIT_MS,
+  --- Where :MemoryRecall shows results: 'float' or 'quickfix'.
+  ui = 'float',
+  --- Start the daemon at setup() so its index is warm for the first recall.
+  autostart = true,
+}
+
+local config = nil ---@type table?
+
+local SELECTOR_KEYS = { api_key_env = 'apiKeyEnv', timeout_ms = 'timeoutMs' }
+
+--- An absolute path: `~` and $VARS expanded (not `%` or `#`, as expand() would).
+local function expand(path)
+  local absolute = vim.fs.normalize(vim.fn.fnamemodify(vim.fs.normalize(path), ':p'))
+  return (absolute:gsub('(.)/$', '%1'))
+end
+
+--- initializationOptions (camelCase, as on the wire) from the setup() options.
+function M.init_options(opts)
+  local options = { watch = opts.watch ~= false }
+  if opts.roots then
+    options.roots = {}
+    for _, root in ipairs(opts.roots) do
+      if type(root) == 'string' then
+        root = { path = root }
+      end
+      table.insert(options.roots, { path = expand(root.path), scope = root.scope or 'project' })
+    end
+  end
+  local selector = {}
+  for key, value in pairs(opts.selector or {}) do
+    selector[SELECTOR_KEYS[key] or key] = value
+  end
+  selector.kind = selector.kind or (opts.select and 'client' or 'none')
+  options.selector = selector
+  return options
+end
+
+local function resolve(opts)
+  local resolved = vim.tbl_deep_extend('force', {}, M.defaults, opts or {})
+  -- Lists are replaced, not merged.
+  resolved.cmd = (opts and opts.cmd) or M.defaults.cmd
+  resolved.roots = opts and opts.roots or nil
+  resolved.root_dir = resolved.root_dir and expand(resolved.root_dir) or vim.fn.getcwd()
+  resolved.init_options = M.init_options(resolved)
+  return resolved
+end
+
+--- Configure the plugin (and start the daemon unless autostart = false).
+--- Calling it again restarts the daemon with the new options.
+function M.setup(opts)
+  local restarting = config ~= nil and daemon.client() ~= nil
+  config = resolve(opts)
+  if restarting then
+    daemon.stop()
+  end
+  if config.autostart then
+    local ok, err = daemon.start(config)
+    if not ok then
+      vim.notify(err, vim.log.levels.WARN)
+    end
+  end
+end
+
+local function current()
+  if not config then
+    config = resolve({})
+  end
+  return config
+end
+
+--- The resolved configuration (after setup()).
+function M.config()
+  return current()
+end
+
+--- Recall memories for `query`, for agent plugins.
+--- opts: { recent_tools = {...}, exclude_paths = {...}, limit = 1..5, initial_wait_ms = 100 }.
+--- on_initial(phase|nil, err) runs once with the first of the fast result, the
+--- refined result and the initial wait (nil); on_refined(phase|nil, err) runs
+--- once with the refined phase (when on_initial already got the refined phase,
+--- it is the same table). A phase: { phase, strategy, status, docs, prompt,
+--- elapsedMs, failure, requestId, token }, docs: { path, relativePath, scope,
+--- type, title, description, body, truncated, mtimeMs, score }.
+--- Returns a handle: { token, cancel() }.
+function M.recall(query, opts, on_initial, on_refined)
+  return daemon.recall(current(), query, opts, on_initial, on_refined)
+end
+
+--- memory/status; callback(status|nil, err).
+function M.status(callback)
+  daemon.status(current(), callback)
+end
+
+--- Stop the daemon.
+function M.stop()
+  daemon.stop()
+end
+
+--- Called with every phase notification / terminal telemetry event (for tests and statuslines).
+M.on_phase = daemon.on_phase
+M.on_telemetry = daemon.on_telemetry
+
+--- :MemoryRecall {query}: the fast result at once, updated with the refined one.
+--- Returns the view and the recall handle.
+function M.recall_command(query)
+  query = vim.trim(query or '')
+  if query == '' then
+    vim.ui.input({ prompt = 'Memory recall: ' }, function(input)
+      if input and vim.trim(input) ~= '' then
+        M.recall_command(input)
+      end
+    end)
+    return
+  end
+  local cfg = current()
+  local handle
+  local view = cfg.ui == 'quickfix' and ui.results_quickfix(query)
+    or ui.results_float(query, function()
+      if handle then
+        handle.cancel() -- closing the window abandons the model call
+      end
+    end)
+  local fast
+  handle = M.recall(query, { initial_wait_ms = cfg.initial_wait_ms }, function(phase)
+    if phase and phase.phase == 'fast' then
+      fast = phase
+      view:update(fast, nil, 'Recalling… (the model is choosing more)')
+    end
+  end, function(refined, err)
+    if err == 'cancelled' and view.closed then
+      return
+    end
+    view:update(fast, refined, ui.summary(fast, refined, err))
+  end)
+  return view, handle
+end
+
+--- :MemoryStatus: roots, counts, skipped files, watcher.
+function M.status_command()
+  M.status(function(status, err)
+    if not status then
+      vim.notify('memory-recall: ' .. tostring(err), vim.log.levels.ERROR)
+      return
+    end
+    ui.open_float('Memory Status', ui.status_lines(status))
+  end)
+end
+
+return M

@@ -1,0 +1,40 @@
+// Bundle the extension (out/extension.js) and, with --tests, the node tests
+// (out/test/*.test.js). Type checking is tsc's job (`npm run typecheck`);
+// esbuild only strips types, so this takes milliseconds.
+import { build } from 'esbuild';
+import { readdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const production = process.argv.includes('--production');
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node18',
+  logLevel: 'warning',
+  absWorkingDir: root,
+};
+
+await build({
+  ...common,
+  entryPoints: ['src/extension.ts'],
+  outfile: 'out/extension.js',
+  external: ['vscode'],
+  minify: production,
+  sourcemap: !production,
+});
+
+if (process.argv.includes('--tests')) {
+  rmSync(join(root, 'out', 'test'), { recursive: true, force: true });
+  await build({
+    ...common,
+    entryPoints: readdirSync(join(root, 'test'))
+      .filter((name) => name.endsWith('.test.ts'))
+      .map((name) => `test/${name}`),
+    outdir: 'out/test',
+    packages: 'external',
+    sourcemap: 'inline',
+  });
+}

@@ -1,0 +1,120 @@
+// What the user sees: quick-pick rows, the status bar, the status report.
+// Plain data in, plain data out (no `vscode` import), so it is unit-tested.
+import type { MemoryDoc, PhaseResult, StatusResult } from './protocol.generated';
+
+/** A short human age, the same words as the daemon's prompt (`3 days ago`). */
+export function formatAge(mtimeMs: number, nowMs: number = Date.now()): string {
+  const seconds = Math.max(0, (nowMs - mtimeMs) / 1000);
+  const units: [number, string, string][] = [
+    [365 * 86400, 'year', 'years'],
+    [30 * 86400, 'month', 'months'],
+    [86400, 'day', 'days'],
+    [3600, 'h', 'h'],
+    [60, 'min', 'min'],
+  ];
+  for (const [unit, singular, plural] of units) {
+    if (seconds >= unit) {
+      const n = Math.floor(seconds / unit);
+      return `${n} ${n === 1 ? singular : plural} ago`;
+    }
+  }
+  return 'just now';
+}
+
+export type RecallRow =
+  | { kind: 'separator'; label: string }
+  | { kind: 'memory'; label: string; description: string; detail: string; doc: MemoryDoc };
+
+function phaseLabel(phase: PhaseResult): string {
+  const how = phase.phase === 'fast' ? 'fast' : phase.strategy === 'model' ? 'chosen by the model' : 'lexical';
+  return `${how} · ${Math.round(phase.elapsedMs)} ms`;
+}
+
+/** One row per memory: title, then scope · type · age, then the description. */
+export function memoryRow(doc: MemoryDoc, nowMs: number = Date.now()): RecallRow {
+  return {
+    kind: 'memory',
+    label: doc.title,
+    description: `${doc.scope} · ${doc.type} · ${formatAge(doc.mtimeMs, nowMs)}`,
+    detail: doc.description || doc.relativePath,
+    doc,
+  };
+}
+
+/** The quick pick's rows: the fast phase's memories, then the refined phase's, each under a separator. */
+export function recallRows(
+  fast: PhaseResult | null,
+  refined: PhaseResult | null,
+  nowMs: number = Date.now(),
+): RecallRow[] {
+  const rows: RecallRow[] = [];
+  for (const phase of [fast, refined]) {
+    if (phase && phase.docs.length) {
+      rows.push({ kind: 'separator', label: phaseLabel(phase) });
+      rows.push(...phase.docs.map((doc) => memoryRow(doc, nowMs)));
+    }
+  }
+  return rows;
+}
+
+/** The quick pick's placeholder once the recall is over. */
+export function recallSummary(fast: PhaseResult | null, refined: PhaseResult | null): string {
+  const count = (fast?.docs.length ?? 0) + (refined?.docs.length ?? 0);
+  if (!count) {
+    return 'No relevant memories';
+  }
+  const failure = refined?.failure ? ` (model not used: ${refined.failure})` : '';
+  return `${count} ${count === 1 ? 'memory' : 'memories'} — choose one to open${failure}`;
+}
+
+/** The status bar: document count and watcher state. */
+export function statusBar(status: StatusResult | undefined, state: 'starting' | 'running' | 'stopped'): {
+  text: string;
+  tooltip: string;
+} {
+  if (state === 'stopped' || (!status && state !== 'starting')) {
+    return { text: '$(error) Memory', tooltip: 'Memory Recall: the daemon is not running. Click for details.' };
+  }
+  if (!status || !status.ready) {
+    return { text: '$(sync~spin) Memory', tooltip: 'Memory Recall: indexing memories…' };
+  }
+  const watcher = status.watcher;
+  const healthy = watcher.state === 'watching' || watcher.state === 'polling';
+  const icon = watcher.state === 'failed' ? '$(warning)' : healthy ? '$(book)' : '$(circle-slash)';
+  const watch =
+    watcher.state === 'watching'
+      ? 'watching for changes'
+      : watcher.state === 'polling'
+        ? 'polling for changes'
+        : `watcher ${watcher.state}${watcher.detail ? `: ${watcher.detail}` : ''}`;
+  return {
+    text: `${icon} ${status.documents}`,
+    tooltip: `Memory Recall: ${status.documents} ${status.documents === 1 ? 'memory' : 'memories'}, ${watch}. Click for status.`,
+  };
+}
+
+/** `Memory: Show Status` as plain text lines. */
+export function statusReport(status: StatusResult): string[] {
+  const lines = [
+    `Memory Recall — protocol v${status.protocolVersion}${status.ready ? '' : ' (indexing…)'}`,
+    `${status.documents} ${status.documents === 1 ? 'memory' : 'memories'}, index built in ${status.indexBuildMs === null ? '—' : `${Math.round(status.indexBuildMs)} ms`}`,
+    `watcher: ${status.watcher.state}${status.watcher.detail ? ` (${status.watcher.detail})` : ''}`,
+    `selector: ${status.selector}, ranker: ${status.ranker}`,
+    '',
+    'Roots:',
+    ...status.roots.map(
+      (root) => `  ${root.scope.padEnd(7)} ${String(root.documents).padStart(5)}  ${root.path}${root.exists ? '' : '  (missing)'}`,
+    ),
+  ];
+  if (status.skipped.length) {
+    lines.push('', `Skipped files (${status.skipped.length}):`);
+    lines.push(...status.skipped.map((s) => `  ${s.path}: ${s.reason}`));
+  }
+  const r = status.recall;
+  lines.push(
+    '',
+    `Recalls: ${r.recalls ?? 0} (${r.completed ?? 0} completed, ${r.cancelled ?? 0} cancelled, ${r.failed ?? 0} failed), ` +
+      `selector failures: ${r.selectorFailures ?? 0}`,
+  );
+  return lines;
+}

@@ -1,0 +1,125 @@
+// VS Code settings → the daemon's command line and initializationOptions.
+// No `vscode` import: the extension passes a getter over
+// `workspace.getConfiguration('memoryRecall')`, tests pass plain values.
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+
+import type { InitializationOptions, RootOption } from './protocol.generated';
+
+export const SECTION = 'memoryRecall';
+
+export type SelectorKind = 'client' | 'http' | 'none';
+
+/** Every setting the extension reads, with the defaults package.json declares. */
+export const DEFAULTS = {
+  'server.command': 'memory-recall',
+  // The daemon's stderr shows as errors in the output channel: only its warnings.
+  'server.args': ['serve', '--log-level', 'WARNING'] as string[],
+  'server.env': {} as Record<string, string>,
+  roots: [] as { path: string; scope?: 'project' | 'user' }[],
+  watch: true,
+  'selector.kind': 'client' as SelectorKind,
+  'selector.timeoutMs': null as number | null,
+  'selector.url': '',
+  'selector.model': '',
+  'selector.apiKeyEnv': '',
+  'languageModel.vendor': '',
+  'languageModel.family': '',
+};
+
+export type SettingKey = keyof typeof DEFAULTS;
+export type Settings = { -readonly [K in SettingKey]: (typeof DEFAULTS)[K] };
+
+/** Read every setting through `get` (e.g. `config.get.bind(config)`). */
+export function readSettings(get: <T>(key: string, defaultValue: T) => T): Settings {
+  const settings = {} as Record<SettingKey, unknown>;
+  for (const key of Object.keys(DEFAULTS) as SettingKey[]) {
+    settings[key] = get(key, DEFAULTS[key]);
+  }
+  return settings as Settings;
+}
+
+/** Where `~`, `${userHome}` and `${workspaceFolder}` point. */
+export interface PathContext {
+  workspaceFolder?: string;
+  home?: string;
+}
+
+/** Expand `~`, `${userHome}`, `${workspaceFolder}`; relative paths are taken from the workspace folder. */
+export function expandPath(path: string, context: PathContext): string | undefined {
+  const home = context.home ?? homedir();
+  let expanded = path.trim();
+  if (expanded === '~' || expanded.startsWith('~/') || expanded.startsWith('~\\')) {
+    expanded = join(home, expanded.slice(1));
+  }
+  expanded = expanded.replace(/\$\{userHome\}/g, home);
+  if (expanded.includes('${workspaceFolder}')) {
+    if (!context.workspaceFolder) {
+      return undefined;
+    }
+    expanded = expanded.replace(/\$\{workspaceFolder\}/g, context.workspaceFolder);
+  }
+  if (!isAbsolute(expanded)) {
+    if (!context.workspaceFolder) {
+      return undefined;
+    }
+    expanded = resolve(context.workspaceFolder, expanded);
+  }
+  return expanded;
+}
+
+export interface DaemonLaunch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  initializationOptions: InitializationOptions;
+  /** Settings that could not be used, for the user. */
+  problems: string[];
+}
+
+/** How to start the daemon and what to tell it, from the settings. */
+export function daemonLaunch(settings: Settings, context: PathContext): DaemonLaunch {
+  const problems: string[] = [];
+  const options: InitializationOptions = { watch: settings.watch !== false };
+
+  const roots: RootOption[] = [];
+  for (const root of settings.roots ?? []) {
+    const path = typeof root?.path === 'string' ? expandPath(root.path, context) : undefined;
+    if (!path) {
+      problems.push(`memoryRecall.roots: ${JSON.stringify(root?.path)} needs an open workspace folder or an absolute path`);
+      continue;
+    }
+    roots.push({ path, scope: root.scope === 'user' ? 'user' : 'project' });
+  }
+  if (roots.length) {
+    options.roots = roots; // otherwise the daemon's defaults: <workspace>/.memory and the user memory
+  }
+
+  const kind = settings['selector.kind'];
+  options.selector = { kind: kind === 'http' || kind === 'none' ? kind : 'client' };
+  const timeoutMs = settings['selector.timeoutMs'];
+  if (typeof timeoutMs === 'number' && timeoutMs > 0) {
+    options.selector.timeoutMs = Math.round(timeoutMs);
+  }
+  if (kind === 'http') {
+    if (!settings['selector.url']) {
+      problems.push('memoryRecall.selector.url is required for the http selector; using none');
+      options.selector = { kind: 'none' };
+    } else {
+      options.selector.url = settings['selector.url'];
+      if (settings['selector.model']) options.selector.model = settings['selector.model'];
+      if (settings['selector.apiKeyEnv']) options.selector.apiKeyEnv = settings['selector.apiKeyEnv'];
+    }
+  }
+
+  // A bare name is looked up on PATH; anything path-like is expanded.
+  const command = (settings['server.command'] || DEFAULTS['server.command']).trim();
+  const pathLike = /[\\/~$]/.test(command);
+  return {
+    command: (pathLike && expandPath(command, context)) || command,
+    args: Array.isArray(settings['server.args']) ? settings['server.args'].map(String) : DEFAULTS['server.args'],
+    env: Object.fromEntries(Object.entries(settings['server.env'] ?? {}).map(([k, v]) => [k, String(v)])),
+    initializationOptions: options,
+    problems,
+  };
+}

@@ -1,0 +1,110 @@
+// Starts the real Python daemon and connects a MemoryClient to it over
+// vscode-jsonrpc, as the extension's LanguageClient would.
+import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import {
+  createMessageConnection,
+  MessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from 'vscode-jsonrpc/node';
+
+import { MemoryClient, SelectHandler } from '../src/memoryClient';
+import type { InitializationOptions } from '../src/protocol.generated';
+
+export const REPO_ROOT = resolve(__dirname, '..', '..', '..', '..');
+export const DEMO_PROJECT = join(REPO_ROOT, 'fixtures', 'demo-memory', 'project');
+export const DEMO_USER = join(REPO_ROOT, 'fixtures', 'demo-memory', 'user');
+export const DEMO_ROOTS = [
+  { path: DEMO_PROJECT, scope: 'project' as const },
+  { path: DEMO_USER, scope: 'user' as const },
+];
+
+/**
+ * The daemon command: $MEMORY_RECALL_SERVER (a JSON array, set by
+ * tests/test_editors.py), else the repository's virtualenv.
+ */
+export function daemonCommand(): string[] {
+  const fromEnv = process.env.MEMORY_RECALL_SERVER;
+  if (fromEnv) {
+    return JSON.parse(fromEnv) as string[];
+  }
+  const venvPython = join(REPO_ROOT, '.venv', 'bin', 'python');
+  if (existsSync(venvPython)) {
+    return [venvPython, '-m', 'server', 'serve'];
+  }
+  return ['memory-recall', 'serve'];
+}
+
+export interface Daemon {
+  connection: MessageConnection;
+  client: MemoryClient;
+  initializeResult: any;
+  stderr: () => string;
+  /** Every message the daemon has sent, in order, as parsed JSON-RPC. */
+  received: any[];
+  stop(): Promise<void>;
+}
+
+export async function startDaemon(
+  initializationOptions: InitializationOptions,
+  options: { select?: SelectHandler } = {},
+): Promise<Daemon> {
+  const [command, ...args] = daemonCommand();
+  const child: ChildProcessWithoutNullStreams = spawn(command, args, {
+    cwd: REPO_ROOT,
+    stdio: 'pipe',
+    env: { ...process.env, PYTHONUNBUFFERED: '1' },
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const connection = createMessageConnection(
+    new StreamMessageReader(child.stdout),
+    new StreamMessageWriter(child.stdin),
+  );
+  const client = new MemoryClient(connection, options);
+  // A second reader on the same stdout sees every message too.
+  const received: any[] = [];
+  new StreamMessageReader(child.stdout).listen((message) => received.push(message));
+  connection.listen();
+  const initializeResult = await connection.sendRequest('initialize', {
+    processId: process.pid,
+    rootUri: null,
+    capabilities: {},
+    initializationOptions,
+  });
+  await connection.sendNotification('initialized', {});
+  return {
+    connection,
+    client,
+    initializeResult,
+    stderr: () => stderr,
+    received,
+    async stop() {
+      client.dispose();
+      try {
+        await withTimeout(connection.sendRequest('shutdown'), 5000, 'shutdown');
+        await connection.sendNotification('exit');
+      } catch {
+        child.kill();
+      }
+      await withTimeout(exited, 5000, 'daemon exit').catch(() => child.kill('SIGKILL'));
+      connection.dispose();
+    },
+  };
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));

@@ -1,0 +1,264 @@
+// The wire layer against the real daemon: initialize, both phases,
+// memory/select answered here, cancellation, status, schema conformance.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { CancellationToken, ResponseError } from 'vscode-jsonrpc';
+
+import { ErrorCode, isCancelledError, Methods } from '../src/memoryClient';
+import type { PhaseNotification, RecallTelemetry, SelectParams } from '../src/protocol.generated';
+import { PROTOCOL_VERSION } from '../src/protocol.generated';
+import { DEMO_PROJECT, DEMO_ROOTS, Daemon, sleep, startDaemon, withTimeout } from './daemon';
+import { schemaValidator } from './schema';
+
+const validate = schemaValidator();
+
+/** Every message of `daemon` so far conforms to the schema. */
+function assertConforms(daemon: Daemon) {
+  for (const message of daemon.received) {
+    switch (message.method) {
+      case Methods.fastResult:
+      case Methods.refinedResult:
+        validate('PhaseNotification', message.params);
+        break;
+      case Methods.telemetry:
+        validate('RecallTelemetry', message.params);
+        break;
+      case Methods.select:
+        validate('SelectParams', message.params);
+        break;
+    }
+  }
+}
+
+/** Stop `daemon`; its log must hold no traceback. */
+async function stopCleanly(daemon: Daemon) {
+  await daemon.stop();
+  assert.doesNotMatch(daemon.stderr(), /Traceback/, daemon.stderr());
+}
+
+const DEPLOY_FREEZE = join(DEMO_PROJECT, 'deploy-freeze.md');
+
+describe('selector kind none', () => {
+  let daemon: Daemon;
+  before(async () => {
+    daemon = await startDaemon({ roots: DEMO_ROOTS, selector: { kind: 'none' }, watch: false });
+  });
+  after(() => stopCleanly(daemon));
+
+  test('initialize advertises protocol v1', () => {
+    assert.equal(daemon.initializeResult.capabilities.experimental.memory.protocolVersion, PROTOCOL_VERSION);
+  });
+
+  test('no fast phase: the initial result is the refined one', async () => {
+    const { initial, refined, fast } = await daemon.client.recall('deploy freeze on friday', {
+      initialWaitMs: 5000,
+    });
+    assert.ok(initial, 'a refined result within the wait');
+    assert.equal(initial.phase, 'refined');
+    assert.equal(initial.strategy, 'heuristic');
+    assert.equal(initial.status, 'delivered');
+    assert.equal(initial.docs[0].path, DEPLOY_FREEZE);
+    assert.equal(initial.docs[0].relativePath, 'deploy-freeze.md');
+    assert.match(initial.prompt, /^## Relevant memory/);
+    assert.equal(await refined, initial);
+    assert.equal(await fast, null);
+  });
+
+  test('excludePaths and limit are honoured', async () => {
+    const session = daemon.client.start('deploy freeze on friday', { excludePaths: [DEPLOY_FREEZE], limit: 1 });
+    const result = await withTimeout(session.result, 5000, 'recall');
+    assert.ok(result);
+    assert.equal(result.fast, null);
+    assert.ok(result.refined);
+    assert.equal(result.refined.docs.length, 1);
+    assert.notEqual(result.refined.docs[0].path, DEPLOY_FREEZE);
+    validate('RecallResult', result);
+  });
+
+  test('a query with nothing relevant still ends with a refined phase', async () => {
+    const session = daemon.client.start('zzqx wvvy');
+    const refined = await withTimeout(session.refined, 5000, 'refined');
+    assert.ok(refined);
+    assert.equal(refined.status, 'no_relevant_results');
+    assert.equal(refined.strategy, 'none');
+    assert.deepEqual(refined.docs, []);
+  });
+
+  test('invalid params reject the recall with -32602', async () => {
+    await assert.rejects(daemon.client.recall('x'.repeat(40_000), { initialWaitMs: 5000 }), (error: unknown) => {
+      assert.ok(error instanceof ResponseError);
+      assert.equal(error.code, ErrorCode.invalidParams);
+      assert.match(error.message, /query/);
+      return true;
+    });
+  });
+
+  test('status reports roots, counts and the watcher', async () => {
+    const status = await daemon.client.status();
+    validate('StatusResult', status);
+    assert.equal(status.protocolVersion, PROTOCOL_VERSION);
+    assert.equal(status.ready, true);
+    assert.deepEqual(
+      status.roots.map((r) => [r.path, r.scope, r.exists]),
+      DEMO_ROOTS.map((r) => [r.path, r.scope, true]),
+    );
+    assert.ok(status.documents > 40, `${status.documents} documents`);
+    assert.equal(status.documents, status.roots[0].documents + status.roots[1].documents);
+    assert.ok(status.skipped.some((s) => s.path.endsWith('broken.md')));
+    assert.equal(status.watcher.state, 'off');
+    assert.equal(status.selector, 'none');
+  });
+
+  test('every message conforms to the schema', () => assertConforms(daemon));
+});
+
+describe('selector kind client', () => {
+  let daemon: Daemon;
+  const selectCalls: SelectParams[] = [];
+  let answer: (params: SelectParams, token: CancellationToken) => Promise<{ selected: string[] }>;
+  const telemetry: RecallTelemetry[] = [];
+  const phases: PhaseNotification[] = [];
+
+  before(async () => {
+    daemon = await startDaemon(
+      { roots: DEMO_ROOTS, selector: { kind: 'client', timeoutMs: 10_000 }, watch: false },
+      {
+        select: (params, token) => {
+          selectCalls.push(params);
+          return answer(params, token);
+        },
+      },
+    );
+    daemon.client.onTelemetry((event) => telemetry.push(event));
+    daemon.client.onPhase((note) => phases.push(note));
+  });
+  after(() => stopCleanly(daemon));
+
+  test('fast result first, then the model choice minus the fast documents', async () => {
+    let fastDocs: string[] = [];
+    answer = async (params) => {
+      await sleep(300); // a model round trip
+      // Choose both fast documents plus two others: the fast ones must be dropped.
+      const others = params.candidates.map((c) => c.path).filter((p) => !fastDocs.includes(p));
+      return { selected: [...fastDocs, ...others.slice(0, 2)] };
+    };
+    const started = Date.now();
+    const { initial, refined } = await daemon.client.recall('deploy freeze on friday', {
+      recentTools: ['mcp__github__create_issue'],
+    });
+    const waited = Date.now() - started;
+    assert.ok(initial, `the fast result within the initial wait (${waited} ms)`);
+    assert.equal(initial.phase, 'fast');
+    assert.equal(initial.strategy, 'heuristic');
+    assert.ok(initial.docs.length >= 1 && initial.docs.length <= 2);
+    assert.equal(initial.docs[0].path, DEPLOY_FREEZE);
+    fastDocs = initial.docs.map((d) => d.path);
+
+    const final = await withTimeout(refined, 5000, 'refined');
+    assert.ok(final);
+    assert.equal(final.phase, 'refined');
+    assert.equal(final.strategy, 'model');
+    assert.equal(final.status, 'delivered');
+    assert.equal(final.docs.length, 2);
+    assert.ok(final.docs.every((d) => !fastDocs.includes(d.path)), 'no fast document repeated');
+    assert.ok(final.elapsedMs >= 300);
+
+    const params = selectCalls.at(-1)!;
+    assert.equal(params.query, 'deploy freeze on friday');
+    assert.equal(params.limit, 5);
+    assert.deepEqual(params.recentTools, ['mcp__github__create_issue']);
+    assert.ok(params.candidates.some((c) => c.path === DEPLOY_FREEZE));
+  });
+
+  test('a declined selection falls back to the lexical top 5', async () => {
+    answer = async () => {
+      throw new Error('no chat model available');
+    };
+    const session = daemon.client.start('deploy freeze on friday');
+    const refined = await withTimeout(session.refined, 5000, 'refined');
+    assert.ok(refined);
+    assert.equal(refined.strategy, 'heuristic');
+    assert.match(refined.failure ?? '', /no chat model available/);
+    const fast = await session.fast;
+    assert.ok(fast);
+    assert.ok(refined.docs.every((d) => !fast.docs.some((f) => f.path === d.path)));
+  });
+
+  test('cancellation: -32800, the selection is cancelled, nothing more is sent', async () => {
+    let selectCancelled!: () => void;
+    const selectWasCancelled = new Promise<void>((done) => (selectCancelled = done));
+    answer = (_params, token) =>
+      new Promise((_, reject) => {
+        token.onCancellationRequested(() => {
+          selectCancelled();
+          reject(new Error('cancelled'));
+        });
+      });
+    const session = daemon.client.start('deploy freeze on friday');
+    const fast = await withTimeout(session.fast, 5000, 'fast');
+    assert.ok(fast, 'the fast phase arrives before the model answers');
+    const before = phases.length;
+
+    session.cancel();
+    assert.equal(await session.result, null);
+    assert.equal(await session.refined, null);
+    await withTimeout(selectWasCancelled, 5000, 'memory/select to be cancelled');
+
+    await sleep(300);
+    const late = phases.slice(before).filter((p) => p.token === session.token);
+    assert.deepEqual(late, [], 'no notification after the cancellation');
+    const event = telemetry.find((t) => t.token === session.token);
+    assert.ok(event);
+    assert.equal(event.outcome, 'cancelled');
+  });
+
+  test('a cancelled request answers -32800 on the wire', async () => {
+    answer = () => new Promise(() => undefined); // a model that never answers
+    const { CancellationTokenSource } = await import('vscode-jsonrpc');
+    const source = new CancellationTokenSource();
+    const pending = daemon.connection.sendRequest(Methods.recall, { query: 'deploy freeze', token: 'raw' }, source.token);
+    await sleep(200);
+    source.cancel();
+    await assert.rejects(withTimeout(pending, 5000, 'cancelled recall'), (error: unknown) => {
+      assert.ok(isCancelledError(error), String(error));
+      return true;
+    });
+  });
+
+  test('every message conforms to the schema', () => assertConforms(daemon));
+});
+
+describe('watching', () => {
+  let daemon: Daemon;
+  let dir: string;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'memory-recall-vscode-'));
+    daemon = await startDaemon({ roots: [{ path: dir, scope: 'project' }], watch: true });
+  });
+  after(async () => {
+    await stopCleanly(daemon);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a new memory file is indexed and recalled', async () => {
+    let status = await daemon.client.status();
+    assert.equal(status.documents, 0);
+    writeFileSync(
+      join(dir, 'kiwi.md'),
+      '---\nname: Kiwi release train\ndescription: the kiwi train leaves on Thursdays\ntype: project\n---\nBoard it.\n',
+    );
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline) {
+      status = await daemon.client.status();
+      if (status.documents === 1) break;
+      await sleep(50);
+    }
+    assert.equal(status.documents, 1);
+    assert.ok(['watching', 'polling'].includes(status.watcher.state), status.watcher.state);
+    const { initial } = await daemon.client.recall('kiwi train', { initialWaitMs: 5000 });
+    assert.equal(initial?.docs[0]?.title, 'Kiwi release train');
+  });
+});
