@@ -24,7 +24,9 @@ export interface MemoryRecallApi {
   /**
    * Recall memories for `query`: resolves after the initial wait (100 ms by
    * default, counted from this call, daemon start-up included) with the first
-   * phase that arrived (`initial`, or null) and a promise of the refined one.
+   * phase that arrived (`initial`, or null, and `initialReason`) and promises
+   * of the refined phase and of the response. Rejects only when the daemon
+   * cannot be started.
    */
   recall(query: string, options?: RecallInitialOptions): Promise<InitialRecall>;
   /** `memory/status` of the running daemon. */
@@ -253,17 +255,14 @@ async function recallCommand(daemon: Daemon, lastQuery: { value: string }): Prom
       pick.placeholder = 'Recalling… (the model is choosing more)';
     }
   });
-  try {
-    const refined = await session.refined;
-    if (refined) {
-      show(refined);
-      pick.placeholder = recallSummary(fast, refined);
-    }
-  } catch (error) {
-    pick.placeholder = `Recall failed: ${errorMessage(error)}`;
-  } finally {
-    pick.busy = false;
+  const refined = await session.refined;
+  if (refined) {
+    show(refined);
+    pick.placeholder = recallSummary(fast, refined);
+  } else {
+    await session.result.catch((error) => (pick.placeholder = `Recall failed: ${errorMessage(error)}`));
   }
+  pick.busy = false;
 }
 
 async function openFolderCommand(daemon: Daemon): Promise<void> {

@@ -79,33 +79,39 @@ export interface RecallInitialOptions extends RecallOptions {
   initialWaitMs?: number;
 }
 
-/** One recall in flight. Every promise settles; none rejects on cancellation. */
+/** One recall in flight. Every promise settles; only `result` ever rejects. */
 export interface RecallSession {
   /** The client-chosen token echoed in this recall's notifications. */
   readonly token: string;
-  /** The fast phase, or null when there was none (no selector, no match, cancelled). */
+  /** The fast phase, or null when there was none (no selector, no match, cancelled, failed). */
   readonly fast: Promise<PhaseNotification | null>;
-  /** The refined phase, or null when cancelled; rejects when the request failed. */
+  /** The refined phase, or null when the recall was cancelled or failed. */
   readonly refined: Promise<PhaseNotification | null>;
-  /** The response, or null when cancelled; rejects when the request failed. */
+  /** The response, or null when cancelled; rejects with the error when the request failed. */
   readonly result: Promise<RecallResult | null>;
   /** Resolves once the recall is over (answered, failed or cancelled). */
   readonly done: Promise<void>;
   cancel(): void;
 }
 
-/** What an agent gets after the initial wait (same semantics as the Python client). */
+/** What ended the initial wait (`initial_reason` in the Python client). */
+export type InitialReason = 'fast' | 'refined' | 'timeout' | 'cancelled' | 'failed';
+
+/** What an agent gets after the initial wait (the Python client's RecallHandle). */
 export interface InitialRecall {
   /**
    * The first of the fast result and the refined result to arrive within the
-   * initial wait; null when neither did (or the recall was cancelled).
+   * initial wait; null when neither did (or the recall ended without one).
    * When it is the refined phase, `refined` resolves to the same object.
    */
   initial: PhaseNotification | null;
-  /** The refined phase, or null when cancelled; rejects when the request failed. */
+  initialReason: InitialReason;
+  /** The refined phase, or null when the recall was cancelled or failed. */
   refined: Promise<PhaseNotification | null>;
   /** The fast phase if there is one; settles no later than `refined`. */
   fast: Promise<PhaseNotification | null>;
+  /** The response, or null when cancelled; rejects with the error when the request failed. */
+  result: Promise<RecallResult | null>;
   cancel(): void;
 }
 
@@ -198,7 +204,7 @@ class Session implements RecallSession {
       return;
     }
     this.fastPhase.resolve(null);
-    this.refinedPhase.reject(error);
+    this.refinedPhase.resolve(null);
     this.response.reject(error);
   }
 }
@@ -289,25 +295,39 @@ export class MemoryClient implements Disposable {
   }
 
   /**
-   * Recall with the initial wait: resolves with the first of the fast result,
-   * the refined result, cancellation and `initialWaitMs` (100 ms), plus a
-   * promise of the refined phase. Rejects only when the request fails within
-   * the wait.
+   * Recall with the initial wait: resolves, never later than `initialWaitMs`
+   * (100 ms), with the first of the fast result, the refined result and the
+   * end of the recall, plus promises of what follows. Never rejects: a failed
+   * request shows as `initialReason: 'failed'` and a rejected `result`.
    */
   async recall(query: string, options: RecallInitialOptions = {}): Promise<InitialRecall> {
     const session = this.start(query, options);
     const waitMs = options.initialWaitMs ?? DEFAULT_INITIAL_WAIT_MS;
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), waitMs);
+    type First = [PhaseNotification | null, InitialReason];
+    const timeout = new Promise<First>((resolve) => {
+      timer = setTimeout(() => resolve([null, 'timeout']), waitMs);
     });
-    const firstPhase = Promise.race([
-      session.fast.then((fast) => fast ?? session.refined),
-      session.refined,
-    ]);
+    const ended = session.result.then(
+      (): First => [null, 'cancelled'], // answered without a phase notification: cancelled
+      (): First => [null, 'failed'],
+    );
+    const phase = (note: PhaseNotification | null): First | Promise<First> =>
+      note ? [note, note.phase] : ended;
     try {
-      const initial = await Promise.race([firstPhase, timeout]);
-      return { initial, refined: session.refined, fast: session.fast, cancel: () => session.cancel() };
+      const [initial, initialReason] = await Promise.race([
+        session.fast.then((fast) => (fast ? phase(fast) : session.refined.then(phase))),
+        session.refined.then(phase),
+        timeout,
+      ]);
+      return {
+        initial,
+        initialReason,
+        refined: session.refined,
+        fast: session.fast,
+        result: session.result,
+        cancel: () => session.cancel(),
+      };
     } finally {
       clearTimeout(timer);
     }

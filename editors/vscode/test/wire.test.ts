@@ -53,10 +53,11 @@ describe('selector kind none', () => {
   });
 
   test('no fast phase: the initial result is the refined one', async () => {
-    const { initial, refined, fast } = await daemon.client.recall('deploy freeze on friday', {
+    const { initial, initialReason, refined, fast } = await daemon.client.recall('deploy freeze on friday', {
       initialWaitMs: 5000,
     });
     assert.ok(initial, 'a refined result within the wait');
+    assert.equal(initialReason, 'refined');
     assert.equal(initial.phase, 'refined');
     assert.equal(initial.strategy, 'heuristic');
     assert.equal(initial.status, 'delivered');
@@ -87,8 +88,14 @@ describe('selector kind none', () => {
     assert.deepEqual(refined.docs, []);
   });
 
-  test('invalid params reject the recall with -32602', async () => {
-    await assert.rejects(daemon.client.recall('x'.repeat(40_000), { initialWaitMs: 5000 }), (error: unknown) => {
+  test('invalid params: the wait ends "failed", the result rejects with -32602', async () => {
+    const started = Date.now();
+    const handle = await daemon.client.recall('x'.repeat(40_000), { initialWaitMs: 5000 });
+    assert.ok(Date.now() - started < 2000, 'the error ends the initial wait');
+    assert.equal(handle.initial, null);
+    assert.equal(handle.initialReason, 'failed');
+    assert.equal(await handle.refined, null);
+    await assert.rejects(handle.result, (error: unknown) => {
       assert.ok(error instanceof ResponseError);
       assert.equal(error.code, ErrorCode.invalidParams);
       assert.match(error.message, /query/);
@@ -146,11 +153,12 @@ describe('selector kind client', () => {
       return { selected: [...fastDocs, ...others.slice(0, 2)] };
     };
     const started = Date.now();
-    const { initial, refined } = await daemon.client.recall('deploy freeze on friday', {
+    const { initial, initialReason, refined } = await daemon.client.recall('deploy freeze on friday', {
       recentTools: ['mcp__github__create_issue'],
     });
     const waited = Date.now() - started;
     assert.ok(initial, `the fast result within the initial wait (${waited} ms)`);
+    assert.equal(initialReason, 'fast');
     assert.equal(initial.phase, 'fast');
     assert.equal(initial.strategy, 'heuristic');
     assert.ok(initial.docs.length >= 1 && initial.docs.length <= 2);
@@ -213,6 +221,22 @@ describe('selector kind client', () => {
     const event = telemetry.find((t) => t.token === session.token);
     assert.ok(event);
     assert.equal(event.outcome, 'cancelled');
+  });
+
+  test('the initial wait ends at initialWaitMs; a cancel ends it too', async () => {
+    answer = async () => (await sleep(100), { selected: [] });
+    const late = await daemon.client.recall('deploy freeze on friday', { initialWaitMs: 0 });
+    assert.equal(late.initial, null);
+    assert.equal(late.initialReason, 'timeout');
+    assert.equal((await late.refined)?.status, 'no_relevant_results');
+
+    const { CancellationTokenSource } = await import('vscode-jsonrpc');
+    const source = new CancellationTokenSource();
+    source.cancel();
+    const cancelled = await daemon.client.recall('deploy freeze on friday', { token: source.token, initialWaitMs: 5000 });
+    assert.equal(cancelled.initial, null);
+    assert.equal(cancelled.initialReason, 'cancelled');
+    assert.equal(await cancelled.result, null);
   });
 
   test('a cancelled request answers -32800 on the wire', async () => {
