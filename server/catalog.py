@@ -12,6 +12,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from server.documents import (
     load_document,
 )
 from server.ranking.index import DocumentIndex
+from server.snapshot_cache import CachedCatalog, FileRecord, SnapshotCache
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,11 @@ class MemoryCatalog:
     _index: DocumentIndex = field(default_factory=DocumentIndex)
     _input_keys: list[Any] = field(default_factory=list)  # input_order_key, ascending
     _input_docs: list[MemoryDocument] = field(default_factory=list)  # in step with the keys
+    # (size, mtime_ns) of each file as it was just before it was read: what a
+    # snapshot cache entry is checked against.
+    _file_stats: dict[str, tuple[int, int]] = field(default_factory=dict)
     build_ms: float | None = None
+    cache_report: str | None = None  # what the last scan made of its snapshot cache
     counters: CatalogCounters = field(default_factory=CatalogCounters)
 
     # -- reading -------------------------------------------------------------
@@ -148,18 +154,50 @@ class MemoryCatalog:
 
     # -- changing ------------------------------------------------------------
 
-    def scan(self) -> None:
-        """Rebuild everything from disk."""
+    def scan(self, cache: SnapshotCache | None = None) -> None:
+        """Rebuild everything from disk, reusing what a snapshot cache still vouches for.
+
+        With a cache, a file whose size and mtime match its snapshot entry is
+        not read again, and the snapshot's index is patched rather than
+        rebuilt. The snapshot is rewritten when anything differed.
+        """
         started = time.perf_counter()
+        cached = cache.load() if cache else None
+        self.cache_report = cache.last_problem if cache else None
         self._docs.clear()
         self._skipped.clear()
+        self._file_stats.clear()
+        reused: set[str] = set()
         for index, root in enumerate(self.roots):
-            for path in self._walk(index, root, root.path):
-                self._load(index, root, path, indexed=False)
-        self._reindex()
+            for entry in self._walk_entries(index, root, root.path):
+                if cached and self._reuse(entry, cached):
+                    reused.add(entry.path)
+                    continue
+                inside = not entry.is_symlink()
+                self._load(index, root, Path(entry.path), indexed=False, inside=inside)
+        changed = cached is None or len(reused) != len(cached.files)
+        if cached and len(reused) * 4 >= len(self._docs) * 3:
+            self._patch_index(cached.index, reused)
+        else:
+            self._reindex()
         self._changed()
         self.counters.scans += 1
+        if cache and changed:
+            self.save_cache(cache)
         self.build_ms = (time.perf_counter() - started) * 1000
+        if cache and not self.cache_report:
+            reread = len(self._docs) + len(self._skipped) - len(reused)
+            self.cache_report = f"snapshot reused for {len(reused)} files, {reread} read again"
+
+    def save_cache(self, cache: SnapshotCache) -> None:
+        """Write the current documents, skipped files and index to the snapshot."""
+        files: dict[str, FileRecord] = {}
+        for path, (size, mtime_ns) in self._file_stats.items():
+            doc = self._docs.get(path)
+            skipped = self._skipped.get(path)
+            if doc is not None or skipped is not None:
+                files[path] = FileRecord(size, mtime_ns, doc, skipped)
+        cache.save(files, self._index)
 
     def refresh(self, path: str | os.PathLike[str]) -> None:
         """Bring one path in line with the disk, whatever happened to it.
@@ -200,6 +238,7 @@ class MemoryCatalog:
         key = str(self._absolute(path))
         removed = self._drop([key]) == 1
         self._skipped.pop(key, None)
+        self._file_stats.pop(key, None)
         if removed:
             self.counters.removals += 1
             self._changed()
@@ -250,37 +289,81 @@ class MemoryCatalog:
 
     def _reindex(self) -> None:
         """Input order and index from scratch: one sort, not one insertion per document."""
-        keyed = sorted((input_order_key(doc), doc) for doc in self._docs.values())
-        self._input_keys = [key for key, _ in keyed]
-        self._input_docs = [doc for _, doc in keyed]
         self._index = DocumentIndex()
-        for key, doc in keyed:
+        for key, doc in self._sort_input_order():
             self._index.add(doc, key, ordered=False)
         self._index.restore_order()
+
+    def _sort_input_order(self) -> list[tuple[Any, MemoryDocument]]:
+        keyed = sorted(
+            ((input_order_key(doc), doc) for doc in self._docs.values()), key=itemgetter(0)
+        )
+        self._input_keys = [key for key, _ in keyed]
+        self._input_docs = [doc for _, doc in keyed]
+        return keyed
+
+    def _patch_index(self, index: DocumentIndex, reused: set[str]) -> None:
+        """Adopt a snapshot's index: drop what changed on disk, add what was read again."""
+        index.remove_many([path for path in index.paths() if path not in reused])
+        for key, doc in self._sort_input_order():
+            if doc.path not in reused:
+                index.add(doc, key)
+        self._index = index
+
+    def _reuse(self, entry: os.DirEntry[str], cached: CachedCatalog) -> bool:
+        """Take a file's snapshot entry when the file is still exactly what was read."""
+        record = cached.files.get(entry.path)
+        if record is None or entry.is_symlink():  # a link's target may have moved: read it
+            return False
+        try:
+            st = entry.stat()
+        except OSError:
+            return False
+        if (st.st_size, st.st_mtime_ns) != (record.size, record.mtime_ns):
+            return False
+        if record.document is not None:
+            self._docs[entry.path] = record.document
+        elif record.skipped is not None:
+            self._skipped[entry.path] = record.skipped
+        self._file_stats[entry.path] = (record.size, record.mtime_ns)
+        return True
 
     def _remove_under(self, directory: Path, *, keep_existing: bool) -> None:
         prefix = str(directory) + os.sep
         for key in [k for k in self._skipped if k.startswith(prefix)]:
             if not (keep_existing and os.path.isfile(key)):
                 del self._skipped[key]
+                self._file_stats.pop(key, None)
         gone = [k for k in self._docs if k.startswith(prefix)]
         if keep_existing:
             gone = [k for k in gone if not os.path.isfile(k)]
+        for key in gone:
+            self._file_stats.pop(key, None)
         self.counters.removals += self._drop(gone)
 
     def _load(
-        self, index: int, root: MemoryRoot, path: Path, *, indexed: bool = True
+        self,
+        index: int,
+        root: MemoryRoot,
+        path: Path,
+        *,
+        indexed: bool = True,
+        inside: bool = False,
     ) -> MemoryDocument | None:
         """Read one file into the catalog (or into the skipped list).
 
         `indexed=False` (bulk scans) leaves the input order and the index to
-        `_reindex`.
+        `_reindex`. `inside=True` says the walk found a file that is not a
+        symlink in a directory inside the root: there is nothing to resolve.
         """
         key = str(path)
+        self._file_stats.pop(key, None)
+        st: os.stat_result | None = None
         try:
-            outside = _leaves_root(path, root)
+            outside = None if inside else _leaves_root(path, root)
             if outside and not root.follow_symlinks_outside:
                 raise InvalidMemory(f"symlink points outside the root (to {outside})")
+            st = os.stat(path)
             doc = load_document(path, root=root.path, scope=root.scope, root_index=index)
         except (InvalidMemory, OSError) as exc:
             if indexed:
@@ -291,9 +374,12 @@ class MemoryCatalog:
                 self._skipped.pop(key, None)
                 return None
             self._skipped[key] = str(exc) if isinstance(exc, InvalidMemory) else _os_reason(exc)
+            if isinstance(exc, InvalidMemory) and st is not None:  # the content is the reason
+                self._file_stats[key] = (st.st_size, st.st_mtime_ns)
             self.counters.skipped_updates += 1
             return None
         self._skipped.pop(key, None)
+        self._file_stats[key] = (st.st_size, st.st_mtime_ns)
         if indexed:
             self._put(doc)
         else:
@@ -302,6 +388,12 @@ class MemoryCatalog:
 
     def _walk(self, index: int, root: MemoryRoot, start: Path) -> Iterator[Path]:
         """Memory files under `start`, recursively, symlink loops and hidden entries skipped."""
+        for entry in self._walk_entries(index, root, start):
+            yield Path(entry.path)
+
+    def _walk_entries(
+        self, index: int, root: MemoryRoot, start: Path
+    ) -> Iterator[os.DirEntry[str]]:
         root_real = os.path.realpath(root.path)
         seen: set[str] = set()
         stack = [start]
@@ -335,7 +427,7 @@ class MemoryCatalog:
                 if is_dir:
                     subdirs.append(Path(entry.path))
                 elif is_memory_file_name(entry.name):
-                    yield Path(entry.path)
+                    yield entry
             stack.extend(reversed(subdirs))
 
 

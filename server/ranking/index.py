@@ -6,27 +6,35 @@ three non-CJK letters/marks/numbers, or a bigram of two CJK characters. A
 substring match of the first kind inside a field lies within one maximal run of
 non-CJK ``[\p{L}\p{M}\p{N}]`` characters of that field; a match of the second
 kind is two adjacent CJK characters of the field. So, per field (title,
-description, body window), the index keeps:
+description, body window), the index keeps postings (term → documents) for:
 
 - words: every distinct maximal non-CJK letter/mark/number run of three or more
-  characters → the documents whose field has it;
-- pairs: every distinct pair of adjacent CJK characters → the documents whose
-  field has it (a CJK token *is* a pair, so its lookup is exact);
+  characters;
+- pairs: every distinct pair of adjacent CJK characters (a CJK token *is* a
+  pair, so its lookup is exact);
 
 and a trigram index over the vocabulary of words, which finds the words that
 contain a query token (each candidate word is then checked with ``in``).
 Tokens of any other shape — another tokenizer's — are scanned for, so any token
 list gets the reference's answer.
 
-A document gets a slot number that is never reused, so posting lists stay in
-ascending order and removing a document is a bisect per posting.
+Why it is fast. Documents are numbered by small reusable slots. A query turns
+each (token, field) into a bitmap of slots (a Python int: OR-ing the bitmaps of
+all words that contain "the" is a few C loops), adds the bitmaps with their
+weights into bit-sliced counters, and then walks the score levels from the top,
+so only the documents that can reach the first `limit` places are ever
+materialized. Bitmaps of long posting lists are kept, and updated in place on
+every change; short lists are turned into bits per query.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
+import heapq
+import re
+from array import array
+from bisect import bisect_left, insort
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import regex
@@ -48,17 +56,23 @@ if TYPE_CHECKING:
 
 GRAM = 3  # the shortest non-CJK token, so every one of them has a trigram
 FIELD_WEIGHTS = (TITLE_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGHT)
+FIELDS = range(len(FIELD_WEIGHTS))
+# Posting lists at least this long keep a ready bitmap: building one costs
+# about 0.1 µs per posting, keeping it one bit per slot.
+DENSE_POSTINGS = 512
 
 # Field side: maximal runs, so a token can only ever be found inside one.
 _WORD = regex.compile(rf"[[\p{{L}}\p{{M}}\p{{N}}]--[{CJK_CLASS}]]{{{GRAM},}}", flags=regex.VERSION1)
-_CJK_RUN = regex.compile(rf"[{CJK_CLASS}]{{2,}}")
+_ASCII_WORD = re.compile(rf"[A-Za-z0-9]{{{GRAM},}}")  # the same class, for ASCII text
+_CJK_PAIR = regex.compile(rf"[{CJK_CLASS}]{{2}}")
 # Query side: the two token shapes the index can look up.
 _WORD_TOKEN = _WORD
-_PAIR_TOKEN = regex.compile(rf"[{CJK_CLASS}]{{2}}")
+_PAIR_TOKEN = _CJK_PAIR
+_NONZERO_BYTES = re.compile(rb"[^\x00]+")
 
 Slot = int
 OrderKey = tuple[float, Any]  # (-mtime, tiebreak): the reference's order after the score
-Postings = dict[str, list[Slot]]
+Postings = dict[str, "array[int]"]  # term → ascending slots
 
 
 def field_texts(doc: MemoryDocument) -> tuple[str, str, str]:
@@ -66,15 +80,86 @@ def field_texts(doc: MemoryDocument) -> tuple[str, str, str]:
     return (doc.norm_title, doc.norm_description, doc.norm_body_window)
 
 
-def field_terms(text: str) -> tuple[set[str], set[str]]:
-    """The distinct words and CJK pairs of one normalized field."""
-    words = set(_WORD.findall(text))
-    pairs = {run[i : i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1)}
-    return words, pairs
+def field_terms(text: str) -> set[str]:
+    """The distinct words (3+ characters) and CJK pairs (2) of one normalized field."""
+    if text.isascii():  # most memories: no CJK, no marks, and a faster regex
+        return set(_ASCII_WORD.findall(text))
+    terms = set(_WORD.findall(text))
+    terms.update(_CJK_PAIR.findall(text, overlapped=True))
+    return terms
 
 
 def _grams(word: str) -> set[str]:
     return {word[i : i + GRAM] for i in range(len(word) - GRAM + 1)}
+
+
+def _is_word(term: str) -> bool:
+    return len(term) >= GRAM  # a pair has two characters, a word at least three
+
+
+def bitmap_of(slots: Iterable[Slot]) -> int:
+    """The set of slots as an int with those bits set."""
+    buffer = bytearray()
+    for slot in slots:
+        byte = slot >> 3
+        if byte >= len(buffer):
+            buffer.extend(bytes(byte + 1 - len(buffer)))
+        buffer[byte] |= 1 << (slot & 7)
+    return int.from_bytes(buffer, "little")
+
+
+def slots_of(bitmap: int) -> list[Slot]:
+    """The slots whose bits are set, ascending."""
+    data = bitmap.to_bytes((bitmap.bit_length() + 7) // 8, "little")
+    out = []
+    for run in _NONZERO_BYTES.finditer(data):
+        at = run.start()
+        for byte in run.group():
+            while byte:
+                low = byte & -byte
+                out.append(at * 8 + low.bit_length() - 1)
+                byte ^= low
+            at += 1
+    return out
+
+
+class _Counters:
+    """Per-slot sums kept as bit-sliced counters: slice i holds bit i of every sum."""
+
+    def __init__(self) -> None:
+        self.slices: list[int] = []
+
+    def add(self, bitmap: int, weight: int) -> None:
+        """Add `weight` to the sum of every slot in the bitmap."""
+        for shift in range(weight.bit_length()):
+            if not weight >> shift & 1:
+                continue
+            while len(self.slices) < shift:  # the slices below stay as they are
+                self.slices.append(0)
+            carry, at = bitmap, shift
+            while carry:
+                if at == len(self.slices):
+                    self.slices.append(carry)
+                    break
+                held = self.slices[at]
+                self.slices[at] = held ^ carry
+                carry &= held
+                at += 1
+
+    def levels(self, among: int) -> Iterator[tuple[int, int]]:
+        """(sum, bitmap of the slots with it) for the slots of `among`, highest sum first."""
+        stack = [(among, len(self.slices) - 1, 0)]
+        while stack:
+            bitmap, bit, value = stack.pop()
+            if bit < 0:
+                yield value, bitmap
+                continue
+            high = bitmap & self.slices[bit]
+            low = bitmap ^ high
+            if low:
+                stack.append((low, bit - 1, value))
+            if high:  # pushed last, popped first
+                stack.append((high, bit - 1, value | 1 << bit))
 
 
 class DocumentIndex:
@@ -85,14 +170,16 @@ class DocumentIndex:
     input-order key, an index built from a snapshot passes the position.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, dense_postings: int = DENSE_POSTINGS) -> None:
+        self.dense_postings = dense_postings
         self._docs: dict[Slot, MemoryDocument] = {}
         self._order_key: dict[Slot, OrderKey] = {}
         self._slot_of: dict[str, Slot] = {}
+        self._free: list[Slot] = []  # a heap: the lowest free slot is reused first
         self._next_slot = 0
-        self._by_type: defaultdict[str, set[Slot]] = defaultdict(set)
-        self._words: tuple[Postings, Postings, Postings] = ({}, {}, {})
-        self._pairs: tuple[Postings, Postings, Postings] = ({}, {}, {})
+        self._type_bits: dict[str, int] = {}
+        self._postings: tuple[Postings, Postings, Postings] = ({}, {}, {})
+        self._dense: tuple[dict[str, int], ...] = ({}, {}, {})  # bitmaps of long postings
         self._word_fields: dict[str, int] = {}  # in how many fields' postings a word is
         self._grams: dict[str, list[str]] = {}  # trigram → words that contain it
         # Slots by (-mtime, tiebreak): the order ties are broken in.
@@ -113,15 +200,31 @@ class DocumentIndex:
     def __len__(self) -> int:
         return len(self._docs)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Documents are saved by whoever owns them (see `relink`); dense bitmaps
+        # are a cache, rebuilt on demand and not worth their bytes on disk.
+        state = self.__dict__.copy()
+        state["_docs"] = {}
+        state["_dense"] = ({}, {}, {})
+        return state
+
+    def relink(self, documents: Mapping[str, MemoryDocument]) -> None:
+        """After unpickling: attach the documents, by path. KeyError when one is missing."""
+        self._docs = {slot: documents[path] for path, slot in self._slot_of.items()}
+
     def stats(self) -> dict[str, int]:
         """Sizes worth printing next to timings."""
         return {
             "documents": len(self._docs),
             "words": len(self._word_fields),
-            "pairs": len({p for field in self._pairs for p in field}),
+            "pairs": len({t for field in self._postings for t in field if not _is_word(t)}),
             "trigrams": len(self._grams),
-            "postings": sum(len(v) for f in (*self._words, *self._pairs) for v in f.values()),
+            "postings": sum(len(v) for field in self._postings for v in field.values()),
+            "denseBitmaps": sum(len(field) for field in self._dense),
         }
+
+    def paths(self) -> list[str]:
+        return list(self._slot_of)
 
     def by_recency(self) -> tuple[MemoryDocument, ...]:
         """Every document, mtime descending, then by tiebreak."""
@@ -136,30 +239,29 @@ class DocumentIndex:
         `ordered=False` defers the recency order to one sort in `restore_order`
         (for bulk loads).
         """
-        slot = self._next_slot
-        self._next_slot += 1
+        slot = heapq.heappop(self._free) if self._free else self._next_slot
+        self._next_slot = max(self._next_slot, slot + 1)
+        bit = 1 << slot
         self._docs[slot] = doc
         key: OrderKey = (-doc.mtime_ms, tiebreak)
         self._order_key[slot] = key
         self._slot_of[doc.path] = slot
-        self._by_type[doc.type].add(slot)
+        self._type_bits[doc.type] = self._type_bits.get(doc.type, 0) | bit
         for field, text in enumerate(field_texts(doc)):
-            words, pairs = field_terms(text)
-            postings = self._words[field]
-            for word in words:
-                slots = postings.get(word)
-                if slots is None:
-                    postings[word] = [slot]
-                    self._word_added(word)
+            postings, dense = self._postings[field], self._dense[field]
+            for term in field_terms(text):
+                held = postings.get(term)
+                if held is None:
+                    postings[term] = array("I", (slot,))
+                    if _is_word(term):
+                        self._word_added(term)
+                    continue
+                if slot > held[-1]:
+                    held.append(slot)
                 else:
-                    slots.append(slot)
-            pair_postings = self._pairs[field]
-            for pair in pairs:
-                slots = pair_postings.get(pair)
-                if slots is None:
-                    pair_postings[pair] = [slot]
-                else:
-                    slots.append(slot)
+                    insort(held, slot)
+                if dense and term in dense:
+                    dense[term] |= bit
         if ordered and not self._order_stale:
             at = bisect_left(self._recency_keys, key)
             self._recency_keys.insert(at, key)
@@ -182,27 +284,41 @@ class DocumentIndex:
             return 0
         # Group the postings to edit by term, so that a term shared by many of
         # the removed documents has its list rewritten once.
-        words: list[defaultdict[str, list[Slot]]] = [defaultdict(list) for _ in range(3)]
-        pairs: list[defaultdict[str, list[Slot]]] = [defaultdict(list) for _ in range(3)]
+        edits: list[defaultdict[str, list[Slot]]] = [defaultdict(list) for _ in FIELDS]
         for slot, doc in gone.items():
-            self._by_type[doc.type].discard(slot)
+            bit = 1 << slot
+            self._type_bits[doc.type] &= ~bit
             key = self._order_key.pop(slot)
             if not self._order_stale:
                 at = bisect_left(self._recency_keys, key)
                 del self._recency_keys[at]
                 del self._recency_slots[at]
             for field, text in enumerate(field_texts(doc)):
-                field_words, field_pairs = field_terms(text)
-                for word in field_words:
-                    words[field][word].append(slot)
-                for pair in field_pairs:
-                    pairs[field][pair].append(slot)
-        for field in range(3):
-            for word, slots in words[field].items():
-                if _unpost(self._words[field], word, slots):
-                    self._word_removed(word)
-            for pair, slots in pairs[field].items():
-                _unpost(self._pairs[field], pair, slots)
+                for term in field_terms(text):
+                    edits[field][term].append(slot)
+            heapq.heappush(self._free, slot)
+        for field in FIELDS:
+            postings, dense = self._postings[field], self._dense[field]
+            for term, slots in edits[field].items():
+                held = postings[term]
+                if len(slots) <= 8:
+                    for slot in slots:
+                        del held[bisect_left(held, slot)]
+                else:
+                    dropped = set(slots)
+                    held = postings[term] = array("I", (s for s in held if s not in dropped))
+                if not held:
+                    del postings[term]
+                    dense.pop(term, None)
+                    if _is_word(term):
+                        self._word_removed(term)
+                    continue
+                bitmap = dense.get(term)
+                if bitmap is not None:
+                    if len(held) < self.dense_postings // 2:
+                        del dense[term]
+                    else:
+                        dense[term] = bitmap & ~bitmap_of(slots)
         self.version += 1
         return len(gone)
 
@@ -245,39 +361,52 @@ class DocumentIndex:
         """Exactly `rank_scan(documents, tokens, keep)[:limit]`, from the postings."""
         if not tokens or not self._docs or limit == 0:
             return []
-        scores: Counter[Slot] = Counter()
-        for token, times in Counter(
-            tokens
-        ).items():  # a repeated token counts again, as in the scan
-            for slots, weight in zip(self._token_slots(token), FIELD_WEIGHTS, strict=True):
-                if slots:
-                    for _ in range(weight * times):
-                        scores.update(slots)
-        if not scores:
+        counters = _Counters()
+        matched = 0
+        for token, times in Counter(tokens).items():  # a repeated token counts again
+            for field, bitmap in enumerate(self._token_bits(token)):
+                if bitmap:
+                    counters.add(bitmap, FIELD_WEIGHTS[field] * times)
+                    matched |= bitmap
+        if not matched:
             return []
         for doc_type in TYPE_KEYWORDS:
             boost = type_boost(doc_type, tokens)
             if boost:
-                boosted = scores.keys() & self._by_type[doc_type]
-                for _ in range(boost):
-                    scores.update(boosted)
-        return self._best(scores, keep, len(scores) if limit is None else limit)
+                counters.add(matched & self._type_bits.get(doc_type, 0), boost)
+        return self._best(counters, matched, keep, len(self._docs) if limit is None else limit)
 
-    def _token_slots(self, token: str) -> list[Collection[Slot]]:
-        """Per field, the distinct slots whose field contains `token`."""
+    def _token_bits(self, token: str) -> list[int]:
+        """Per field, the bitmap of the slots whose field contains `token`."""
         if _WORD_TOKEN.fullmatch(token):
-            words = self._words_containing(token)
-            out: list[Collection[Slot]] = []
-            for postings in self._words:
-                lists = [postings[w] for w in words if w in postings]
-                out.append(lists[0] if len(lists) == 1 else set().union(*lists))
-            return out
-        if _PAIR_TOKEN.fullmatch(token):
-            return [postings.get(token, ()) for postings in self._pairs]
-        docs = self._docs.items()
-        return [
-            [slot for slot, doc in docs if token in field_texts(doc)[field]] for field in range(3)
-        ]
+            terms = self._words_containing(token)
+        elif _PAIR_TOKEN.fullmatch(token):
+            terms = [token]
+        else:
+            return [
+                bitmap_of(slot for slot, doc in self._docs.items() if token in field_texts(doc)[f])
+                for f in FIELDS
+            ]
+        out = []
+        for field in FIELDS:
+            postings, dense = self._postings[field], self._dense[field]
+            bits = 0
+            sparse = []
+            for term in terms:
+                held = postings.get(term)
+                if held is None:
+                    continue
+                if len(held) < self.dense_postings:
+                    sparse.append(held)
+                    continue
+                bitmap = dense.get(term)
+                if bitmap is None:
+                    bitmap = dense[term] = bitmap_of(held)
+                bits |= bitmap
+            if sparse:
+                bits |= bitmap_of(slot for held in sparse for slot in held)
+            out.append(bits)
+        return out
 
     def _words_containing(self, token: str) -> list[str]:
         holders = []
@@ -292,70 +421,42 @@ class DocumentIndex:
         return [word for word in rarest if token in word]
 
     def _best(
-        self, scores: Counter[Slot], keep: Callable[[MemoryDocument], bool], limit: int
+        self,
+        counters: _Counters,
+        matched: int,
+        keep: Callable[[MemoryDocument], bool],
+        limit: int,
     ) -> list[ScoredDocument]:
-        """The first `limit` kept slots by score descending, then recency order.
-
-        Only the score levels needed to fill `limit` are gathered; the lowest of
-        them (often huge: every document with "the" in its body) is walked in
-        recency order rather than sorted when that is cheaper.
-        """
-        levels = sorted(Counter(scores.values()).items(), reverse=True)
-        docs, order_key = self._docs, self._order_key
+        """The first `limit` kept slots by score descending, then recency order."""
+        docs = self._docs
         out: list[ScoredDocument] = []
-        start = 0
-        while start < len(levels) and len(out) < limit:
-            need = limit - len(out)
-            end, covered = start, 0
-            while end < len(levels) and covered < need:
-                covered += levels[end][1]
-                end += 1
-            top, bottom = levels[start][0], levels[end - 1][0]
-            if top > bottom:  # fewer than `need` documents, all of them taken in order
-                above = [slot for slot, score in scores.items() if bottom < score <= top]
-                above.sort(key=lambda slot: (-scores[slot], order_key[slot]))
-                out.extend(ScoredDocument(docs[s], scores[s]) for s in above if keep(docs[s]))
-            for slot in self._level_in_order(scores, bottom, levels[end - 1][1], need):
+        for score, bitmap in counters.levels(matched):
+            for slot in self._in_order(bitmap, limit - len(out)):
                 doc = docs[slot]
                 if keep(doc):
-                    out.append(ScoredDocument(doc, bottom))
+                    out.append(ScoredDocument(doc, score))
                     if len(out) == limit:
-                        break
-            start = end
+                        return out
         return out
 
-    def _level_in_order(
-        self, scores: Counter[Slot], level: int, size: int, need: int
-    ) -> Iterator[Slot]:
-        """The slots scoring exactly `level` (there are `size`), in recency order."""
-        self.restore_order()
-        # Walking the recency order meets `need` of them after about
-        # need * n / size steps; gathering them costs a pass over every score
-        # and a sort.
-        if need * len(self._docs) < size * (len(scores) + 4 * size):
-            for slot in self._recency_slots:
-                if scores.get(slot) == level:
-                    yield slot
+    def _in_order(self, bitmap: int, need: int) -> Iterator[Slot]:
+        """The slots of a bitmap in recency order (by (-mtime, tiebreak))."""
+        size = bitmap.bit_count()
+        if need * len(self._docs) >= size * size:
+            slots = slots_of(bitmap)
+            slots.sort(key=self._order_key.__getitem__)
+            yield from slots
             return
-        slots = [slot for slot, score in scores.items() if score == level]
-        slots.sort(key=self._order_key.__getitem__)
-        yield from slots
-
-
-def _unpost(postings: Postings, term: str, slots: list[Slot]) -> bool:
-    """Remove slots from a term's ascending list; True when the term is gone."""
-    held = postings[term]
-    if len(slots) <= 8:
-        for slot in slots:
-            at = bisect_left(held, slot)
-            del held[at]
-    else:
-        dropped = set(slots)
-        held[:] = [slot for slot in held if slot not in dropped]
-    if held:
-        return False
-    del postings[term]
-    return True
+        # A big level of which only a few are needed (all the documents that
+        # merely have "the" in their body): walking the recency order meets
+        # them after about need * n / size steps, cheaper than sorting them.
+        self.restore_order()
+        data = bitmap.to_bytes((bitmap.bit_length() + 7) // 8, "little")
+        end = len(data)
+        for slot in self._recency_slots:
+            at = slot >> 3
+            if at < end and data[at] >> (slot & 7) & 1:
+                yield slot
 
 
 def index_ranker(

@@ -1,0 +1,203 @@
+"""A persistent snapshot of the parsed catalog and its index.
+
+Every editor window starts a daemon; re-reading and re-indexing a large memory
+tree each time would cost seconds. The snapshot lets a restarted daemon stat
+each file instead: an entry is reused only when the file's path, size and
+mtime (in nanoseconds) are what they were when it was parsed; anything else is
+re-read, and files no longer on disk are dropped.
+
+The file is never trusted blindly. It starts with a header that names the
+format, a fingerprint of the configured roots and of the code that produced
+its contents (Python, Unicode tables, our own parsing, tokenizing and indexing
+modules), and a checksum of the payload. A file that is missing, truncated,
+corrupt, or written by another version is reported and ignored, and the next
+save replaces it. Writes go to a temporary file renamed over the old one, so a
+crash mid-write leaves the previous snapshot or none.
+
+The payload is a pickle, because it loads several times faster than any text
+format for this shape of data. Loading a pickle runs code chosen by whoever
+wrote the file; this one lives in the user's own data directory, written by
+this program, so it carries the same trust as the program's own files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pickle
+import struct
+import sys
+import tempfile
+import unicodedata
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import regex
+
+from server.documents import MemoryDocument, Scope
+from server.ranking.index import DocumentIndex
+
+if TYPE_CHECKING:
+    from server.catalog import MemoryRoot
+
+FORMAT_VERSION = 1  # bump when the payload's layout changes
+_MAGIC = b"memory-recall snapshot\n"
+_HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
+# Modules whose code decides what a cached document or index contains: any
+# change to them makes older snapshots unusable.
+_PRODUCERS = ("documents.py", "tokens.py", "ranking/index.py", "snapshot_cache.py")
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """What one file was when it was read: a document, or the reason it is not one."""
+
+    size: int
+    mtime_ns: int
+    document: MemoryDocument | None = None
+    skipped: str | None = None
+
+
+@dataclass
+class CachedCatalog:
+    files: dict[str, FileRecord]
+    index: DocumentIndex
+
+
+def default_cache_path(roots: Sequence[MemoryRoot], cache_dir: Path) -> Path:
+    """One snapshot per set of roots, under `cache_dir` (the user data dir's cache/)."""
+    return cache_dir / f"catalog-{_roots_key(roots)[:16]}.snapshot"
+
+
+def _roots_key(roots: Sequence[MemoryRoot]) -> str:
+    described = [[str(r.path), r.scope.value, r.follow_symlinks_outside] for r in roots]
+    return hashlib.sha256(json.dumps(described).encode()).hexdigest()
+
+
+def fingerprint(roots: Sequence[MemoryRoot]) -> bytes:
+    """The roots and the code a snapshot's contents depend on."""
+    digest = hashlib.sha256()
+    digest.update(_roots_key(roots).encode())
+    digest.update(f"{sys.version_info[:2]} {unicodedata.unidata_version}".encode())
+    digest.update(regex.__version__.encode())
+    here = Path(__file__).parent
+    for name in _PRODUCERS:
+        digest.update((here / name).read_bytes())
+    return digest.digest()
+
+
+class SnapshotCache:
+    """Reads and writes the snapshot file of one set of roots."""
+
+    def __init__(self, path: str | os.PathLike[str], roots: Sequence[MemoryRoot]) -> None:
+        self.path = Path(path)
+        self.roots = roots
+        self.last_problem: str | None = None  # why the last load found nothing usable
+
+    def load(self) -> CachedCatalog | None:
+        """The cached catalog, or None (and `last_problem`) when there is none to trust."""
+        self.last_problem = None
+        try:
+            payload = self._read_payload()
+            files, index = pickle.loads(payload)
+            return CachedCatalog(_files_from_rows(files, index), index)
+        except FileNotFoundError:
+            self.last_problem = "no snapshot yet"
+        except (OSError, ValueError, EOFError, pickle.UnpicklingError, TypeError) as exc:
+            self.last_problem = f"unusable snapshot ({exc}): rebuilding"
+        except Exception as exc:  # a damaged pickle can fail in many ways; never crash on it
+            self.last_problem = f"unusable snapshot ({type(exc).__name__}: {exc}): rebuilding"
+        return None
+
+    def save(self, files: dict[str, FileRecord], index: DocumentIndex) -> None:
+        """Write atomically: a temporary file in the same directory, then a rename."""
+        payload = pickle.dumps((_rows_from_files(files), index), protocol=pickle.HIGHEST_PROTOCOL)
+        header = _HEADER.pack(
+            FORMAT_VERSION, fingerprint(self.roots), len(payload), zlib.crc32(payload)
+        )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(_MAGIC)
+                out.write(header)
+                out.write(payload)
+            os.replace(temp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+
+    def _read_payload(self) -> bytes:
+        with self.path.open("rb") as f:
+            if f.read(len(_MAGIC)) != _MAGIC:
+                raise ValueError("not a snapshot file")
+            header = f.read(_HEADER.size)
+            if len(header) != _HEADER.size:
+                raise ValueError("truncated header")
+            version, stamp, length, crc = _HEADER.unpack(header)
+            if version != FORMAT_VERSION:
+                raise ValueError(f"format {version}, expected {FORMAT_VERSION}")
+            if stamp != fingerprint(self.roots):
+                raise ValueError("written for other roots or by another version")
+            payload = f.read(length + 1)
+        if len(payload) != length:
+            raise ValueError("truncated payload")
+        if zlib.crc32(payload) != crc:
+            raise ValueError("checksum mismatch")
+        return payload
+
+
+# Documents travel as the plain arguments they were made from; their derived
+# fields are recomputed on load, so a snapshot never carries stale ones. The
+# index refers to documents by path and is re-linked to the rebuilt objects.
+
+
+def _rows_from_files(files: dict[str, FileRecord]) -> list[tuple[Any, ...]]:
+    rows: list[tuple[Any, ...]] = []
+    for path, record in files.items():
+        doc = record.document
+        if doc is None:
+            rows.append((path, record.size, record.mtime_ns, None, record.skipped))
+            continue
+        fields = (
+            doc.relative_path,
+            doc.scope.value,
+            doc.type,
+            doc.title,
+            doc.description,
+            doc.body,
+            doc.mtime_ms,
+            doc.root_index,
+        )
+        rows.append((path, record.size, record.mtime_ns, fields, None))
+    return rows
+
+
+def _files_from_rows(rows: list[tuple[Any, ...]], index: DocumentIndex) -> dict[str, FileRecord]:
+    files = {}
+    documents = {}
+    for path, size, mtime_ns, fields, skipped in rows:
+        doc = None
+        if fields is not None:
+            relative_path, scope, doc_type, title, description, body, mtime_ms, root_index = fields
+            doc = MemoryDocument(
+                path=path,
+                relative_path=relative_path,
+                scope=Scope(scope),
+                type=doc_type,
+                title=title,
+                description=description,
+                body=body,
+                mtime_ms=mtime_ms,
+                root_index=root_index,
+            )
+            documents[path] = doc
+        files[path] = FileRecord(size, mtime_ns, doc, skipped)
+    index.relink(documents)
+    return files

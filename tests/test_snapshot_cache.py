@@ -1,0 +1,170 @@
+"""The persistent snapshot: reused when files are unchanged, never trusted when damaged."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import server.catalog
+import server.snapshot_cache
+from server.catalog import MemoryCatalog, MemoryRoot
+from server.ranking.reference import rank_scan
+from server.snapshot_cache import SnapshotCache, default_cache_path
+
+
+def write(path, text, mtime=None):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def memory(name, body="", type="project"):
+    return f"---\nname: {name}\ntype: {type}\n---\n{body}\n"
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "memory"
+    for i in range(5):
+        write(root / f"sub{i % 2}" / f"m{i}.md", memory(f"deploy note {i}", "the staging rule"))
+    write(root / "bad.md", "no front matter")
+    return root
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """Counts the files the catalog actually reads."""
+    seen = []
+    real = server.catalog.load_document
+
+    def counting(path, **kw):
+        seen.append(path.name)
+        return real(path, **kw)
+
+    monkeypatch.setattr(server.catalog, "load_document", counting)
+    return seen
+
+
+def open_catalog(root, cache_dir):
+    roots = [MemoryRoot.of(root, "project")]
+    catalog = MemoryCatalog(roots)
+    catalog.scan(cache=SnapshotCache(default_cache_path(roots, cache_dir), roots))
+    return catalog
+
+
+def ranking(catalog, tokens):
+    snapshot = catalog.snapshot()
+    got = [(s.document.path, s.score) for s in snapshot.index().rank(tokens)]
+    assert got == [(s.document.path, s.score) for s in rank_scan(snapshot.documents, tokens)]
+    return got
+
+
+def test_a_warm_restart_reads_no_file_again(tree, tmp_path, reads):
+    cold = open_catalog(tree, tmp_path / "cache")
+    assert cold.cache_report == "no snapshot yet"
+    assert sorted(reads) == ["bad.md", "m0.md", "m1.md", "m2.md", "m3.md", "m4.md"]
+    reads.clear()
+    warm = open_catalog(tree, tmp_path / "cache")
+    assert reads == []
+    assert warm.cache_report == "snapshot reused for 6 files, 0 read again"
+    assert warm.snapshot().documents == cold.snapshot().documents
+    assert warm.snapshot().by_recency == cold.snapshot().by_recency
+    assert [(s.path, s.reason) for s in warm.skipped] == [(s.path, s.reason) for s in cold.skipped]
+    assert ranking(warm, ["deploy", "note"]) == ranking(cold, ["deploy", "note"])
+
+
+def test_an_edited_file_is_read_again_and_a_deleted_one_dropped(tree, tmp_path, reads):
+    open_catalog(tree, tmp_path / "cache")
+    reads.clear()
+    write(tree / "sub0" / "m2.md", memory("incident review", "rollback the release"))
+    os.utime(tree / "sub0" / "m2.md", ns=(1, 1_700_000_000_123_456_789))
+    (tree / "sub1" / "m3.md").unlink()
+    write(tree / "new.md", memory("fresh deploy"))
+    warm = open_catalog(tree, tmp_path / "cache")
+    assert sorted(reads) == ["m2.md", "new.md"]
+    titles = sorted(d.title for d in warm.snapshot().documents)
+    assert titles == [
+        "deploy note 0",
+        "deploy note 1",
+        "deploy note 4",
+        "fresh deploy",
+        "incident review",
+    ]
+    assert [p for p, _ in ranking(warm, ["rollback"])] == [str(tree / "sub0" / "m2.md")]
+    assert len(ranking(warm, ["deploy"])) == 4
+    # The rewritten snapshot now vouches for the new state.
+    reads.clear()
+    again = open_catalog(tree, tmp_path / "cache")
+    assert reads == []
+    assert again.snapshot().documents == warm.snapshot().documents
+
+
+def test_same_size_and_mtime_is_all_that_is_compared(tree, tmp_path, reads):
+    # Documented limit: an edit that keeps both size and nanosecond mtime is
+    # not seen (the watcher sees it while the daemon runs).
+    path = tree / "sub0" / "m0.md"
+    st = path.stat()
+    open_catalog(tree, tmp_path / "cache")
+    write(path, path.read_text().replace("deploy", "DEPLOY"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    reads.clear()
+    open_catalog(tree, tmp_path / "cache")
+    assert reads == []
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 2],  # truncated
+        lambda data: data[:-10] + bytes(10),  # corrupt payload
+        lambda data: b"garbage" + data,  # not a snapshot
+        lambda data: b"",  # empty
+    ],
+    ids=["truncated", "corrupt", "foreign", "empty"],
+)
+def test_a_damaged_snapshot_is_rebuilt_not_trusted(tree, tmp_path, reads, damage):
+    cold = open_catalog(tree, tmp_path / "cache")
+    (snapshot_file,) = (tmp_path / "cache").iterdir()
+    snapshot_file.write_bytes(damage(snapshot_file.read_bytes()))
+    reads.clear()
+    rebuilt = open_catalog(tree, tmp_path / "cache")
+    assert rebuilt.cache_report.startswith("unusable snapshot")
+    assert len(reads) == 6
+    assert rebuilt.snapshot().documents == cold.snapshot().documents
+    reads.clear()
+    assert open_catalog(tree, tmp_path / "cache").cache_report.startswith("snapshot reused")
+    assert reads == []
+
+
+def test_another_format_version_is_not_trusted(tree, tmp_path, reads, monkeypatch):
+    open_catalog(tree, tmp_path / "cache")
+    monkeypatch.setattr(server.snapshot_cache, "FORMAT_VERSION", 99)
+    reads.clear()
+    catalog = open_catalog(tree, tmp_path / "cache")
+    assert "format 1, expected 99" in catalog.cache_report
+    assert len(reads) == 6
+
+
+def test_a_snapshot_belongs_to_its_roots(tree, tmp_path):
+    roots = [MemoryRoot.of(tree, "project")]
+    other = [MemoryRoot.of(tree, "user")]
+    path = tmp_path / "one.snapshot"
+    catalog = MemoryCatalog(roots)
+    catalog.scan(cache=SnapshotCache(path, roots))
+    assert SnapshotCache(path, roots).load() is not None
+    assert default_cache_path(roots, tmp_path) != default_cache_path(other, tmp_path)
+    cache = SnapshotCache(path, other)
+    assert cache.load() is None
+    assert "other roots" in cache.last_problem
+
+
+def test_a_warm_catalog_keeps_changing_incrementally(tree, tmp_path):
+    catalog = open_catalog(tree, tmp_path / "cache")
+    catalog = open_catalog(tree, tmp_path / "cache")
+    write(tree / "late.md", memory("late deploy", "staging"))
+    catalog.upsert(tree / "late.md")
+    catalog.remove(tree / "sub0" / "m0.md")
+    assert len(ranking(catalog, ["deploy"])) == 5
