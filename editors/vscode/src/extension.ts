@@ -60,9 +60,17 @@ class Daemon implements vscode.Disposable {
 
   /** The running client, starting the daemon when needed. */
   client(): Promise<MemoryClient> {
+    if (this.languageClient?.state === State.Stopped) {
+      // vscode-languageclient gave up restarting a crashing daemon: start afresh.
+      this.memory?.dispose();
+      this.languageClient = this.memory = this.starting = undefined;
+    }
     if (!this.starting) {
-      this.starting = this.start();
-      this.starting.catch(() => (this.starting = undefined)); // try again next time
+      const starting = this.start();
+      this.starting = starting;
+      starting.catch(() => {
+        if (this.starting === starting) this.starting = undefined; // try again next time
+      });
     }
     return this.starting;
   }

@@ -98,10 +98,11 @@ describe('the extension in a stand-in VS Code', () => {
     assert.equal(pick.visible, false);
   });
 
-  test('the exported API: initial within 100 ms, refined later', async () => {
+  test('the exported API: the fast phase first, the refined one later', async () => {
     host.models = [{ answer: async () => (await sleep(200), '{"selected": [4]}') }];
-    const { initial, refined } = await api.recall('deploy freeze on friday');
+    const { initial, initialReason, refined } = await api.recall('deploy freeze on friday', { initialWaitMs: 5000 });
     assert.equal(initial?.phase, 'fast');
+    assert.equal(initialReason, 'fast');
     const phase = await withTimeout(refined, 5000, 'refined');
     assert.equal(phase?.strategy, 'model');
     assert.equal(api.protocolVersion, 1);

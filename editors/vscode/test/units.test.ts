@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, test } from 'node:test';
 
+import { DEFAULT_INITIAL_WAIT_MS } from '../src/memoryClient';
 import { parseSelection, selectPrompt, shortName } from '../src/modelSelect';
 import { formatAge, recallRows, recallSummary, statusBar, statusReport } from '../src/present';
 import type { MemoryDoc, PhaseResult, SelectParams, StatusResult } from '../src/protocol.generated';
@@ -109,6 +110,10 @@ function doc(overrides: Partial<MemoryDoc>): MemoryDoc {
 function phase(overrides: Partial<PhaseResult>): PhaseResult {
   return { phase: 'fast', strategy: 'heuristic', status: 'delivered', docs: [], prompt: '', elapsedMs: 3.2, failure: null, ...overrides };
 }
+
+test('the initial wait defaults to 100 ms (SPEC §4)', () => {
+  assert.equal(DEFAULT_INITIAL_WAIT_MS, 100);
+});
 
 describe('presentation', () => {
   test('ages read like the daemon prompt', () => {

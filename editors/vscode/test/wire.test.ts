@@ -153,11 +153,13 @@ describe('selector kind client', () => {
       return { selected: [...fastDocs, ...others.slice(0, 2)] };
     };
     const started = Date.now();
+    // A generous wait: the fast phase comes first by protocol, not by timing.
     const { initial, initialReason, refined } = await daemon.client.recall('deploy freeze on friday', {
       recentTools: ['mcp__github__create_issue'],
+      initialWaitMs: 5000,
     });
     const waited = Date.now() - started;
-    assert.ok(initial, `the fast result within the initial wait (${waited} ms)`);
+    assert.ok(initial, `the fast result first (${waited} ms)`);
     assert.equal(initialReason, 'fast');
     assert.equal(initial.phase, 'fast');
     assert.equal(initial.strategy, 'heuristic');

@@ -46,6 +46,7 @@ M.defaults = {
 local config = nil ---@type table?
 
 local SELECTOR_KEYS = { api_key_env = 'apiKeyEnv', timeout_ms = 'timeoutMs' }
+local UI_WAIT_MS = 60000
 
 --- An absolute path: `~` and $VARS expanded (not `%` or `#`, as expand() would).
 local function expand(path)
@@ -160,7 +161,9 @@ function M.recall_command(query)
       end
     end)
   local fast
-  handle = M.recall(query, { initial_wait_ms = cfg.initial_wait_ms }, function(phase)
+  -- The window has no 100 ms budget: wait for whichever phase comes first
+  -- (the daemon answers within its 30 s selector ceiling).
+  handle = M.recall(query, { initial_wait_ms = UI_WAIT_MS }, function(phase)
     if phase and phase.phase == 'fast' then
       fast = phase
       view:update(fast, nil, 'Recalling… (the model is choosing more)')
