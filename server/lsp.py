@@ -21,6 +21,8 @@ from collections.abc import Awaitable
 from concurrent.futures import Future
 from typing import Any, BinaryIO
 
+from cattrs import transform_error
+from cattrs.errors import BaseValidationError
 from lsprotocol import types
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -140,6 +142,16 @@ class MemoryProtocol(LanguageServerProtocol):
                     message.id,
                     methods.SERVER_NOT_INITIALIZED,
                     f"server not initialized: 'initialize' must come before {method!r}",
+                )
+            return
+        if method == types.INITIALIZE and self._server.initialized_at_protocol:
+            # A second `initialize` would silently replace the roots and selector.
+            if is_request:
+                send_error(
+                    self,
+                    message.id,
+                    methods.INVALID_REQUEST,
+                    "invalid request: 'initialize' may only be sent once per session",
                 )
             return
         if self._shutdown and is_request and method != types.EXIT:
@@ -339,7 +351,7 @@ class MemoryServer(LanguageServer):
     def _cancel_client_request(self, msg_id: str) -> None:
         self.protocol._request_futures.pop(msg_id, None)
         self.protocol._result_types.pop(msg_id, None)
-        self.protocol.notify(types.CANCEL_REQUEST, {"id": msg_id})
+        self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
 
     # watching -------------------------------------------------------------
 
@@ -554,7 +566,10 @@ async def read_frames(reader: Any, protocol: MemoryProtocol) -> None:
             body = await reader.readexactly(length)
         except asyncio.IncompleteReadError:
             return
-        dispatch(body, protocol)
+        try:
+            dispatch(body, protocol)
+        except Exception:  # a reader that dies leaves the daemon deaf: log and go on
+            log.exception("failed to dispatch a message")
 
 
 async def _discard(reader: Any, length: int) -> None:
@@ -571,9 +586,22 @@ async def _discard(reader: Any, length: int) -> None:
 def dispatch(body: bytes, protocol: MemoryProtocol) -> None:
     """Parse one body and hand it to pygls, answering what pygls would not."""
     try:
-        data = json.loads(body)
+        text = body.decode("utf-8")  # strictly: json.loads(bytes) would also take UTF-16/32
+    except UnicodeDecodeError as exc:
+        send_error(
+            protocol,
+            None,
+            methods.PARSE_ERROR,
+            f"parse error: body is not UTF-8 (byte {exc.start}: {exc.reason})",
+        )
+        return
+    try:
+        data = json.loads(text)
     except ValueError as exc:
         send_error(protocol, None, methods.PARSE_ERROR, f"parse error: body is not JSON ({exc})")
+        return
+    except RecursionError:
+        send_error(protocol, None, methods.PARSE_ERROR, "parse error: JSON nested too deeply")
         return
     if isinstance(data, list):
         send_error(
@@ -622,11 +650,31 @@ def dispatch(body: bytes, protocol: MemoryProtocol) -> None:
         return
     if "method" not in data and "error" in data and not isinstance(data["error"], dict):
         return  # a malformed error reply to one of our requests: nothing to answer
+    if "id" in data and _is_lsp_notification(data.get("method")):
+        # JSON-RPC owes every id a response; a notification has no result to give.
+        send_error(
+            protocol,
+            msg_id,
+            methods.INVALID_REQUEST,
+            f"invalid request: {data['method']!r} is a notification and must not carry an 'id'",
+        )
+        return
+    if data.get("method") == types.CANCEL_REQUEST and not _is_cancel_target(data.get("params")):
+        problem = "invalid params: id: expected the string or integer id of a request"
+        if "id" in data:
+            send_error(protocol, msg_id, methods.INVALID_PARAMS, problem)
+        else:
+            log.warning("ignored a $/cancelRequest: %s", problem)
+        return
     try:
         message = protocol.structure_message(data)
     except JsonRpcException as exc:
         if "method" in data and "id" in data:
-            detail = str(exc.__cause__ or exc).splitlines()[0]
+            cause = exc.__cause__
+            if isinstance(cause, BaseValidationError):  # name the fields, e.g. `@ $.params.value`
+                detail = "; ".join(transform_error(cause))
+            else:
+                detail = str(cause or exc).splitlines()[0]
             send_error(protocol, msg_id, methods.INVALID_PARAMS, f"invalid params: {detail}")
         return
     if data.get("method") == types.CANCEL_REQUEST:
@@ -635,6 +683,16 @@ def dispatch(body: bytes, protocol: MemoryProtocol) -> None:
         asyncio.get_running_loop().call_soon(_handle, protocol, message, msg_id)
         return
     _handle(protocol, message, msg_id)
+
+
+def _is_lsp_notification(method: Any) -> bool:
+    entry = types.METHOD_TO_TYPES.get(method) if isinstance(method, str) else None
+    return entry is not None and entry[1] is None  # no result type: a notification
+
+
+def _is_cancel_target(params: Any) -> bool:
+    target = params.get("id") if isinstance(params, dict) else None
+    return isinstance(target, (str, int)) and not isinstance(target, bool)
 
 
 def _handle(protocol: MemoryProtocol, message: Any, msg_id: Any) -> None:
