@@ -104,15 +104,21 @@ class MemoryDocument:
     norm_title: str = field(init=False, repr=False, compare=False)
     norm_description: str = field(init=False, repr=False, compare=False)
     norm_body_window: str = field(init=False, repr=False, compare=False)
-    noise_text: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "norm_title", normalize(self.title))
         set_(self, "norm_description", normalize(self.description))
         set_(self, "norm_body_window", normalize(self.body_window))
-        # The noise filter reads the whole body, lowercased but not NFKC (SPEC §3).
-        set_(self, "noise_text", f"{self.title} {self.description} {self.body}".lower())
+
+    @property
+    def noise_text(self) -> str:
+        """What the noise filter reads: the whole body, lowercased but not NFKC (SPEC §3).
+
+        Built per use, not kept: it would be a third copy of every body, and
+        only recalls with recent tools read it, for the few documents they rank.
+        """
+        return f"{self.title} {self.description} {self.body}".lower()
 
     @property
     def body_window(self) -> str:

@@ -35,7 +35,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import regex
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1  # bump when the payload's layout changes
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
+_CHUNK = 1 << 20
 # Modules whose code decides what a cached document or index contains: any
 # change to them makes older snapshots unusable.
 _PRODUCERS = ("documents.py", "tokens.py", "ranking/index.py", "snapshot_cache.py")
@@ -103,54 +104,79 @@ class SnapshotCache:
         """The cached catalog, or None (and `last_problem`) when there is none to trust."""
         self.last_problem = None
         try:
-            payload = self._read_payload()
-            files, index = pickle.loads(payload)
+            with self.path.open("rb") as f:
+                self._check(f)
+                files, index = pickle.load(f)
             return CachedCatalog(_files_from_rows(files, index), index)
         except FileNotFoundError:
             self.last_problem = "no snapshot yet"
-        except (OSError, ValueError, EOFError, pickle.UnpicklingError, TypeError) as exc:
-            self.last_problem = f"unusable snapshot ({exc}): rebuilding"
-        except Exception as exc:  # a damaged pickle can fail in many ways; never crash on it
+        except Exception as exc:  # a damaged file can fail in many ways; never crash on it
             self.last_problem = f"unusable snapshot ({type(exc).__name__}: {exc}): rebuilding"
         return None
 
     def save(self, files: dict[str, FileRecord], index: DocumentIndex) -> None:
-        """Write atomically: a temporary file in the same directory, then a rename."""
-        payload = pickle.dumps((_rows_from_files(files), index), protocol=pickle.HIGHEST_PROTOCOL)
-        header = _HEADER.pack(
-            FORMAT_VERSION, fingerprint(self.roots), len(payload), zlib.crc32(payload)
-        )
+        """Write atomically: a temporary file in the same directory, then a rename.
+
+        The payload is streamed (no second copy of it in memory); the header,
+        which needs its length and checksum, is filled in last.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(_MAGIC)
-                out.write(header)
-                out.write(payload)
+                out.write(bytes(_HEADER.size))
+                payload = _ChecksummedWriter(out)
+                pickle.dump(
+                    (_rows_from_files(files), index), payload, protocol=pickle.HIGHEST_PROTOCOL
+                )
+                out.seek(len(_MAGIC))
+                out.write(
+                    _HEADER.pack(FORMAT_VERSION, fingerprint(self.roots), payload.size, payload.crc)
+                )
             os.replace(temp, self.path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
 
-    def _read_payload(self) -> bytes:
-        with self.path.open("rb") as f:
-            if f.read(len(_MAGIC)) != _MAGIC:
-                raise ValueError("not a snapshot file")
-            header = f.read(_HEADER.size)
-            if len(header) != _HEADER.size:
-                raise ValueError("truncated header")
-            version, stamp, length, crc = _HEADER.unpack(header)
-            if version != FORMAT_VERSION:
-                raise ValueError(f"format {version}, expected {FORMAT_VERSION}")
-            if stamp != fingerprint(self.roots):
-                raise ValueError("written for other roots or by another version")
-            payload = f.read(length + 1)
-        if len(payload) != length:
-            raise ValueError("truncated payload")
-        if zlib.crc32(payload) != crc:
+    def _check(self, f: BinaryIO) -> None:
+        """Validate magic, header and checksum, leaving `f` at the payload's start."""
+        if f.read(len(_MAGIC)) != _MAGIC:
+            raise ValueError("not a snapshot file")
+        header = f.read(_HEADER.size)
+        if len(header) != _HEADER.size:
+            raise ValueError("truncated header")
+        version, stamp, length, crc = _HEADER.unpack(header)
+        if version != FORMAT_VERSION:
+            raise ValueError(f"format {version}, expected {FORMAT_VERSION}")
+        if stamp != fingerprint(self.roots):
+            raise ValueError("written for other roots or by another version")
+        start = f.tell()
+        seen, actual = 0, 0
+        while chunk := f.read(_CHUNK):
+            seen += len(chunk)
+            actual = zlib.crc32(chunk, actual)
+        if seen != length:
+            raise ValueError(f"payload is {seen} bytes, expected {length}")
+        if actual != crc:
             raise ValueError("checksum mismatch")
-        return payload
+        f.seek(start)
+
+
+class _ChecksummedWriter:
+    """A write-only file that counts and checksums what passes through it."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.size = 0
+        self.crc = 0
+
+    def write(self, data: bytes) -> int:
+        view = memoryview(data)
+        self.size += len(view)
+        self.crc = zlib.crc32(view, self.crc)
+        return self.out.write(view)
 
 
 # Documents travel as the plain arguments they were made from; their derived
