@@ -56,6 +56,7 @@ from server.recall import RecallRequest, RecallService
 from server.selectors import Selector
 from server.selectors.client import ClientSelector
 from server.selectors.http import HttpSelector
+from server.snapshot_cache import snapshot_cache
 from server.watcher import CatalogWatcher
 
 log = logging.getLogger("memory_recall")
@@ -310,8 +311,9 @@ class MemoryServer(LanguageServer):
     async def _build_index(self) -> None:
         # A large tree takes seconds to parse: do it off the event loop so
         # the daemon keeps answering (recalls wait for `ready`).
-        await asyncio.to_thread(self.catalog.scan)
+        await asyncio.to_thread(self.catalog.scan, snapshot_cache(self.catalog.roots))
         self.ready.set()
+        log.info("snapshot cache: %s", self.catalog.cache_report)
         self._apply_changes(set())
         log.info(
             "indexed %d memories in %.0f ms (%d skipped)",

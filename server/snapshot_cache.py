@@ -30,6 +30,7 @@ import pickle
 import struct
 import sys
 import tempfile
+import time
 import unicodedata
 import zlib
 from collections.abc import Sequence
@@ -68,6 +69,21 @@ class FileRecord:
 class CachedCatalog:
     files: dict[str, FileRecord]
     index: DocumentIndex
+
+
+CACHE_DIR_ENV = "MEMORY_RECALL_CACHE_DIR"  # where snapshots go; "off" disables them
+FORGET_AFTER_S = 30 * 24 * 3600  # snapshots of roots no daemon has opened for a month
+
+
+def snapshot_cache(roots: Sequence[MemoryRoot]) -> SnapshotCache | None:
+    """The daemon's cache for these roots: `$MEMORY_RECALL_CACHE_DIR`, else the user data dir."""
+    from server.config import user_data_dir
+
+    configured = os.environ.get(CACHE_DIR_ENV)
+    if configured == "off":
+        return None
+    cache_dir = Path(configured) if configured else user_data_dir() / "cache"
+    return SnapshotCache(default_cache_path(roots, cache_dir), roots)
 
 
 def default_cache_path(roots: Sequence[MemoryRoot], cache_dir: Path) -> Path:
@@ -135,10 +151,19 @@ class SnapshotCache:
                     _HEADER.pack(FORMAT_VERSION, fingerprint(self.roots), payload.size, payload.crc)
                 )
             os.replace(temp, self.path)
+            self._forget_old_snapshots()
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
+
+    def _forget_old_snapshots(self) -> None:
+        """Every set of roots (every temporary test tree) leaves a file: prune stale ones."""
+        cutoff = time.time() - FORGET_AFTER_S
+        for other in self.path.parent.glob("catalog-*.snapshot*"):
+            with contextlib.suppress(OSError):
+                if other != self.path and other.stat().st_mtime < cutoff:
+                    other.unlink()
 
     def _check(self, f: BinaryIO) -> None:
         """Validate magic, header and checksum, leaving `f` at the payload's start."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
 
@@ -37,3 +38,9 @@ def make_doc(
 @pytest.fixture
 def doc_factory():
     return make_doc
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _snapshot_cache_in_tmp(tmp_path_factory):
+    """Daemons started by tests keep their snapshot caches out of the user's data dir."""
+    os.environ.setdefault("MEMORY_RECALL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

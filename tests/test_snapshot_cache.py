@@ -168,3 +168,24 @@ def test_a_warm_catalog_keeps_changing_incrementally(tree, tmp_path):
     catalog.upsert(tree / "late.md")
     catalog.remove(tree / "sub0" / "m0.md")
     assert len(ranking(catalog, ["deploy"])) == 5
+
+
+def test_the_daemon_cache_dir_comes_from_the_environment(tmp_path, monkeypatch):
+    roots = [MemoryRoot.of(tmp_path / "m", "project")]
+    monkeypatch.setenv("MEMORY_RECALL_CACHE_DIR", "off")
+    assert server.snapshot_cache.snapshot_cache(roots) is None
+    monkeypatch.setenv("MEMORY_RECALL_CACHE_DIR", str(tmp_path / "c"))
+    assert server.snapshot_cache.snapshot_cache(roots).path.parent == tmp_path / "c"
+    monkeypatch.delenv("MEMORY_RECALL_CACHE_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    cache = server.snapshot_cache.snapshot_cache(roots)
+    assert cache.path.parent == tmp_path / "data" / "memory-recall" / "cache"
+
+
+def test_snapshots_of_roots_unused_for_a_month_are_pruned(tree, tmp_path):
+    stale = write(tmp_path / "cache" / "catalog-0123456789abcdef.snapshot", "old")
+    recent = write(tmp_path / "cache" / "catalog-fedcba9876543210.snapshot", "new")
+    os.utime(stale, (1, 1))
+    open_catalog(tree, tmp_path / "cache")
+    assert not stale.exists()
+    assert recent.exists()
