@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from server.bench import add_arguments as add_bench_arguments
 from server.catalog import MemoryCatalog, MemoryRoot
 from server.config import default_roots, parse_root_arg
 from server.prompt import format_age
@@ -115,6 +116,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run_stdio(selector_ceiling_s=ceiling, log_level=args.log_level)
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from server.bench import main as bench_main
+
+    return bench_main(args)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from server.demo import main as demo
 
@@ -153,6 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("directory", nargs="?", default="fixtures/demo-memory")
     demo.add_argument("--model-delay-ms", type=float, default=300)
     demo.set_defaults(func=cmd_demo)
+
+    bench = sub.add_parser("bench", help="latency vs number of memories (prints figures)")
+    add_bench_arguments(bench)
+    bench.set_defaults(func=cmd_bench)
 
     status = sub.add_parser("status", help="roots, document counts and skipped files")
     _add_root_option(status)

@@ -57,9 +57,12 @@ if TYPE_CHECKING:
 GRAM = 3  # the shortest non-CJK token, so every one of them has a trigram
 FIELD_WEIGHTS = (TITLE_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGHT)
 FIELDS = range(len(FIELD_WEIGHTS))
-# Posting lists at least this long keep a ready bitmap: building one costs
-# about 0.1 µs per posting, keeping it one bit per slot.
-DENSE_POSTINGS = 512
+# A posting list keeps a ready bitmap (built on first use, then updated in
+# place) when it is at least this long, and at least 1/DENSE_SHARE of all
+# slots: building a bitmap costs ~0.1 µs per posting, keeping one costs a bit
+# per slot, so the share bounds a bitmap to a few times its list's own size.
+DENSE_POSTINGS = 32
+DENSE_SHARE = 128
 
 # Field side: maximal runs, so a token can only ever be found inside one.
 _WORD = regex.compile(rf"[[\p{{L}}\p{{M}}\p{{N}}]--[{CJK_CLASS}]]{{{GRAM},}}", flags=regex.VERSION1)
@@ -97,14 +100,19 @@ def _is_word(term: str) -> bool:
     return len(term) >= GRAM  # a pair has two characters, a word at least three
 
 
-def bitmap_of(slots: Iterable[Slot]) -> int:
-    """The set of slots as an int with those bits set."""
-    buffer = bytearray()
+_BITS = tuple(1 << i for i in range(8))
+
+
+def bitmap_of(slots: Iterable[Slot], capacity: int = 0) -> int:
+    """The set of slots as an int with those bits set (`capacity`: a slot bound, if known)."""
+    buffer = bytearray((capacity + 7) >> 3)
+    size = len(buffer)
     for slot in slots:
         byte = slot >> 3
-        if byte >= len(buffer):
-            buffer.extend(bytes(byte + 1 - len(buffer)))
-        buffer[byte] |= 1 << (slot & 7)
+        if byte >= size:
+            buffer.extend(bytes(byte + 1 - size))
+            size = len(buffer)
+        buffer[byte] |= _BITS[slot & 7]
     return int.from_bytes(buffer, "little")
 
 
@@ -315,7 +323,7 @@ class DocumentIndex:
                     continue
                 bitmap = dense.get(term)
                 if bitmap is not None:
-                    if len(held) < self.dense_postings // 2:
+                    if len(held) < self._dense_threshold() // 2:
                         del dense[term]
                     else:
                         dense[term] = bitmap & ~bitmap_of(slots)
@@ -388,25 +396,29 @@ class DocumentIndex:
                 for f in FIELDS
             ]
         out = []
+        threshold = self._dense_threshold()
         for field in FIELDS:
             postings, dense = self._postings[field], self._dense[field]
             bits = 0
             sparse = []
             for term in terms:
-                held = postings.get(term)
-                if held is None:
-                    continue
-                if len(held) < self.dense_postings:
-                    sparse.append(held)
-                    continue
                 bitmap = dense.get(term)
                 if bitmap is None:
-                    bitmap = dense[term] = bitmap_of(held)
+                    held = postings.get(term)
+                    if held is None:
+                        continue
+                    if len(held) < threshold:
+                        sparse.append(held)
+                        continue
+                    bitmap = dense[term] = bitmap_of(held, self._next_slot)
                 bits |= bitmap
             if sparse:
-                bits |= bitmap_of(slot for held in sparse for slot in held)
+                bits |= bitmap_of((slot for held in sparse for slot in held), self._next_slot)
             out.append(bits)
         return out
+
+    def _dense_threshold(self) -> int:
+        return max(self.dense_postings, self._next_slot // DENSE_SHARE)
 
     def _words_containing(self, token: str) -> list[str]:
         holders = []

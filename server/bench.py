@@ -1,0 +1,426 @@
+"""`memory-recall bench`: how the fast result's latency depends on the number of memories.
+
+For each corpus size it writes a synthetic memory tree (server.synthetic), then
+drives the real daemon over stdio from this process, as an editor would:
+
+- cold build: spawn → `memory/status` says ready (parse, index, snapshot save),
+  the daemon's own build time, and its RSS (now and peak);
+- warm restart: the same, for a second daemon that finds the snapshot cache;
+- `memory/recall` → `memory/fastResult` latency over a fixed query set (common
+  words, rare words, CJK, no result), after one unrecorded warm-up round; a
+  query with nothing to show fast is timed to its refined result instead;
+- change-to-visible: write or rename a memory file, then recall until it shows;
+- in-process baseline: scan-every-recall — walk, read, parse and score every
+  file for each query, as an implementation without a warm catalog does.
+
+Once per run, the transport floor: `memory/status` round trips to a daemon
+with an empty catalog. Ratios within one run are the figures that matter: this
+machine is shared and noisy, so nothing here passes or fails on absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from server.catalog import MemoryRoot, input_order_key
+from server.documents import InvalidMemory, MemoryDocument, is_memory_file_name, parse_memory
+from server.ranking.reference import rank_scan
+from server.synthetic import write_tree
+from server.tokens import query_tokens
+
+SIZES = (1_000, 10_000, 100_000)
+FAST_LIMIT = 2
+QUERIES: dict[str, tuple[str, ...]] = {
+    "common": (
+        "how do we deploy the service to staging",
+        "fix the failing test before the release",
+        "database migration rollback",
+    ),
+    "rare": ("runbook for the oncall escalation", "kalomi", "OPS-4821"),
+    "cjk": ("本番環境へのデプロイ手順", "数据库迁移的问题", "배포 서버 설정"),
+    "none": ("zyxqv plorbix wumpus", "qqqzzzyyy"),
+}
+SCAN_BASELINE_QUERIES = 3  # at 100,000 files one scan-every-recall query takes seconds
+
+
+@dataclass
+class Percentiles:
+    p50: float
+    p95: float
+    n: int
+
+    @classmethod
+    def of(cls, samples_ms: Sequence[float]) -> Percentiles:
+        ordered = sorted(samples_ms)
+        if not ordered:
+            return cls(float("nan"), float("nan"), 0)
+        p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+        return cls(round(statistics.median(ordered), 3), round(p95, 3), len(ordered))
+
+
+@dataclass
+class SizeResult:
+    docs: int
+    cold_ready_s: float  # spawn → ready, wall clock
+    cold_build_ms: float | None  # the daemon's own figure for its scan
+    rss_mb: float  # after the recall rounds
+    peak_rss_mb: float
+    warm_ready_s: float
+    warm_build_ms: float | None
+    fast: Percentiles  # every query, warm
+    fast_by_kind: dict[str, Percentiles]
+    first_round: Percentiles  # the unrecorded warm-up round, for the record
+    scan_every_recall: Percentiles
+    change_to_visible: Percentiles
+    change_failures: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _rss_mb(pid: int) -> tuple[float, float]:
+    """(current, peak) resident set size of a process, from /proc."""
+    fields = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            fields[key] = value.split()
+    except OSError:
+        return float("nan"), float("nan")
+    return int(fields["VmRSS"][0]) / 1024, int(fields["VmHWM"][0]) / 1024
+
+
+async def _start(roots: Sequence[tuple[Path, str]], cache_dir: Path, watch: bool = True) -> Any:
+    from protocol.client import MemoryRecallClient
+
+    async def nothing_selected(_params: Any) -> list[str]:
+        return []  # the refined phase is not what this measures
+
+    return await MemoryRecallClient.start(
+        roots=[(str(path), scope) for path, scope in roots],
+        selector={"kind": "client"},  # a fast phase exists only with a selector
+        select_handler=nothing_selected,
+        watch=watch,
+        env={"MEMORY_RECALL_CACHE_DIR": str(cache_dir)},
+    )
+
+
+async def _ready(client: Any, started: float, timeout_s: float = 600) -> tuple[float, Any]:
+    while True:
+        status = await client.status()
+        if status.ready:
+            return time.perf_counter() - started, status
+        if time.perf_counter() - started > timeout_s:
+            raise TimeoutError("the daemon did not finish indexing")
+        await asyncio.sleep(0.02)
+
+
+async def _first_result_ms(client: Any, query: str) -> tuple[float, Any]:
+    """Time until the recall's first phase arrives (fast, else refined), then let it finish.
+
+    Arrival is stamped when the client has read and parsed the notification,
+    not when the awaiting code resumes (the client may first be busy parsing
+    the `memory/select` request that follows a fast result).
+    """
+    from protocol import methods
+
+    arrivals: dict[str, float] = {}
+
+    def stamp(method: str, params: Any) -> None:
+        if method in (methods.FAST_RESULT, methods.REFINED_RESULT):
+            arrivals.setdefault(method, time.perf_counter())
+
+    client.on_notification = stamp
+    started = time.perf_counter()
+    handle = await client.recall(query, initial_wait_ms=60_000)
+    result = await handle.response
+    client.on_notification = None
+    client.notifications.clear()
+    first = arrivals.get(methods.FAST_RESULT, arrivals.get(methods.REFINED_RESULT, started))
+    return (first - started) * 1000, result
+
+
+async def transport_floor(rounds: int = 200) -> Percentiles:
+    """`memory/status` round trips to a daemon with an empty catalog."""
+    with tempfile.TemporaryDirectory() as empty:
+        client = await _start([(Path(empty), "project")], Path(empty) / "cache", watch=False)
+        try:
+            await _ready(client, time.perf_counter())
+            samples = []
+            for _ in range(rounds):
+                started = time.perf_counter()
+                await client.status()
+                samples.append((time.perf_counter() - started) * 1000)
+        finally:
+            await client.close()
+    return Percentiles.of(samples[rounds // 10 :])
+
+
+def scan_every_recall(roots: Sequence[MemoryRoot], query: str) -> list[str]:
+    """What a catalog-less implementation does per query: read, parse, score everything."""
+    tokens = query_tokens(query)
+    docs: list[MemoryDocument] = []
+    for index, root in enumerate(roots):
+        for directory, _dirs, names in os.walk(root.path):
+            for name in names:
+                if not is_memory_file_name(name):
+                    continue
+                path = os.path.join(directory, name)
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        text = f.read()
+                    docs.append(
+                        parse_memory(
+                            text,
+                            path=path,
+                            relative_path=os.path.relpath(path, root.path),
+                            scope=root.scope,
+                            mtime_ms=os.stat(path).st_mtime_ns / 1_000_000,
+                            root_index=index,
+                        )
+                    )
+                except (OSError, UnicodeDecodeError, InvalidMemory):
+                    continue
+    docs.sort(key=input_order_key)
+    return [s.document.path for s in rank_scan(docs, tokens)[:FAST_LIMIT]]
+
+
+async def change_to_visible(client: Any, project: Path, samples: int) -> tuple[list[float], int]:
+    """Write (even samples) or rename (odd) a memory file; recall until it is the fast result."""
+    changes = project / "bench-changes"
+    changes.mkdir(exist_ok=True)
+    latencies, failures = [], 0
+    previous: Path | None = None
+    for i in range(samples):
+        word = "zqvis" + "".join(chr(ord("a") + int(d)) for d in f"{i:04d}")
+        if i % 2 == 1 and previous is not None:
+            target = changes / f"renamed-{i:04d}.md"
+            word = previous.stem.split("-")[-1]  # the renamed file still holds its word
+            os.rename(previous, target)
+        else:
+            target = changes / f"new-{i:04d}-{word}.md"
+            target.write_text(
+                f"---\nname: {word} note\ndescription: change {i}\ntype: project\n---\n{word}\n",
+                encoding="utf-8",
+            )
+        started = time.perf_counter()
+        while True:
+            handle = await client.recall(word, initial_wait_ms=10_000)
+            result = await handle.response
+            fast = result.fast.docs if result.fast else []
+            if any(doc.path == str(target) for doc in fast):
+                latencies.append((time.perf_counter() - started) * 1000)
+                break
+            if time.perf_counter() - started > 10:
+                failures += 1
+                break
+            await asyncio.sleep(0.002)
+        previous = target if i % 2 == 0 else None
+    shutil.rmtree(changes, ignore_errors=True)
+    return latencies, failures
+
+
+async def bench_size(
+    docs: int, work: Path, *, repeats: int, change_samples: int, seed: int
+) -> SizeResult:
+    tree = work / f"tree-{docs}-{seed}"
+    marker = tree / ".complete"
+    if not marker.exists():
+        shutil.rmtree(tree, ignore_errors=True)
+        write_tree(tree, docs, seed)
+        marker.touch()
+    project, user = tree / "project", tree / "user"
+    roots = [(project, "project"), (user, "user")]
+    cache_dir = work / f"cache-{docs}-{seed}"
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    notes = []
+
+    started = time.perf_counter()
+    client = await _start(roots, cache_dir)
+    try:
+        cold_ready_s, status = await _ready(client, started)
+        if status.documents != docs:
+            notes.append(f"daemon sees {status.documents} documents, expected {docs}")
+        cold_build_ms = status.index_build_ms
+        queries = [(kind, q) for kind, qs in QUERIES.items() for q in qs]
+        first = [(await _first_result_ms(client, q))[0] for _, q in queries]
+        by_kind: dict[str, list[float]] = {kind: [] for kind in QUERIES}
+        for _ in range(repeats):
+            for kind, query in queries:
+                by_kind[kind].append((await _first_result_ms(client, query))[0])
+        while (await client.status()).watcher.state != "watching":
+            await asyncio.sleep(0.05)
+        changes, failures = await change_to_visible(client, project, change_samples)
+        rss, peak = _rss_mb(client.process.pid)
+    finally:
+        await client.close()
+
+    started = time.perf_counter()
+    client = await _start(roots, cache_dir, watch=False)
+    try:
+        warm_ready_s, status = await _ready(client, started)
+        warm_build_ms = status.index_build_ms
+    finally:
+        await client.close()
+
+    memory_roots = [MemoryRoot.of(path, scope) for path, scope in roots]
+    scan_queries = queries if docs <= 10_000 else queries[:SCAN_BASELINE_QUERIES]
+    scans = []
+    for _, query in scan_queries:
+        begun = time.perf_counter()
+        scan_every_recall(memory_roots, query)
+        scans.append((time.perf_counter() - begun) * 1000)
+
+    every = [ms for samples in by_kind.values() for ms in samples]
+    return SizeResult(
+        docs=docs,
+        cold_ready_s=round(cold_ready_s, 3),
+        cold_build_ms=cold_build_ms,
+        rss_mb=round(rss, 1),
+        peak_rss_mb=round(peak, 1),
+        warm_ready_s=round(warm_ready_s, 3),
+        warm_build_ms=warm_build_ms,
+        fast=Percentiles.of(every),
+        fast_by_kind={kind: Percentiles.of(samples) for kind, samples in by_kind.items()},
+        first_round=Percentiles.of(first),
+        scan_every_recall=Percentiles.of(scans),
+        change_to_visible=Percentiles.of(changes),
+        change_failures=failures,
+        notes=notes,
+    )
+
+
+def markdown_table(results: Sequence[SizeResult], floor: Percentiles) -> str:
+    rows = [
+        "| documents | cold ready | warm ready | RSS (peak) | fast p50 / p95 | fast p95 ÷ floor p50"
+        " | scan-every-recall p50 | scan ÷ fast p50 | change→visible p50 / p95 |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        rows.append(
+            f"| {r.docs:,} | {r.cold_ready_s:.2f} s | {r.warm_ready_s:.2f} s "
+            f"| {r.rss_mb:.0f} MB ({r.peak_rss_mb:.0f}) "
+            f"| {r.fast.p50:.2f} / {r.fast.p95:.2f} ms | {r.fast.p95 / floor.p50:.1f} "
+            f"| {r.scan_every_recall.p50:,.0f} ms | {r.scan_every_recall.p50 / r.fast.p50:,.0f}× "
+            f"| {r.change_to_visible.p50:.0f} / {r.change_to_visible.p95:.0f} ms |"
+        )
+    rows.append("")
+    rows.append(
+        f"Transport floor (`memory/status` round trip, empty catalog): "
+        f"p50 {floor.p50:.2f} ms, p95 {floor.p95:.2f} ms."
+    )
+    kinds = ", ".join(
+        f"{kind} {p.p50:.2f}/{p.p95:.2f}"
+        for r in results[-1:]
+        for kind, p in r.fast_by_kind.items()
+    )
+    if results:
+        rows.append(f"Fast p50/p95 by query kind at {results[-1].docs:,} documents (ms): {kinds}.")
+    return "\n".join(rows)
+
+
+def plot(results: Sequence[SizeResult], floor: Percentiles, path: Path) -> str | None:
+    """Latency against corpus size, log scale; None when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed (pip install 'memory-recall[bench]'): no plot"
+    sizes = [r.docs for r in results]
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    axes.plot(sizes, [r.fast.p50 for r in results], "o-", label="indexed fast result p50")
+    axes.plot(sizes, [r.fast.p95 for r in results], "o--", label="indexed fast result p95")
+    axes.plot(
+        sizes, [r.scan_every_recall.p50 for r in results], "s-", label="scan-every-recall p50"
+    )
+    axes.axhline(floor.p50, color="grey", linestyle=":", label="transport floor p50")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("memories")
+    axes.set_ylabel("latency (ms)")
+    axes.set_title("memory/recall → memory/fastResult, stdio daemon")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return None
+
+
+def sizes_up_to(limit: int | None) -> list[int]:
+    """The standard sizes not above `limit`, and `limit` itself when it is not one."""
+    if limit is None:
+        return list(SIZES)
+    chosen = [s for s in SIZES if s <= limit]
+    if limit not in chosen:
+        chosen.append(limit)
+    return chosen
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="memory-recall-bench-"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        floor = await transport_floor()
+        results = []
+        for docs in sizes_up_to(args.docs):
+            print(f"bench: {docs:,} documents …", file=sys.stderr, flush=True)
+            result = await bench_size(
+                docs,
+                work,
+                repeats=args.repeats,
+                change_samples=args.changes,
+                seed=args.seed,
+            )
+            results.append(result)
+            print(markdown_table(results[-1:], floor).splitlines()[2], file=sys.stderr)
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    table = markdown_table(results, floor)
+    (out / "bench.md").write_text(table + "\n", encoding="utf-8")
+    problem = plot(results, floor, out / "bench.png")
+    return {
+        "floor": asdict(floor),
+        "sizes": [asdict(r) for r in results],
+        "table": str(out / "bench.md"),
+        "plot": problem or str(out / "bench.png"),
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "_table_text": table,
+    }
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--docs", type=int, help=f"largest corpus (default: {', '.join(map(str, SIZES))})"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--out", default="bench-results", help="where bench.md and bench.png go")
+    parser.add_argument("--work", help="keep generated trees here and reuse them across runs")
+    parser.add_argument("--repeats", type=int, default=10, help="rounds over the query set")
+    parser.add_argument("--changes", type=int, default=20, help="change-to-visible samples")
+    parser.add_argument("--seed", type=int, default=1)
+
+
+def main(args: argparse.Namespace) -> int:
+    report = asyncio.run(run(args))
+    table = report.pop("_table_text")
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        print(table)
+        print(f"\nplot: {report['plot']}")
+    return 0

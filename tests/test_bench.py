@@ -1,0 +1,37 @@
+"""The benchmark's building blocks (the benchmark itself prints figures, it asserts nothing)."""
+
+from __future__ import annotations
+
+from server.bench import Percentiles, scan_every_recall, sizes_up_to
+from server.catalog import MemoryCatalog, MemoryRoot
+from server.ranking.shortlist import build_shortlist
+from server.synthetic import synthetic_documents, write_tree
+
+
+def test_sizes_up_to_a_limit():
+    assert sizes_up_to(None) == [1_000, 10_000, 100_000]
+    assert sizes_up_to(10_000) == [1_000, 10_000]
+    assert sizes_up_to(300) == [300]
+
+
+def test_percentiles():
+    p = Percentiles.of([float(i) for i in range(1, 101)])
+    assert (p.p50, p.p95, p.n) == (50.5, 95.0, 100)
+
+
+def test_the_synthetic_corpus_is_deterministic_and_multilingual():
+    docs = synthetic_documents(200, seed=3)
+    assert [d.body for d in docs] == [d.body for d in synthetic_documents(200, seed=3)]
+    assert {d.type for d in docs} == {"user", "feedback", "project", "reference"}
+    assert any(not d.body.isascii() for d in docs)
+    assert 600 <= sum(len(d.body) for d in docs) / len(docs) <= 1300
+
+
+def test_scan_every_recall_answers_like_the_warm_catalog(tmp_path):
+    project, user = write_tree(tmp_path, 60)
+    roots = [MemoryRoot.of(project, "project"), MemoryRoot.of(user, "user")]
+    catalog = MemoryCatalog(roots)
+    catalog.scan()
+    for query in ("deploy the service", "本番環境", "nothing-matches-zzqx"):
+        fast = [s.document.path for s in build_shortlist(catalog.snapshot(), query).fast]
+        assert scan_every_recall(roots, query) == fast
