@@ -627,12 +627,13 @@ def dispatch(body: bytes, protocol: MemoryProtocol) -> None:
         or (isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool))
         or msg_id is None
     )
+    if not id_ok:
+        msg_id = None  # never echo an id that is not one
     problem = None
     if data.get("jsonrpc") != "2.0":
         problem = "'jsonrpc' must be \"2.0\""
     elif not id_ok:
         problem = "'id' must be a string, a number or null"
-        msg_id = None
     elif "method" in data:
         if not isinstance(data["method"], str):
             problem = "'method' must be a string"
