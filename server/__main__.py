@@ -137,7 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--selector-ceiling-ms", type=int, default=None,
         help="upper bound on any selector call (default 30000)",
     )  # fmt: skip
-    serve.add_argument("--log-level", default="INFO", help="stderr log level")
+    serve.add_argument(
+        "--log-level", default="WARNING",
+        help="stderr log level (editors show stderr as errors, so WARNING by default)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--stdio", action="store_true", help="accepted for LSP clients; stdio is the transport"
+    )
     serve.set_defaults(func=cmd_serve)
 
     recall = sub.add_parser("recall", help="one-shot recall, human-readable, with timings")

@@ -68,8 +68,13 @@ class CatalogWatcher:
 
     async def run(self) -> None:
         failures = 0
+        known = self._existing()  # the initial scan covers the roots that exist now
         while not self._stop.is_set():
             existing = self._existing()
+            if existing != known:
+                # A root appeared or vanished: rescan or drop it.
+                self._on_changes({str(r) for r in set(existing) ^ set(known)})
+                known = existing
             if not existing:
                 self._on_state("watching", "no memory root exists yet; waiting for one")
                 await self._sleep(ROOT_CHECK_MS / 1000)
@@ -89,11 +94,8 @@ class CatalogWatcher:
                 ):
                     if changes:
                         self._on_changes(self._to_root_paths({path for _, path in changes}))
-                    now = self._existing()
-                    if now != existing:
-                        # A root appeared or vanished: rescan or drop it, then re-watch.
-                        self._on_changes({str(r) for r in set(now) ^ set(existing)})
-                        break
+                    if self._existing() != existing:
+                        break  # re-watch the new set of roots
                 failures = 0
             except Exception as exc:  # the OS watcher failed (limits, permissions…)
                 failures += 1
