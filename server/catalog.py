@@ -145,7 +145,9 @@ class MemoryCatalog:
 
     def count_by_root(self) -> list[int]:
         counts = [0] * len(self.roots)
-        for doc in self._docs.values():
+        # list() copies in one step, so a status request may ask while a scan
+        # runs in another thread.
+        for doc in list(self._docs.values()):
             counts[doc.root_index] += 1
         return counts
 
