@@ -128,6 +128,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo(args.directory, args.model_delay_ms)
 
 
+def cmd_delivery(args: argparse.Namespace) -> int:
+    from server.delivery import LATENCIES_MS
+    from server.delivery import main as delivery
+
+    return delivery(args.corpus, args.latency or LATENCIES_MS, args.json)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memory-recall", description=__doc__)
     sub = parser.add_subparsers(dest="command")
@@ -170,6 +177,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="latency vs number of memories (prints figures)")
     add_bench_arguments(bench)
     bench.set_defaults(func=cmd_bench)
+
+    delivery = sub.add_parser(
+        "delivery", help="benchmark: what a host waiting 100 ms gets, per model latency"
+    )
+    delivery.add_argument("corpus", nargs="?", default="fixtures/eval/corpus.json")
+    delivery.add_argument("--latency", type=float, action="append", help="ms; repeatable")
+    delivery.add_argument("--json", action="store_true")
+    delivery.set_defaults(func=cmd_delivery)
 
     status = sub.add_parser("status", help="roots, document counts and skipped files")
     _add_root_option(status)
