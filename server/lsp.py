@@ -21,6 +21,7 @@ from collections.abc import Awaitable
 from concurrent.futures import Future
 from typing import Any, BinaryIO
 
+import attrs
 from cattrs import transform_error
 from cattrs.errors import BaseValidationError
 from lsprotocol import types
@@ -76,9 +77,14 @@ MAX_HEADER_LINE_BYTES = 8 * 1024
 
 def _plain_params(obj: dict[str, Any], cls: type) -> Any:
     """Keep params/results of our own methods as plain dicts (pygls would build
-    namedtuples with `rename=True`, silently mangling keys)."""
-    obj.setdefault("result" if cls is JsonRPCResponseMessage else "params", None)
-    return cls(**obj)
+    namedtuples with `rename=True`, silently mangling keys).
+
+    Members JSON-RPC does not define are ignored, as lsprotocol's types ignore them.
+    """
+    known = attrs.fields_dict(cls)
+    fields = {key: value for key, value in obj.items() if key in known}
+    fields.setdefault("result" if cls is JsonRPCResponseMessage else "params", None)
+    return cls(**fields)
 
 
 def make_converter() -> Any:
@@ -661,6 +667,11 @@ def dispatch(body: bytes, protocol: MemoryProtocol) -> None:
             methods.INVALID_REQUEST,
             f"invalid request: {data['method']!r} is a notification and must not carry an 'id'",
         )
+        return
+    if "id" not in data and data.get("method") in (methods.RECALL, methods.STATUS):
+        # Nobody could receive the result; running it would only spend a selector
+        # call, and bad params would pop an error up in the editor.
+        log.warning("ignored %s sent as a notification: it is a request, add an id", data["method"])
         return
     if data.get("method") == types.CANCEL_REQUEST and not _is_cancel_target(data.get("params")):
         problem = "invalid params: id: expected the string or integer id of a request"
