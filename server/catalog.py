@@ -22,6 +22,7 @@ from server.documents import (
     Scope,
     is_memory_file_name,
     load_document,
+    missing_file,
 )
 from server.ranking.index import DocumentIndex
 from server.snapshot_cache import CachedCatalog, FileRecord, SnapshotCache
@@ -164,7 +165,7 @@ class MemoryCatalog:
         rebuilt. The snapshot is rewritten when anything differed.
         """
         started = time.perf_counter()
-        cached = cache.load() if cache else None
+        cached = cache.load(input_order_key) if cache else None
         self.cache_report = cache.last_problem if cache else None
         self._docs.clear()
         self._skipped.clear()
@@ -365,7 +366,10 @@ class MemoryCatalog:
             outside = None if inside else _leaves_root(path, root)
             if outside and not root.follow_symlinks_outside:
                 raise InvalidMemory(f"symlink points outside the root (to {outside})")
-            st = os.stat(path)
+            try:
+                st = os.stat(path)
+            except FileNotFoundError as exc:
+                raise missing_file(path) from exc
             doc = load_document(path, root=root.path, scope=root.scope, root_index=index)
         except (InvalidMemory, OSError) as exc:
             if indexed:

@@ -169,12 +169,22 @@ def is_memory_file_name(name: str) -> bool:
     return name.endswith(".md") and name != INDEX_FILE_NAME
 
 
+def missing_file(path: Path) -> InvalidMemory:
+    """Why a listed file could not be found: a dangling symlink, or it was just deleted.
+
+    Only the first is reported; a file that vanished is simply no longer there.
+    """
+    if path.is_symlink():
+        return InvalidMemory("broken symlink: its target does not exist")
+    return InvalidMemory("file vanished before it could be read")
+
+
 def load_document(path: Path, *, root: Path, scope: Scope, root_index: int = 0) -> MemoryDocument:
     """Read and parse one file; raises InvalidMemory (or OSError) with the reason."""
     try:
         st = path.stat()
     except FileNotFoundError as exc:
-        raise InvalidMemory("file vanished before it could be read") from exc
+        raise missing_file(path) from exc
     if not path.is_file():
         raise InvalidMemory("not a regular file")
     if st.st_size > MAX_FILE_BYTES:
@@ -184,7 +194,7 @@ def load_document(path: Path, *, root: Path, scope: Scope, root_index: int = 0) 
     try:
         raw = path.read_bytes()
     except FileNotFoundError as exc:
-        raise InvalidMemory("file vanished before it could be read") from exc
+        raise missing_file(path) from exc
     except PermissionError as exc:
         raise InvalidMemory("permission denied") from exc
     if b"\x00" in raw:
