@@ -27,13 +27,22 @@ the query, best first; choose none when nothing is relevant. Answer with JSON on
 {{"selected_memories": ["<path>", ...]}}"""
 
 
+# Untrusted text (memory descriptions, the query) must not be able to close the
+# block that marks it as data: our own delimiter tags are removed from it.
+_DELIMITER = re.compile(r"<\s*/?\s*(?:manifest|query)\b[^>]*>", re.IGNORECASE)
+
+
+def as_data(text: str) -> str:
+    return _DELIMITER.sub("[tag removed]", text)
+
+
 def manifest_lines(request: SelectionRequest, budget: int = MANIFEST_BUDGET_BYTES) -> list[str]:
     """`- [type] path (ISO time): description`, in candidate order, within the byte budget."""
     lines: list[str] = []
     used = 0
     for doc in request.candidates:
         when = dt.datetime.fromtimestamp(doc.mtime_ms / 1000, tz=dt.timezone.utc)
-        description = " ".join(doc.description.split())
+        description = as_data(" ".join(doc.description.split()))
         line = f"- [{doc.type}] {doc.path} ({when.isoformat(timespec='seconds')}): {description}"
         size = len(line.encode("utf-8")) + 1
         if used + size > budget:
@@ -47,7 +56,7 @@ def build_messages(request: SelectionRequest) -> list[dict[str, str]]:
     manifest = "\n".join(manifest_lines(request))
     tools = ", ".join(request.recent_tools) or "none"
     user = (
-        f"Query:\n<query>\n{request.query}\n</query>\n\n"
+        f"Query:\n<query>\n{as_data(request.query)}\n</query>\n\n"
         f"Recently used tools: {tools}\n\n"
         f"Memory manifest:\n<manifest>\n{manifest}\n</manifest>"
     )
@@ -94,6 +103,16 @@ class HttpSelector:
         return headers
 
     async def select(self, request: SelectionRequest) -> list[str]:
+        # Whatever comes back (paths, failure reasons) ends up in results and
+        # telemetry: an upstream that echoes the key must not get it there.
+        headers = self._headers()
+        key = headers.get("Authorization", "").removeprefix("Bearer ")
+        try:
+            return [_redact(path, key) for path in await self._select(request, headers)]
+        except SelectorError as exc:
+            raise SelectorError(_redact(str(exc), key)) from None
+
+    async def _select(self, request: SelectionRequest, headers: dict[str, str]) -> list[str]:
         body: dict[str, Any] = {
             "model": self._model,
             "temperature": 0,
@@ -104,7 +123,7 @@ class HttpSelector:
         # and cancelling closes the connection.
         try:
             async with httpx.AsyncClient(timeout=None, trust_env=False) as client:
-                response = await client.post(self._endpoint, json=body, headers=self._headers())
+                response = await client.post(self._endpoint, json=body, headers=headers)
         except httpx.HTTPError as exc:
             raise SelectorError(f"request failed: {type(exc).__name__}") from exc
         if response.status_code != 200:
@@ -116,3 +135,7 @@ class HttpSelector:
         if not isinstance(content, str):
             raise SelectorError("malformed answer: message content is not text")
         return parse_answer(content)
+
+
+def _redact(text: str, secret: str) -> str:
+    return text.replace(secret, "[redacted]") if secret else text
