@@ -120,9 +120,12 @@ async def _ready(client: Any, started: float, timeout_s: float = 600) -> tuple[f
         status = await client.status()
         if status.ready:
             return time.perf_counter() - started, status
-        if time.perf_counter() - started > timeout_s:
+        elapsed = time.perf_counter() - started
+        if elapsed > timeout_s:
             raise TimeoutError("the daemon did not finish indexing")
-        await asyncio.sleep(0.02)
+        # Each status request takes the GIL from the indexing thread: poll
+        # finely for small trees, rarely for big ones.
+        await asyncio.sleep(min(0.25, 0.01 + elapsed / 50))
 
 
 async def _first_result_ms(client: Any, query: str) -> tuple[float, Any]:

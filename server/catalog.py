@@ -25,7 +25,12 @@ from server.documents import (
     missing_file,
 )
 from server.ranking.index import DocumentIndex
-from server.snapshot_cache import CachedCatalog, FileRecord, SnapshotCache
+from server.snapshot_cache import (
+    CachedCatalog,
+    FileRecord,
+    SnapshotCache,
+    return_freed_memory,
+)
 
 
 @dataclass(frozen=True)
@@ -187,6 +192,8 @@ class MemoryCatalog:
         self.counters.scans += 1
         if cache and changed:
             self.save_cache(cache)
+        else:
+            return_freed_memory()
         self.build_ms = (time.perf_counter() - started) * 1000
         if cache and not self.cache_report:
             reread = len(self._docs) + len(self._skipped) - len(reused)

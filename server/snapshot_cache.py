@@ -23,6 +23,7 @@ this program, so it carries the same trust as the program's own files.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import json
 import os
@@ -33,7 +34,8 @@ import tempfile
 import time
 import unicodedata
 import zlib
-from collections.abc import Sequence
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -46,13 +48,13 @@ from server.ranking.index import DocumentIndex
 if TYPE_CHECKING:
     from server.catalog import MemoryRoot
 
-FORMAT_VERSION = 1  # bump when the payload's layout changes
+FORMAT_VERSION = 2  # bump when the payload's layout changes
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20
 # Modules whose code decides what a cached document or index contains: any
 # change to them makes older snapshots unusable.
-_PRODUCERS = ("documents.py", "tokens.py", "ranking/index.py", "snapshot_cache.py")
+_PRODUCERS = ("documents.py", "tokens.py", "catalog.py", "ranking/index.py", "snapshot_cache.py")
 
 
 @dataclass(frozen=True)
@@ -116,14 +118,20 @@ class SnapshotCache:
         self.roots = roots
         self.last_problem: str | None = None  # why the last load found nothing usable
 
-    def load(self) -> CachedCatalog | None:
-        """The cached catalog, or None (and `last_problem`) when there is none to trust."""
+    def load(self, tiebreak: Callable[[MemoryDocument], Any]) -> CachedCatalog | None:
+        """The cached catalog, or None (and `last_problem`) when there is none to trust.
+
+        `tiebreak` is the one the index was built with (the catalog's input order).
+        """
         self.last_problem = None
         try:
             with self.path.open("rb") as f:
                 self._check(f)
-                files, index = pickle.load(f)
-            return CachedCatalog(_files_from_rows(files, index), index)
+                columns, index = pickle.load(f)
+            files = _files_from_columns(columns)
+            documents = {p: r.document for p, r in files.items() if r.document is not None}
+            index.relink(documents, tiebreak)
+            return CachedCatalog(files, index)
         except FileNotFoundError:
             self.last_problem = "no snapshot yet"
         except Exception as exc:  # a damaged file can fail in many ways; never crash on it
@@ -144,7 +152,7 @@ class SnapshotCache:
                 out.write(bytes(_HEADER.size))
                 payload = _ChecksummedWriter(out)
                 pickle.dump(
-                    (_rows_from_files(files), index), payload, protocol=pickle.HIGHEST_PROTOCOL
+                    (_columns_from_files(files), index), payload, protocol=pickle.HIGHEST_PROTOCOL
                 )
                 out.seek(len(_MAGIC))
                 out.write(
@@ -152,6 +160,7 @@ class SnapshotCache:
                 )
             os.replace(temp, self.path)
             self._forget_old_snapshots()
+            return_freed_memory()
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
@@ -189,6 +198,18 @@ class SnapshotCache:
         f.seek(start)
 
 
+def return_freed_memory() -> None:
+    """Give memory freed after a scan or a save back to the system.
+
+    glibc keeps freed heap for reuse; a daemon lives for hours, so the tens of
+    MB a scan's file texts or a save's columns passed through would stay in its RSS.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 class _ChecksummedWriter:
     """A write-only file that counts and checksums what passes through it."""
 
@@ -204,51 +225,66 @@ class _ChecksummedWriter:
         return self.out.write(view)
 
 
-# Documents travel as the plain arguments they were made from; their derived
-# fields are recomputed on load, so a snapshot never carries stale ones. The
-# index refers to documents by path and is re-linked to the rebuilt objects.
+# Documents travel as the plain arguments they were made from, one column per
+# field (a joined string or an array: a handful of objects for the pickler to
+# track, not a million); their derived fields are recomputed on load, so a
+# snapshot never carries stale ones. The index refers to documents by path and
+# is re-linked to the rebuilt objects.
+
+_SEP = "\x00"  # no path or memory holds one: files with NUL bytes are skipped
 
 
-def _rows_from_files(files: dict[str, FileRecord]) -> list[tuple[Any, ...]]:
-    rows: list[tuple[Any, ...]] = []
-    for path, record in files.items():
-        doc = record.document
-        if doc is None:
-            rows.append((path, record.size, record.mtime_ns, None, record.skipped))
-            continue
-        fields = (
-            doc.relative_path,
-            doc.scope.value,
-            doc.type,
-            doc.title,
-            doc.description,
-            doc.body,
-            doc.mtime_ms,
-            doc.root_index,
-        )
-        rows.append((path, record.size, record.mtime_ns, fields, None))
-    return rows
+def _split(joined: str, count: int) -> list[str]:
+    return joined.split(_SEP) if count else []
 
 
-def _files_from_rows(rows: list[tuple[Any, ...]], index: DocumentIndex) -> dict[str, FileRecord]:
+def _columns_from_files(files: dict[str, FileRecord]) -> dict[str, Any]:
+    docs = [r.document for r in files.values() if r.document is not None]
+    reasons = [r.skipped or "" for r in files.values() if r.document is None]
+    return {
+        "paths": _SEP.join(files),
+        "sizes": array("q", (r.size for r in files.values())),
+        "mtimes": array("q", (r.mtime_ns for r in files.values())),
+        "is_document": bytes(r.document is not None for r in files.values()),
+        "skipped": _SEP.join(reasons),
+        "relative_path": _SEP.join(d.relative_path for d in docs),
+        "scope": bytes(d.scope is Scope.USER for d in docs),
+        "type": _SEP.join(d.type for d in docs),
+        "title": _SEP.join(d.title for d in docs),
+        "description": _SEP.join(d.description for d in docs),
+        "body": _SEP.join(d.body for d in docs),
+        "mtime_ms": array("d", (d.mtime_ms for d in docs)),
+        "root_index": array("I", (d.root_index for d in docs)),
+    }
+
+
+def _files_from_columns(columns: dict[str, Any]) -> dict[str, FileRecord]:
+    sizes, mtimes, is_document = columns["sizes"], columns["mtimes"], columns["is_document"]
+    paths = _split(columns["paths"], len(sizes))
+    count = sum(is_document)
+    text = {
+        name: _split(columns[name], count)
+        for name in ("relative_path", "type", "title", "description", "body")
+    }
+    skipped = iter(_split(columns["skipped"], len(sizes) - count))
+    scopes = (Scope.PROJECT, Scope.USER)
     files = {}
-    documents = {}
-    for path, size, mtime_ns, fields, skipped in rows:
-        doc = None
-        if fields is not None:
-            relative_path, scope, doc_type, title, description, body, mtime_ms, root_index = fields
-            doc = MemoryDocument(
-                path=path,
-                relative_path=relative_path,
-                scope=Scope(scope),
-                type=doc_type,
-                title=title,
-                description=description,
-                body=body,
-                mtime_ms=mtime_ms,
-                root_index=root_index,
-            )
-            documents[path] = doc
-        files[path] = FileRecord(size, mtime_ns, doc, skipped)
-    index.relink(documents)
+    at = 0
+    for path, size, mtime_ns, has_doc in zip(paths, sizes, mtimes, is_document, strict=True):
+        if not has_doc:
+            files[path] = FileRecord(size, mtime_ns, None, next(skipped))
+            continue
+        doc = MemoryDocument(
+            path=path,
+            relative_path=text["relative_path"][at],
+            scope=scopes[columns["scope"][at]],
+            type=text["type"][at],  # type: ignore[arg-type]
+            title=text["title"][at],
+            description=text["description"][at],
+            body=text["body"][at],
+            mtime_ms=columns["mtime_ms"][at],
+            root_index=columns["root_index"][at],
+        )
+        files[path] = FileRecord(size, mtime_ns, doc, None)
+        at += 1
     return files

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -133,6 +135,10 @@ def test_incremental_index_ranks_exactly_like_the_scan(scenario, data):
     for _ in range(3):
         tokens = query_tokens(data.draw(queries(list(docs.values()), vocabulary)))
         check(tokens)
+        if data.draw(st.booleans()):  # a saved and reloaded index answers the same
+            index = pickle.loads(pickle.dumps(index))
+            index.relink(docs, input_order_key)
+            check(tokens)
         if data.draw(st.booleans()):  # a change, then the same query again
             path = data.draw(st.sampled_from([*docs, "/m/99.md"]))
             doc = data.draw(st.none() | documents(path, vocabulary))

@@ -72,6 +72,7 @@ _CJK_PAIR = regex.compile(rf"[{CJK_CLASS}]{{2}}")
 _WORD_TOKEN = _WORD
 _PAIR_TOKEN = _CJK_PAIR
 _NONZERO_BYTES = re.compile(rb"[^\x00]+")
+_SEP = "\x00"  # joins saved strings: no path or memory holds one (NUL files are skipped)
 
 Slot = int
 OrderKey = tuple[float, Any]  # (-mtime, tiebreak): the reference's order after the score
@@ -94,6 +95,10 @@ def field_terms(text: str) -> set[str]:
 
 def _grams(word: str) -> set[str]:
     return {word[i : i + GRAM] for i in range(len(word) - GRAM + 1)}
+
+
+def _split(joined: str, count: int) -> list[str]:
+    return joined.split(_SEP) if count else []
 
 
 def _is_word(term: str) -> bool:
@@ -208,17 +213,81 @@ class DocumentIndex:
     def __len__(self) -> int:
         return len(self._docs)
 
-    def __getstate__(self) -> dict[str, Any]:
-        # Documents are saved by whoever owns them (see `relink`); dense bitmaps
-        # are a cache, rebuilt on demand and not worth their bytes on disk.
-        state = self.__dict__.copy()
-        state["_docs"] = {}
-        state["_dense"] = ({}, {}, {})
-        return state
+    # -- persistence -----------------------------------------------------------
+    # Pickled as a few flat columns rather than a million small objects: the
+    # pickler's memo of every object would otherwise cost more memory than the
+    # index itself. Documents are saved by their owner (see `relink`); dense
+    # bitmaps are a cache, rebuilt on demand.
 
-    def relink(self, documents: Mapping[str, MemoryDocument]) -> None:
-        """After unpickling: attach the documents, by path. KeyError when one is missing."""
+    def __getstate__(self) -> dict[str, Any]:
+        self.restore_order()
+        postings = []
+        for field in self._postings:
+            flat = array("I")
+            for held in field.values():
+                flat.extend(held)
+            postings.append((_SEP.join(field), array("I", map(len, field.values())), flat))
+        words = list(self._word_fields)
+        word_at = {word: at for at, word in enumerate(words)}
+        holders = self._grams.values()
+        return {
+            "version": self.version,
+            "dense_postings": self.dense_postings,
+            "next_slot": self._next_slot,
+            "free": array("I", self._free),
+            "paths": _SEP.join(self._slot_of),
+            "slots": array("I", self._slot_of.values()),
+            "recency": array("I", self._recency_slots),
+            "postings": postings,
+            "words": (_SEP.join(words), len(words)),
+            "grams": (
+                _SEP.join(self._grams),
+                array("I", map(len, holders)),
+                array("I", (word_at[word] for words in holders for word in words)),
+            ),
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["dense_postings"])  # type: ignore[misc]
+        self.version = state["version"]
+        self._next_slot = state["next_slot"]
+        self._free = state["free"].tolist()
+        slots = state["slots"]
+        self._slot_of = dict(zip(_split(state["paths"], len(slots)), slots.tolist(), strict=True))
+        self._recency_slots = state["recency"].tolist()
+        canonical: dict[str, str] = {}  # one string object per term, whichever field has it
+        for field, (terms, lengths, flat) in zip(self._postings, state["postings"], strict=True):
+            at = 0
+            for term, length in zip(_split(terms, len(lengths)), lengths, strict=True):
+                term = canonical.setdefault(term, term)
+                field[term] = flat[at : at + length]
+                at += length
+                if _is_word(term):
+                    self._word_fields[term] = self._word_fields.get(term, 0) + 1
+        joined_words, count = state["words"]
+        words = [canonical[word] for word in _split(joined_words, count)]
+        gram_keys, lengths, members = state["grams"]
+        at = 0
+        for gram, length in zip(_split(gram_keys, len(lengths)), lengths, strict=True):
+            self._grams[gram] = [words[i] for i in members[at : at + length]]
+            at += length
+
+    def relink(
+        self, documents: Mapping[str, MemoryDocument], tiebreak: Callable[[MemoryDocument], Any]
+    ) -> None:
+        """After unpickling: attach the documents (by path) and the tiebreak they were indexed with.
+
+        KeyError or ValueError when the documents do not fit the index.
+        """
         self._docs = {slot: documents[path] for path, slot in self._slot_of.items()}
+        if len(self._docs) != len(documents) or len(self._recency_slots) != len(self._docs):
+            raise ValueError("the index and its documents disagree")
+        self._order_key = {slot: (-doc.mtime_ms, tiebreak(doc)) for slot, doc in self._docs.items()}
+        self._recency_keys = [self._order_key[slot] for slot in self._recency_slots]
+        by_type: defaultdict[str, list[Slot]] = defaultdict(list)
+        for slot, doc in self._docs.items():
+            by_type[doc.type].append(slot)
+        self._type_bits = {t: bitmap_of(slots, self._next_slot) for t, slots in by_type.items()}
 
     def stats(self) -> dict[str, int]:
         """Sizes worth printing next to timings."""
