@@ -224,6 +224,16 @@ class CatalogCountersStatus(WireModel):
     skipped_updates: int
 
 
+class RuntimeStatus(WireModel):
+    """What the process holds right now: a leak shows as a count that stays up after load."""
+
+    tasks: int = Field(description="asyncio tasks alive in the daemon")
+    pending_requests: int = Field(
+        description="JSON-RPC requests in flight in either direction (this status request included)"
+    )
+    exclusion_sets: int = Field(description="per-recall exclusion sets alive (one per recall)")
+
+
 class StatusResult(WireModel):
     """`memory/status` result."""
 
@@ -238,6 +248,9 @@ class StatusResult(WireModel):
     watcher: WatcherStatus
     recall: RecallCounters
     catalog: CatalogCountersStatus
+    runtime: RuntimeStatus | None = Field(
+        default=None, description="always sent by this daemon; optional for older ones"
+    )
 
 
 ALL_MODELS: tuple[type[WireModel], ...] = (

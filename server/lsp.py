@@ -45,6 +45,7 @@ from protocol.messages import (
     RecallParams,
     RecallTelemetry,
     RootStatus,
+    RuntimeStatus,
     SelectorOptions,
     SkippedFileStatus,
     StatusResult,
@@ -424,6 +425,11 @@ class MemoryServer(LanguageServer):
             watcher=self.watcher_state,
             recall=self.service.counters,
             catalog=CatalogCountersStatus(**vars(catalog.counters)),
+            runtime=RuntimeStatus(
+                tasks=len(asyncio.all_tasks()),
+                pending_requests=len(self.protocol._request_futures),
+                exclusion_sets=len(self.service.active),
+            ),
         ).wire()
 
     # running --------------------------------------------------------------------

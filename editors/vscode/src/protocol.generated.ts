@@ -30,6 +30,7 @@ export interface ProtocolModels {
   RecallTelemetry?: RecallTelemetry;
   RootOption?: RootOption;
   RootStatus?: RootStatus;
+  RuntimeStatus?: RuntimeStatus;
   SelectCandidate?: SelectCandidate;
   SelectParams?: SelectParams;
   SelectResult?: SelectResult;
@@ -223,6 +224,23 @@ export interface RootStatus {
   path: string;
   scope: 'project' | 'user';
 }
+/**
+ * What the process holds right now: a leak shows as a count that stays up after load.
+ */
+export interface RuntimeStatus {
+  /**
+   * per-recall exclusion sets alive (one per recall)
+   */
+  exclusionSets: number;
+  /**
+   * JSON-RPC requests in flight in either direction (this status request included)
+   */
+  pendingRequests: number;
+  /**
+   * asyncio tasks alive in the daemon
+   */
+  tasks: number;
+}
 export interface SelectCandidate {
   description: string;
   mtimeMs: number;
@@ -254,6 +272,10 @@ export interface StatusResult {
   ready: boolean;
   recall: RecallCounters;
   roots: RootStatus[];
+  /**
+   * always sent by this daemon; optional for older ones
+   */
+  runtime?: RuntimeStatus | null;
   selector: 'client' | 'http' | 'none';
   skipped: SkippedFileStatus[];
   watcher: WatcherStatus;
