@@ -47,6 +47,8 @@ class CatalogWatcher:
         self._stop = asyncio.Event()
         env = os.environ.get("WATCHFILES_FORCE_POLLING")
         self._polling = bool(force_polling) or bool(env and env.lower() not in {"0", "false"})
+        # Why files are polled rather than watched natively, for memory/status.
+        self._polling_reason = "WATCHFILES_FORCE_POLLING is set" if env and self._polling else None
 
     def stop(self) -> None:
         self._stop.set()
@@ -79,7 +81,7 @@ class CatalogWatcher:
                 self._on_state("watching", "no memory root exists yet; waiting for one")
                 await self._sleep(ROOT_CHECK_MS / 1000)
                 continue
-            self._on_state("polling" if self._polling else "watching", None)
+            self._on_state("polling" if self._polling else "watching", self._polling_reason)
             try:
                 async for changes in watchfiles.awatch(
                     *existing,
@@ -101,8 +103,9 @@ class CatalogWatcher:
                 failures += 1
                 if not self._polling:
                     self._polling = True
+                    self._polling_reason = f"native watcher failed: {exc}"
                     log.warning("file watcher failed (%s); falling back to polling", exc)
-                    self._on_state("polling", f"native watcher failed: {exc}")
+                    self._on_state("polling", self._polling_reason)
                 else:
                     self._on_state("failed", str(exc))
                     log.error("file watcher failed: %s; retrying", exc)

@@ -111,6 +111,8 @@ class HttpSelector:
             return [_redact(path, key) for path in await self._select(request, headers)]
         except SelectorError as exc:
             raise SelectorError(_redact(str(exc), key)) from None
+        except Exception as exc:  # e.g. a URL httpx rejects only when used: still a failure
+            raise SelectorError(f"request failed: {type(exc).__name__}") from None
 
     async def _select(self, request: SelectionRequest, headers: dict[str, str]) -> list[str]:
         body: dict[str, Any] = {
