@@ -87,7 +87,7 @@ def _unquote(value: str) -> str:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemoryDocument:
     """One parsed memory, with everything a query needs computed once at load."""
 

@@ -35,7 +35,7 @@ import time
 import unicodedata
 import zlib
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -48,7 +48,7 @@ from server.ranking.index import DocumentIndex
 if TYPE_CHECKING:
     from server.catalog import MemoryRoot
 
-FORMAT_VERSION = 2  # bump when the payload's layout changes
+FORMAT_VERSION = 3  # bump when the payload's layout changes
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20
@@ -127,8 +127,10 @@ class SnapshotCache:
         try:
             with self.path.open("rb") as f:
                 self._check(f)
-                columns, index = pickle.load(f)
-            files = _files_from_columns(columns)
+                files: dict[str, FileRecord] = {}
+                while (chunk := pickle.load(f)) != _END_OF_FILES:
+                    files.update(_files_from_columns(chunk))
+                index = pickle.load(f)
             documents = {p: r.document for p, r in files.items() if r.document is not None}
             index.relink(documents, tiebreak)
             return CachedCatalog(files, index)
@@ -151,9 +153,10 @@ class SnapshotCache:
                 out.write(_MAGIC)
                 out.write(bytes(_HEADER.size))
                 payload = _ChecksummedWriter(out)
-                pickle.dump(
-                    (_columns_from_files(files), index), payload, protocol=pickle.HIGHEST_PROTOCOL
-                )
+                # One pickle per chunk: each has its own memo, which would
+                # otherwise grow with every object written.
+                for part in (*_file_chunks(files), _END_OF_FILES, index):
+                    pickle.dump(part, payload, protocol=pickle.HIGHEST_PROTOCOL)
                 out.seek(len(_MAGIC))
                 out.write(
                     _HEADER.pack(FORMAT_VERSION, fingerprint(self.roots), payload.size, payload.crc)
@@ -225,13 +228,21 @@ class _ChecksummedWriter:
         return self.out.write(view)
 
 
-# Documents travel as the plain arguments they were made from, one column per
-# field (a joined string or an array: a handful of objects for the pickler to
-# track, not a million); their derived fields are recomputed on load, so a
-# snapshot never carries stale ones. The index refers to documents by path and
-# is re-linked to the rebuilt objects.
+# Documents travel as the plain arguments they were made from, in chunks of a
+# few thousand files, one column per field (a joined string or an array: a
+# handful of objects for the pickler to track, not a million); their derived
+# fields are recomputed on load, so a snapshot never carries stale ones. The
+# index refers to documents by path and is re-linked to the rebuilt objects.
 
 _SEP = "\x00"  # no path or memory holds one: files with NUL bytes are skipped
+_CHUNK_FILES = 2000  # files per pickled chunk: bounds what a save holds at once
+_END_OF_FILES = "end of files"
+
+
+def _file_chunks(files: dict[str, FileRecord]) -> Iterator[dict[str, Any]]:
+    items = list(files.items())
+    for start in range(0, len(items), _CHUNK_FILES):
+        yield _columns_from_files(dict(items[start : start + _CHUNK_FILES]))
 
 
 def _split(joined: str, count: int) -> list[str]:

@@ -280,6 +280,7 @@ class DocumentIndex:
         KeyError or ValueError when the documents do not fit the index.
         """
         self._docs = {slot: documents[path] for path, slot in self._slot_of.items()}
+        self._slot_of = {doc.path: slot for slot, doc in self._docs.items()}  # share the strings
         if len(self._docs) != len(documents) or len(self._recency_slots) != len(self._docs):
             raise ValueError("the index and its documents disagree")
         self._order_key = {slot: (-doc.mtime_ms, tiebreak(doc)) for slot, doc in self._docs.items()}
