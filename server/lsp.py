@@ -756,8 +756,10 @@ def run_stdio(*, selector_ceiling_s: float | None = None, log_level: str = "INFO
         log.addHandler(_WindowLogHandler(server))
         return await server.serve(sys.stdin.buffer, sys.stdout.buffer)
 
-    code = asyncio.run(main())
+    # Not asyncio.run: on the way out it joins the default executor, where an
+    # index build of a large tree may still be running, and a client that went
+    # away must not keep the daemon alive for the rest of the scan.
+    code = asyncio.new_event_loop().run_until_complete(main())
     sys.stdout.flush()
     sys.stderr.flush()
-    # An index build may still be running in a worker thread; do not wait for it.
     os._exit(code)
