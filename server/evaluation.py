@@ -1,7 +1,8 @@
 """Offline evaluation of a ranker on a labelled corpus (SPEC §6).
 
-In eval every document has mtime 1 and input order is corpus order, so the
-figures depend on the ranker alone.
+In eval every document has mtime 1 (or its optional `mtimeMs`, for corpora
+where a newer memory must win) and input order is corpus order, so the figures
+depend on the ranker alone.
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ class EvalCorpus:
 
     @property
     def snapshot(self) -> CatalogSnapshot:
-        # Corpus order is input order, and every mtime is equal, so recency
-        # order is corpus order as well.
-        return CatalogSnapshot(self.documents, self.documents)
+        # Corpus order is input order; recency order is mtime descending, then
+        # corpus order (a stable sort), which is corpus order when no doc has an mtime.
+        by_recency = tuple(sorted(self.documents, key=lambda d: -d.mtime_ms))
+        return CatalogSnapshot(self.documents, by_recency)
 
 
 def load_corpus(path: str | Path) -> EvalCorpus:
@@ -56,7 +58,7 @@ def load_corpus(path: str | Path) -> EvalCorpus:
             title=d.get("title") or d["type"],
             description=d.get("description", ""),
             body=d.get("body", "").strip(),
-            mtime_ms=1,
+            mtime_ms=float(d.get("mtimeMs", 1)),
         )
         for d in data["docs"]
     )

@@ -6,9 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from server.ranking.baselines import ascii_tokens
+from server.ranking.bm25 import PLAIN_PARAMS, Bm25Ranker
 from server.ranking.index import index_ranker
 from server.ranking.shortlist import Ranker, reference_ranker
-from server.tokens import query_tokens
+from server.tokens import query_tokens, recall_tokens
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,19 @@ class RankerSpec:
 RANKERS: dict[str, RankerSpec] = {
     spec.name: spec
     for spec in (
+        RankerSpec(
+            "default",
+            "BM25F over title/description/body with IDF, identifier and unspaced-script "
+            "tokens, and silence when a query's rare words match nothing",
+            Bm25Ranker(),
+            recall_tokens,
+        ),
+        RankerSpec(
+            "bm25",
+            "baseline: plain BM25 (one bag of words, never silent) with the default's tokens",
+            Bm25Ranker(PLAIN_PARAMS),
+            recall_tokens,
+        ),
         RankerSpec("indexed", "SPEC §3 scorer through the candidate index", index_ranker),
         RankerSpec("reference", "SPEC §3 scorer, exactly: scans every document", reference_ranker),
         RankerSpec(

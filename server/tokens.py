@@ -87,3 +87,59 @@ def cap_tokens(tokens: Iterable[str]) -> list[str]:
 def query_tokens(query: str) -> list[str]:
     """The query-side tokens of SPEC §3: normalized, bigrammed, distinct, capped."""
     return cap_tokens(raw_tokens(normalize(query)))
+
+
+# -- Tokens of the default ranker ---------------------------------------------
+# Additions on top of SPEC §3, for the `default` ranker only: the functions
+# above stay the published reference.
+
+# Scripts written without spaces between words, outside CJK: a sentence is one
+# run, so a whole-run token would only ever match itself.
+UNSPACED_CHAR = regex.compile(r"[\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]")
+# A code-point trigram: the shortest piece the warm index looks up without a
+# scan (a non-CJK token of three characters), and specific enough to be rare.
+UNSPACED_GRAM = 3
+# Identifiers joined by separators: snake_case, kebab-case, dotted and slashed paths.
+_COMPOUND = regex.compile(r"[\p{L}\p{N}]+(?:[_./\\:-]+[\p{L}\p{N}]+)+")
+# camelCase / PascalCase / acronym parts of one word, read before lowercasing.
+_CAMEL_PART = regex.compile(r"\p{Lu}?\p{Ll}+|\p{Lu}+(?!\p{Ll})|\p{N}+")
+_MIXED_CASE_WORD = regex.compile(
+    r"[\p{L}\p{N}]*\p{Ll}\p{Lu}[\p{L}\p{N}]*|\p{Lu}{2,}\p{Ll}[\p{L}\p{N}]*"
+)
+MIN_PART = 3  # as SPEC §3's runs: shorter pieces match almost everything
+
+
+def unspaced_grams(run: str) -> Iterator[str]:
+    """Code-point trigrams of a Thai/Lao/Khmer/Myanmar run longer than one trigram."""
+    if len(run) > UNSPACED_GRAM and UNSPACED_CHAR.search(run):
+        for i in range(len(run) - UNSPACED_GRAM + 1):
+            yield run[i : i + UNSPACED_GRAM]
+
+
+def identifier_tokens(nfkc_text: str) -> Iterator[str]:
+    """Extra tokens of identifiers in an NFKC (not yet lowercased) text.
+
+    `getUserName` adds get, user, name (the whole word is already a SPEC
+    token); `server/ranking/index.py` adds the whole path, lowercased (its
+    parts are already SPEC tokens).
+    """
+    for match in _MIXED_CASE_WORD.finditer(nfkc_text):
+        for part in _CAMEL_PART.findall(match.group()):
+            if len(part) >= MIN_PART:
+                yield part.lower()
+    for match in _COMPOUND.finditer(nfkc_text):
+        yield match.group().lower()
+
+
+def recall_tokens(query: str) -> list[str]:
+    """The default ranker's query tokens: SPEC §3's, plus identifier parts and
+    compounds, plus code-point trigrams of unspaced scripts; distinct, capped."""
+    nfkc = unicodedata.normalize("NFKC", query)
+
+    def stream() -> Iterator[str]:
+        for run in runs(nfkc.lower()):
+            yield from run_tokens(run)
+            yield from unspaced_grams(run)
+        yield from identifier_tokens(nfkc)
+
+    return cap_tokens(stream())
