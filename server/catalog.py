@@ -413,6 +413,10 @@ class MemoryCatalog:
         while stack:
             directory = stack.pop()
             real = os.path.realpath(directory)
+            if directory.is_symlink() and directory != root.path and _inside(real, root_real):
+                # An alias of a directory that is walked under its own name: walking it
+                # too would list its memories twice, or only once depending on the order.
+                continue
             if real in seen:
                 continue
             seen.add(real)
