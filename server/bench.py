@@ -73,6 +73,7 @@ class Percentiles:
 @dataclass
 class SizeResult:
     docs: int
+    ranker: str  # the fast phase's, as the daemon reports it
     cold_ready_s: float  # spawn → ready, wall clock
     cold_build_ms: float | None  # the daemon's own figure for its scan
     rss_mb: float  # after the recall rounds
@@ -100,7 +101,12 @@ def _rss_mb(pid: int) -> tuple[float, float]:
     return int(fields["VmRSS"][0]) / 1024, int(fields["VmHWM"][0]) / 1024
 
 
-async def _start(roots: Sequence[tuple[Path, str]], cache_dir: Path, watch: bool = True) -> Any:
+async def _start(
+    roots: Sequence[tuple[Path, str]],
+    cache_dir: Path,
+    watch: bool = True,
+    ranker: str | None = None,
+) -> Any:
     from protocol.client import MemoryRecallClient
 
     async def nothing_selected(_params: Any) -> list[str]:
@@ -112,6 +118,7 @@ async def _start(roots: Sequence[tuple[Path, str]], cache_dir: Path, watch: bool
         select_handler=nothing_selected,
         watch=watch,
         env={"MEMORY_RECALL_CACHE_DIR": str(cache_dir)},
+        initialization_options={"ranker": ranker} if ranker else None,
     )
 
 
@@ -234,7 +241,7 @@ async def change_to_visible(client: Any, project: Path, samples: int) -> tuple[l
 
 
 async def bench_size(
-    docs: int, work: Path, *, repeats: int, change_samples: int, seed: int
+    docs: int, work: Path, *, repeats: int, change_samples: int, seed: int, ranker: str | None
 ) -> SizeResult:
     tree = work / f"tree-{docs}-{seed}"
     marker = tree / ".complete"
@@ -249,9 +256,10 @@ async def bench_size(
     notes = []
 
     started = time.perf_counter()
-    client = await _start(roots, cache_dir)
+    client = await _start(roots, cache_dir, ranker=ranker)
     try:
         cold_ready_s, status = await _ready(client, started)
+        ranker_used = status.ranker
         if status.documents != docs:
             notes.append(f"daemon sees {status.documents} documents, expected {docs}")
         cold_build_ms = status.index_build_ms
@@ -269,7 +277,7 @@ async def bench_size(
         await client.close()
 
     started = time.perf_counter()
-    client = await _start(roots, cache_dir, watch=False)
+    client = await _start(roots, cache_dir, watch=False, ranker=ranker)
     try:
         warm_ready_s, status = await _ready(client, started)
         warm_build_ms = status.index_build_ms
@@ -287,6 +295,7 @@ async def bench_size(
     every = [ms for samples in by_kind.values() for ms in samples]
     return SizeResult(
         docs=docs,
+        ranker=ranker_used,
         cold_ready_s=round(cold_ready_s, 3),
         cold_build_ms=cold_build_ms,
         rss_mb=round(rss, 1),
@@ -318,6 +327,8 @@ def markdown_table(results: Sequence[SizeResult], floor: Percentiles) -> str:
             f"| {r.change_to_visible.p50:.0f} / {r.change_to_visible.p95:.0f} ms |"
         )
     rows.append("")
+    if results:
+        rows.append(f"Fast-phase ranker: {results[-1].ranker}.")
     rows.append(
         f"Transport floor (`memory/status` round trip, empty catalog): "
         f"p50 {floor.p50:.2f} ms, p95 {floor.p95:.2f} ms."
@@ -387,6 +398,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 repeats=args.repeats,
                 change_samples=args.changes,
                 seed=args.seed,
+                ranker=args.ranker,
             )
             results.append(result)
             print(markdown_table(results[-1:], floor).splitlines()[2], file=sys.stderr)
@@ -416,6 +428,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=10, help="rounds over the query set")
     parser.add_argument("--changes", type=int, default=20, help="change-to-visible samples")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--ranker", help="the daemon's fast-phase ranker (default: its default)")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -37,6 +37,7 @@ import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -48,7 +49,7 @@ from server.ranking.index import DocumentIndex
 if TYPE_CHECKING:
     from server.catalog import MemoryRoot
 
-FORMAT_VERSION = 3  # bump when the payload's layout changes
+FORMAT_VERSION = 4  # bump when the payload's layout changes
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20
@@ -130,7 +131,7 @@ class SnapshotCache:
                 files: dict[str, FileRecord] = {}
                 while (chunk := pickle.load(f)) != _END_OF_FILES:
                     files.update(_files_from_columns(chunk))
-                index = pickle.load(f)
+                index = DocumentIndex.from_parts(iter(lambda: pickle.load(f), _END))
             documents = {p: r.document for p, r in files.items() if r.document is not None}
             index.relink(documents, tiebreak)
             return CachedCatalog(files, index)
@@ -155,7 +156,8 @@ class SnapshotCache:
                 payload = _ChecksummedWriter(out)
                 # One pickle per chunk: each has its own memo, which would
                 # otherwise grow with every object written.
-                for part in (*_file_chunks(files), _END_OF_FILES, index):
+                parts = chain(_file_chunks(files), [_END_OF_FILES], index.parts(), [_END])
+                for part in parts:  # made one at a time, as they are written
                     pickle.dump(part, payload, protocol=pickle.HIGHEST_PROTOCOL)
                 out.seek(len(_MAGIC))
                 out.write(
@@ -237,6 +239,7 @@ class _ChecksummedWriter:
 _SEP = "\x00"  # no path or memory holds one: files with NUL bytes are skipped
 _CHUNK_FILES = 2000  # files per pickled chunk: bounds what a save holds at once
 _END_OF_FILES = "end of files"
+_END = "end"
 
 
 def _file_chunks(files: dict[str, FileRecord]) -> Iterator[dict[str, Any]]:

@@ -101,6 +101,11 @@ def _split(joined: str, count: int) -> list[str]:
     return joined.split(_SEP) if count else []
 
 
+def _batches(items: list[str], size: int = 20_000) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
 def _is_word(term: str) -> bool:
     return len(term) >= GRAM  # a pair has two characters, a word at least three
 
@@ -214,68 +219,82 @@ class DocumentIndex:
         return len(self._docs)
 
     # -- persistence -----------------------------------------------------------
-    # Pickled as a few flat columns rather than a million small objects: the
-    # pickler's memo of every object would otherwise cost more memory than the
-    # index itself. Documents are saved by their owner (see `relink`); dense
-    # bitmaps are a cache, rebuilt on demand.
+    # Saved as a sequence of modest parts, each a few flat columns: pickling a
+    # million small objects would make the pickler's memo bigger than the
+    # index, and one part at a time bounds what a save holds in memory.
+    # Documents are saved by their owner (see `relink`); dense bitmaps are a
+    # cache, rebuilt on demand.
 
-    def __getstate__(self) -> dict[str, Any]:
+    def parts(self) -> Iterator[tuple[str, Any]]:
+        """The index as (kind, columns) parts; `from_parts` rebuilds it."""
         self.restore_order()
-        postings = []
-        for field in self._postings:
-            flat = array("I")
-            for held in field.values():
-                flat.extend(held)
-            postings.append((_SEP.join(field), array("I", map(len, field.values())), flat))
-        words = list(self._word_fields)
-        word_at = {word: at for at, word in enumerate(words)}
-        holders = self._grams.values()
-        return {
-            "version": self.version,
-            "dense_postings": self.dense_postings,
-            "next_slot": self._next_slot,
-            "free": array("I", self._free),
-            "paths": _SEP.join(self._slot_of),
-            "slots": array("I", self._slot_of.values()),
-            "recency": array("I", self._recency_slots),
-            "postings": postings,
-            "words": (_SEP.join(words), len(words)),
-            "grams": (
-                _SEP.join(self._grams),
-                array("I", map(len, holders)),
-                array("I", (word_at[word] for words in holders for word in words)),
-            ),
-        }
+        yield (
+            "head",
+            {
+                "version": self.version,
+                "dense_postings": self.dense_postings,
+                "next_slot": self._next_slot,
+                "free": array("I", self._free),
+                "paths": _SEP.join(self._slot_of),
+                "slots": array("I", self._slot_of.values()),
+                "recency": array("I", self._recency_slots),
+            },
+        )
+        for field, postings in enumerate(self._postings):
+            for terms in _batches(list(postings)):
+                flat = array("I")
+                for term in terms:
+                    flat.extend(postings[term])
+                lengths = array("I", (len(postings[term]) for term in terms))
+                yield "postings", (field, _SEP.join(terms), lengths, flat)
+        for grams in _batches(list(self._grams)):
+            members = [self._grams[gram] for gram in grams]
+            lengths = array("I", map(len, members))
+            words = _SEP.join(word for held in members for word in held)
+            yield "grams", (_SEP.join(grams), lengths, words)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["dense_postings"])  # type: ignore[misc]
-        self.version = state["version"]
-        self._next_slot = state["next_slot"]
-        self._free = state["free"].tolist()
-        slots = state["slots"]
-        self._slot_of = dict(zip(_split(state["paths"], len(slots)), slots.tolist(), strict=True))
-        self._recency_slots = state["recency"].tolist()
+    @classmethod
+    def from_parts(cls, parts: Iterable[tuple[str, Any]]) -> DocumentIndex:
+        """The index `parts` described, still without documents: `relink` attaches them."""
+        index: DocumentIndex | None = None
         canonical: dict[str, str] = {}  # one string object per term, whichever field has it
-        for field, (terms, lengths, flat) in zip(self._postings, state["postings"], strict=True):
-            at = 0
-            for term, length in zip(_split(terms, len(lengths)), lengths, strict=True):
-                term = canonical.setdefault(term, term)
-                field[term] = flat[at : at + length]
-                at += length
-                if _is_word(term):
-                    self._word_fields[term] = self._word_fields.get(term, 0) + 1
-        joined_words, count = state["words"]
-        words = [canonical[word] for word in _split(joined_words, count)]
-        gram_keys, lengths, members = state["grams"]
-        at = 0
-        for gram, length in zip(_split(gram_keys, len(lengths)), lengths, strict=True):
-            self._grams[gram] = [words[i] for i in members[at : at + length]]
-            at += length
+        for kind, columns in parts:
+            if kind == "head":
+                index = cls(columns["dense_postings"])
+                index.version = columns["version"]
+                index._next_slot = columns["next_slot"]
+                index._free = columns["free"].tolist()
+                slots = columns["slots"]
+                paths = _split(columns["paths"], len(slots))
+                index._slot_of = dict(zip(paths, slots.tolist(), strict=True))
+                index._recency_slots = columns["recency"].tolist()
+                continue
+            if index is None:
+                raise ValueError("index parts without their head")
+            if kind == "postings":
+                field, joined, lengths, flat = columns
+                postings, at = index._postings[field], 0
+                for term, length in zip(_split(joined, len(lengths)), lengths, strict=True):
+                    term = canonical.setdefault(term, term)
+                    postings[term] = flat[at : at + length]
+                    at += length
+                    if _is_word(term):
+                        index._word_fields[term] = index._word_fields.get(term, 0) + 1
+            elif kind == "grams":
+                joined, lengths, words = columns
+                members = iter(_split(words, sum(lengths)))
+                for gram, length in zip(_split(joined, len(lengths)), lengths, strict=True):
+                    index._grams[gram] = [canonical[next(members)] for _ in range(length)]
+            else:
+                raise ValueError(f"unknown index part {kind!r}")
+        if index is None:
+            raise ValueError("no index parts")
+        return index
 
     def relink(
         self, documents: Mapping[str, MemoryDocument], tiebreak: Callable[[MemoryDocument], Any]
     ) -> None:
-        """After unpickling: attach the documents (by path) and the tiebreak they were indexed with.
+        """After `from_parts`: attach the documents (by path) and the tiebreak used to index them.
 
         KeyError or ValueError when the documents do not fit the index.
         """
