@@ -7,14 +7,16 @@ returned without a match. What it adds:
 
 - rarity and saturation: each token weighs its IDF (document frequency read
   from the index's postings, never from a scan), and repeated matches in a
-  field saturate (k1) after the field's length is normalized (b);
-- partial words count less: a match that starts a word (`deploy` in
-  `deployment`) counts fully, one inside a word (`log` in `catalog`, `user` in
-  `getusername`) counts INSIDE_WORD_WEIGHT;
-- silence: a document is returned only when the query's content tokens it
-  matches carry at least MIN_COVERAGE of their IDF mass. A question whose
-  specific words are nowhere in memory ("what did I say about the weather?")
-  is matched by its common words only, so it covers little and returns nothing.
+  field saturate (k1) after the body's length is normalized (b);
+- light stemming of query words (`deployments` finds `deployment`,
+  `πιστοποιητικού` finds `πιστοποιητικό`);
+- near-ties go to the newer memory (`recency_band`): of two memories about
+  the same thing, the later one is usually the update;
+- silence: nothing is returned unless the best document matches query
+  content tokens carrying at least `min_coverage` of their IDF mass. A
+  question whose specific words are nowhere in memory ("what did I say about
+  the weather?") is matched by its common words only, so it covers little and
+  returns nothing.
 
 Why it is fast: the index's bitmaps give every token's documents per field;
 a bit-sliced sum of integer IDF x field weights ranks every match at once, and
@@ -24,11 +26,9 @@ only the best PRESCORED of those are scored exactly.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-import regex
+from typing import TYPE_CHECKING, Any
 
 from server.documents import MemoryDocument
 from server.ranking.index import (
@@ -37,9 +37,9 @@ from server.ranking.index import (
     DocumentIndex,
     _Counters,
     field_texts,
-    slots_of,
 )
 from server.ranking.reference import ScoredDocument
+from server.tokens import CJK_CHAR, MIN_PART, UNSPACED_CHAR
 
 if TYPE_CHECKING:
     from server.catalog import CatalogSnapshot
@@ -52,7 +52,8 @@ PRESCORE_SCALE = 8
 # 5 a recall shows, so the exact order is decided among the right documents.
 PRESCORED = 64
 
-# Function words a question is made of. They are scored like any token (their
+# Function words a question is made of (English, and the commonest of German,
+# Spanish, French and Russian). They are scored like any token (their
 # IDF is low where memories use them), but they never count toward the IDF mass
 # a document must cover: a memory does not have to say "what" to answer it.
 QUERY_STOPWORDS = frozenset(
@@ -66,6 +67,11 @@ QUERY_STOPWORDS = frozenset(
     was were what when where which while who whom why will with would you your yours
     yourself yourselves tell told know remember recall anything something thing things
     again ever one ago last time times please show give get got use used using way
+    aber auch bei das dem den der des die ein eine einen einer für hat ich ist mit nicht
+    sich und von war was wann welche welcher wer wie wieso warum woher wohin über
+    como con cual cuál cuando cuándo donde dónde el ella las los para pero por porque que
+    qué quien quién una uno est les des une pour dans avec qui quoi quand comment sont
+    où pourquoi что как где когда кто сколько почему это для или мне мой моя
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
@@ -75,26 +81,37 @@ class Bm25Params:
     """One ranker's settings; `default` and the plain `bm25` baseline differ only here."""
 
     field_weights: tuple[float, float, float] = (3.0, 2.0, 1.0)  # title, description, body
-    field_b: tuple[float, float, float] = (0.5, 0.5, 0.75)  # length normalisation per field
+    # Length normalisation per field: a title or a description is one statement
+    # whatever its length; bodies differ in how much incidental text they carry.
+    field_b: tuple[float, float, float] = (0.0, 0.0, 0.75)
     k1: float = 1.2
-    inside_word_weight: float = 0.5  # see module docstring
-    min_coverage: float = 0.3  # 0 disables silence; see module docstring
-    compound_bonus: bool = True  # a whole `a/b.c` or `snake_case` token found verbatim
+    # Silence: the share of the query's content IDF mass that the best document
+    # must match, or nothing is returned (0 never silences). 0.3 is where
+    # abstention questions fall silent while answerable ones with one or two
+    # paraphrased words still get through (issue 7's closing note has the sweep).
+    min_coverage: float = 0.3
+    # Once the query is answerable, a document covering less than this share
+    # only shares a common word with it.
+    doc_coverage: float = 0.1
+    # A token met only in the body (not the title or description) is weaker
+    # evidence that the memory is about it: it covers this share of its IDF.
+    body_coverage_weight: float = 0.7
     # Near-ties go to the newer memory: when two memories say nearly as much
     # about the query, the later one is usually the update of the earlier.
     recency_band: float = 0.2
+    stem: bool = True  # see light_stem
 
 
 DEFAULT_PARAMS = Bm25Params()
-# Plain BM25: one bag of words (equal fields, one b), every match counts fully,
-# never silent: the baseline the issue measures against, with the same tokens.
+# Plain BM25: one bag of words (equal fields, one b), no stemming, never silent,
+# the same tie order: the baseline the issue measures against, with the same tokens.
 PLAIN_PARAMS = Bm25Params(
     field_weights=(1.0, 1.0, 1.0),
     field_b=(0.75, 0.75, 0.75),
-    inside_word_weight=1.0,
     min_coverage=0.0,
-    compound_bonus=False,
+    doc_coverage=0.0,
     recency_band=0.0,
+    stem=False,
 )
 
 
@@ -104,7 +121,36 @@ class _Term:
     idf: float
     bits: tuple[int, int, int]  # per field: the slots whose field contains the token
     content: bool  # counts toward the IDF mass a document must cover
-    starts_word: regex.Pattern[str] | None  # None: every occurrence counts fully (CJK pairs)
+
+
+class _IndexView:
+    """The few things this ranker reads from DocumentIndex beyond its public API.
+
+    Kept in one place so that a change inside the index is met here only.
+    """
+
+    @staticmethod
+    def documents(index: DocumentIndex) -> Collection[MemoryDocument]:
+        return index._docs.values()
+
+    @staticmethod
+    def document(index: DocumentIndex, slot: int) -> MemoryDocument:
+        return index._docs[slot]
+
+    @staticmethod
+    def token_bits(index: DocumentIndex, token: str) -> list[int]:
+        """Per field, the bitmap of the slots whose field contains `token` (postings only)."""
+        return index._token_bits(token)
+
+    @staticmethod
+    def order_key(index: DocumentIndex, slot: int) -> Any:
+        """(-mtime, input-order tiebreak): the reference's order after the score."""
+        key = getattr(index, "_key", None)  # the index now computes keys when compared
+        return key(slot) if key else vars(index)["_order_key"][slot]
+
+    @staticmethod
+    def in_order(index: DocumentIndex, bitmap: int, need: int) -> Iterator[int]:
+        return index._in_order(bitmap, need)
 
 
 class _FieldStats:
@@ -118,7 +164,7 @@ class _FieldStats:
         key = (id(index), index.version)
         if key != self._key:
             sums = [0, 0, 0]
-            docs = index._docs.values()
+            docs = _IndexView.documents(index)
             for doc in docs:
                 for f, text in enumerate(field_texts(doc)):
                     sums[f] += len(text)
@@ -126,6 +172,51 @@ class _FieldStats:
             self._avg = (max(1.0, sums[0] / n), max(1.0, sums[1] / n), max(1.0, sums[2] / n))
             self._key = key
         return self._avg
+
+
+def _names_a_lack(token: str, tokens: Sequence[str]) -> bool:
+    """Whether a token found in no memory says the memories lack what the query asks.
+
+    Not for a CJK pair or a trigram of an unspaced script: most of those that are
+    found nowhere straddle two words (nothing marks the boundary). Not for a
+    whole identifier whose parts are query tokens too (`retrywithbackoff` beside
+    `retry`, `backoff`): the parts already speak for it. A whole word found
+    nowhere is one the memories lack.
+    """
+    if CJK_CHAR.match(token) or UNSPACED_CHAR.search(token):
+        return False
+    return not _made_of(token, {t for t in tokens if t != token})
+
+
+def _made_of(word: str, parts: set[str]) -> bool:
+    """Whether `word` is a concatenation of `parts`."""
+    ends = [True] + [False] * len(word)
+    for end in range(MIN_PART, len(word) + 1):
+        ends[end] = any(ends[start] and word[start:end] in parts for start in range(end))
+    return ends[-1]
+
+
+_ENGLISH_SUFFIXES = ("ies", "ing", "ed", "es", "s")
+MIN_STEM = 4  # shorter stems match too many unrelated words
+
+
+def light_stem(token: str) -> str:
+    """A query word cut to the part its inflections share; matching is by substring.
+
+    English words lose one common suffix; other alphabetic words (German,
+    Greek, Russian, Spanish, …), whose endings are mostly one or two letters,
+    lose one letter from five letters on and two from seven. CJK pairs,
+    unspaced-script grams and words with digits stay whole.
+    """
+    if not token.isalpha() or CJK_CHAR.match(token) or UNSPACED_CHAR.search(token):
+        return token
+    if token.isascii():
+        for suffix in _ENGLISH_SUFFIXES:
+            if token.endswith(suffix) and len(token) - len(suffix) >= MIN_STEM:
+                return token[: -len(suffix)]
+        return token
+    cut = 2 if len(token) >= 7 else 1 if len(token) >= 5 else 0
+    return token[: len(token) - cut] if len(token) - cut >= MIN_STEM else token
 
 
 def idf(df: int, n: int) -> float:
@@ -159,10 +250,11 @@ class Bm25Ranker:
         keep: Callable[[MemoryDocument], bool] = lambda _doc: True,
         limit: int | None = None,
     ) -> list[ScoredDocument]:
+        """Kept documents best first: score, then mtime, then the index's input order."""
         n = len(index)
         if not tokens or not n or limit == 0:
             return []
-        terms, compounds = self._terms(index, tokens, n)
+        terms = self.terms(index, tokens)
         matched = 0
         for term in terms:
             for bits in term.bits:
@@ -171,49 +263,38 @@ class Bm25Ranker:
             return []
         content_mass = sum(t.idf for t in terms if t.content)
         averages = self._stats.averages(index)
-        want = max(PRESCORED, limit or 0)
-        scored: list[tuple[float, tuple[float, object], MemoryDocument]] = []
-        for slot in self._prescored(index, terms, matched, keep, want):
-            doc = index._docs[slot]
-            score, covered = self._score(doc, slot, terms, compounds, averages)
-            if score <= 0:
-                continue
-            if covered < self.params.min_coverage * content_mass:
-                continue
-            scored.append((score, index._order_key[slot], doc))
+        scored: list[tuple[float, Any, MemoryDocument]] = []
+        best_covered = 0.0
+        for slot in self._prescored(index, terms, matched, keep, max(PRESCORED, limit or 0)):
+            doc = _IndexView.document(index, slot)
+            score, covered = self.score(doc, slot, terms, averages)
+            if score > 0 and covered >= self.params.doc_coverage * content_mass:
+                scored.append((score, _IndexView.order_key(index, slot), doc))
+                best_covered = max(best_covered, covered)
+        if best_covered < self.params.min_coverage * content_mass:
+            return []
         scored.sort(key=lambda item: (-round(item[0] * SCORE_SCALE), item[1]))
         if self.params.recency_band:
             _newer_first_in_near_ties(scored, self.params.recency_band)
         out = [ScoredDocument(doc, round(score * SCORE_SCALE)) for score, _, doc in scored]
         return out if limit is None else out[:limit]
 
-    def _terms(
-        self, index: DocumentIndex, tokens: Sequence[str], n: int
-    ) -> tuple[list[_Term], list[tuple[str, float]]]:
-        """Lookup-able tokens with their IDF; compounds (`a/b.c`) with their parts' best IDF."""
+    def terms(self, index: DocumentIndex, tokens: Sequence[str]) -> list[_Term]:
+        """The tokens the index can look up, with their IDF and field bitmaps.
+
+        Other shapes (`a/b.c`, `snake_case` wholes: their parts are tokens too)
+        would cost a scan and are left out.
+        """
+        n = len(index)
         terms: list[_Term] = []
-        compounds: list[str] = []  # not a shape the index can look up
-        for token in dict.fromkeys(tokens):
-            if _PAIR_TOKEN.fullmatch(token):
-                starts = None
-            elif _WORD_TOKEN.fullmatch(token):
-                starts = regex.compile(r"(?<![\p{L}\p{M}\p{N}])" + regex.escape(token))
-            else:
-                compounds.append(token)
+        for token in dict.fromkeys(light_stem(t) if self.params.stem else t for t in tokens):
+            if not (_WORD_TOKEN.fullmatch(token) or _PAIR_TOKEN.fullmatch(token)):
                 continue
-            bits = tuple(index._token_bits(token))
-            df = (bits[0] | bits[1] | bits[2]).bit_count()
-            # A CJK pair found nowhere most often straddles two words (nothing
-            # marks the boundary); a whole word found nowhere is one memory lacks.
-            content = token not in QUERY_STOPWORDS and not (starts is None and df == 0)
-            terms.append(_Term(token, idf(df, n), bits, content, starts))  # type: ignore[arg-type]
-        by_token = {t.token: t.idf for t in terms}
-        weighted = []
-        if self.params.compound_bonus:
-            for compound in compounds:
-                parts = [by_token.get(p, 0.0) for p in regex.split(r"[^\p{L}\p{N}]+", compound)]
-                weighted.append((compound, max(parts, default=0.0)))
-        return terms, weighted
+            title, description, body = _IndexView.token_bits(index, token)
+            df = (title | description | body).bit_count()
+            content = token not in QUERY_STOPWORDS and (df > 0 or _names_a_lack(token, tokens))
+            terms.append(_Term(token, idf(df, n), (title, description, body), content))
+        return terms
 
     def _prescored(
         self,
@@ -233,19 +314,20 @@ class Bm25Ranker:
                     counters.add(bits, weight)
         out: list[int] = []
         for _score, bitmap in counters.levels(matched):
-            for slot in slots_of(bitmap):
-                if keep(index._docs[slot]):
+            # Inside a level, in the tie order (mtime, then input order), as
+            # the reference would break the tie.
+            for slot in _IndexView.in_order(index, bitmap, want - len(out)):
+                if keep(_IndexView.document(index, slot)):
                     out.append(slot)
-            if len(out) >= want:  # a level is taken whole: no arbitrary cut inside a tie
-                break
+                    if len(out) == want:
+                        return out
         return out
 
-    def _score(
+    def score(
         self,
         doc: MemoryDocument,
         slot: int,
         terms: Sequence[_Term],
-        compounds: Sequence[tuple[str, float]],
         averages: tuple[float, float, float],
     ) -> tuple[float, float]:
         """(BM25F score, IDF mass of the content tokens matched) of one document."""
@@ -256,33 +338,19 @@ class Bm25Ranker:
         score = covered = 0.0
         for term in terms:
             tf = 0.0
+            in_summary = False  # in the title or the description
             for f in range(3):
-                if not term.bits[f] & bit:
-                    continue
-                text = texts[f]
-                total = text.count(term.token)
-                if term.starts_word is None or p.inside_word_weight == 1.0:
-                    weighted = float(total)
-                else:
-                    at_start = len(term.starts_word.findall(text))
-                    weighted = at_start + p.inside_word_weight * (total - at_start)
-                tf += p.field_weights[f] * weighted / norms[f]
+                if term.bits[f] & bit:
+                    tf += p.field_weights[f] * texts[f].count(term.token) / norms[f]
+                    in_summary = in_summary or f < 2
             if tf > 0:
                 score += term.idf * tf / (p.k1 + tf)
                 if term.content:
-                    covered += term.idf
-        if score > 0:
-            for compound, weight in compounds:
-                for f in range(3):
-                    if compound in texts[f]:
-                        score += weight * p.field_weights[f] / (p.k1 + p.field_weights[f])
-                        break
+                    covered += term.idf * (1.0 if in_summary else p.body_coverage_weight)
         return score, covered
 
 
-def _newer_first_in_near_ties(
-    scored: list[tuple[float, tuple[float, object], MemoryDocument]], band: float
-) -> None:
+def _newer_first_in_near_ties(scored: list[tuple[float, Any, MemoryDocument]], band: float) -> None:
     """Move a newer document above an older one scoring at most `band` more (in place).
 
     An insertion pass: each document climbs over the older ones just above it

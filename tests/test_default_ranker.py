@@ -1,0 +1,225 @@
+"""The `default` ranker (BM25F on the warm index): its tokens, its order, its silence,
+and the bars of issue 7 measured on our eval corpora beside `bm25` and `reference`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.catalog import CatalogSnapshot
+from server.documents import MemoryDocument, Scope
+from server.evaluation import EvalCorpus, EvalReport, evaluate, format_table, load_corpus
+from server.rankers import RANKERS
+from server.ranking.bm25 import Bm25Ranker, light_stem
+from server.ranking.index import DocumentIndex
+from server.ranking.shortlist import build_shortlist
+from server.tokens import query_tokens, recall_tokens
+
+EVAL = Path(__file__).parent.parent / "fixtures" / "eval"
+LANGUAGE_SLICES = (
+    "english", "chinese", "japanese", "korean", "mixed", "nfkc", "cyrillic", "greek",
+    "accented-latin", "arabic",
+)  # fmt: skip
+
+
+def memory(
+    name: str,
+    title: str,
+    body: str = "",
+    *,
+    type_: str = "project",
+    mtime: float = 1,
+    desc: str = "",
+) -> MemoryDocument:
+    return MemoryDocument(
+        path=f"/m/{name}.md",
+        relative_path=f"{name}.md",
+        scope=Scope.PROJECT,
+        type=type_,  # type: ignore[arg-type]
+        title=title,
+        description=desc,
+        body=body,
+        mtime_ms=mtime,
+    )
+
+
+def recall(docs: list[MemoryDocument], query: str) -> list[str]:
+    spec = RANKERS["default"]
+    shortlist = build_shortlist(
+        CatalogSnapshot.of(docs), query, ranker=spec.rank, tokenizer=spec.tokenize
+    )
+    return [s.document.relative_path.removesuffix(".md") for s in shortlist.fallback]
+
+
+FILLER = [
+    memory(f"filler-{i}", f"Note {i} about the team", f"What the team said about topic {i}.")
+    for i in range(12)
+]
+
+
+# -- tokens ------------------------------------------------------------------
+
+
+def test_identifiers_split_into_parts_and_the_whole_stays():
+    assert {"getusername", "get", "user", "name"} <= set(recall_tokens("getUserName"))
+    assert {"httpserver", "http", "server"} <= set(recall_tokens("HTTPServer"))
+    tokens = recall_tokens("snake_case_name and shop-admin in server/ranking/index.py")
+    assert {"snake", "case", "name", "snake_case_name"} <= set(tokens)
+    assert {"shop", "admin", "shop-admin"} <= set(tokens)
+    assert {"server", "ranking", "index", "server/ranking/index.py"} <= set(tokens)
+
+
+def test_spec_tokens_are_unchanged():
+    assert query_tokens("getUserName") == ["getusername"]
+    assert recall_tokens("deploy freeze") == query_tokens("deploy freeze")
+    assert recall_tokens("部署手順") == query_tokens("部署手順")
+
+
+def test_thai_runs_yield_code_point_trigrams():
+    tokens = recall_tokens("ฐานข้อมูล")
+    assert tokens[0] == "ฐานข้อมูล"  # the SPEC token, kept
+    assert {"ฐาน", "านข", "ข้อ", "มูล"} <= set(tokens)
+
+
+def test_a_thai_query_finds_a_thai_memory_without_spaces():
+    docs = [
+        *FILLER,
+        memory("backup", "การสำรองข้อมูล", "ระบบสำรองข้อมูลฐานข้อมูลทุกคืนเวลาตีสอง"),
+        memory("deploy", "การ deploy", "ต้องได้รับการอนุมัติก่อน deploy"),
+    ]
+    assert recall(docs, "สำรองข้อมูลทุกคืนไหม")[0] == "backup"
+
+
+def test_light_stem():
+    assert light_stem("deployments") == "deployment"
+    assert light_stem("queries") == "quer"
+    assert light_stem("api") == "api"
+    assert light_stem("πιστοποιητικού") == "πιστοποιητικ"
+    assert light_stem("部署") == "部署"
+
+
+# -- ranking -----------------------------------------------------------------
+
+
+def test_rare_words_outweigh_common_ones():
+    docs = [
+        *FILLER,
+        memory("pool", "Postgres pool", "The connection pool was exhausted."),
+    ]
+    assert recall(docs, "what did the team say about the connection pool")[0] == "pool"
+
+
+def test_silent_when_only_common_words_match():
+    docs = [*FILLER, memory("pool", "Postgres pool", "The connection pool was exhausted.")]
+    assert recall(docs, "what did I say about the weather") == []
+    assert recall(docs, "what did the team say about the weather") == []
+    assert recall(docs, "postgres pool") == ["pool"]
+
+
+def test_recency_breaks_ties_then_input_order():
+    same = "Deploy freeze on Fridays"
+    docs = [memory("old", same, mtime=1_000), memory("new", same, mtime=2_000)]
+    assert recall([*FILLER, *docs], "deploy freeze")[:2] == ["new", "old"]
+    docs = [memory("first", same), memory("second", same)]
+    assert recall([*FILLER, *docs], "deploy freeze")[:2] == ["first", "second"]
+
+
+def test_a_newer_memory_wins_a_near_tie():
+    docs = [
+        *FILLER,
+        memory("mysql", "Database: MySQL", "The orders database is MySQL.", mtime=1_000),
+        memory(
+            "postgres",
+            "Database: Postgres now",
+            "The orders database moved from MySQL to Postgres.",
+            mtime=2_000,
+        ),
+    ]
+    assert recall(docs, "which database for orders")[:2] == ["postgres", "mysql"]
+
+
+def test_never_ranked_by_type():
+    body = "Review every pull request before merging."
+    for types in (("user", "feedback"), ("feedback", "user")):
+        docs = [
+            memory("a", "Code review", body, type_=types[0]),
+            memory("b", "Code review", body, type_=types[1]),
+        ]
+        # "feedback" and "rule" are type keywords of SPEC §3; here they weigh nothing.
+        assert recall([*FILLER, *docs], "code review feedback rule")[:2] == ["a", "b"]
+
+
+def test_ranks_through_the_index_without_scanning(monkeypatch):
+    docs = [*FILLER, memory("cfg", "Settings", "See `server/ranking/index.py` and getUserName.")]
+    index = DocumentIndex.of(docs)
+    looked_up: list[str] = []
+    original = DocumentIndex._token_bits
+
+    def spy(self: DocumentIndex, token: str) -> list[int]:
+        looked_up.append(token)
+        return original(self, token)
+
+    monkeypatch.setattr(DocumentIndex, "_token_bits", spy)
+    ranked = Bm25Ranker().rank(index, recall_tokens("server/ranking/index.py getUserName"))
+    assert ranked[0].document.relative_path == "cfg.md"
+    # Shapes the index would have to scan for (a path, a snake_case whole) are never asked.
+    assert all(ch.isalnum() for token in looked_up for ch in token)
+
+
+# -- issue 7's bars, on our corpora ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def corpora() -> dict[str, EvalCorpus]:
+    return {name: load_corpus(EVAL / f"{name}.json") for name in ("corpus", "coding", "history")}
+
+
+@pytest.fixture(scope="module")
+def reports(corpora) -> dict[str, dict[str, EvalReport]]:
+    return {
+        name: {r: evaluate(corpus, RANKERS[r]) for r in ("default", "bm25", "reference")}
+        for name, corpus in corpora.items()
+    }
+
+
+def test_print_side_by_side(reports, capsys):
+    with capsys.disabled():
+        for name, by_ranker in reports.items():
+            print(f"\n{name}.json\n" + format_table(list(by_ranker.values())))
+
+
+def test_top1_on_the_coding_assistant_corpus(reports):
+    assert reports["coding"]["default"].top1 >= 0.85
+
+
+def test_silent_on_abstention_and_no_result_cases(reports, corpora):
+    silent = total = 0
+    for name, corpus in corpora.items():
+        unanswerable = sum(not c.answerable for c in corpus.cases)
+        silent += round(reports[name]["default"].no_result_recall * unanswerable)
+        total += unanswerable
+    assert silent / total >= 0.9
+
+
+def test_not_worse_than_reference_on_any_language_slice(reports):
+    ours, reference = reports["corpus"]["default"], reports["corpus"]["reference"]
+    for slice_ in LANGUAGE_SLICES:
+        assert (
+            ours.by_category[slice_]["recallAt5"] >= reference.by_category[slice_]["recallAt5"]
+        ), slice_
+
+
+def test_top1_not_worse_than_plain_bm25(reports):
+    for name in ("coding", "history"):
+        assert reports[name]["default"].top1 >= reports[name]["bm25"].top1, name
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 7's bar (Recall@5 >= plain BM25 + 5 points) is not met: on our "
+    "corpora BM25 with the same tokens already finds ~98%, and silence costs a little",
+)
+def test_recall_at5_five_points_above_plain_bm25(reports):
+    for name in ("coding", "history"):
+        assert reports[name]["default"].recall_at5 >= reports[name]["bm25"].recall_at5 + 0.05
