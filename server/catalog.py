@@ -12,9 +12,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from operator import itemgetter
 from pathlib import Path
-from typing import Any
 
 from server.documents import (
     InvalidMemory,
@@ -116,9 +114,8 @@ class MemoryCatalog:
     _skipped: dict[str, str] = field(default_factory=dict)
     _snapshot: CatalogSnapshot | None = None
     _version: int = 0
-    _index: DocumentIndex = field(default_factory=DocumentIndex)
-    _input_keys: list[Any] = field(default_factory=list)  # input_order_key, ascending
-    _input_docs: list[MemoryDocument] = field(default_factory=list)  # in step with the keys
+    _index: DocumentIndex = field(default_factory=lambda: DocumentIndex(tiebreak=input_order_key))
+    _input_docs: list[MemoryDocument] = field(default_factory=list)  # by input_order_key
     # (size, mtime_ns) of each file as it was just before it was read: what a
     # snapshot cache entry is checked against.
     _file_stats: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -276,11 +273,9 @@ class MemoryCatalog:
         """Add or replace one document in the input order and the index."""
         self._drop([doc.path])
         self._docs[doc.path] = doc
-        key = input_order_key(doc)
-        at = bisect_left(self._input_keys, key)
-        self._input_keys.insert(at, key)
+        at = bisect_left(self._input_docs, input_order_key(doc), key=input_order_key)
         self._input_docs.insert(at, doc)
-        self._index.add(doc, key)
+        self._index.add(doc)
 
     def _drop(self, paths: Sequence[str]) -> int:
         """Remove documents from the catalog, its input order and its index."""
@@ -290,8 +285,7 @@ class MemoryCatalog:
             if doc is None:
                 continue
             dropped += 1
-            at = bisect_left(self._input_keys, input_order_key(doc))
-            del self._input_keys[at]
+            at = bisect_left(self._input_docs, input_order_key(doc), key=input_order_key)
             del self._input_docs[at]
         if dropped:
             self._index.remove_many(paths)
@@ -299,25 +293,21 @@ class MemoryCatalog:
 
     def _reindex(self) -> None:
         """Input order and index from scratch: one sort, not one insertion per document."""
-        self._index = DocumentIndex()
-        for key, doc in self._sort_input_order():
-            self._index.add(doc, key, ordered=False)
+        self._index = DocumentIndex(tiebreak=input_order_key)
+        for doc in self._sort_input_order():
+            self._index.add(doc, ordered=False)
         self._index.restore_order()
 
-    def _sort_input_order(self) -> list[tuple[Any, MemoryDocument]]:
-        keyed = sorted(
-            ((input_order_key(doc), doc) for doc in self._docs.values()), key=itemgetter(0)
-        )
-        self._input_keys = [key for key, _ in keyed]
-        self._input_docs = [doc for _, doc in keyed]
-        return keyed
+    def _sort_input_order(self) -> list[MemoryDocument]:
+        self._input_docs = sorted(self._docs.values(), key=input_order_key)
+        return self._input_docs
 
     def _patch_index(self, index: DocumentIndex, reused: set[str]) -> None:
         """Adopt a snapshot's index: drop what changed on disk, add what was read again."""
         index.remove_many([path for path in index.paths() if path not in reused])
-        for key, doc in self._sort_input_order():
+        for doc in self._sort_input_order():
             if doc.path not in reused:
-                index.add(doc, key)
+                index.add(doc)
         self._index = index
 
     def _reuse(self, entry: os.DirEntry[str], cached: CachedCatalog) -> bool:

@@ -131,9 +131,9 @@ class SnapshotCache:
                 files: dict[str, FileRecord] = {}
                 while (chunk := pickle.load(f)) != _END_OF_FILES:
                     files.update(_files_from_columns(chunk))
-                index = DocumentIndex.from_parts(iter(lambda: pickle.load(f), _END))
+                index = DocumentIndex.from_parts(iter(lambda: pickle.load(f), _END), tiebreak)
             documents = {p: r.document for p, r in files.items() if r.document is not None}
-            index.relink(documents, tiebreak)
+            index.relink(documents)
             return CachedCatalog(files, index)
         except FileNotFoundError:
             self.last_problem = "no snapshot yet"

@@ -183,15 +183,20 @@ class _Counters:
 class DocumentIndex:
     """Words and CJK pairs of every document's fields → documents, kept incrementally.
 
-    `tiebreak` (given with each document) orders documents of equal score and
-    mtime, as input order does for the reference scan: the catalog passes its
-    input-order key, an index built from a snapshot passes the position.
+    `tiebreak` orders documents of equal score and mtime, as input order does
+    for the reference scan: the catalog passes its input-order key; without
+    one, documents keep the order they were added in (their slots), which is
+    the snapshot's order for an index built by `of`.
     """
 
-    def __init__(self, dense_postings: int = DENSE_POSTINGS) -> None:
+    def __init__(
+        self,
+        dense_postings: int = DENSE_POSTINGS,
+        tiebreak: Callable[[MemoryDocument], Any] | None = None,
+    ) -> None:
         self.dense_postings = dense_postings
+        self.tiebreak = tiebreak
         self._docs: dict[Slot, MemoryDocument] = {}
-        self._order_key: dict[Slot, OrderKey] = {}
         self._slot_of: dict[str, Slot] = {}
         self._free: list[Slot] = []  # a heap: the lowest free slot is reused first
         self._next_slot = 0
@@ -200,8 +205,8 @@ class DocumentIndex:
         self._dense: tuple[dict[str, int], ...] = ({}, {}, {})  # bitmaps of long postings
         self._word_fields: dict[str, int] = {}  # in how many fields' postings a word is
         self._grams: dict[str, list[str]] = {}  # trigram → words that contain it
-        # Slots by (-mtime, tiebreak): the order ties are broken in.
-        self._recency_keys: list[OrderKey] = []
+        # Slots by (-mtime, tiebreak): the order ties are broken in. Keys are
+        # computed when compared, not kept: 100,000 of them would cost 20 MB.
         self._recency_slots: list[Slot] = []
         self._order_stale = False
         self.version = 0  # bumped by every change
@@ -210,8 +215,8 @@ class DocumentIndex:
     def of(cls, documents: Iterable[MemoryDocument]) -> DocumentIndex:
         """The index of a fixed sequence, ties broken by position in it."""
         index = cls()
-        for position, doc in enumerate(documents):
-            index.add(doc, position, ordered=False)
+        for doc in documents:
+            index.add(doc, ordered=False)
         index.restore_order()
         return index
 
@@ -254,13 +259,18 @@ class DocumentIndex:
             yield "grams", (_SEP.join(grams), lengths, words)
 
     @classmethod
-    def from_parts(cls, parts: Iterable[tuple[str, Any]]) -> DocumentIndex:
-        """The index `parts` described, still without documents: `relink` attaches them."""
+    def from_parts(
+        cls,
+        parts: Iterable[tuple[str, Any]],
+        tiebreak: Callable[[MemoryDocument], Any] | None = None,
+    ) -> DocumentIndex:
+        """The index `parts` described (saved with this tiebreak), without documents yet:
+        `relink` attaches them."""
         index: DocumentIndex | None = None
         canonical: dict[str, str] = {}  # one string object per term, whichever field has it
         for kind, columns in parts:
             if kind == "head":
-                index = cls(columns["dense_postings"])
+                index = cls(columns["dense_postings"], tiebreak)
                 index.version = columns["version"]
                 index._next_slot = columns["next_slot"]
                 index._free = columns["free"].tolist()
@@ -291,10 +301,8 @@ class DocumentIndex:
             raise ValueError("no index parts")
         return index
 
-    def relink(
-        self, documents: Mapping[str, MemoryDocument], tiebreak: Callable[[MemoryDocument], Any]
-    ) -> None:
-        """After `from_parts`: attach the documents (by path) and the tiebreak used to index them.
+    def relink(self, documents: Mapping[str, MemoryDocument]) -> None:
+        """After `from_parts`: attach the documents, by path.
 
         KeyError or ValueError when the documents do not fit the index.
         """
@@ -302,8 +310,6 @@ class DocumentIndex:
         self._slot_of = {doc.path: slot for slot, doc in self._docs.items()}  # share the strings
         if len(self._docs) != len(documents) or len(self._recency_slots) != len(self._docs):
             raise ValueError("the index and its documents disagree")
-        self._order_key = {slot: (-doc.mtime_ms, tiebreak(doc)) for slot, doc in self._docs.items()}
-        self._recency_keys = [self._order_key[slot] for slot in self._recency_slots]
         by_type: defaultdict[str, list[Slot]] = defaultdict(list)
         for slot, doc in self._docs.items():
             by_type[doc.type].append(slot)
@@ -330,7 +336,7 @@ class DocumentIndex:
 
     # -- changing ------------------------------------------------------------
 
-    def add(self, doc: MemoryDocument, tiebreak: Any, *, ordered: bool = True) -> None:
+    def add(self, doc: MemoryDocument, *, ordered: bool = True) -> None:
         """Index one document. The caller removes an older version of the same path first.
 
         `ordered=False` defers the recency order to one sort in `restore_order`
@@ -340,8 +346,6 @@ class DocumentIndex:
         self._next_slot = max(self._next_slot, slot + 1)
         bit = 1 << slot
         self._docs[slot] = doc
-        key: OrderKey = (-doc.mtime_ms, tiebreak)
-        self._order_key[slot] = key
         self._slot_of[doc.path] = slot
         self._type_bits[doc.type] = self._type_bits.get(doc.type, 0) | bit
         for field, text in enumerate(field_texts(doc)):
@@ -360,8 +364,7 @@ class DocumentIndex:
                 if dense and term in dense:
                     dense[term] |= bit
         if ordered and not self._order_stale:
-            at = bisect_left(self._recency_keys, key)
-            self._recency_keys.insert(at, key)
+            at = bisect_left(self._recency_slots, self._key(slot), key=self._key)
             self._recency_slots.insert(at, slot)
         else:
             self._order_stale = True
@@ -372,24 +375,22 @@ class DocumentIndex:
 
     def remove_many(self, paths: Iterable[str]) -> int:
         """Drop documents by path; returns how many were indexed."""
-        gone: dict[Slot, MemoryDocument] = {}
-        for path in paths:
-            slot = self._slot_of.pop(path, None)
-            if slot is not None:
-                gone[slot] = self._docs.pop(slot)
-        if not gone:
+        slots = [self._slot_of.pop(path) for path in paths if path in self._slot_of]
+        if not slots:
             return 0
+        if not self._order_stale:  # while the documents are there to give their keys
+            for slot in slots:
+                at = bisect_left(self._recency_slots, self._key(slot), key=self._key)
+                if self._recency_slots[at] != slot:
+                    raise RuntimeError("the recency order lost a document")
+                del self._recency_slots[at]
+        gone = {slot: self._docs.pop(slot) for slot in slots}
         # Group the postings to edit by term, so that a term shared by many of
         # the removed documents has its list rewritten once.
         edits: list[defaultdict[str, list[Slot]]] = [defaultdict(list) for _ in FIELDS]
         for slot, doc in gone.items():
             bit = 1 << slot
             self._type_bits[doc.type] &= ~bit
-            key = self._order_key.pop(slot)
-            if not self._order_stale:
-                at = bisect_left(self._recency_keys, key)
-                del self._recency_keys[at]
-                del self._recency_slots[at]
             for field, text in enumerate(field_texts(doc)):
                 for term in field_terms(text):
                     edits[field][term].append(slot)
@@ -423,10 +424,12 @@ class DocumentIndex:
         """Sort the recency order once after bulk `add(ordered=False)` calls."""
         if not self._order_stale:
             return
-        ordered = sorted(self._order_key.items(), key=lambda item: item[1])
-        self._recency_keys = [key for _, key in ordered]
-        self._recency_slots = [slot for slot, _ in ordered]
+        self._recency_slots = sorted(self._docs, key=self._key)
         self._order_stale = False
+
+    def _key(self, slot: Slot) -> OrderKey:
+        doc = self._docs[slot]
+        return (-doc.mtime_ms, slot if self.tiebreak is None else self.tiebreak(doc))
 
     def _word_added(self, word: str) -> None:
         fields = self._word_fields.get(word, 0)
@@ -545,7 +548,7 @@ class DocumentIndex:
         size = bitmap.bit_count()
         if need * len(self._docs) >= size * size:
             slots = slots_of(bitmap)
-            slots.sort(key=self._order_key.__getitem__)
+            slots.sort(key=self._key)
             yield from slots
             return
         # A big level of which only a few are needed (all the documents that
