@@ -379,6 +379,10 @@ async def wait_for_select(client: RecordingClient) -> None:
 EDITOR = """
 import subprocess, sys, time
 daemon = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+body = b'{"jsonrpc": "2.0", "id": 1, "method": "memory/status"}'
+daemon.stdin.write(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+daemon.stdin.flush()
+daemon.stdout.readline()  # the -32002 answer's header: the daemon is up and reading
 print(daemon.pid, flush=True)
 time.sleep(3600)
 """
@@ -394,7 +398,6 @@ def test_editor_killed_leaves_no_daemon_behind(tmp_path: Path, figures: dict[str
     )
     assert editor.stdout is not None
     daemon_pid = int(editor.stdout.readline())
-    time.sleep(1.0)  # the daemon is up and waiting for `initialize`
     assert _alive(daemon_pid)
     started = time.perf_counter()
     editor.send_signal(signal.SIGKILL)
