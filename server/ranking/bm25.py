@@ -196,17 +196,17 @@ def _made_of(word: str, parts: set[str]) -> bool:
     return ends[-1]
 
 
-_ENGLISH_SUFFIXES = ("ies", "ing", "ed", "es", "s")
+_ENGLISH_SUFFIXES = ("ies", "ing", "ed", "es", "s", "y")
 MIN_STEM = 4  # shorter stems match too many unrelated words
 
 
 def light_stem(token: str) -> str:
     """A query word cut to the part its inflections share; matching is by substring.
 
-    English words lose one common suffix; other alphabetic words (German,
-    Greek, Russian, Spanish, …), whose endings are mostly one or two letters,
-    lose one letter from five letters on and two from seven. CJK pairs,
-    unspaced-script grams and words with digits stay whole.
+    English words lose one common suffix (-ies, -ing, -ed, -es, -s, -y); other
+    alphabetic words (German, Greek, Russian, Spanish, …), whose endings are
+    mostly one or two letters, lose one letter from five letters on and two
+    from seven. CJK pairs, unspaced-script grams and words with digits stay whole.
     """
     if not token.isalpha() or CJK_CHAR.match(token) or UNSPACED_CHAR.search(token):
         return token
