@@ -288,8 +288,8 @@ def _validate_selection(
     unknown = [p for p in unique if p not in manifest]
     if unknown:
         raise SelectorError(f"selector chose a path not in its manifest: {unknown[0]}")
-    scores = {s.document.path: s.score for s in shortlist.ranked}
-    return [ScoredDocument(manifest[p], scores.get(p, 0)) for p in unique]
+    # `ranked` holds only the lexical top 180; a recent candidate may score too.
+    return [ScoredDocument(manifest[p], shortlist.score_of(manifest[p])) for p in unique]
 
 
 class _Outcome:

@@ -244,3 +244,16 @@ def test_limit_and_keep_walk_past_rejected_documents():
 
     want = rank_scan(snapshot.documents, ["deploy"], keep)[:7]
     assert as_pairs(index.rank(["deploy"], keep, 7)) == as_pairs(want)
+
+
+def test_a_recent_candidate_past_the_lexical_top_keeps_its_score():
+    # The ranker returns the lexical top 180 only; the manifest's recent part
+    # may hold matches beyond them, whose score is still the SPEC's.
+    from server.ranking.shortlist import LEXICAL_CANDIDATES
+
+    docs = [make_doc("deploy", mtime_ms=i, path=f"/d/{i:03}.md") for i in range(200)]
+    shortlist = build_shortlist(CatalogSnapshot.of(docs), "deploy")
+    assert len(shortlist.ranked) == LEXICAL_CANDIDATES
+    outside = [d for d in shortlist.candidates if d not in {s.document for s in shortlist.ranked}]
+    assert outside and all(shortlist.score_of(d) == 4 for d in outside)
+    assert shortlist.score_of(make_doc("unrelated")) == 0
