@@ -8,6 +8,7 @@ depend on the ranker alone.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -111,6 +112,8 @@ class EvalReport:
     random_baseline: float
     by_category: dict[str, dict[str, Any]]
     per_case: list[dict[str, Any]] = field(default_factory=list)
+    # The same figures by the writing systems of the query (see `query_script`).
+    by_script: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +126,7 @@ class EvalReport:
             "noResultRecall": self.no_result_recall,
             "randomBaseline": self.random_baseline,
             "byCategory": self.by_category,
+            "byScript": self.by_script,
             "perCase": self.per_case,
         }
 
@@ -137,6 +141,7 @@ def evaluate(
     snapshot = corpus.snapshot
     total = _Tally()
     by_category: dict[str, _Tally] = defaultdict(_Tally)
+    by_script: dict[str, _Tally] = defaultdict(_Tally)
     silent_cases = 0
     per_case = []
     for case in corpus.cases:
@@ -152,7 +157,7 @@ def evaluate(
         top5 = [s.document.path for s in shortlist.ranked[:FALLBACK_LIMIT]]
         per_case.append({"id": case.id, "category": case.category, "top5": top5})
         silent_cases += not top5
-        for tally in (total, by_category[case.category]):
+        for tally in (total, by_category[case.category], by_script[query_script(case.query)]):
             tally.cases += 1
             if case.answerable:
                 relevant = set(case.relevant_ids)
@@ -175,7 +180,33 @@ def evaluate(
         random_baseline=round(min(FALLBACK_LIMIT, n_docs) / n_docs, 4) if n_docs else 0.0,
         by_category={name: t.as_dict() for name, t in sorted(by_category.items())},
         per_case=per_case,
+        by_script={name: t.as_dict() for name, t in sorted(by_script.items())},
     )
+
+
+_SCRIPTS = (
+    "latin", "cyrillic", "greek", "arabic", "hebrew", "devanagari", "thai", "lao", "khmer",
+    "myanmar", "hangul", "hiragana", "katakana", "cjk",
+)  # fmt: skip
+
+
+def query_script(query: str) -> str:
+    """The writing systems of a query's letters, e.g. "latin", "cjk+latin", "thai".
+
+    A language slice that needs no label: read from the Unicode names of the
+    letters (NFKC first, so full-width Latin is Latin). Kana counts as Japanese
+    script beside any Han it comes with.
+    """
+    found: set[str] = set()
+    for ch in unicodedata.normalize("NFKC", query):
+        if not ch.isalpha():
+            continue
+        name = unicodedata.name(ch, "").lower()
+        script = next((s for s in _SCRIPTS if name.startswith(s)), "other")
+        found.add("japanese" if script in ("hiragana", "katakana") else script)
+    if "japanese" in found:
+        found.discard("cjk")
+    return "+".join(sorted(found)) or "none"
 
 
 def _ratio(numerator: float, denominator: int) -> float:
@@ -213,6 +244,12 @@ def format_table(reports: Sequence[EvalReport]) -> str:
                 cells.append("—")
         n = reports[0].by_category.get(cat, {}).get("cases", 0)
         rows.append((f"  {cat} ({n})", cells))
+    scripts = sorted({s for r in reports for s in r.by_script})
+    if len(scripts) > 1:
+        for script in scripts:
+            cells = [_slice_cell(r.by_script.get(script, {}), pct) for r in reports]
+            n = reports[0].by_script.get(script, {}).get("cases", 0)
+            rows.append((f"  script {script} ({n})", cells))
     width0 = max(len(label) for label, _ in rows)
     widths = [max(len(n), *(len(cells[i]) for _, cells in rows)) for i, n in enumerate(names)]
     lines = [
@@ -222,3 +259,12 @@ def format_table(reports: Sequence[EvalReport]) -> str:
         padded = (c.ljust(w) for c, w in zip(cells, widths, strict=True))
         lines.append("  ".join([label.ljust(width0), *padded]))
     return "\n".join(lines)
+
+
+def _slice_cell(t: dict[str, Any], pct: Callable[[float | None], str]) -> str:
+    parts = []
+    if "recallAt5" in t:
+        parts.append(f"{pct(t['recallAt5'])} R@5 {pct(t['top1'])} top1")
+    if "silentRate" in t:
+        parts.append(f"{pct(t['silentRate'])} silent")
+    return ", ".join(parts) or "—"

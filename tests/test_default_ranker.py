@@ -9,7 +9,14 @@ import pytest
 
 from server.catalog import CatalogSnapshot
 from server.documents import MemoryDocument, Scope
-from server.evaluation import EvalCorpus, EvalReport, evaluate, format_table, load_corpus
+from server.evaluation import (
+    EvalCorpus,
+    EvalReport,
+    evaluate,
+    format_table,
+    load_corpus,
+    query_script,
+)
 from server.rankers import RANKERS
 from server.ranking.bm25 import Bm25Ranker, light_stem
 from server.ranking.index import DocumentIndex
@@ -172,6 +179,22 @@ def test_ranks_through_the_index_without_scanning(monkeypatch):
 # -- issue 7's bars, on our corpora ------------------------------------------
 
 
+def test_eval_slices_queries_by_script():
+    assert query_script("deploy freeze") == "latin"
+    assert query_script("Ｋａｆｋａ　ｌａｇ") == "latin"
+    assert query_script("部署手順") == "cjk"
+    assert query_script("翻訳はどこで管理する？") == "japanese"
+    assert query_script("给王磊解释 Celery") == "cjk+latin"
+    assert query_script("ฐานข้อมูล") == "thai"
+    assert query_script("123") == "none"
+
+
+def test_eval_reads_an_optional_mtime(corpora):
+    by_id = {d.path: d for d in corpora["coding"].documents}
+    assert by_id["stack-db-postgres"].mtime_ms > by_id["stack-db-mysql"].mtime_ms
+    assert by_id["arch-overview"].mtime_ms == 1
+
+
 @pytest.fixture(scope="module")
 def corpora() -> dict[str, EvalCorpus]:
     return {name: load_corpus(EVAL / f"{name}.json") for name in CORPORA}
@@ -227,6 +250,14 @@ def test_not_worse_than_reference_on_any_language_slice(reports):
         assert (
             ours.by_category[slice_]["recallAt5"] >= reference.by_category[slice_]["recallAt5"]
         ), slice_
+
+
+def test_not_worse_than_reference_on_any_script_of_any_corpus(reports):
+    for name, by_ranker in reports.items():
+        ours, reference = by_ranker["default"], by_ranker["reference"]
+        for script, theirs in reference.by_script.items():
+            if "recallAt5" in theirs:
+                assert ours.by_script[script]["recallAt5"] >= theirs["recallAt5"], (name, script)
 
 
 def test_top1_not_worse_than_plain_bm25(reports):
