@@ -176,6 +176,22 @@ def test_ranks_through_the_index_without_scanning(monkeypatch):
     assert all(ch.isalnum() for token in looked_up for ch in token)
 
 
+def test_a_snapshot_the_catalog_moved_on_from_gets_the_same_answers(corpora):
+    corpus = corpora["coding"]
+    live = corpus.snapshot
+    index = DocumentIndex.of(live.documents)
+    stale = CatalogSnapshot(
+        live.documents, live.by_recency, live_index=index, live_index_version=-1
+    )
+    assert stale.index() is None
+    spec = RANKERS["default"]
+    for case in corpus.cases:
+        tokens = spec.tokenize(case.query)
+        assert spec.rank(stale, tokens, lambda _doc: True) == spec.rank(
+            live, tokens, lambda _doc: True
+        ), case.query
+
+
 # -- issue 7's bars, on our corpora ------------------------------------------
 
 

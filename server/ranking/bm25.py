@@ -36,7 +36,9 @@ from server.ranking.index import (
     _WORD_TOKEN,
     DocumentIndex,
     _Counters,
+    bitmap_of,
     field_texts,
+    slots_of,
 )
 from server.ranking.reference import ScoredDocument
 from server.tokens import CJK_CHAR, MIN_PART, UNSPACED_CHAR
@@ -124,54 +126,92 @@ class _Term:
 
 
 class _IndexView:
-    """The few things this ranker reads from DocumentIndex beyond its public API.
+    """What this ranker reads from the warm DocumentIndex, in one place.
 
-    Kept in one place so that a change inside the index is met here only.
+    Beyond the index's public API it needs the field bitmaps of a token and
+    the tie order of a slot; a change inside the index is met here only.
     """
 
-    @staticmethod
-    def documents(index: DocumentIndex) -> Collection[MemoryDocument]:
-        return index._docs.values()
+    def __init__(self, index: DocumentIndex) -> None:
+        self.index = index
+        self.stats_key: tuple[int, int] | None = (id(index), index.version)
 
-    @staticmethod
-    def document(index: DocumentIndex, slot: int) -> MemoryDocument:
-        return index._docs[slot]
+    def __len__(self) -> int:
+        return len(self.index)
 
-    @staticmethod
-    def token_bits(index: DocumentIndex, token: str) -> list[int]:
-        """Per field, the bitmap of the slots whose field contains `token` (postings only)."""
-        return index._token_bits(token)
+    def documents(self) -> Collection[MemoryDocument]:
+        return self.index._docs.values()
 
-    @staticmethod
-    def order_key(index: DocumentIndex, slot: int) -> Any:
+    def document(self, slot: int) -> MemoryDocument:
+        return self.index._docs[slot]
+
+    def token_bits(self, token: str) -> list[int]:
+        """Per field, the bitmap of the slots whose field contains `token` (from postings)."""
+        return self.index._token_bits(token)
+
+    def order_key(self, slot: int) -> Any:
         """(-mtime, input-order tiebreak): the reference's order after the score."""
-        key = getattr(index, "_key", None)  # the index now computes keys when compared
-        return key(slot) if key else vars(index)["_order_key"][slot]
+        key = getattr(self.index, "_key", None)  # the index now computes keys when compared
+        return key(slot) if key else vars(self.index)["_order_key"][slot]
 
-    @staticmethod
-    def in_order(index: DocumentIndex, bitmap: int, need: int) -> Iterator[int]:
-        return index._in_order(bitmap, need)
+    def in_order(self, bitmap: int, need: int) -> Iterator[int]:
+        return self.index._in_order(bitmap, need)
+
+
+class _ScanView(_IndexView):
+    """The same reads answered by a pass over a snapshot's documents (slot = position).
+
+    Only for a snapshot the catalog has moved on from: rare, and a pass (like
+    the reference's) costs far less than indexing the snapshot anew.
+    """
+
+    def __init__(self, documents: Sequence[MemoryDocument]) -> None:
+        self.docs = documents
+        self.stats_key = None  # nothing to cache against
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def documents(self) -> Collection[MemoryDocument]:
+        return self.docs
+
+    def document(self, slot: int) -> MemoryDocument:
+        return self.docs[slot]
+
+    def token_bits(self, token: str) -> list[int]:
+        fields = [field_texts(doc) for doc in self.docs]
+        return [
+            bitmap_of((slot for slot, texts in enumerate(fields) if token in texts[f]), len(fields))
+            for f in range(3)
+        ]
+
+    def order_key(self, slot: int) -> Any:
+        return (-self.docs[slot].mtime_ms, slot)
+
+    def in_order(self, bitmap: int, need: int) -> Iterator[int]:
+        return iter(sorted(slots_of(bitmap), key=self.order_key))
 
 
 class _FieldStats:
     """Average field lengths of one index version (a pass over lengths, once per change)."""
 
     def __init__(self) -> None:
-        self._key: tuple[int, int] | None = None
-        self._avg: tuple[float, float, float] = (1.0, 1.0, 1.0)
+        # (key, averages) in one attribute: recalls may run on several threads.
+        self._cached: tuple[tuple[int, int] | None, tuple[float, float, float]] = (None, (1, 1, 1))
 
-    def averages(self, index: DocumentIndex) -> tuple[float, float, float]:
-        key = (id(index), index.version)
-        if key != self._key:
+    def averages(self, view: _IndexView) -> tuple[float, float, float]:
+        key, averages = self._cached
+        if key is None or key != view.stats_key:
             sums = [0, 0, 0]
-            docs = _IndexView.documents(index)
+            docs = view.documents()
             for doc in docs:
                 for f, text in enumerate(field_texts(doc)):
                     sums[f] += len(text)
             n = max(1, len(docs))
-            self._avg = (max(1.0, sums[0] / n), max(1.0, sums[1] / n), max(1.0, sums[2] / n))
-            self._key = key
-        return self._avg
+            averages = (max(1.0, sums[0] / n), max(1.0, sums[1] / n), max(1.0, sums[2] / n))
+            if view.stats_key is not None:
+                self._cached = (view.stats_key, averages)
+        return averages
 
 
 def _names_a_lack(token: str, tokens: Sequence[str]) -> bool:
@@ -239,9 +279,9 @@ class Bm25Ranker:
         limit: int | None = None,
     ) -> list[ScoredDocument]:
         index = snapshot.index()
-        if index is None:  # the catalog moved on after this snapshot: index it alone
-            index = DocumentIndex.of(snapshot.documents)
-        return self.rank(index, tokens, keep, limit)
+        if index is None:  # the catalog moved on after this snapshot was taken
+            return self._rank(_ScanView(snapshot.documents), tokens, keep, limit)
+        return self._rank(_IndexView(index), tokens, keep, limit)
 
     def rank(
         self,
@@ -251,10 +291,19 @@ class Bm25Ranker:
         limit: int | None = None,
     ) -> list[ScoredDocument]:
         """Kept documents best first: score, then mtime, then the index's input order."""
+        return self._rank(_IndexView(index), tokens, keep, limit)
+
+    def _rank(
+        self,
+        index: _IndexView,
+        tokens: Sequence[str],
+        keep: Callable[[MemoryDocument], bool],
+        limit: int | None,
+    ) -> list[ScoredDocument]:
         n = len(index)
         if not tokens or not n or limit == 0:
             return []
-        terms = self.terms(index, tokens)
+        terms = self._terms(index, tokens)
         matched = 0
         for term in terms:
             for bits in term.bits:
@@ -266,10 +315,10 @@ class Bm25Ranker:
         scored: list[tuple[float, Any, MemoryDocument]] = []
         best_covered = 0.0
         for slot in self._prescored(index, terms, matched, keep, max(PRESCORED, limit or 0)):
-            doc = _IndexView.document(index, slot)
-            score, covered = self.score(doc, slot, terms, averages)
+            doc = index.document(slot)
+            score, covered = self._score(doc, slot, terms, averages)
             if score > 0 and covered >= self.params.doc_coverage * content_mass:
-                scored.append((score, _IndexView.order_key(index, slot), doc))
+                scored.append((score, index.order_key(slot), doc))
                 best_covered = max(best_covered, covered)
         if best_covered < self.params.min_coverage * content_mass:
             return []
@@ -279,7 +328,7 @@ class Bm25Ranker:
         out = [ScoredDocument(doc, round(score * SCORE_SCALE)) for score, _, doc in scored]
         return out if limit is None else out[:limit]
 
-    def terms(self, index: DocumentIndex, tokens: Sequence[str]) -> list[_Term]:
+    def _terms(self, index: _IndexView, tokens: Sequence[str]) -> list[_Term]:
         """The tokens the index can look up, with their IDF and field bitmaps.
 
         Other shapes (`a/b.c`, `snake_case` wholes: their parts are tokens too)
@@ -290,7 +339,7 @@ class Bm25Ranker:
         for token in dict.fromkeys(light_stem(t) if self.params.stem else t for t in tokens):
             if not (_WORD_TOKEN.fullmatch(token) or _PAIR_TOKEN.fullmatch(token)):
                 continue
-            title, description, body = _IndexView.token_bits(index, token)
+            title, description, body = index.token_bits(token)
             df = (title | description | body).bit_count()
             content = token not in QUERY_STOPWORDS and (df > 0 or _names_a_lack(token, tokens))
             terms.append(_Term(token, idf(df, n), (title, description, body), content))
@@ -298,7 +347,7 @@ class Bm25Ranker:
 
     def _prescored(
         self,
-        index: DocumentIndex,
+        index: _IndexView,
         terms: Sequence[_Term],
         matched: int,
         keep: Callable[[MemoryDocument], bool],
@@ -316,14 +365,14 @@ class Bm25Ranker:
         for _score, bitmap in counters.levels(matched):
             # Inside a level, in the tie order (mtime, then input order), as
             # the reference would break the tie.
-            for slot in _IndexView.in_order(index, bitmap, want - len(out)):
-                if keep(_IndexView.document(index, slot)):
+            for slot in index.in_order(bitmap, want - len(out)):
+                if keep(index.document(slot)):
                     out.append(slot)
                     if len(out) == want:
                         return out
         return out
 
-    def score(
+    def _score(
         self,
         doc: MemoryDocument,
         slot: int,
