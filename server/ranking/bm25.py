@@ -30,6 +30,8 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import regex
+
 from server.documents import MemoryDocument
 from server.ranking.index import (
     _PAIR_TOKEN,
@@ -102,6 +104,10 @@ class Bm25Params:
     # about the query, the later one is usually the update of the earlier.
     recency_band: float = 0.2
     stem: bool = True  # see light_stem
+    # A token found only inside longer words (`park` in `bürgerpark`, `cat` in
+    # `vietnamese`) is weak evidence too. (For the score it counts fully: a
+    # prefix such as `deploy` in `deployment` is the common case there.)
+    inside_coverage_weight: float = 0.3
 
 
 DEFAULT_PARAMS = Bm25Params()
@@ -112,6 +118,7 @@ PLAIN_PARAMS = Bm25Params(
     field_b=(0.75, 0.75, 0.75),
     min_coverage=0.0,
     doc_coverage=0.0,
+    inside_coverage_weight=1.0,
     recency_band=0.0,
     stem=False,
 )
@@ -123,6 +130,8 @@ class _Term:
     idf: float
     bits: tuple[int, int, int]  # per field: the slots whose field contains the token
     content: bool  # counts toward the IDF mass a document must cover
+    # Finds the token at the start of a word; None where words are not spaced (CJK, Thai…).
+    word_start: regex.Pattern[str] | None = None
 
 
 class _IndexView:
@@ -342,7 +351,10 @@ class Bm25Ranker:
             title, description, body = index.token_bits(token)
             df = (title | description | body).bit_count()
             content = token not in QUERY_STOPWORDS and (df > 0 or _names_a_lack(token, tokens))
-            terms.append(_Term(token, idf(df, n), (title, description, body), content))
+            word_start = None
+            if content and not (CJK_CHAR.match(token) or UNSPACED_CHAR.search(token)):
+                word_start = regex.compile(r"(?<![\p{L}\p{M}\p{N}])" + regex.escape(token))
+            terms.append(_Term(token, idf(df, n), (title, description, body), content, word_start))
         return terms
 
     def _prescored(
@@ -395,7 +407,14 @@ class Bm25Ranker:
             if tf > 0:
                 score += term.idf * tf / (p.k1 + tf)
                 if term.content:
-                    covered += term.idf * (1.0 if in_summary else p.body_coverage_weight)
+                    weight = 1.0 if in_summary else p.body_coverage_weight
+                    if term.word_start is not None and p.inside_coverage_weight < 1.0:
+                        starts = any(
+                            term.bits[f] & bit and term.word_start.search(texts[f])
+                            for f in range(3)
+                        )
+                        weight *= 1.0 if starts else p.inside_coverage_weight
+                    covered += term.idf * weight
         return score, covered
 
 
