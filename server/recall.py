@@ -30,7 +30,7 @@ from server.catalog import CatalogSnapshot
 from server.prompt import render_prompt
 from server.rankers import RankerSpec
 from server.ranking.reference import ScoredDocument
-from server.ranking.shortlist import Shortlist, build_shortlist
+from server.ranking.shortlist import FAST_LIMIT, RecallQuery, Shortlist
 from server.selectors import SelectionRequest, Selector, SelectorError
 
 # A model round trip can take 30 s on a slow hosted model; past that the
@@ -187,7 +187,7 @@ class RecallService:
         outcome: _Outcome,
         timer: _Timer,
     ) -> RecallResult:
-        shortlist = build_shortlist(
+        query = RecallQuery.build(
             snapshot,
             request.query,
             recent_tools=request.recent_tools,
@@ -195,7 +195,6 @@ class RecallService:
             ranker=self.ranker.rank,
             tokenizer=self.ranker.tokenize,
         )
-
         phases = _Phases(timer)
 
         def notify(result: PhaseResult) -> PhaseNotification:
@@ -204,17 +203,22 @@ class RecallService:
             )
 
         fast: PhaseResult | None = None
+        if self.selector is not None:
+            # The host is waiting for this one: rank the top 2 and send them
+            # before building the model's 200-candidate manifest.
+            top = query.top(FAST_LIMIT)
+            if top:
+                exclusion.add(top)
+                fast = phases.build("fast", "heuristic", "delivered", top)
+                listener.fast_result(notify(fast))
+                self.counters.fast_delivered += 1
+                outcome.record(fast)
+        shortlist = query.shortlist()
         if not shortlist.tokens or not shortlist.candidates:
             refined = phases.build("refined", "none", "no_relevant_results", [])
         elif self.selector is None:
             refined = self._fallback_phase(shortlist, exclusion, phases, request.limit)
         else:
-            if shortlist.fast:
-                exclusion.add(shortlist.fast)
-                fast = phases.build("fast", "heuristic", "delivered", shortlist.fast)
-                listener.fast_result(notify(fast))
-                self.counters.fast_delivered += 1
-                outcome.record(fast)
             refined = await self._model_phase(request, shortlist, exclusion, phases, outcome)
         listener.refined_result(notify(refined))
         if refined.docs:

@@ -85,6 +85,61 @@ def interleave_candidates(
     return out
 
 
+@dataclass(frozen=True)
+class RecallQuery:
+    """One query against one snapshot: tokens and the keep-predicate built once.
+
+    `top(2)` is cheap and comes first in a recall (the host is waiting for the
+    fast phase); `shortlist()` adds the lexical top 180 and the recent others
+    for the model.
+    """
+
+    snapshot: CatalogSnapshot
+    tokens: list[str]
+    keep: Keep
+    ranker: Ranker
+
+    @classmethod
+    def build(
+        cls,
+        snapshot: CatalogSnapshot,
+        query: str,
+        *,
+        recent_tools: Sequence[str] = (),
+        exclude_paths: Collection[str] = (),
+        ranker: Ranker = index_ranker,
+        tokenizer: Callable[[str], list[str]] = query_tokens,
+    ) -> RecallQuery:
+        noise = NoiseFilter.from_recent_tools(recent_tools)
+        excluded = frozenset(exclude_paths)
+
+        def keep(doc: MemoryDocument) -> bool:
+            return doc.path not in excluded and not noise.is_noise(doc)
+
+        return cls(snapshot, tokenizer(query), keep, ranker)
+
+    def top(self, limit: int) -> list[ScoredDocument]:
+        if not self.tokens or not self.snapshot.documents:
+            return []
+        return self.ranker(self.snapshot, self.tokens, self.keep, limit)
+
+    def shortlist(self) -> Shortlist:
+        if not self.tokens or not self.snapshot.documents:
+            return Shortlist(self.tokens, [], [])
+        ranked = self.top(LEXICAL_CANDIDATES)
+        lexical = [s.document for s in ranked]
+        in_lexical = {doc.path for doc in lexical}
+        room = MAX_CANDIDATES - len(lexical)
+        recent: list[MemoryDocument] = []
+        if room > 0:
+            for doc in self.snapshot.by_recency:
+                if doc.path not in in_lexical and self.keep(doc):
+                    recent.append(doc)
+                    if len(recent) == room:
+                        break
+        return Shortlist(self.tokens, ranked, interleave_candidates(lexical, recent))
+
+
 def build_shortlist(
     snapshot: CatalogSnapshot,
     query: str,
@@ -94,24 +149,11 @@ def build_shortlist(
     ranker: Ranker = index_ranker,
     tokenizer: Callable[[str], list[str]] = query_tokens,
 ) -> Shortlist:
-    tokens = tokenizer(query)
-    if not tokens or not snapshot.documents:
-        return Shortlist(tokens, [], [])
-    noise = NoiseFilter.from_recent_tools(recent_tools)
-    excluded = frozenset(exclude_paths)
-
-    def keep(doc: MemoryDocument) -> bool:
-        return doc.path not in excluded and not noise.is_noise(doc)
-
-    ranked = ranker(snapshot, tokens, keep, LEXICAL_CANDIDATES)
-    lexical = [s.document for s in ranked[:LEXICAL_CANDIDATES]]
-    in_lexical = {doc.path for doc in lexical}
-    room = MAX_CANDIDATES - len(lexical)
-    recent: list[MemoryDocument] = []
-    if room > 0:
-        for doc in snapshot.by_recency:
-            if doc.path not in in_lexical and keep(doc):
-                recent.append(doc)
-                if len(recent) == room:
-                    break
-    return Shortlist(tokens, ranked, interleave_candidates(lexical, recent))
+    return RecallQuery.build(
+        snapshot,
+        query,
+        recent_tools=recent_tools,
+        exclude_paths=exclude_paths,
+        ranker=ranker,
+        tokenizer=tokenizer,
+    ).shortlist()
