@@ -120,21 +120,3 @@ async def wait_ready(client: LanguageClient) -> dict[str, Any]:
 
 async def request(client: LanguageClient, method: str, params: Any) -> Any:
     return await asyncio.wait_for(client.protocol.send_request_async(method, params), WAIT)
-
-
-def write_memory(
-    root: Path,
-    name: str,
-    *,
-    title: str,
-    description: str = "",
-    body: str = "",
-    type: str = "project",
-) -> Path:
-    path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        f"---\nname: {title}\ndescription: {description}\ntype: {type}\n---\n{body}\n",
-        encoding="utf-8",
-    )
-    return path

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from protocol.client import MemoryRecallClient
-from tests.e2e.conftest import SERVER_COMMAND, write_memory
+from tests.e2e.conftest import SERVER_COMMAND
+from tests.memory_files import write_memory
 
 API_KEY = "sk-test-0123456789abcdef"
 

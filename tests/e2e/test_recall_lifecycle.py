@@ -11,7 +11,8 @@ from pytest_lsp.client import captured_exception_key
 
 from protocol import methods
 from protocol.client import MemoryRecallClient, RpcError
-from tests.e2e.conftest import CEILING_MS, SERVER_COMMAND, WAIT, request, start, write_memory
+from tests.e2e.conftest import CEILING_MS, SERVER_COMMAND, WAIT, request, start
+from tests.memory_files import write_memory
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from protocol import methods
-from tests.e2e.conftest import WAIT, request, start, write_memory
+from tests.e2e.conftest import WAIT, request, start
+from tests.memory_files import write_memory
 
 
 async def eventually(client, query: str, predicate, timeout: float = WAIT) -> dict:

@@ -41,24 +41,6 @@ def serve_command(*, ceiling_ms: int | None = None, log_level: str = "INFO") -> 
     return command
 
 
-def write_memory(
-    root: Path,
-    name: str,
-    title: str,
-    description: str = "",
-    body: str = "",
-    *,
-    type: str = "project",
-) -> Path:
-    path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        f"---\nname: {title}\ndescription: {description}\ntype: {type}\n---\n{body}\n",
-        encoding="utf-8",
-    )
-    return path
-
-
 def error_lines(stderr_log: Path) -> list[str]:
     """The daemon's ERROR (and worse) log lines, and any traceback."""
     text = stderr_log.read_text(encoding="utf-8", errors="replace")

@@ -24,6 +24,7 @@ import pytest
 
 from protocol import methods
 from protocol.messages import SelectParams
+from tests.memory_files import write_memory
 from tests.reliability.harness import (
     WAIT,
     FakeModel,
@@ -35,7 +36,6 @@ from tests.reliability.harness import (
     sized,
     start_daemon,
     status_until,
-    write_memory,
 )
 
 CEILING_MS = 800

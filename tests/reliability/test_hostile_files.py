@@ -25,13 +25,13 @@ import pytest
 
 from server.catalog import MemoryCatalog, MemoryRoot
 from server.documents import MAX_FILE_BYTES
+from tests.memory_files import write_memory
 from tests.reliability.harness import (
     WAIT,
     RecordingClient,
     error_lines,
     start_daemon,
     status_until,
-    write_memory,
 )
 
 HUGE_BYTES = 50 * 1024 * 1024

@@ -20,6 +20,7 @@ from typing import Any
 from protocol import methods
 from protocol.client import RpcError
 from protocol.messages import SelectParams
+from tests.memory_files import write_memory
 from tests.reliability.harness import (
     WAIT,
     RecordingClient,
@@ -27,7 +28,6 @@ from tests.reliability.harness import (
     sized,
     start_daemon,
     status_until,
-    write_memory,
 )
 
 TOPICS = 100

@@ -27,7 +27,8 @@ from pydantic import ValidationError
 
 from protocol import methods
 from protocol.messages import RecallParams
-from tests.reliability.harness import FULL_LOAD, WireDaemon, sized, write_memory
+from tests.memory_files import write_memory
+from tests.reliability.harness import FULL_LOAD, WireDaemon, sized
 
 EXAMPLES = sized(300, 5000)  # per property test
 FRAMING_EXAMPLES = sized(25, 400)  # per framing
