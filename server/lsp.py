@@ -72,6 +72,9 @@ SERVER_VERSION = "0.1.0"
 # for thousands of excluded paths without letting one message exhaust memory.
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 MAX_HEADER_LINE_BYTES = 8 * 1024
+# Ids of server→client requests we gave up on, remembered so that a late
+# reply is dropped quietly; a host that never replies cannot grow this.
+MAX_ABANDONED_IDS = 1024
 
 
 # -- wire helpers ---------------------------------------------------------------
@@ -119,9 +122,15 @@ class MemoryProtocol(LanguageServerProtocol):
 
     _server: MemoryServer
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._abandoned: dict[Any, None] = {}  # insertion-ordered, bounded
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
         result = yield from super().lsp_initialize(params)
+        # pygls advertises document sync by default; the daemon reads no documents.
+        result.capabilities.text_document_sync = None
         result.capabilities.experimental = {
             "memory": {
                 "protocolVersion": methods.PROTOCOL_VERSION,
@@ -173,14 +182,30 @@ class MemoryProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    def abandon_request(self, msg_id: Any) -> None:
+        """Forget a server→client request whose answer no longer matters."""
+        self._request_futures.pop(msg_id, None)
+        self._result_types.pop(msg_id, None)
+        self._abandoned[msg_id] = None
+        while len(self._abandoned) > MAX_ABANDONED_IDS:
+            self._abandoned.pop(next(iter(self._abandoned)))
+
     def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         # A late reply to a request we already abandoned (cancelled recall,
-        # selector timeout) must be dropped, not set on a finished future.
+        # selector timeout) is expected: drop it quietly.
+        if msg_id in self._abandoned:
+            del self._abandoned[msg_id]
+            return
         future = self._request_futures.get(msg_id)
         if future is not None and future.done():
             self._request_futures.pop(msg_id, None)
             return
         super()._handle_response(msg_id, result, error)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # A cancel that crosses the answer on the wire is normal, not a warning.
+        if msg_id in self._request_futures:
+            super()._handle_cancel_notification(msg_id)
 
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         # Expected client errors (-32602 …) are answered without a traceback in the log.
@@ -364,8 +389,7 @@ class MemoryServer(LanguageServer):
         return msg_id, self.protocol.send_request(method, params, msg_id=msg_id)
 
     def _cancel_client_request(self, msg_id: str) -> None:
-        self.protocol._request_futures.pop(msg_id, None)
-        self.protocol._result_types.pop(msg_id, None)
+        self.protocol.abandon_request(msg_id)
         self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
 
     # watching -------------------------------------------------------------
