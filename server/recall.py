@@ -155,8 +155,8 @@ class RecallService:
         """Run one recall; the snapshot is taken (awaiting the first index) inside it."""
         timer = _Timer()
         self.counters.recalls += 1
-        self.counters.active += 1
         exclusion = self.active[request.request_id] = ExclusionSet()
+        self.counters.active = len(self.active)
         outcome = _Outcome(request, self.selector_kind)
         try:
             snapshot = await snapshot_source()
@@ -174,8 +174,8 @@ class RecallService:
             self.counters.failed += 1
             raise
         finally:
-            self.counters.active -= 1
             self.active.pop(request.request_id, None)
+            self.counters.active = len(self.active)
             listener.telemetry(outcome.telemetry)
 
     async def _run(
