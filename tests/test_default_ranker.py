@@ -169,13 +169,13 @@ def test_ranks_through_the_index_without_scanning(monkeypatch):
     docs = [*FILLER, memory("cfg", "Settings", "See `server/ranking/index.py` and getUserName.")]
     index = DocumentIndex.of(docs)
     looked_up: list[str] = []
-    original = DocumentIndex._token_bits
+    original = DocumentIndex.token_bits
 
     def spy(self: DocumentIndex, token: str) -> list[int]:
         looked_up.append(token)
         return original(self, token)
 
-    monkeypatch.setattr(DocumentIndex, "_token_bits", spy)
+    monkeypatch.setattr(DocumentIndex, "token_bits", spy)
     ranked = Bm25Ranker().rank(index, recall_tokens("server/ranking/index.py getUserName"))
     assert ranked[0].document.relative_path == "cfg.md"
     # Shapes the index would have to scan for (a path, a snake_case whole) are never asked.

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import regex
 
@@ -134,41 +134,19 @@ class _Term:
     word_start: regex.Pattern[str] | None = None
 
 
-class _IndexView:
-    """What this ranker reads from the warm DocumentIndex, in one place.
+class _Documents(Protocol):
+    """What this ranker reads: the warm DocumentIndex, or `_ScanView` standing in for it."""
 
-    Beyond the index's public API it needs the field bitmaps of a token and
-    the tie order of a slot; a change inside the index is met here only.
-    """
-
-    def __init__(self, index: DocumentIndex) -> None:
-        self.index = index
-        self.stats_key: tuple[int, int] | None = (id(index), index.version)
-
-    def __len__(self) -> int:
-        return len(self.index)
-
-    def documents(self) -> Collection[MemoryDocument]:
-        return self.index._docs.values()
-
-    def document(self, slot: int) -> MemoryDocument:
-        return self.index._docs[slot]
-
-    def token_bits(self, token: str) -> list[int]:
-        """Per field, the bitmap of the slots whose field contains `token` (from postings)."""
-        return self.index._token_bits(token)
-
-    def order_key(self, slot: int) -> Any:
-        """(-mtime, input-order tiebreak): the reference's order after the score."""
-        key = getattr(self.index, "_key", None)  # the index now computes keys when compared
-        return key(slot) if key else vars(self.index)["_order_key"][slot]
-
-    def in_order(self, bitmap: int, need: int) -> Iterator[int]:
-        return self.index._in_order(bitmap, need)
+    def __len__(self) -> int: ...
+    def documents(self) -> Collection[MemoryDocument]: ...
+    def document(self, slot: int) -> MemoryDocument: ...
+    def token_bits(self, token: str) -> list[int]: ...
+    def order_key(self, slot: int) -> Any: ...
+    def in_order(self, bitmap: int, need: int) -> Iterator[int]: ...
 
 
-class _ScanView(_IndexView):
-    """The same reads answered by a pass over a snapshot's documents (slot = position).
+class _ScanView:
+    """The index's reads answered by a pass over a snapshot's documents (slot = position).
 
     Only for a snapshot the catalog has moved on from: rare, and a pass (like
     the reference's) costs far less than indexing the snapshot anew.
@@ -176,7 +154,6 @@ class _ScanView(_IndexView):
 
     def __init__(self, documents: Sequence[MemoryDocument]) -> None:
         self.docs = documents
-        self.stats_key = None  # nothing to cache against
 
     def __len__(self) -> int:
         return len(self.docs)
@@ -208,9 +185,11 @@ class _FieldStats:
         # (key, averages) in one attribute: recalls may run on several threads.
         self._cached: tuple[tuple[int, int] | None, tuple[float, float, float]] = (None, (1, 1, 1))
 
-    def averages(self, view: _IndexView) -> tuple[float, float, float]:
+    def averages(self, view: _Documents) -> tuple[float, float, float]:
+        # An index is cached by identity and version; a scan view is not cached.
+        stats_key = (id(view), view.version) if isinstance(view, DocumentIndex) else None
         key, averages = self._cached
-        if key is None or key != view.stats_key:
+        if key is None or key != stats_key:
             sums = [0, 0, 0]
             docs = view.documents()
             for doc in docs:
@@ -218,8 +197,8 @@ class _FieldStats:
                     sums[f] += len(text)
             n = max(1, len(docs))
             averages = (max(1.0, sums[0] / n), max(1.0, sums[1] / n), max(1.0, sums[2] / n))
-            if view.stats_key is not None:
-                self._cached = (view.stats_key, averages)
+            if stats_key is not None:
+                self._cached = (stats_key, averages)
         return averages
 
 
@@ -290,7 +269,7 @@ class Bm25Ranker:
         index = snapshot.index()
         if index is None:  # the catalog moved on after this snapshot was taken
             return self._rank(_ScanView(snapshot.documents), tokens, keep, limit)
-        return self._rank(_IndexView(index), tokens, keep, limit)
+        return self._rank(index, tokens, keep, limit)
 
     def rank(
         self,
@@ -300,11 +279,11 @@ class Bm25Ranker:
         limit: int | None = None,
     ) -> list[ScoredDocument]:
         """Kept documents best first: score, then mtime, then the index's input order."""
-        return self._rank(_IndexView(index), tokens, keep, limit)
+        return self._rank(index, tokens, keep, limit)
 
     def _rank(
         self,
-        index: _IndexView,
+        index: _Documents,
         tokens: Sequence[str],
         keep: Callable[[MemoryDocument], bool],
         limit: int | None,
@@ -337,7 +316,7 @@ class Bm25Ranker:
         out = [ScoredDocument(doc, round(score * SCORE_SCALE)) for score, _, doc in scored]
         return out if limit is None else out[:limit]
 
-    def _terms(self, index: _IndexView, tokens: Sequence[str]) -> list[_Term]:
+    def _terms(self, index: _Documents, tokens: Sequence[str]) -> list[_Term]:
         """The tokens the index can look up, with their IDF and field bitmaps.
 
         Other shapes (`a/b.c`, `snake_case` wholes: their parts are tokens too)
@@ -359,7 +338,7 @@ class Bm25Ranker:
 
     def _prescored(
         self,
-        index: _IndexView,
+        index: _Documents,
         terms: Sequence[_Term],
         matched: int,
         keep: Callable[[MemoryDocument], bool],

@@ -34,7 +34,7 @@ import re
 from array import array
 from bisect import bisect_left, insort
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import regex
@@ -329,6 +329,12 @@ class DocumentIndex:
     def paths(self) -> list[str]:
         return list(self._slot_of)
 
+    def documents(self) -> Collection[MemoryDocument]:
+        return self._docs.values()
+
+    def document(self, slot: Slot) -> MemoryDocument:
+        return self._docs[slot]
+
     def by_recency(self) -> tuple[MemoryDocument, ...]:
         """Every document, mtime descending, then by tiebreak."""
         self.restore_order()
@@ -364,7 +370,7 @@ class DocumentIndex:
                 if dense and term in dense:
                     dense[term] |= bit
         if ordered and not self._order_stale:
-            at = bisect_left(self._recency_slots, self._key(slot), key=self._key)
+            at = bisect_left(self._recency_slots, self.order_key(slot), key=self.order_key)
             self._recency_slots.insert(at, slot)
         else:
             self._order_stale = True
@@ -380,7 +386,7 @@ class DocumentIndex:
             return 0
         if not self._order_stale:  # while the documents are there to give their keys
             for slot in slots:
-                at = bisect_left(self._recency_slots, self._key(slot), key=self._key)
+                at = bisect_left(self._recency_slots, self.order_key(slot), key=self.order_key)
                 if self._recency_slots[at] != slot:
                     raise RuntimeError("the recency order lost a document")
                 del self._recency_slots[at]
@@ -424,10 +430,11 @@ class DocumentIndex:
         """Sort the recency order once after bulk `add(ordered=False)` calls."""
         if not self._order_stale:
             return
-        self._recency_slots = sorted(self._docs, key=self._key)
+        self._recency_slots = sorted(self._docs, key=self.order_key)
         self._order_stale = False
 
-    def _key(self, slot: Slot) -> OrderKey:
+    def order_key(self, slot: Slot) -> OrderKey:
+        """(-mtime, tiebreak): the order documents of equal score come in."""
         doc = self._docs[slot]
         return (-doc.mtime_ms, slot if self.tiebreak is None else self.tiebreak(doc))
 
@@ -464,7 +471,7 @@ class DocumentIndex:
         counters = _Counters()
         matched = 0
         for token, times in Counter(tokens).items():  # a repeated token counts again
-            for field, bitmap in enumerate(self._token_bits(token)):
+            for field, bitmap in enumerate(self.token_bits(token)):
                 if bitmap:
                     counters.add(bitmap, FIELD_WEIGHTS[field] * times)
                     matched |= bitmap
@@ -476,7 +483,7 @@ class DocumentIndex:
                 counters.add(matched & self._type_bits.get(doc_type, 0), boost)
         return self._best(counters, matched, keep, len(self._docs) if limit is None else limit)
 
-    def _token_bits(self, token: str) -> list[int]:
+    def token_bits(self, token: str) -> list[int]:
         """Per field, the bitmap of the slots whose field contains `token`."""
         if _WORD_TOKEN.fullmatch(token):
             terms = self._words_containing(token)
@@ -535,7 +542,7 @@ class DocumentIndex:
         docs = self._docs
         out: list[ScoredDocument] = []
         for score, bitmap in counters.levels(matched):
-            for slot in self._in_order(bitmap, limit - len(out)):
+            for slot in self.in_order(bitmap, limit - len(out)):
                 doc = docs[slot]
                 if keep(doc):
                     out.append(ScoredDocument(doc, score))
@@ -543,12 +550,12 @@ class DocumentIndex:
                         return out
         return out
 
-    def _in_order(self, bitmap: int, need: int) -> Iterator[Slot]:
+    def in_order(self, bitmap: int, need: int) -> Iterator[Slot]:
         """The slots of a bitmap in recency order (by (-mtime, tiebreak))."""
         size = bitmap.bit_count()
         if need * len(self._docs) >= size * size:
             slots = slots_of(bitmap)
-            slots.sort(key=self._key)
+            slots.sort(key=self.order_key)
             yield from slots
             return
         # A big level of which only a few are needed (all the documents that
