@@ -83,9 +83,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from server.evaluation import evaluate_all, format_table, load_corpus
+    from server.evaluation import evaluate_all, format_table, load_corpus, silence_sweep
 
     corpus = load_corpus(args.corpus)
+    if args.silence_sweep:
+        print(silence_sweep(corpus))
+        return 0
     names = args.ranker or [DEFAULT_RANKER]
     reports = evaluate_all(corpus, names)
     if args.json:
@@ -166,6 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--ranker", action="append", choices=sorted(RANKERS),
         help=f"repeat to compare side by side (default {DEFAULT_RANKER})",
+    )  # fmt: skip
+    ev.add_argument(
+        "--silence-sweep", action="store_true",
+        help="print the default ranker's silence threshold against Recall@5 and silence",
     )  # fmt: skip
     ev.set_defaults(func=cmd_eval)
 

@@ -268,3 +268,27 @@ def _slice_cell(t: dict[str, Any], pct: Callable[[float | None], str]) -> str:
     if "silentRate" in t:
         parts.append(f"{pct(t['silentRate'])} silent")
     return ", ".join(parts) or "—"
+
+
+SILENCE_SHARES = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+
+
+def silence_sweep(corpus: EvalCorpus, shares: Sequence[float] = SILENCE_SHARES) -> str:
+    """The default ranker's silence threshold against what it costs, as a table:
+    per `min_coverage` share, Recall@5 and top-1 of the answerable cases and the
+    share of no-result/abstention cases answered with silence."""
+    from dataclasses import replace
+
+    from server.ranking.bm25 import DEFAULT_PARAMS, Bm25Ranker
+    from server.tokens import recall_tokens
+
+    lines = ["min_coverage  Recall@5  top-1   silent"]
+    for share in shares:
+        ranker = Bm25Ranker(replace(DEFAULT_PARAMS, min_coverage=share))
+        report = evaluate(corpus, RankerSpec(f"default@{share}", "", ranker, recall_tokens))
+        marker = "  <- default" if share == DEFAULT_PARAMS.min_coverage else ""
+        lines.append(
+            f"{share:12.2f}  {report.recall_at5 * 100:7.1f}%  {report.top1 * 100:5.1f}%"
+            f"  {report.no_result_recall * 100:5.1f}%{marker}"
+        )
+    return "\n".join(lines)

@@ -56,10 +56,12 @@ PRESCORE_SCALE = 8
 # 5 a recall shows, so the exact order is decided among the right documents.
 PRESCORED = 64
 
-# Function words a question is made of (English, and the commonest of German,
-# Spanish, French and Russian). They are scored like any token (their
-# IDF is low where memories use them), but they never count toward the IDF mass
-# a document must cover: a memory does not have to say "what" to answer it.
+# Function words a question is made of: English, the commonest of German,
+# Spanish, French, Russian, Greek, Portuguese and Italian, and the function
+# pairs of Chinese, Japanese and Korean questions (as the CJK pairs they are
+# tokenized into). They say nothing about which memory answers:
+# the default ranker neither scores them nor counts them toward the IDF mass a
+# document must cover (a memory does not have to say "what" to answer it).
 QUERY_STOPWORDS = frozenset(
     """
     about above after again against all also and any are aren't because been before being
@@ -69,13 +71,50 @@ QUERY_STOPWORDS = frozenset(
     ourselves out over own same say said she should some such than that the their theirs
     them themselves then there these they this those through too under until upon very
     was were what when where which while who whom why will with would you your yours
-    yourself yourselves tell told know remember recall anything something thing things
-    again ever one ago last time times please show give get got use used using way
-    aber auch bei das dem den der des die ein eine einen einer für hat ich ist mit nicht
-    sich und von war was wann welche welcher wer wie wieso warum woher wohin über
-    como con cual cuál cuando cuándo donde dónde el ella las los para pero por porque que
-    qué quien quién una uno est les des une pour dans avec qui quoi quand comment sont
-    où pourquoi что как где когда кто сколько почему это для или мне мой моя
+    yourself yourselves tell told know remember recall remind anything something thing
+    things again ever one ago last time times please show give get got use used using way
+    hey
+
+    aber auch aus bei beim bis das dass dem den der des die dir ein eine einem einen einer
+    eines für gerade gibt haben hat ich ihr ihre ist jetzt kann kein keine können mich mir
+    mit muss nach nicht noch nur oder schon sein seine sich sie sind soll sollen uns unser
+    unsere und vom von vor war warum was wann welche welcher welches wenn wer werden wie
+    wieder wieso wir wird woher wohin zum zur über
+
+    ahora cómo como con cual cuál cuando cuándo cuánto cuánta cuántos cuántas del desde
+    donde dónde el ella entre esa ese eso esta este esto está fue hace hasta hay las los
+    más muy nos nuestra nuestro para pero por porque puede puedes que qué quien quién
+    recuerdas ser son sobre sus también tenemos tiene una uno unos unas
+
+    aux avait avez avons avec cette ces cet combien comment dans déjà des elle elles encore
+    est était fait faut ils les leur leurs mais nos notre nous ont par pas peut plus
+    pour pourquoi quand que quel quelle quelles quels qui quoi sont sur tous tout une
+    votre vous
+
+    без будет был была были было вам вас все всё всех где для его её если есть ещё еще
+    здесь как какая какие каким каком какое какой какую когда кто мне мои мой моя моё
+    можно над надо нам напомни нас наш наша наше наши нужно они она оно перед под
+    помнишь после почему при про сейчас сколько так также там теперь тогда только тоже
+    тут уже чтобы что эта эти это этого этой этот
+
+    αλλά ακόμα από αυτά αυτή αυτό αυτός για γιατί δεν είναι είχε ένα ένας έχει έχουμε
+    ήταν και μας μια μία μην μου όταν πάλι ποια ποιες ποιο ποιοι ποιος πόσα πόσες πόσο
+    πόσοι πότε που πού πως πώς σας σου στα στη στην στις στο στον την της τις τον του
+    τους των τώρα
+
+    com como esta este foi isso não nossa nosso onde para por quando que qual quem são uma
+    che chi come con del della dove nel nella per perché quale quando questa questo sono
+
+    什么 怎么 为什 为何 哪个 哪里 哪些 是不 不是 是否 有没 没有 我们 你们 他们 这个 那个
+    这些 那些 现在 可以 需要 一下 一个 的是 是谁 多少 吗
+
+    です すか ます まし した して てい いる ある あっ った たの だっ なに どこ いつ だれ
+    どう どの これ それ あれ この その につ つい いて けど から まで とか って でし しょ
+    ょう よね だけ ので のは には では なの なっ ない
+
+    뭐야 누가 언제 어디 어떻 떻게 무엇 했어 있어 있나 나요 해야 하나 인가 는지 은지 건지
+    지금 우리 다시 그거 이거 혹시 어느 얼마 습니 니다 해요 어요 했나 했던 있는 하는
+    되는 이야 잖아
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
@@ -90,13 +129,11 @@ class Bm25Params:
     field_b: tuple[float, float, float] = (0.0, 0.0, 0.75)
     k1: float = 1.2
     # Silence: the share of the query's content IDF mass that the best document
-    # must match, or nothing is returned (0 never silences). 0.3 is where
-    # abstention questions fall silent while answerable ones with one or two
-    # paraphrased words still get through (issue 7's closing note has the sweep).
-    min_coverage: float = 0.3
-    # Once the query is answerable, a document covering less than this share
-    # only shares a common word with it.
-    doc_coverage: float = 0.1
+    # must match, or nothing is returned (0 never silences). 0.15 is the highest
+    # share that costs no realistic corpus more than a point of Recall@5; above
+    # it, paraphrased and cross-language questions fall silent with the
+    # abstentions (`memory-recall eval --silence-sweep` prints the trade-off).
+    min_coverage: float = 0.15
     # A token met only in the body (not the title or description) is weaker
     # evidence that the memory is about it: it covers this share of its IDF.
     body_coverage_weight: float = 0.7
@@ -107,7 +144,16 @@ class Bm25Params:
     # A token found only inside longer words (`park` in `bürgerpark`, `cat` in
     # `vietnamese`) is weak evidence too. (For the score it counts fully: a
     # prefix such as `deploy` in `deployment` is the common case there.)
-    inside_coverage_weight: float = 0.3
+    inside_coverage_weight: float = 0.1
+    # Overlapping grams say the same characters several times over: every
+    # character of a Thai/Lao/Khmer/Myanmar run is in three trigrams, of a CJK
+    # run in two pairs. Each gram weighs this share of its IDF, so a phrase in
+    # those scripts weighs about what the same words would weigh spaced.
+    unspaced_gram_weight: float = 1 / 3
+    cjk_pair_weight: float = 1 / 2
+    # Function words ("what", "did", "the") carry no topic: they are not scored,
+    # so a question made only of them matches nothing. (The plain baseline scores them.)
+    score_stopwords: bool = False
 
 
 DEFAULT_PARAMS = Bm25Params()
@@ -117,7 +163,9 @@ PLAIN_PARAMS = Bm25Params(
     field_weights=(1.0, 1.0, 1.0),
     field_b=(0.75, 0.75, 0.75),
     min_coverage=0.0,
-    doc_coverage=0.0,
+    score_stopwords=True,
+    unspaced_gram_weight=1.0,
+    cjk_pair_weight=1.0,
     inside_coverage_weight=1.0,
     recency_band=0.0,
     stem=False,
@@ -202,6 +250,38 @@ class _FieldStats:
         return averages
 
 
+# A compound whose parts match more documents than this is not verified (the
+# parts still count): a scan of that many field texts would cost milliseconds.
+COMPOUND_CANDIDATES = 2048
+
+
+def _compound_bits(index: _Documents, token: str) -> list[int] | None:
+    """Per field, the slots whose field contains a compound identifier (`billing-api`,
+    `services/billing/refund.ts`, `billing_retry_max`), found through its parts.
+
+    The documents holding every part are the candidates; each is checked for the
+    whole. None for a token without a part of three letters, or with too many
+    candidates.
+    """
+    parts = set(_WORD_TOKEN.findall(token))
+    if not parts:
+        return None
+    candidates = -1
+    for part in parts:
+        title, description, body = index.token_bits(part)
+        candidates &= title | description | body
+        if not candidates:
+            return [0, 0, 0]
+    if candidates.bit_count() > COMPOUND_CANDIDATES:
+        return None
+    out = [0, 0, 0]
+    for slot in slots_of(candidates):
+        for f, text in enumerate(field_texts(index.document(slot))):
+            if token in text:
+                out[f] |= 1 << slot
+    return out
+
+
 def _names_a_lack(token: str, tokens: Sequence[str]) -> bool:
     """Whether a token found in no memory says the memories lack what the query asks.
 
@@ -211,7 +291,7 @@ def _names_a_lack(token: str, tokens: Sequence[str]) -> bool:
     `retry`, `backoff`): the parts already speak for it. A whole word found
     nowhere is one the memories lack.
     """
-    if CJK_CHAR.match(token) or UNSPACED_CHAR.search(token):
+    if CJK_CHAR.match(token) or UNSPACED_CHAR.search(token) or not _WORD_TOKEN.fullmatch(token):
         return False
     return not _made_of(token, {t for t in tokens if t != token})
 
@@ -305,7 +385,7 @@ class Bm25Ranker:
         for slot in self._prescored(index, terms, matched, keep, max(PRESCORED, limit or 0)):
             doc = index.document(slot)
             score, covered = self._score(doc, slot, terms, averages)
-            if score > 0 and covered >= self.params.doc_coverage * content_mass:
+            if score > 0:
                 scored.append((score, index.order_key(slot), doc))
                 best_covered = max(best_covered, covered)
         if best_covered < self.params.min_coverage * content_mass:
@@ -317,23 +397,36 @@ class Bm25Ranker:
         return out if limit is None else out[:limit]
 
     def _terms(self, index: _Documents, tokens: Sequence[str]) -> list[_Term]:
-        """The tokens the index can look up, with their IDF and field bitmaps.
+        """The query's terms, with their IDF and field bitmaps, function words left out.
 
-        Other shapes (`a/b.c`, `snake_case` wholes: their parts are tokens too)
-        would cost a scan and are left out.
+        Words and CJK pairs are looked up in the index; compound identifiers
+        (`billing-api`) through their parts. A compound the index cannot narrow
+        down is left out (its parts are tokens too).
         """
         n = len(index)
         terms: list[_Term] = []
-        for token in dict.fromkeys(light_stem(t) if self.params.stem else t for t in tokens):
-            if not (_WORD_TOKEN.fullmatch(token) or _PAIR_TOKEN.fullmatch(token)):
-                continue
-            title, description, body = index.token_bits(token)
+        kept = (t for t in tokens if self.params.score_stopwords or t not in QUERY_STOPWORDS)
+        for token in dict.fromkeys(light_stem(t) if self.params.stem else t for t in kept):
+            stopword = token in QUERY_STOPWORDS
+            if _WORD_TOKEN.fullmatch(token) or _PAIR_TOKEN.fullmatch(token):
+                bits = index.token_bits(token)
+            else:
+                found = _compound_bits(index, token)
+                if found is None:
+                    continue
+                bits = found
+            title, description, body = bits
             df = (title | description | body).bit_count()
-            content = token not in QUERY_STOPWORDS and (df > 0 or _names_a_lack(token, tokens))
+            content = not stopword and (df > 0 or _names_a_lack(token, tokens))
             word_start = None
             if content and not (CJK_CHAR.match(token) or UNSPACED_CHAR.search(token)):
                 word_start = regex.compile(r"(?<![\p{L}\p{M}\p{N}])" + regex.escape(token))
-            terms.append(_Term(token, idf(df, n), (title, description, body), content, word_start))
+            weight = idf(df, n)
+            if CJK_CHAR.match(token):
+                weight *= self.params.cjk_pair_weight
+            elif UNSPACED_CHAR.search(token):
+                weight *= self.params.unspaced_gram_weight
+            terms.append(_Term(token, weight, (title, description, body), content, word_start))
         return terms
 
     def _prescored(
