@@ -100,12 +100,14 @@ UNSPACED_CHAR = regex.compile(r"[\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p
 # scan (a non-CJK token of three characters), and specific enough to be rare.
 UNSPACED_GRAM = 3
 # Identifiers joined by separators: snake_case, kebab-case, dotted and slashed paths.
-_COMPOUND = regex.compile(r"[\p{L}\p{N}]+(?:[_./\\:-]+[\p{L}\p{N}]+)+")
+# Possessive and anchored at a word's start: linear on a 32k-letter "word".
+_COMPOUND = regex.compile(r"(?<![\p{L}\p{N}])[\p{L}\p{N}]++(?:[_./\\:-]++[\p{L}\p{N}]++)+")
 # camelCase / PascalCase / acronym parts of one word, read before lowercasing.
 _CAMEL_PART = regex.compile(r"\p{Lu}?\p{Ll}+|\p{Lu}+(?!\p{Ll})|\p{N}+")
-_MIXED_CASE_WORD = regex.compile(
-    r"[\p{L}\p{N}]*\p{Ll}\p{Lu}[\p{L}\p{N}]*|\p{Lu}{2,}\p{Ll}[\p{L}\p{N}]*"
-)
+# A word (scanned in one pass) is split when its case is mixed: a lower letter
+# before an upper one (getUser), or an acronym before a word (HTTPServer).
+_WORD_RUN = regex.compile(r"[\p{L}\p{N}]+")
+_MIXED_CASE = regex.compile(r"\p{Ll}\p{Lu}|\p{Lu}\p{Lu}\p{Ll}")
 MIN_PART = 3  # as SPEC §3's runs: shorter pieces match almost everything
 
 
@@ -123,8 +125,11 @@ def identifier_tokens(nfkc_text: str) -> Iterator[str]:
     token); `server/ranking/index.py` adds the whole path, lowercased (its
     parts are already SPEC tokens).
     """
-    for match in _MIXED_CASE_WORD.finditer(nfkc_text):
-        for part in _CAMEL_PART.findall(match.group()):
+    for match in _WORD_RUN.finditer(nfkc_text):
+        word = match.group()
+        if not _MIXED_CASE.search(word):
+            continue
+        for part in _CAMEL_PART.findall(word):
             if len(part) >= MIN_PART:
                 yield part.lower()
     for match in _COMPOUND.finditer(nfkc_text):

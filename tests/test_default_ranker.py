@@ -318,3 +318,20 @@ def test_recall_at5_five_points_above_plain_bm25_on_long_conversations(reports):
 def test_recall_at5_five_points_above_plain_bm25_on_every_realistic_corpus(reports):
     for name in REALISTIC:
         assert reports[name]["default"].recall_at5 >= reports[name]["bm25"].recall_at5 + 0.05
+
+
+def test_a_huge_one_word_query_costs_linear_time():
+    """A 32k-letter query (the protocol's longest) once took 20 s to tokenize:
+    two identifier patterns backtracked quadratically. Compared by ratio, never
+    by absolute time: eight times the text must cost far less than 64 times."""
+    import time
+
+    def cost(n: int) -> float:
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            recall(FILLER, "x" * n)
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    assert cost(32_768) < 24 * cost(4_096)

@@ -296,11 +296,19 @@ def _names_a_lack(token: str, tokens: Sequence[str]) -> bool:
     return not _made_of(token, {t for t in tokens if t != token})
 
 
+MAX_IDENTIFIER = 256  # a longer word is not an identifier made of query words
+
+
 def _made_of(word: str, parts: set[str]) -> bool:
-    """Whether `word` is a concatenation of `parts`."""
+    """Whether `word` is a concatenation of `parts` (linear in the word's length)."""
+    if len(word) > MAX_IDENTIFIER:
+        return False
     ends = [True] + [False] * len(word)
     for end in range(MIN_PART, len(word) + 1):
-        ends[end] = any(ends[start] and word[start:end] in parts for start in range(end))
+        ends[end] = any(
+            len(part) <= end and ends[end - len(part)] and word.startswith(part, end - len(part))
+            for part in parts
+        )
     return ends[-1]
 
 
