@@ -389,14 +389,15 @@ class Bm25Ranker:
         content_mass = sum(t.idf for t in terms if t.content)
         averages = self._stats.averages(index)
         scored: list[tuple[float, Any, MemoryDocument]] = []
-        best_covered = 0.0
+        needed = self.params.min_coverage * content_mass
+        answered = needed <= 0  # once one document covers enough, coverage is not computed
         for slot in self._prescored(index, terms, matched, keep, max(PRESCORED, limit or 0)):
             doc = index.document(slot)
-            score, covered = self._score(doc, slot, terms, averages)
+            score, covered = self._score(doc, slot, terms, averages, coverage=not answered)
             if score > 0:
                 scored.append((score, index.order_key(slot), doc))
-                best_covered = max(best_covered, covered)
-        if best_covered < self.params.min_coverage * content_mass:
+                answered = answered or covered >= needed
+        if not answered:
             return []
         scored.sort(key=lambda item: (-round(item[0] * SCORE_SCALE), item[1]))
         if self.params.recency_band:
@@ -470,8 +471,11 @@ class Bm25Ranker:
         slot: int,
         terms: Sequence[_Term],
         averages: tuple[float, float, float],
+        *,
+        coverage: bool = True,
     ) -> tuple[float, float]:
-        """(BM25F score, IDF mass of the content tokens matched) of one document."""
+        """(BM25F score, IDF mass of the content tokens matched) of one document
+        (the mass only with `coverage`, else 0)."""
         p = self.params
         texts = field_texts(doc)
         norms = [1.0 - p.field_b[f] + p.field_b[f] * len(texts[f]) / averages[f] for f in range(3)]
@@ -486,7 +490,7 @@ class Bm25Ranker:
                     in_summary = in_summary or f < 2
             if tf > 0:
                 score += term.idf * tf / (p.k1 + tf)
-                if term.content:
+                if coverage and term.content:
                     weight = 1.0 if in_summary else p.body_coverage_weight
                     if term.word_start is not None and p.inside_coverage_weight < 1.0:
                         starts = any(
