@@ -128,6 +128,8 @@ def test_incremental_index_ranks_exactly_like_the_scan(scenario, data):
         return doc.path not in excluded
 
     def check(tokens):
+        # The field lengths BM25F normalizes by are kept through every change.
+        assert index.average_field_chars() == DocumentIndex.of(docs.values()).average_field_chars()
         expected = rank_scan(CatalogSnapshot.of(docs.values()).documents, tokens, keep)
         for limit in (None, 1, 2, 5):
             got = index.rank(tokens, keep, limit)

@@ -51,10 +51,10 @@ if TYPE_CHECKING:
 # Scores are reported as integers (ScoredDocument.score): thousandths.
 SCORE_SCALE = 1000
 # Prescore weights are integers for the bit-sliced counters: IDF x weight x 8.
-PRESCORE_SCALE = 8
+PRESCORE_SCALE = 64
 # How many of the prescored documents are scored exactly: far more than the
 # 5 a recall shows, so the exact order is decided among the right documents.
-PRESCORED = 64
+PRESCORED = 32
 
 # Function words a question is made of: English, the commonest of German,
 # Spanish, French, Russian, Greek, Portuguese and Italian, and the function
@@ -182,12 +182,18 @@ class _Term:
     word_start: regex.Pattern[str] | None = None
 
 
+_FIELD_PATTERNS = [
+    (t, d, b) for t in (True, False) for d in (True, False) for b in (True, False) if t or d or b
+]
+
+
 class _Documents(Protocol):
     """What this ranker reads: the warm DocumentIndex, or `_ScanView` standing in for it."""
 
     def __len__(self) -> int: ...
     def documents(self) -> Collection[MemoryDocument]: ...
     def document(self, slot: int) -> MemoryDocument: ...
+    def average_field_chars(self) -> tuple[float, float, float]: ...
     def token_bits(self, token: str) -> list[int]: ...
     def order_key(self, slot: int) -> Any: ...
     def in_order(self, bitmap: int, need: int) -> Iterator[int]: ...
@@ -212,6 +218,11 @@ class _ScanView:
     def document(self, slot: int) -> MemoryDocument:
         return self.docs[slot]
 
+    def average_field_chars(self) -> tuple[float, float, float]:
+        n = max(1, len(self.docs))
+        sums = [sum(len(field_texts(doc)[f]) for doc in self.docs) for f in range(3)]
+        return max(1.0, sums[0] / n), max(1.0, sums[1] / n), max(1.0, sums[2] / n)
+
     def token_bits(self, token: str) -> list[int]:
         fields = [field_texts(doc) for doc in self.docs]
         return [
@@ -224,30 +235,6 @@ class _ScanView:
 
     def in_order(self, bitmap: int, need: int) -> Iterator[int]:
         return iter(sorted(slots_of(bitmap), key=self.order_key))
-
-
-class _FieldStats:
-    """Average field lengths of one index version (a pass over lengths, once per change)."""
-
-    def __init__(self) -> None:
-        # (key, averages) in one attribute: recalls may run on several threads.
-        self._cached: tuple[tuple[int, int] | None, tuple[float, float, float]] = (None, (1, 1, 1))
-
-    def averages(self, view: _Documents) -> tuple[float, float, float]:
-        # An index is cached by identity and version; a scan view is not cached.
-        stats_key = (id(view), view.version) if isinstance(view, DocumentIndex) else None
-        key, averages = self._cached
-        if key is None or key != stats_key:
-            sums = [0, 0, 0]
-            docs = view.documents()
-            for doc in docs:
-                for f, text in enumerate(field_texts(doc)):
-                    sums[f] += len(text)
-            n = max(1, len(docs))
-            averages = (max(1.0, sums[0] / n), max(1.0, sums[1] / n), max(1.0, sums[2] / n))
-            if stats_key is not None:
-                self._cached = (stats_key, averages)
-        return averages
 
 
 # A compound whose parts match more documents than this is not verified (the
@@ -345,7 +332,6 @@ class Bm25Ranker:
 
     def __init__(self, params: Bm25Params = DEFAULT_PARAMS) -> None:
         self.params = params
-        self._stats = _FieldStats()
 
     def __call__(
         self,
@@ -387,7 +373,7 @@ class Bm25Ranker:
         if not matched:
             return []
         content_mass = sum(t.idf for t in terms if t.content)
-        averages = self._stats.averages(index)
+        averages = index.average_field_chars()
         scored: list[tuple[float, Any, MemoryDocument]] = []
         needed = self.params.min_coverage * content_mass
         answered = needed <= 0  # once one document covers enough, coverage is not computed
@@ -446,14 +432,23 @@ class Bm25Ranker:
         keep: Callable[[MemoryDocument], bool],
         want: int,
     ) -> list[int]:
-        """The first `want` kept slots by a sum of IDF x field weight (no tf, no length)."""
+        """The first `want` kept slots by the score each would have if every token
+        it holds occurred once per field and its body were of average length."""
         counters = _Counters()
-        weights = self.params.field_weights
+        k1, weights = self.params.k1, self.params.field_weights
         for term in terms:
-            for f, bits in enumerate(term.bits):
-                weight = round(term.idf * weights[f] * PRESCORE_SCALE)
-                if bits and weight > 0:
-                    counters.add(bits, weight)
+            title, description, body = term.bits
+            # The seven combinations of fields a document can hold the token in.
+            for in_title, in_description, in_body in _FIELD_PATTERNS:
+                bits = title if in_title else ~title
+                bits &= description if in_description else ~description
+                bits &= body if in_body else ~body
+                if not bits:
+                    continue
+                tf = in_title * weights[0] + in_description * weights[1] + in_body * weights[2]
+                weight = round(term.idf * tf / (k1 + tf) * PRESCORE_SCALE)
+                if weight > 0:
+                    counters.add(bits & matched, weight)
         out: list[int] = []
         for _score, bitmap in counters.levels(matched):
             # Inside a level, in the tie order (mtime, then input order), as

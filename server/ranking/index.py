@@ -209,6 +209,7 @@ class DocumentIndex:
         # computed when compared, not kept: 100,000 of them would cost 20 MB.
         self._recency_slots: list[Slot] = []
         self._order_stale = False
+        self._field_chars = [0, 0, 0]  # total length of each field over all documents
         self.version = 0  # bumped by every change
 
     @classmethod
@@ -307,6 +308,10 @@ class DocumentIndex:
         KeyError or ValueError when the documents do not fit the index.
         """
         self._docs = {slot: documents[path] for path, slot in self._slot_of.items()}
+        self._field_chars = [0, 0, 0]
+        for doc in self._docs.values():
+            for field, text in enumerate(field_texts(doc)):
+                self._field_chars[field] += len(text)
         self._slot_of = {doc.path: slot for slot, doc in self._docs.items()}  # share the strings
         if len(self._docs) != len(documents) or len(self._recency_slots) != len(self._docs):
             raise ValueError("the index and its documents disagree")
@@ -332,6 +337,12 @@ class DocumentIndex:
     def documents(self) -> Collection[MemoryDocument]:
         return self._docs.values()
 
+    def average_field_chars(self) -> tuple[float, float, float]:
+        """Mean length of each field (title, description, body window), at least 1."""
+        n = max(1, len(self._docs))
+        title, description, body = (max(1.0, chars / n) for chars in self._field_chars)
+        return title, description, body
+
     def document(self, slot: Slot) -> MemoryDocument:
         return self._docs[slot]
 
@@ -355,6 +366,7 @@ class DocumentIndex:
         self._slot_of[doc.path] = slot
         self._type_bits[doc.type] = self._type_bits.get(doc.type, 0) | bit
         for field, text in enumerate(field_texts(doc)):
+            self._field_chars[field] += len(text)
             postings, dense = self._postings[field], self._dense[field]
             for term in field_terms(text):
                 held = postings.get(term)
@@ -398,6 +410,7 @@ class DocumentIndex:
             bit = 1 << slot
             self._type_bits[doc.type] &= ~bit
             for field, text in enumerate(field_texts(doc)):
+                self._field_chars[field] -= len(text)
                 for term in field_terms(text):
                     edits[field][term].append(slot)
             heapq.heappush(self._free, slot)
