@@ -50,10 +50,12 @@ if TYPE_CHECKING:
 
 # Scores are reported as integers (ScoredDocument.score): thousandths.
 SCORE_SCALE = 1000
-# Prescore weights are integers for the bit-sliced counters: IDF x weight x 8.
-PRESCORE_SCALE = 64
-# How many of the prescored documents are scored exactly: far more than the
-# 5 a recall shows, so the exact order is decided among the right documents.
+# Prescore weights are integers for the bit-sliced counters: their score x 16.
+PRESCORE_SCALE = 16
+# How many of the prescored documents are scored exactly (at least): far more
+# than the 2 of a fast phase. On 10,000 synthetic memories and 311 queries the
+# top 2 from 32 equal the top 2 from 180 for 85 % of queries (64: 93 %); the
+# fast phase costs about half as much as with 64.
 PRESCORED = 32
 
 # Function words a question is made of: English, the commonest of German,
