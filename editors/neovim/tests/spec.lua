@@ -133,9 +133,11 @@ test('setup options become initializationOptions', function()
     roots = { '~/notes', { path = '/tmp/m/', scope = 'user' } },
     selector = { kind = 'http', url = 'http://127.0.0.1:11434/v1', api_key_env = 'KEY', timeout_ms = 900 },
     watch = false,
+    ranker = 'default',
   })
   eq({
     watch = false,
+    ranker = 'default',
     roots = {
       { path = vim.fs.normalize('~/notes'), scope = 'project' },
       { path = '/tmp/m', scope = 'user' },

@@ -18,6 +18,8 @@ export const DEFAULTS = {
   'server.env': {} as Record<string, string>,
   roots: [] as { path: string; scope?: 'project' | 'user' }[],
   watch: true,
+  // Empty: the daemon's default (the SPEC §3 scorer); see the package.json description.
+  ranker: '' as '' | 'indexed' | 'reference' | 'default',
   'selector.kind': 'client' as SelectorKind,
   'selector.timeoutMs': null as number | null,
   'selector.url': '',
@@ -81,6 +83,9 @@ export interface DaemonLaunch {
 export function daemonLaunch(settings: Settings, context: PathContext): DaemonLaunch {
   const problems: string[] = [];
   const options: InitializationOptions = { watch: settings.watch !== false };
+  if (settings.ranker) {
+    options.ranker = settings.ranker;
+  }
 
   const roots: RootOption[] = [];
   for (const root of settings.roots ?? []) {

@@ -42,6 +42,13 @@ describe('settings', () => {
     validate('InitializationOptions', launch.initializationOptions);
   });
 
+  test('a ranker is passed on only when chosen', () => {
+    const launch = daemonLaunch(settings({ ranker: 'default' }), { workspaceFolder: '/work/app' });
+    assert.equal(launch.initializationOptions.ranker, 'default');
+    validate('InitializationOptions', launch.initializationOptions);
+    assert.equal('ranker' in daemonLaunch(settings(), { workspaceFolder: '/work/app' }).initializationOptions, false);
+  });
+
   test('roots are expanded; one that needs a missing workspace is reported', () => {
     const roots = [
       { path: '${workspaceFolder}/.memory', scope: 'project' as const },

@@ -35,6 +35,9 @@ M.defaults = {
   select = nil,
   --- Re-index memory files when they change on disk.
   watch = true,
+  --- Fast-phase ranking: 'default' (BM25F, silent when nothing specific
+  --- matches), 'indexed' or 'reference' (the SPEC scorer). nil: the daemon's.
+  ranker = nil,
   --- How long recall() waits before on_initial(nil).
   initial_wait_ms = daemon.DEFAULT_INITIAL_WAIT_MS,
   --- Where :MemoryRecall shows results: 'float' or 'quickfix'.
@@ -56,7 +59,7 @@ end
 
 --- initializationOptions (camelCase, as on the wire) from the setup() options.
 function M.init_options(opts)
-  local options = { watch = opts.watch ~= false }
+  local options = { watch = opts.watch ~= false, ranker = opts.ranker }
   if opts.roots then
     options.roots = {}
     for _, root in ipairs(opts.roots) do
