@@ -184,11 +184,6 @@ class _Term:
     word_start: regex.Pattern[str] | None = None
 
 
-_FIELD_PATTERNS = [
-    (t, d, b) for t in (True, False) for d in (True, False) for b in (True, False) if t or d or b
-]
-
-
 class _Documents(Protocol):
     """What this ranker reads: the warm DocumentIndex, or `_ScanView` standing in for it."""
 
@@ -435,20 +430,19 @@ class Bm25Ranker:
         want: int,
     ) -> list[int]:
         """The first `want` kept slots by the score each would have if every token
-        it holds occurred once per field and its body were of average length."""
+        it holds occurred once, in its best field, and its body were of average length."""
         counters = _Counters()
         k1, weights = self.params.k1, self.params.field_weights
         for term in terms:
-            title, description, body = term.bits
-            # The seven combinations of fields a document can hold the token in.
-            for in_title, in_description, in_body in _FIELD_PATTERNS:
-                bits = title if in_title else ~title
-                bits &= description if in_description else ~description
-                bits &= body if in_body else ~body
+            # By the best field that holds the token: a second field adds little
+            # once the first has saturated the term.
+            seen = 0
+            for f, bits in enumerate(term.bits):
+                bits &= ~seen
                 if not bits:
                     continue
-                tf = in_title * weights[0] + in_description * weights[1] + in_body * weights[2]
-                weight = round(term.idf * tf / (k1 + tf) * PRESCORE_SCALE)
+                seen |= bits
+                weight = round(term.idf * weights[f] / (k1 + weights[f]) * PRESCORE_SCALE)
                 if weight > 0:
                     counters.add(bits & matched, weight)
         out: list[int] = []
