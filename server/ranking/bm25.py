@@ -179,6 +179,7 @@ class _Term:
     token: str
     idf: float
     bits: tuple[int, int, int]  # per field: the slots whose field contains the token
+    any_bits: int  # the slots that contain it in any field
     content: bool  # counts toward the IDF mass a document must cover
     # Finds the token at the start of a word; None where words are not spaced (CJK, Thai…).
     word_start: regex.Pattern[str] | None = None
@@ -365,8 +366,7 @@ class Bm25Ranker:
         terms = self._terms(index, tokens)
         matched = 0
         for term in terms:
-            for bits in term.bits:
-                matched |= bits
+            matched |= term.any_bits
         if not matched:
             return []
         content_mass = sum(t.idf for t in terms if t.content)
@@ -407,7 +407,7 @@ class Bm25Ranker:
                 if found is None:
                     continue
                 bits = found
-            title, description, body = bits
+            title, description, body = bits_by_field = (bits[0], bits[1], bits[2])
             df = (title | description | body).bit_count()
             content = not stopword and (df > 0 or _names_a_lack(token, tokens))
             word_start = None
@@ -418,7 +418,9 @@ class Bm25Ranker:
                 weight *= self.params.cjk_pair_weight
             elif UNSPACED_CHAR.search(token):
                 weight *= self.params.unspaced_gram_weight
-            terms.append(_Term(token, weight, (title, description, body), content, word_start))
+            terms.append(
+                _Term(token, weight, bits_by_field, title | description | body, content, word_start)
+            )
         return terms
 
     def _prescored(
@@ -473,6 +475,8 @@ class Bm25Ranker:
         bit = 1 << slot
         score = covered = 0.0
         for term in terms:
+            if not term.any_bits & bit:
+                continue
             tf = 0.0
             in_summary = False  # in the title or the description
             for f in range(3):
