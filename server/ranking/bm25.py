@@ -8,6 +8,10 @@ returned without a match. What it adds:
 - rarity and saturation: each token weighs its IDF (document frequency read
   from the index's postings, never from a scan), and repeated matches in a
   field saturate (k1) after the body's length is normalized (b);
+- function words of a dozen languages are not scored (QUERY_STOPWORDS);
+- a compound identifier (`billing-api`) is a term of its own, found through
+  its parts, so it weighs what its own rarity says;
+- overlapping grams (CJK pairs, Thai trigrams) weigh by their overlap;
 - light stemming of query words (`deployments` finds `deployment`,
   `πιστοποιητικού` finds `πιστοποιητικό`);
 - near-ties go to the newer memory (`recency_band`): of two memories about
@@ -19,14 +23,15 @@ returned without a match. What it adds:
   returns nothing.
 
 Why it is fast: the index's bitmaps give every token's documents per field;
-a bit-sliced sum of integer IDF x field weights ranks every match at once, and
-only the best PRESCORED of those are scored exactly.
+a bit-sliced sum of integer prescores (each token's BM25F weight in its best
+field) ranks every match at once, and only the best PRESCORED of those are
+scored exactly.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -189,7 +194,6 @@ class _Documents(Protocol):
     """What this ranker reads: the warm DocumentIndex, or `_ScanView` standing in for it."""
 
     def __len__(self) -> int: ...
-    def documents(self) -> Collection[MemoryDocument]: ...
     def document(self, slot: int) -> MemoryDocument: ...
     def average_field_chars(self) -> tuple[float, float, float]: ...
     def token_bits(self, token: str) -> list[int]: ...
@@ -209,9 +213,6 @@ class _ScanView:
 
     def __len__(self) -> int:
         return len(self.docs)
-
-    def documents(self) -> Collection[MemoryDocument]:
-        return self.docs
 
     def document(self, slot: int) -> MemoryDocument:
         return self.docs[slot]
@@ -407,8 +408,9 @@ class Bm25Ranker:
                 if found is None:
                     continue
                 bits = found
-            title, description, body = bits_by_field = (bits[0], bits[1], bits[2])
-            df = (title | description | body).bit_count()
+            title, description, body = bits
+            anywhere = title | description | body
+            df = anywhere.bit_count()
             content = not stopword and (df > 0 or _names_a_lack(token, tokens))
             word_start = None
             if content and not (CJK_CHAR.match(token) or UNSPACED_CHAR.search(token)):
@@ -419,7 +421,7 @@ class Bm25Ranker:
             elif UNSPACED_CHAR.search(token):
                 weight *= self.params.unspaced_gram_weight
             terms.append(
-                _Term(token, weight, bits_by_field, title | description | body, content, word_start)
+                _Term(token, weight, (title, description, body), anywhere, content, word_start)
             )
         return terms
 

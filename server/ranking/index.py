@@ -34,7 +34,7 @@ import re
 from array import array
 from bisect import bisect_left, insort
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import regex
@@ -333,9 +333,6 @@ class DocumentIndex:
 
     def paths(self) -> list[str]:
         return list(self._slot_of)
-
-    def documents(self) -> Collection[MemoryDocument]:
-        return self._docs.values()
 
     def average_field_chars(self) -> tuple[float, float, float]:
         """Mean length of each field (title, description, body window), at least 1."""
