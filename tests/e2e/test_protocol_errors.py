@@ -40,7 +40,10 @@ async def test_invalid_params_name_the_field(client, tmp_path, params, field):
 
 
 async def test_requests_before_initialize_get_32002(tmp_path):
-    client = MemoryRecallClient(*await _raw_process())
+    process = await _raw_process()
+    assert process.stdout and process.stdin
+    # The client waits for the process on close, so no transport outlives the loop.
+    client = MemoryRecallClient(process.stdout, process.stdin, process=process)
     try:
         with pytest.raises(RpcError) as err:
             await asyncio.wait_for(client.request(methods.RECALL, {"query": "x"}), WAIT)
@@ -57,7 +60,7 @@ async def _raw_process():
         *SERVER_COMMAND, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
-    return process.stdout, process.stdin
+    return process
 
 
 async def test_malformed_bodies_get_json_rpc_errors_and_daemon_survives(tmp_path):
