@@ -49,7 +49,7 @@ from server.ranking.index import DocumentIndex
 if TYPE_CHECKING:
     from server.catalog import MemoryRoot
 
-FORMAT_VERSION = 4  # bump when the payload's layout changes
+FORMAT_VERSION = 5  # bump when the payload's layout changes (5: acronym terms)
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20

@@ -136,9 +136,36 @@ def identifier_tokens(nfkc_text: str) -> Iterator[str]:
         yield match.group().lower()
 
 
+# Two-letter words: memories write acronyms in capitals (CI, PR, UI, GP), and the
+# index keeps those as terms of their own, marked so that no SPEC token can
+# ever equal one. A query may write them in any case; a lowercase one that is
+# a common two-letter word is not taken for an acronym.
+ACRONYM_MARK = "\x01"
+# A word on its own: not a piece of a compound (`index.py`, `dispatcher-ui`).
+_TWO_LETTERS = regex.compile(
+    r"(?<![\p{L}\p{M}\p{N}])(?<![\p{L}\p{N}][_./\\:-])"
+    r"[\p{Lu}\p{Ll}]{2}"
+    r"(?![\p{L}\p{M}\p{N}])(?![_./\\:-][\p{L}\p{N}])"
+)
+_COMMON_TWO_LETTER_WORDS = frozenset(
+    """
+    ah am an as at be by do go he hi if in is it me my no of oh ok on or so to up us we
+    al au da de di du el en es et il im ja la le lo ne se si su te tu un wo ya zu
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+
+
+def acronym_tokens(nfkc_text: str) -> Iterator[str]:
+    """Acronym tokens of the two-letter words of an NFKC (not lowercased) text."""
+    for word in _TWO_LETTERS.findall(nfkc_text):
+        lower = word.lower()
+        if word.isupper() or lower not in _COMMON_TWO_LETTER_WORDS:
+            yield ACRONYM_MARK + lower
+
+
 def recall_tokens(query: str) -> list[str]:
     """The default ranker's query tokens: SPEC §3's, plus identifier parts and
-    compounds, plus code-point trigrams of unspaced scripts; distinct, capped."""
+    compounds, code-point trigrams of unspaced scripts and acronyms; distinct, capped."""
     nfkc = unicodedata.normalize("NFKC", query)
 
     def stream() -> Iterator[str]:
@@ -146,5 +173,6 @@ def recall_tokens(query: str) -> list[str]:
             yield from run_tokens(run)
             yield from unspaced_grams(run)
         yield from identifier_tokens(nfkc)
+        yield from acronym_tokens(nfkc)
 
     return cap_tokens(stream())

@@ -259,3 +259,20 @@ def test_a_recent_candidate_past_the_lexical_top_keeps_its_score():
     outside = [d for d in shortlist.candidates if d not in {s.document for s in shortlist.ranked}]
     assert outside and all(shortlist.score_of(d) == 4 for d in outside)
     assert shortlist.score_of(make_doc("unrelated")) == 0
+
+
+def test_acronyms_are_indexed_as_written_and_survive_a_reload():
+    gp = make_doc("Doctor", body="My GP is Dr. Byrne; the GP practice is near.", path="/m/gp.md")
+    build = make_doc("Build", body="gp ci build guide", path="/m/build.md")  # lowercase: words
+    index = DocumentIndex.of([gp, build])
+    assert index.token_bits("\x01gp") == [0, 0, 0b01]
+    assert index.token_bits("\x01ci") == [0, 0, 0]
+    parts = pickle.loads(pickle.dumps(list(index.parts())))
+    reloaded = DocumentIndex.from_parts(parts)
+    reloaded.relink({doc.path: doc for doc in (gp, build)})
+    assert reloaded.token_bits("\x01gp") == [0, 0, 0b01]
+    reloaded.remove("/m/gp.md")
+    assert reloaded.token_bits("\x01gp") == [0, 0, 0]
+    assert reloaded.stats()["acronyms"] == 0
+    # SPEC tokens never meet them: a two-letter word is no SPEC token at all.
+    assert query_tokens("GP") == []

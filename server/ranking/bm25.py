@@ -43,8 +43,11 @@ from server.ranking.index import (
     _WORD_TOKEN,
     DocumentIndex,
     _Counters,
+    acronyms,
     bitmap_of,
     field_texts,
+    is_acronym,
+    raw_fields,
     slots_of,
 )
 from server.ranking.reference import ScoredDocument
@@ -188,6 +191,7 @@ class _Term:
     content: bool  # counts toward the IDF mass a document must cover
     # Finds the token at the start of a word; None where words are not spaced (CJK, Thai…).
     word_start: regex.Pattern[str] | None = None
+    acronym: bool = False  # counted in the fields as written, as a whole word
 
 
 class _Documents(Protocol):
@@ -223,9 +227,14 @@ class _ScanView:
         return max(1.0, sums[0] / n), max(1.0, sums[1] / n), max(1.0, sums[2] / n)
 
     def token_bits(self, token: str) -> list[int]:
-        fields = [field_texts(doc) for doc in self.docs]
+        def holds(doc: MemoryDocument) -> list[bool]:
+            if is_acronym(token):
+                return [token in acronyms(raw) for raw in raw_fields(doc)]
+            return [token in text for text in field_texts(doc)]
+
+        held = [holds(doc) for doc in self.docs]
         return [
-            bitmap_of((slot for slot, texts in enumerate(fields) if token in texts[f]), len(fields))
+            bitmap_of((slot for slot, fields in enumerate(held) if fields[f]), len(held))
             for f in range(3)
         ]
 
@@ -401,7 +410,8 @@ class Bm25Ranker:
         kept = (t for t in tokens if self.params.score_stopwords or t not in QUERY_STOPWORDS)
         for token in dict.fromkeys(light_stem(t) if self.params.stem else t for t in kept):
             stopword = token in QUERY_STOPWORDS
-            if _WORD_TOKEN.fullmatch(token) or _PAIR_TOKEN.fullmatch(token):
+            acronym = is_acronym(token)
+            if acronym or _WORD_TOKEN.fullmatch(token) or _PAIR_TOKEN.fullmatch(token):
                 bits = index.token_bits(token)
             else:
                 found = _compound_bits(index, token)
@@ -413,15 +423,17 @@ class Bm25Ranker:
             df = anywhere.bit_count()
             content = not stopword and (df > 0 or _names_a_lack(token, tokens))
             word_start = None
-            if content and not (CJK_CHAR.match(token) or UNSPACED_CHAR.search(token)):
+            spaced = not (acronym or CJK_CHAR.match(token) or UNSPACED_CHAR.search(token))
+            if content and spaced:  # (an acronym is a whole word by construction)
                 word_start = regex.compile(r"(?<![\p{L}\p{M}\p{N}])" + regex.escape(token))
             weight = idf(df, n)
             if CJK_CHAR.match(token):
                 weight *= self.params.cjk_pair_weight
             elif UNSPACED_CHAR.search(token):
                 weight *= self.params.unspaced_gram_weight
+            bits_by_field = (title, description, body)
             terms.append(
-                _Term(token, weight, (title, description, body), anywhere, content, word_start)
+                _Term(token, weight, bits_by_field, anywhere, content, word_start, acronym)
             )
         return terms
 
@@ -483,7 +495,11 @@ class Bm25Ranker:
             in_summary = False  # in the title or the description
             for f in range(3):
                 if term.bits[f] & bit:
-                    tf += p.field_weights[f] * texts[f].count(term.token) / norms[f]
+                    if term.acronym:
+                        count = acronyms(raw_fields(doc)[f]).count(term.token)
+                    else:
+                        count = texts[f].count(term.token)
+                    tf += p.field_weights[f] * count / norms[f]
                     in_summary = in_summary or f < 2
             if tf > 0:
                 score += term.idf * tf / (p.k1 + tf)

@@ -49,7 +49,7 @@ from server.ranking.reference import (
     rank_scan,
     type_boost,
 )
-from server.tokens import CJK_CLASS
+from server.tokens import ACRONYM_MARK, CJK_CLASS, normalize
 
 if TYPE_CHECKING:
     from server.catalog import CatalogSnapshot
@@ -71,6 +71,10 @@ _CJK_PAIR = regex.compile(rf"[{CJK_CLASS}]{{2}}")
 # Query side: the two token shapes the index can look up.
 _WORD_TOKEN = _WORD
 _PAIR_TOKEN = _CJK_PAIR
+# Two-letter words written in capitals (CI, PR, UI, GP) are indexed too, as
+# acronym terms: SPEC §3 tokens start at three characters and never look them
+# up; the default ranker's tokens do (server.tokens.acronym_tokens).
+_ACRONYM = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{Lu}{2}(?![\p{L}\p{M}\p{N}])")
 _NONZERO_BYTES = re.compile(rb"[^\x00]+")
 _SEP = "\x00"  # joins saved strings: no path or memory holds one (NUL files are skipped)
 
@@ -93,6 +97,28 @@ def field_terms(text: str) -> set[str]:
     return terms
 
 
+def raw_fields(doc: MemoryDocument) -> tuple[str, str, str]:
+    """The three fields as written (not normalized), in FIELD_WEIGHTS order."""
+    return (doc.title, doc.description, doc.body_window)
+
+
+def acronyms(raw: str) -> list[str]:
+    """The acronym terms of one field as written, repeats included: `CI` → `\x01ci`."""
+    return [ACRONYM_MARK + normalize(word) for word in _ACRONYM.findall(raw)]
+
+
+def is_acronym(term: str) -> bool:
+    return term[:1] == ACRONYM_MARK
+
+
+def _document_terms(doc: MemoryDocument) -> Iterator[tuple[int, str, set[str]]]:
+    """(field, normalized text, distinct terms) of each field: words, pairs, acronyms."""
+    for field, (text, raw) in enumerate(zip(field_texts(doc), raw_fields(doc), strict=True)):
+        terms = field_terms(text)
+        terms.update(acronyms(raw))
+        yield field, text, terms
+
+
 def _grams(word: str) -> set[str]:
     return {word[i : i + GRAM] for i in range(len(word) - GRAM + 1)}
 
@@ -107,7 +133,8 @@ def _batches(items: list[str], size: int = 20_000) -> Iterator[list[str]]:
 
 
 def _is_word(term: str) -> bool:
-    return len(term) >= GRAM  # a pair has two characters, a word at least three
+    # A pair has two characters, a word at least three, an acronym the mark and two.
+    return len(term) >= GRAM and not is_acronym(term)
 
 
 _BITS = tuple(1 << i for i in range(8))
@@ -325,7 +352,8 @@ class DocumentIndex:
         return {
             "documents": len(self._docs),
             "words": len(self._word_fields),
-            "pairs": len({t for field in self._postings for t in field if not _is_word(t)}),
+            "pairs": len({t for field in self._postings for t in field if len(t) == 2}),
+            "acronyms": len({t for field in self._postings for t in field if is_acronym(t)}),
             "trigrams": len(self._grams),
             "postings": sum(len(v) for field in self._postings for v in field.values()),
             "denseBitmaps": sum(len(field) for field in self._dense),
@@ -362,10 +390,10 @@ class DocumentIndex:
         self._docs[slot] = doc
         self._slot_of[doc.path] = slot
         self._type_bits[doc.type] = self._type_bits.get(doc.type, 0) | bit
-        for field, text in enumerate(field_texts(doc)):
+        for field, text, terms in _document_terms(doc):
             self._field_chars[field] += len(text)
             postings, dense = self._postings[field], self._dense[field]
-            for term in field_terms(text):
+            for term in terms:
                 held = postings.get(term)
                 if held is None:
                     postings[term] = array("I", (slot,))
@@ -406,9 +434,9 @@ class DocumentIndex:
         for slot, doc in gone.items():
             bit = 1 << slot
             self._type_bits[doc.type] &= ~bit
-            for field, text in enumerate(field_texts(doc)):
+            for field, text, terms in _document_terms(doc):
                 self._field_chars[field] -= len(text)
-                for term in field_terms(text):
+                for term in terms:
                     edits[field][term].append(slot)
             heapq.heappush(self._free, slot)
         for field in FIELDS:
@@ -497,7 +525,7 @@ class DocumentIndex:
         """Per field, the bitmap of the slots whose field contains `token`."""
         if _WORD_TOKEN.fullmatch(token):
             terms = self._words_containing(token)
-        elif _PAIR_TOKEN.fullmatch(token):
+        elif _PAIR_TOKEN.fullmatch(token) or is_acronym(token):
             terms = [token]
         else:
             return [
