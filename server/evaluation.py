@@ -11,14 +11,16 @@ import json
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from server.catalog import CatalogSnapshot
 from server.documents import MemoryDocument, Scope
 from server.rankers import RANKERS, RankerSpec
+from server.ranking.bm25 import DEFAULT_PARAMS, Bm25Ranker
 from server.ranking.shortlist import FALLBACK_LIMIT, build_shortlist
+from server.tokens import recall_tokens
 
 
 @dataclass(frozen=True)
@@ -277,11 +279,6 @@ def silence_sweep(corpus: EvalCorpus, shares: Sequence[float] = SILENCE_SHARES) 
     """The default ranker's silence threshold against what it costs, as a table:
     per `min_coverage` share, Recall@5 and top-1 of the answerable cases and the
     share of no-result/abstention cases answered with silence."""
-    from dataclasses import replace
-
-    from server.ranking.bm25 import DEFAULT_PARAMS, Bm25Ranker
-    from server.tokens import recall_tokens
-
     lines = ["min_coverage  Recall@5  top-1   silent"]
     for share in shares:
         ranker = Bm25Ranker(replace(DEFAULT_PARAMS, min_coverage=share))

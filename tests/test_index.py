@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -161,16 +162,7 @@ def test_an_ad_hoc_snapshot_breaks_ties_by_its_own_order(vocabulary, data):
     docs = data.draw(st.lists(documents("/x.md", vocabulary), max_size=10))
     # Eval snapshots are in corpus order, whatever the paths say.
     docs = [
-        MemoryDocument(
-            path=f"/z/{9 - i}.md",
-            relative_path=f"{9 - i}.md",
-            scope=d.scope,
-            type=d.type,
-            title=d.title,
-            description=d.description,
-            body=d.body,
-            mtime_ms=d.mtime_ms,
-        )
+        replace(d, path=f"/z/{9 - i}.md", relative_path=f"{9 - i}.md", root_index=0)
         for i, d in enumerate(docs)
     ]
     snapshot = CatalogSnapshot(tuple(docs), tuple(docs))

@@ -44,6 +44,7 @@ from server.ranking.index import (
     DocumentIndex,
     _Counters,
     acronyms,
+    average_lengths,
     bitmap_of,
     field_texts,
     is_acronym,
@@ -222,9 +223,8 @@ class _ScanView:
         return self.docs[slot]
 
     def average_field_chars(self) -> tuple[float, float, float]:
-        n = max(1, len(self.docs))
         sums = [sum(len(field_texts(doc)[f]) for doc in self.docs) for f in range(3)]
-        return max(1.0, sums[0] / n), max(1.0, sums[1] / n), max(1.0, sums[2] / n)
+        return average_lengths(sums, len(self.docs))
 
     def token_bits(self, token: str) -> list[int]:
         def holds(doc: MemoryDocument) -> list[bool]:

@@ -97,6 +97,12 @@ def field_terms(text: str) -> set[str]:
     return terms
 
 
+def average_lengths(sums: Sequence[int], count: int) -> tuple[float, float, float]:
+    """Mean length of each field (title, description, body window), at least 1."""
+    title, description, body = (max(1.0, chars / max(1, count)) for chars in sums)
+    return title, description, body
+
+
 def raw_fields(doc: MemoryDocument) -> tuple[str, str, str]:
     """The three fields as written (not normalized), in FIELD_WEIGHTS order."""
     return (doc.title, doc.description, doc.body_window)
@@ -363,10 +369,7 @@ class DocumentIndex:
         return list(self._slot_of)
 
     def average_field_chars(self) -> tuple[float, float, float]:
-        """Mean length of each field (title, description, body window), at least 1."""
-        n = max(1, len(self._docs))
-        title, description, body = (max(1.0, chars / n) for chars in self._field_chars)
-        return title, description, body
+        return average_lengths(self._field_chars, len(self._docs))
 
     def document(self, slot: Slot) -> MemoryDocument:
         return self._docs[slot]

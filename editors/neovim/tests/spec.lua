@@ -307,29 +307,33 @@ test('a synchronous hook may return its answer', function()
   eq('model', got.refined.strategy)
 end)
 
-test('a declining hook makes the daemon fall back to the lexical top 5', function()
-  answer = function(_, respond)
-    respond(nil, 'no model here')
-  end
-  local got = recall('deploy freeze on friday')
-  wait_for('refined', function()
-    return got.refined_calls == 1
+-- A hook that declines, or throws, makes the daemon fall back to the lexical top 5.
+for _, case in ipairs({
+  {
+    name = 'a declining hook makes the daemon fall back to the lexical top 5',
+    reason = 'no model here',
+    hook = function(_, respond)
+      respond(nil, 'no model here')
+    end,
+  },
+  {
+    name = 'a hook that throws declines too',
+    reason = 'boom',
+    hook = function()
+      error('boom')
+    end,
+  },
+}) do
+  test(case.name, function()
+    answer = case.hook
+    local got = recall('deploy freeze on friday')
+    wait_for('refined', function()
+      return got.refined_calls == 1
+    end)
+    eq('heuristic', got.refined.strategy)
+    assert(got.refined.failure:find(case.reason), got.refined.failure)
   end)
-  eq('heuristic', got.refined.strategy)
-  assert(got.refined.failure:find('no model here'), got.refined.failure)
-end)
-
-test('a hook that throws declines too', function()
-  answer = function()
-    error('boom')
-  end
-  local got = recall('deploy freeze on friday')
-  wait_for('refined', function()
-    return got.refined_calls == 1
-  end)
-  eq('heuristic', got.refined.strategy)
-  assert(got.refined.failure:find('boom'), got.refined.failure)
-end)
+end
 
 test('cancel: callbacks get (nil, "cancelled"), the daemon sends nothing more', function()
   local answered_late = false
