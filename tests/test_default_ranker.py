@@ -124,6 +124,22 @@ def test_a_thai_query_finds_a_thai_memory_without_spaces():
     assert recall(docs, "สำรองข้อมูลทุกคืนไหม")[0] == "backup"
 
 
+def test_thai_function_words_do_not_outweigh_the_names_beside_them():
+    # Thai is a minority here, so "ตอนนี้" (now), "คืออะไร" (what is) and
+    # "ไม่ได้แล้ว" (no longer) look rare: they must not outrank "WMS Overview".
+    thai_notes = [
+        memory(f"th-{i}", f"บันทึกคลัง {i}", f"ตอนนี้ทีม {i} ยังไม่ได้ตัดสินใจว่าคืออะไร แล้วต้องทำอะไรต่อ")
+        for i in range(2)
+    ]
+    docs = [
+        *FILLER,
+        *thai_notes,
+        memory("dash", "Grafana dashboard", "The WMS Overview board: warehouse metrics per site."),
+    ]
+    query = "ลิงก์แดชบอร์ด WMS Overview ตอนนี้คืออะไร ของเก่าเปิดไม่ได้แล้ว"
+    assert recall(docs, query)[0] == "dash"
+
+
 def test_light_stem():
     assert light_stem("deployments") == "deployment"
     assert light_stem("queries") == "quer"
@@ -301,13 +317,6 @@ def test_not_worse_than_reference_on_any_language_slice(reports):
         ), slice_
 
 
-# One slice loses: an English question about a Thai memory that names the place
-# in Thai script only ("Bangna"); the reference reaches that memory 5th on "Siam
-# Freight" and "cut-off", the default ranks other Siam Freight memories above it
-# (6 cases, 70.0 % against 73.3 %).
-KNOWN_SCRIPT_LOSSES = {("polyglot", "latin+thai")}
-
-
 def test_not_worse_than_reference_on_any_script_of_any_corpus(reports):
     losses = set()
     for name, by_ranker in reports.items():
@@ -315,7 +324,10 @@ def test_not_worse_than_reference_on_any_script_of_any_corpus(reports):
         for script, theirs in reference.by_script.items():
             if "recallAt5" in theirs and ours.by_script[script]["recallAt5"] < theirs["recallAt5"]:
                 losses.add((name, script))
-    assert losses == KNOWN_SCRIPT_LOSSES
+    # Thai questions lost to the reference until Thai function words stopped
+    # outweighing the Latin names beside them (polyglot latin+thai: 70.0 → 80.0 %,
+    # the reference 73.3 %).
+    assert not losses
 
 
 def test_recall_and_top1_not_worse_than_plain_bm25(reports):
@@ -334,7 +346,7 @@ def test_recall_at5_five_points_above_plain_bm25_on_long_conversations(reports):
 @pytest.mark.xfail(
     strict=True,
     reason="issue 7's bar (Recall@5 >= plain BM25 + 5 points) holds on the long-conversation "
-    "corpus (+9.3) and polyglot (+7.2) but not where plain BM25 already finds 90-99 % "
+    "corpus (+9.3) and polyglot (+7.7) but not where plain BM25 already finds 90-99 % "
     "(coding +1.2, history 0, sessions +2.7, monorepo +3.6)",
 )
 def test_recall_at5_five_points_above_plain_bm25_on_every_realistic_corpus(reports):

@@ -52,7 +52,7 @@ from server.ranking.index import (
     slots_of,
 )
 from server.ranking.reference import ScoredDocument
-from server.tokens import CJK_CHAR, MIN_PART, UNSPACED_CHAR
+from server.tokens import CJK_CHAR, MIN_PART, UNSPACED_CHAR, unspaced_grams
 
 if TYPE_CHECKING:
     from server.catalog import CatalogSnapshot
@@ -68,11 +68,12 @@ PRESCORE_SCALE = 16
 PRESCORED = 32
 
 # Function words a question is made of: English, the commonest of German,
-# Spanish, French, Russian, Greek, Portuguese and Italian, and the function
+# Spanish, French, Russian, Greek, Portuguese and Italian, the function
 # pairs of Chinese, Japanese and Korean questions (as the CJK pairs they are
-# tokenized into). They say nothing about which memory answers:
-# the default ranker neither scores them nor counts them toward the IDF mass a
-# document must cover (a memory does not have to say "what" to answer it).
+# tokenized into) and the function words of Thai (as its trigrams). They say
+# nothing about which memory answers: the default ranker neither scores them nor
+# counts them toward the IDF mass a document must cover (a memory does not have
+# to say "what" to answer it).
 QUERY_STOPWORDS = frozenset(
     """
     about above after again against all also and any are aren't because been before being
@@ -127,6 +128,20 @@ QUERY_STOPWORDS = frozenset(
     지금 우리 다시 그거 이거 혹시 어느 얼마 습니 니다 해요 어요 했나 했던 있는 하는
     되는 이야 잖아
     """.split()  # noqa: SIM905 - a word list reads better as text
+) | frozenset(
+    # Thai function words, as the code-point trigrams a Thai query is cut into
+    # (server.tokens.unspaced_grams) and as whole runs. In a corpus where Thai is
+    # a minority, "ตอนนี้" (now) or "อะไร" (what) is rare enough to outweigh the
+    # `WMS Overview` beside it. (Words of two code points exist only inside
+    # trigrams that straddle a neighbour, so they cannot be left out.)
+    gram
+    for word in """
+    ที่ และ ของ ใน เป็น ได้ ไม่ มี ให้ แล้ว กับ ว่า อยู่ ยัง ต้อง หรือ คือ อะไร ไหน ที่ไหน เท่าไหร่
+    เท่าไร กี่ ไหม หรือเปล่า ตอนนี้ เมื่อไหร่ เมื่อไร ใคร ยังไง อย่างไร ทำไม ครับ ค่ะ บ้าง เรา
+    ผม ฉัน คุณ นี้ นั้น เคย ช่วย บอก หน่อย อีก แบบ จาก ตอน เมื่อ สำหรับ ถ้า แต่ เพราะ ด้วย ต่อ
+    ควร จะต้อง อันไหน
+    """.split()  # noqa: SIM905
+    for gram in (word, *unspaced_grams(word))
 )
 
 
