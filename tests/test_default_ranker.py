@@ -18,10 +18,10 @@ from server.evaluation import (
     query_script,
 )
 from server.rankers import RANKERS
-from server.ranking.bm25 import Bm25Ranker, light_stem
+from server.ranking.bm25 import QUERY_STOPWORDS, Bm25Ranker, light_stem
 from server.ranking.index import DocumentIndex
 from server.ranking.shortlist import build_shortlist
-from server.tokens import ACRONYM_MARK, query_tokens, recall_tokens
+from server.tokens import ACRONYM_MARK, normalize, query_tokens, recall_tokens
 
 EVAL = Path(__file__).parent.parent / "fixtures" / "eval"
 CORPORA = ("corpus", "coding", "history", "sessions", "monorepo", "longmem", "polyglot")
@@ -138,6 +138,12 @@ def test_thai_function_words_do_not_outweigh_the_names_beside_them():
     ]
     query = "ลิงก์แดชบอร์ด WMS Overview ตอนนี้คืออะไร ของเก่าเปิดไม่ได้แล้ว"
     assert recall(docs, query)[0] == "dash"
+
+
+def test_function_words_are_listed_as_queries_are_normalized():
+    # A listed word a query can never produce would be left in silently.
+    assert {word for word in QUERY_STOPWORDS if normalize(word) != word} == set()
+    assert set(recall_tokens("ทำไมถึงทำไม่ได้")) & QUERY_STOPWORDS  # NFKC splits its sara am
 
 
 def test_light_stem():

@@ -52,7 +52,7 @@ from server.ranking.index import (
     slots_of,
 )
 from server.ranking.reference import ScoredDocument
-from server.tokens import CJK_CHAR, MIN_PART, UNSPACED_CHAR, unspaced_grams
+from server.tokens import CJK_CHAR, MIN_PART, UNSPACED_CHAR, normalize, unspaced_grams
 
 if TYPE_CHECKING:
     from server.catalog import CatalogSnapshot
@@ -68,7 +68,10 @@ PRESCORE_SCALE = 16
 PRESCORED = 32
 
 # Function words a question is made of: English, the commonest of German,
-# Spanish, French, Russian, Greek, Portuguese and Italian, the function
+# Spanish, French, Russian, Greek, Portuguese, Italian, Dutch, Polish, Turkish,
+# Vietnamese, Indonesian, Arabic, Hebrew, Hindi, Ukrainian and the Scandinavian
+# languages (words a common English word, code word or name shares are left
+# out: `van`, `met`, `var`, `pod`, `ini`, `kim`, `yang`), the function
 # pairs of Chinese, Japanese and Korean questions (as the CJK pairs they are
 # tokenized into) and the function words of Thai (as its trigrams). They say
 # nothing about which memory answers: the default ranker neither scores them nor
@@ -117,6 +120,38 @@ QUERY_STOPWORDS = frozenset(
     com como esta este foi isso não nossa nosso onde para por quando que qual quem são uma
     che chi come con del della dove nel nella per perché quale quando questa questo sono
 
+    aan als bij dat deze dit een geen heb hebben heeft het hoe hun jij jullie kan maar
+    mijn moet niet nog ons onze ook over tot uit waar waarom wanneer wat welk welke wie
+    wordt worden zijn zou
+
+    być był była było będzie czy dla gdzie jak jaka jaki jakie jest już kiedy kto
+    która które który mamy można nie oraz przez przy się tak też teraz trzeba tylko
+    dlaczego jeszcze nasz nasza nasze
+
+    ama bir için daha değil gibi hangi ile kaç kadar nasıl neden nedir nerede niye
+    olan olarak sonra şimdi önce
+
+    các chưa còn của đang được không khi mình này nào những như rồi tôi thì vậy với bạn
+
+    apa apakah atau bagaimana belum berapa bisa dari dengan dimana juga kami kapan karena
+    kenapa kita masih mengapa oleh pada saya siapa sekarang sudah tapi tetapi tidak untuk
+
+    ماذا متى أين كيف لماذا على إلى هذا هذه ذلك تلك التي الذي الذين كان كانت يكون عند
+    بين بعد قبل حتى الآن لدينا نحن أنت يجب ممكن هناك
+
+    מתי איפה איך למה זאת הוא היא אנחנו אני אין כבר עוד עכשיו אבל כמה איזה איזו אצל בין
+    אחרי לפני צריך אפשר היה הייתה שלנו שלי
+
+    क्या कैसे कहाँ कहां क्यों कौन कितना कितने में और यह वह हम मैं आप हमारा हमारी मेरा
+    मेरी नहीं भी अभी लिए चाहिए सकते
+
+    або але буде був була було були вже вона вони воно він для його зараз коли також
+    теж тепер треба потрібно скільки чому який яка яке які після через
+
+    och att det som för har inte den till hur vad när varför vem vilken vilket vilka
+    ska skulle också eller från efter innan vår våra vårt jag mig oss där här någon
+    något hvad hvor hvordan hvornår hvorfor hvem jeg vores også hva når
+
     什么 怎么 为什 为何 哪个 哪里 哪些 是不 不是 是否 有没 没有 我们 你们 他们 这个 那个
     这些 那些 现在 可以 需要 一下 一个 的是 是谁 多少 吗
 
@@ -135,12 +170,14 @@ QUERY_STOPWORDS = frozenset(
     # `WMS Overview` beside it. (Words of two code points exist only inside
     # trigrams that straddle a neighbour, so they cannot be left out.)
     gram
-    for word in """
+    for word in normalize(
+        """
     ที่ และ ของ ใน เป็น ได้ ไม่ มี ให้ แล้ว กับ ว่า อยู่ ยัง ต้อง หรือ คือ อะไร ไหน ที่ไหน เท่าไหร่
     เท่าไร กี่ ไหม หรือเปล่า ตอนนี้ เมื่อไหร่ เมื่อไร ใคร ยังไง อย่างไร ทำไม ครับ ค่ะ บ้าง เรา
     ผม ฉัน คุณ นี้ นั้น เคย ช่วย บอก หน่อย อีก แบบ จาก ตอน เมื่อ สำหรับ ถ้า แต่ เพราะ ด้วย ต่อ
     ควร จะต้อง อันไหน
-    """.split()  # noqa: SIM905
+    """  # NFKC splits the sara am of ทำไม and สำหรับ
+    ).split()
     for gram in (word, *unspaced_grams(word))
 )
 
