@@ -200,6 +200,24 @@ def test_a_newer_memory_wins_a_near_tie():
     assert recall(docs, "which database for orders")[:2] == ["postgres", "mysql"]
 
 
+def test_every_match_without_a_limit_and_a_model_pick_scored_on_the_same_scale():
+    docs = [memory(f"d{i:03}", f"Deploy note {i}", "How we deploy.", mtime=i) for i in range(200)]
+    snapshot = CatalogSnapshot.of(docs)
+    spec = RANKERS["default"]
+    tokens = spec.tokenize("deploy note")
+    everything = spec.rank(snapshot, tokens, lambda _doc: True)
+    assert len(everything) == 200  # not just the exactly scored few of a limited call
+    score = {s.document.path: s.score for s in everything}
+
+    shortlist = build_shortlist(snapshot, "deploy note", ranker=spec.rank, tokenizer=spec.tokenize)
+    in_top = {s.document.path for s in shortlist.ranked}
+    outside = [doc for doc in shortlist.candidates if doc.path not in in_top]
+    # A recent memory the model picks from past the lexical top 180 gets the
+    # ranker's score, not SPEC §3's (4 + 4 here): the phase's scores share a scale.
+    assert outside and all(shortlist.score_of(doc) == score[doc.path] for doc in outside)
+    assert shortlist.score_of(memory("other", "Unrelated")) == 0
+
+
 def test_never_ranked_by_type():
     body = "Review every pull request before merging."
     for types in (("user", "feedback"), ("feedback", "user")):

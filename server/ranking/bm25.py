@@ -436,7 +436,8 @@ class Bm25Ranker:
         scored: list[tuple[float, Any, MemoryDocument]] = []
         needed = self.params.min_coverage * content_mass
         answered = needed <= 0  # once one document covers enough, coverage is not computed
-        for slot in self._prescored(index, terms, matched, keep, max(PRESCORED, limit or 0)):
+        want = n if limit is None else max(PRESCORED, limit)  # None: every match
+        for slot in self._prescored(index, terms, matched, keep, want):
             doc = index.document(slot)
             score, covered = self._score(doc, slot, terms, averages, coverage=not answered)
             if score > 0:

@@ -55,6 +55,9 @@ class Shortlist:
     # LEXICAL_CANDIDATES, all that any list below needs.
     ranked: list[ScoredDocument]
     candidates: list[MemoryDocument]
+    # The score of a document outside `ranked` (a recent candidate the model
+    # chose) by the ranker that made `ranked`; SPEC §3's when not given.
+    score_outside: Callable[[MemoryDocument], int] | None = None
 
     @property
     def fast(self) -> list[ScoredDocument]:
@@ -65,10 +68,12 @@ class Shortlist:
         return self.ranked[:FALLBACK_LIMIT]
 
     def score_of(self, doc: MemoryDocument) -> int:
-        """A document's SPEC §3 score, also for one outside `ranked` (a recent candidate)."""
+        """A document's score, also for one outside `ranked`, on the scale of `ranked`."""
         for scored in self.ranked:
             if scored.document.path == doc.path:
                 return scored.score
+        if self.score_outside is not None:
+            return self.score_outside(doc)
         return score_document(doc, self.tokens)
 
 
@@ -125,7 +130,7 @@ class RecallQuery:
 
     def shortlist(self) -> Shortlist:
         if not self.tokens or not self.snapshot.documents:
-            return Shortlist(self.tokens, [], [])
+            return Shortlist(self.tokens, [], [], self.score_alone)
         ranked = self.top(LEXICAL_CANDIDATES)
         lexical = [s.document for s in ranked]
         in_lexical = {doc.path for doc in lexical}
@@ -137,7 +142,17 @@ class RecallQuery:
                     recent.append(doc)
                     if len(recent) == room:
                         break
-        return Shortlist(self.tokens, ranked, interleave_candidates(lexical, recent))
+        return Shortlist(
+            self.tokens, ranked, interleave_candidates(lexical, recent), self.score_alone
+        )
+
+    def score_alone(self, doc: MemoryDocument) -> int:
+        """A document's score by this query's ranker, as the only document kept
+        (0 when the ranker would not return it)."""
+        if not self.tokens:
+            return 0
+        found = self.ranker(self.snapshot, self.tokens, lambda d: d.path == doc.path, 1)
+        return found[0].score if found else 0
 
 
 def build_shortlist(
