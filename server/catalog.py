@@ -292,11 +292,8 @@ class MemoryCatalog:
         return dropped
 
     def _reindex(self) -> None:
-        """Input order and index from scratch: one sort, not one insertion per document."""
-        self._index = DocumentIndex(tiebreak=input_order_key)
-        for doc in self._sort_input_order():
-            self._index.add(doc, ordered=False)
-        self._index.restore_order()
+        """Input order and index from scratch: one sort and one bulk build."""
+        self._index = DocumentIndex.of(self._sort_input_order(), tiebreak=input_order_key)
 
     def _sort_input_order(self) -> list[MemoryDocument]:
         self._input_docs = sorted(self._docs.values(), key=input_order_key)

@@ -156,6 +156,37 @@ def test_incremental_index_ranks_exactly_like_the_scan(scenario, data):
             check(tokens)
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data())
+def test_a_bulk_built_index_answers_like_one_built_by_adds(scenario, data):
+    # What a catalog scan builds: every document at once, in input order; the
+    # watcher's changes then arrive one by one.
+    vocabulary, docs, changes = scenario
+    ordered = CatalogSnapshot.of(docs.values()).documents
+    bulk = DocumentIndex.of(ordered, tiebreak=input_order_key)
+    added = DocumentIndex(tiebreak=input_order_key)
+    for doc in ordered:
+        added.add(doc)
+    for path, doc in changes:
+        docs.pop(path, None)
+        for index in (bulk, added):
+            index.remove(path)
+            if doc is not None:
+                index.add(doc)
+        if doc is not None:
+            docs[path] = doc
+    snapshot = CatalogSnapshot.of(docs.values())
+    assert bulk.by_recency() == snapshot.by_recency
+    assert bulk.average_field_chars() == added.average_field_chars()
+    assert bulk.stats() == added.stats()
+    for _ in range(3):
+        tokens = query_tokens(data.draw(queries(list(docs.values()), vocabulary)))
+        for token in tokens:  # what the default ranker reads
+            assert bulk.token_bits(token) == added.token_bits(token), token
+        want = rank_scan(snapshot.documents, tokens)
+        assert as_pairs(bulk.rank(tokens)) == as_pairs(want), tokens
+
+
 @settings(max_examples=60, deadline=None)
 @given(vocabularies, st.data())
 def test_an_ad_hoc_snapshot_breaks_ties_by_its_own_order(vocabulary, data):

@@ -35,6 +35,7 @@ from array import array
 from bisect import bisect_left, insort
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import regex
@@ -246,12 +247,17 @@ class DocumentIndex:
         self.version = 0  # bumped by every change
 
     @classmethod
-    def of(cls, documents: Iterable[MemoryDocument]) -> DocumentIndex:
-        """The index of a fixed sequence, ties broken by position in it."""
-        index = cls()
-        for doc in documents:
-            index.add(doc, ordered=False)
-        index.restore_order()
+    def of(
+        cls,
+        documents: Iterable[MemoryDocument],
+        tiebreak: Callable[[MemoryDocument], Any] | None = None,
+    ) -> DocumentIndex:
+        """The index of a fixed sequence, built in one pass (what `add` one by one builds).
+
+        Ties are broken by `tiebreak`, else by position in the sequence.
+        """
+        index = cls(tiebreak=tiebreak)
+        index._add_all(documents)
         return index
 
     def __len__(self) -> int:
@@ -380,6 +386,39 @@ class DocumentIndex:
         return tuple(map(self._docs.__getitem__, self._recency_slots))
 
     # -- changing ------------------------------------------------------------
+
+    def _add_all(self, documents: Iterable[MemoryDocument]) -> None:
+        """Index every document of an empty index, slots in sequence order.
+
+        What `add` does per document, in bulk: posting lists grow by appends
+        alone (slots only increase), each bitmap and the trigrams are built
+        once at the end, and the recency order is sorted once.
+        """
+        if self._docs or self._free:
+            raise ValueError("a bulk load needs an empty index")
+        growing: tuple[defaultdict[str, array[int]], ...] = tuple(
+            defaultdict(partial(array, "I")) for _ in FIELDS
+        )
+        by_type: defaultdict[str, list[Slot]] = defaultdict(list)
+        for slot, doc in enumerate(documents):
+            self._docs[slot] = doc
+            self._slot_of[doc.path] = slot
+            by_type[doc.type].append(slot)
+            for field, text, terms in _document_terms(doc):
+                self._field_chars[field] += len(text)
+                postings = growing[field]
+                for term in terms:
+                    postings[term].append(slot)
+        self._next_slot = len(self._docs)
+        self._postings = (dict(growing[0]), dict(growing[1]), dict(growing[2]))
+        self._type_bits = {t: bitmap_of(slots, self._next_slot) for t, slots in by_type.items()}
+        for postings in self._postings:
+            for term in postings:
+                if _is_word(term):
+                    self._word_added(term)
+        self._order_stale = True
+        self.restore_order()
+        self.version += 1
 
     def add(self, doc: MemoryDocument, *, ordered: bool = True) -> None:
         """Index one document. The caller removes an older version of the same path first.
