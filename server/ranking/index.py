@@ -67,8 +67,10 @@ DENSE_SHARE = 128
 
 # Field side: maximal runs, so a token can only ever be found inside one.
 _WORD = regex.compile(rf"[[\p{{L}}\p{{M}}\p{{N}}]--[{CJK_CLASS}]]{{{GRAM},}}", flags=regex.VERSION1)
-_ASCII_WORD = re.compile(rf"[A-Za-z0-9]{{{GRAM},}}")  # the same class, for ASCII text
+# The same class for ASCII text, which normalizing has lowercased.
+_ASCII_WORD = re.compile(rf"[a-z0-9]{{{GRAM},}}")
 _CJK_PAIR = regex.compile(rf"[{CJK_CLASS}]{{2}}")
+_CJK_RUN = regex.compile(rf"[{CJK_CLASS}]{{2,}}")
 # Query side: the two token shapes the index can look up.
 _WORD_TOKEN = _WORD
 _PAIR_TOKEN = _CJK_PAIR
@@ -94,7 +96,8 @@ def field_terms(text: str) -> set[str]:
     if text.isascii():  # most memories: no CJK, no marks, and a faster regex
         return set(_ASCII_WORD.findall(text))
     terms = set(_WORD.findall(text))
-    terms.update(_CJK_PAIR.findall(text, overlapped=True))
+    # The pairs of each CJK run, sliced: a third cheaper than an overlapped findall.
+    terms.update([run[i : i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1)])
     return terms
 
 
