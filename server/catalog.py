@@ -364,7 +364,7 @@ class MemoryCatalog:
                 st = os.stat(path)
             except FileNotFoundError as exc:
                 raise missing_file(path) from exc
-            doc = load_document(path, root=root.path, scope=root.scope, root_index=index)
+            doc = load_document(path, root=root.path, scope=root.scope, root_index=index, st=st)
         except (InvalidMemory, OSError) as exc:
             if indexed:
                 self._drop([key])

@@ -7,6 +7,7 @@ a file system; `load_document` adds the file-system facts (mtime, size).
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -62,23 +63,24 @@ def split_front_matter(text: str) -> FrontMatter:
     text = text.replace("\r\n", "\n")
     if text.startswith("\ufeff"):  # editors on Windows still write a BOM
         text = text[1:]
-    lines = text.split("\n")
-    if not lines or lines[0].rstrip() != "---":
+    # Line by line up to the closing line only: the body is never split.
+    end = text.find("\n")
+    if (text if end < 0 else text[:end]).rstrip() != "---":
         raise InvalidMemory("no front matter: the first line is not '---'")
-    for end in range(1, len(lines)):
-        if lines[end].rstrip() == "---":
-            break
-    else:
-        raise InvalidMemory("unterminated front matter: no closing '---' line")
     fields: dict[str, str] = {}
-    for line in lines[1:end]:
+    while end >= 0:
+        start = end + 1
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        if line.rstrip() == "---":
+            return FrontMatter(fields=fields, body="" if end < 0 else text[end + 1 :])
         key, sep, value = line.partition(":")
         if not sep:
             continue
         key = key.strip().lower()
         if key:
             fields[key] = _unquote(value.strip())
-    return FrontMatter(fields=fields, body="\n".join(lines[end + 1 :]))
+    raise InvalidMemory("unterminated front matter: no closing '---' line")
 
 
 def _unquote(value: str) -> str:
@@ -179,13 +181,25 @@ def missing_file(path: Path) -> InvalidMemory:
     return InvalidMemory("file vanished before it could be read")
 
 
-def load_document(path: Path, *, root: Path, scope: Scope, root_index: int = 0) -> MemoryDocument:
-    """Read and parse one file; raises InvalidMemory (or OSError) with the reason."""
-    try:
-        st = path.stat()
-    except FileNotFoundError as exc:
-        raise missing_file(path) from exc
-    if not path.is_file():
+def load_document(
+    path: Path,
+    *,
+    root: Path,
+    scope: Scope,
+    root_index: int = 0,
+    st: os.stat_result | None = None,
+) -> MemoryDocument:
+    """Read and parse one file; raises InvalidMemory (or OSError) with the reason.
+
+    `st`: the file's `os.stat` when the caller has just taken it (a scan
+    does), so that it is not taken again.
+    """
+    if st is None:
+        try:
+            st = path.stat()
+        except FileNotFoundError as exc:
+            raise missing_file(path) from exc
+    if not stat.S_ISREG(st.st_mode):
         raise InvalidMemory("not a regular file")
     if st.st_size > MAX_FILE_BYTES:
         raise InvalidMemory(
