@@ -18,7 +18,7 @@ import os
 import re
 import sys
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from concurrent.futures import Future
 from typing import Any, BinaryIO
 
@@ -344,11 +344,15 @@ class MemoryServer(LanguageServer):
     async def _build_index(self) -> None:
         # A large tree takes seconds to parse: do it off the event loop so
         # the daemon keeps answering (recalls wait for `ready`).
-        await asyncio.to_thread(self.catalog.scan, snapshot_cache(self.catalog.roots))
+        with _collector_paused():
+            await asyncio.to_thread(self.catalog.scan, snapshot_cache(self.catalog.roots))
         # The warm catalog is millions of long-lived objects: keep the cyclic
         # GC from walking them again on every full collection (a pause of
-        # milliseconds in the middle of a recall).
-        gc.collect()
+        # milliseconds in the middle of a recall). Collect the young
+        # generations first, where everything the scan made is: at 10,000
+        # memories that takes 10 ms; a full collection took 100 ms and found
+        # nothing more to free.
+        gc.collect(1)
         gc.freeze()
         self.ready.set()
         log.info("snapshot cache: %s", self.catalog.cache_report)
@@ -531,6 +535,25 @@ def _workspace_path(params: types.InitializeParams) -> str | None:
     if params.root_uri:
         return to_fs_path(params.root_uri)
     return params.root_path
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic GC while the initial scan builds the warm catalog.
+
+    The scan allocates objects that live as long as the daemon and make no
+    cycles; each full collection during it walks all of them again (55 ms of
+    a 10,000-memory scan, more with every memory). The event loop keeps
+    serving meanwhile: its garbage is freed by reference counts, and its rare
+    cycles wait for the collector to resume.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 # -- stdio framing -----------------------------------------------------------------
