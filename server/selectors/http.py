@@ -13,8 +13,6 @@ import os
 import re
 from typing import Any
 
-import httpx
-
 from server.selectors import SelectionRequest, SelectorError
 
 MANIFEST_BUDGET_BYTES = 25_000  # keeps the prompt small enough for small local models
@@ -121,6 +119,8 @@ class HttpSelector:
             "messages": build_messages(request),
             "response_format": {"type": "json_object"},
         }
+        import httpx  # only daemons configured with this selector pay for its import
+
         # No client-side timeout here: the recall's deadline cancels this call,
         # and cancelling closes the connection.
         try:
