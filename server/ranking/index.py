@@ -409,9 +409,9 @@ class DocumentIndex:
             by_type[doc.type].append(slot)
             for field, text, terms in _document_terms(doc):
                 self._field_chars[field] += len(text)
-                postings = growing[field]
+                lists = growing[field]
                 for term in terms:
-                    postings[term].append(slot)
+                    lists[term].append(slot)
         self._next_slot = len(self._docs)
         self._postings = (dict(growing[0]), dict(growing[1]), dict(growing[2]))
         self._type_bits = {t: bitmap_of(slots, self._next_slot) for t, slots in by_type.items()}
