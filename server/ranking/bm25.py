@@ -17,10 +17,10 @@ returned without a match. What it adds:
 - near-ties go to the newer memory (`recency_band`): of two memories about
   the same thing, the later one is usually the update;
 - silence: nothing is returned unless the best document matches query
-  content tokens carrying at least `min_coverage` of their IDF mass. A
-  question whose specific words are nowhere in memory ("what did I say about
-  the weather?") is matched by its common words only, so it covers little and
-  returns nothing.
+  content tokens carrying at least `min_coverage` of their IDF mass, or is
+  about one of the query's rarest words (`rare_share`). A question whose
+  specific words are nowhere in memory ("what did I say about the weather?")
+  is matched by its common words only, so it covers little and returns nothing.
 
 Why it is fast: the index's bitmaps give every token's documents per field;
 a bit-sliced sum of integer prescores (each token's BM25F weight in its best
@@ -197,6 +197,12 @@ class Bm25Params:
     # it, paraphrased and cross-language questions fall silent with the
     # abstentions (`memory-recall eval --silence-sweep` prints the trade-off).
     min_coverage: float = 0.15
+    # ... unless the document is about one of the query's rarest words: its title
+    # or description holds a name or identifier found in at most this share of
+    # the memories (and at least one). Such a word answers in any language, even
+    # when the rest of the question (inflected, or in another language than the
+    # memory) matches nothing as written. 0 turns this off.
+    rare_share: float = 0.001
     # A token met only in the body (not the title or description) is weaker
     # evidence that the memory is about it: it covers this share of its IDF.
     body_coverage_weight: float = 0.7
@@ -382,6 +388,33 @@ def light_stem(token: str) -> str:
     return token[: len(token) - cut] if len(token) - cut >= MIN_STEM else token
 
 
+# Clitics Hebrew and Arabic write joined to the next word ("and", "the", "in",
+# "to", "that"), longest first.
+_CLITICS = (
+    (
+        regex.compile(r"\p{Script=Hebrew}"),
+        ("וה", "שה", "וב", "ול", "ומ", "וש", "בה", "לה", "מה", "ו", "ה", "ב", "ל", "מ", "ש", "כ"),
+    ),
+    (
+        regex.compile(r"\p{Script=Arabic}"),
+        ("وال", "بال", "كال", "فال", "لل", "ال", "و", "ب", "ل", "ف", "ك"),
+    ),
+)
+
+
+def without_clitic(word: str) -> str | None:
+    """A Hebrew or Arabic word without the clitic it starts with (`החדירות` →
+    `חדירות`), or None. Matching is by substring, so a memory's `חדירות` does
+    not contain a query's `החדירות`; the ranker looks the bare word up when the
+    whole one is in no memory."""
+    for script, prefixes in _CLITICS:
+        if script.match(word):
+            for prefix in prefixes:
+                if word.startswith(prefix) and len(word) - len(prefix) >= MIN_PART:
+                    return word[len(prefix) :]
+    return None
+
+
 def idf(df: int, n: int) -> float:
     """BM25's IDF, never negative."""
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
@@ -436,13 +469,19 @@ class Bm25Ranker:
         scored: list[tuple[float, Any, MemoryDocument]] = []
         needed = self.params.min_coverage * content_mass
         answered = needed <= 0  # once one document covers enough, coverage is not computed
+        # The documents about one of the query's rarest words answer whatever they cover.
+        rare = max(1, int(self.params.rare_share * n)) if self.params.rare_share else 0
+        anchors = 0
+        for term in terms:
+            if term.content and 0 < term.any_bits.bit_count() <= rare:
+                anchors |= term.bits[0] | term.bits[1]  # a memory about it
         want = n if limit is None else max(PRESCORED, limit)  # None: every match
         for slot in self._prescored(index, terms, matched, keep, want):
             doc = index.document(slot)
             score, covered = self._score(doc, slot, terms, averages, coverage=not answered)
             if score > 0:
                 scored.append((score, index.order_key(slot), doc))
-                answered = answered or covered >= needed
+                answered = answered or covered >= needed or bool(anchors >> slot & 1)
         if not answered:
             return []
         scored.sort(key=lambda item: (-round(item[0] * SCORE_SCALE), item[1]))
@@ -460,6 +499,7 @@ class Bm25Ranker:
         """
         n = len(index)
         terms: list[_Term] = []
+        seen: set[str] = set()
         kept = (t for t in tokens if self.params.score_stopwords or t not in QUERY_STOPWORDS)
         for token in dict.fromkeys(light_stem(t) if self.params.stem else t for t in kept):
             stopword = token in QUERY_STOPWORDS
@@ -471,6 +511,12 @@ class Bm25Ranker:
                 if found is None:
                     continue
                 bits = found
+            bare = without_clitic(token) if self.params.stem and not any(bits) else None
+            if bare is not None and any(bare_bits := index.token_bits(bare)):
+                token, bits = bare, bare_bits
+            if token in seen:
+                continue
+            seen.add(token)
             title, description, body = bits
             anywhere = title | description | body
             df = anywhere.bit_count()
