@@ -163,16 +163,69 @@ def acronym_tokens(nfkc_text: str) -> Iterator[str]:
             yield ACRONYM_MARK + lower
 
 
+# Month names of the languages with function-word lists in the default ranker
+# that write months as words (English abbreviations included).
+_MONTH_NAMES = (
+    "january jan januar janvier enero gennaio janeiro",
+    "february feb februar février febrero febbraio fevereiro",
+    "march mar märz mars marzo março",
+    "april apr avril abril aprile",
+    "may mai mayo maggio maio",
+    "june jun juni juin junio giugno junho",
+    "july jul juli juillet julio luglio julho",
+    "august aug août agosto",
+    "september sep sept septembre septiembre settembre setembro",
+    "october oct oktober octobre octubre ottobre outubro",
+    "november nov novembre noviembre novembro",
+    "december dec dezember décembre diciembre dicembre dezembro",
+)
+_MONTHS = {name: number for number, names in enumerate(_MONTH_NAMES, 1) for name in names.split()}
+_DAY = r"(?:(?P<day>[0-3]?\d)(?:st|nd|rd|th|er)?\.?\s+(?:of\s+|de\s+)?)?"
+# "6 April 2025", "April 6th, 2025", "May 2025", "mai 2025", "6 de abril de 2025".
+_WRITTEN_DATE = regex.compile(
+    rf"(?<![\p{{L}}\p{{N}}]){_DAY}(?P<month>\p{{L}}++)\.?"
+    r"(?:\s+(?P<day2>[0-3]?\d)(?:st|nd|rd|th)?)?,?\s+(?:de\s+)?(?P<year>(?:19|20)\d\d)(?!\p{N})"
+)
+# "2025年5月6日", "2025년 5월 6일".
+_CJK_DATE = regex.compile(
+    r"(?<!\p{N})(?P<year>(?:19|20)\d\d)\s*[年년]\s*(?P<month>[01]?\d)\s*[月월]"
+    r"(?:\s*(?P<day>[0-3]?\d)\s*[日일])?"
+)
+
+
+def date_tokens(normalized: str) -> Iterator[str]:
+    """ISO forms of the dates a normalized query writes out: `May 2025` adds
+    `2025-05`, `6 April 2025` adds `2025-04` and `2025-04-06`, as memories
+    (session logs, incidents) date themselves."""
+    for match in _WRITTEN_DATE.finditer(normalized):
+        month = _MONTHS.get(match["month"])
+        if month:
+            yield from _iso(match["year"], month, match["day"] or match["day2"])
+    for match in _CJK_DATE.finditer(normalized):
+        yield from _iso(match["year"], int(match["month"]), match["day"])
+
+
+def _iso(year: str, month: int, day: str | None) -> Iterator[str]:
+    if not 1 <= month <= 12:
+        return
+    yield f"{year}-{month:02d}"
+    if day and 1 <= int(day) <= 31:
+        yield f"{year}-{month:02d}-{int(day):02d}"
+
+
 def recall_tokens(query: str) -> list[str]:
     """The default ranker's query tokens: SPEC §3's, plus identifier parts and
-    compounds, code-point trigrams of unspaced scripts and acronyms; distinct, capped."""
+    compounds, code-point trigrams of unspaced scripts, acronyms and ISO dates;
+    distinct, capped."""
     nfkc = unicodedata.normalize("NFKC", query)
 
     def stream() -> Iterator[str]:
-        for run in runs(nfkc.lower()):
+        lower = nfkc.lower()
+        for run in runs(lower):
             yield from run_tokens(run)
             yield from unspaced_grams(run)
         yield from identifier_tokens(nfkc)
         yield from acronym_tokens(nfkc)
+        yield from date_tokens(lower)
 
     return cap_tokens(stream())
