@@ -163,8 +163,8 @@ def acronym_tokens(nfkc_text: str) -> Iterator[str]:
             yield ACRONYM_MARK + lower
 
 
-# Month names of the languages with function-word lists in the default ranker
-# that write months as words (English abbreviations included).
+# Month names in English (with its abbreviations), German, French, Spanish,
+# Italian and Portuguese.
 _MONTH_NAMES = (
     "january jan januar janvier enero gennaio janeiro",
     "february feb februar février febrero febbraio fevereiro",
