@@ -245,7 +245,6 @@ class DocumentIndex:
         # Slots by (-mtime, tiebreak): the order ties are broken in. Keys are
         # computed when compared, not kept: 100,000 of them would cost 20 MB.
         self._recency_slots: list[Slot] = []
-        self._order_stale = False
         self._field_chars = [0, 0, 0]  # total length of each field over all documents
         self.version = 0  # bumped by every change
 
@@ -275,7 +274,6 @@ class DocumentIndex:
 
     def parts(self) -> Iterator[tuple[str, Any]]:
         """The index as (kind, columns) parts; `from_parts` rebuilds it."""
-        self.restore_order()
         yield (
             "head",
             {
@@ -385,7 +383,6 @@ class DocumentIndex:
 
     def by_recency(self) -> tuple[MemoryDocument, ...]:
         """Every document, mtime descending, then by tiebreak."""
-        self.restore_order()
         return tuple(map(self._docs.__getitem__, self._recency_slots))
 
     # -- changing ------------------------------------------------------------
@@ -419,16 +416,11 @@ class DocumentIndex:
             for term in postings:
                 if _is_word(term):
                     self._word_added(term)
-        self._order_stale = True
-        self.restore_order()
+        self._recency_slots = sorted(self._docs, key=self.order_key)
         self.version += 1
 
-    def add(self, doc: MemoryDocument, *, ordered: bool = True) -> None:
-        """Index one document. The caller removes an older version of the same path first.
-
-        `ordered=False` defers the recency order to one sort in `restore_order`
-        (for bulk loads).
-        """
+    def add(self, doc: MemoryDocument) -> None:
+        """Index one document. The caller removes an older version of the same path first."""
         slot = heapq.heappop(self._free) if self._free else self._next_slot
         self._next_slot = max(self._next_slot, slot + 1)
         bit = 1 << slot
@@ -451,11 +443,8 @@ class DocumentIndex:
                     insort(held, slot)
                 if dense and term in dense:
                     dense[term] |= bit
-        if ordered and not self._order_stale:
-            at = bisect_left(self._recency_slots, self.order_key(slot), key=self.order_key)
-            self._recency_slots.insert(at, slot)
-        else:
-            self._order_stale = True
+        at = bisect_left(self._recency_slots, self.order_key(slot), key=self.order_key)
+        self._recency_slots.insert(at, slot)
         self.version += 1
 
     def remove(self, path: str) -> bool:
@@ -466,12 +455,11 @@ class DocumentIndex:
         slots = [self._slot_of.pop(path) for path in paths if path in self._slot_of]
         if not slots:
             return 0
-        if not self._order_stale:  # while the documents are there to give their keys
-            for slot in slots:
-                at = bisect_left(self._recency_slots, self.order_key(slot), key=self.order_key)
-                if self._recency_slots[at] != slot:
-                    raise RuntimeError("the recency order lost a document")
-                del self._recency_slots[at]
+        for slot in slots:  # while the documents are there to give their keys
+            at = bisect_left(self._recency_slots, self.order_key(slot), key=self.order_key)
+            if self._recency_slots[at] != slot:
+                raise RuntimeError("the recency order lost a document")
+            del self._recency_slots[at]
         gone = {slot: self._docs.pop(slot) for slot in slots}
         # Group the postings to edit by term, so that a term shared by many of
         # the removed documents has its list rewritten once.
@@ -508,13 +496,6 @@ class DocumentIndex:
                         dense[term] = bitmap & ~bitmap_of(slots)
         self.version += 1
         return len(gone)
-
-    def restore_order(self) -> None:
-        """Sort the recency order once after bulk `add(ordered=False)` calls."""
-        if not self._order_stale:
-            return
-        self._recency_slots = sorted(self._docs, key=self.order_key)
-        self._order_stale = False
 
     def order_key(self, slot: Slot) -> OrderKey:
         """(-mtime, tiebreak): the order documents of equal score come in."""
@@ -644,7 +625,6 @@ class DocumentIndex:
         # A big level of which only a few are needed (all the documents that
         # merely have "the" in their body): walking the recency order meets
         # them after about need * n / size steps, cheaper than sorting them.
-        self.restore_order()
         data = bitmap.to_bytes((bitmap.bit_length() + 7) // 8, "little")
         end = len(data)
         for slot in self._recency_slots:
