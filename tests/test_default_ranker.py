@@ -409,7 +409,10 @@ def test_recall_and_top1_not_worse_than_plain_bm25(reports):
     for name in REALISTIC:
         ours, plain = reports[name]["default"], reports[name]["bm25"]
         assert ours.top1 >= plain.top1, name
-        assert (ours.recall_at5 >= plain.recall_at5) != (name in SILENCE_COSTS_RECALL), name
+        if name in SILENCE_COSTS_RECALL:  # pinned: when it stops losing, say so here
+            assert ours.recall_at5 < plain.recall_at5, name
+        else:
+            assert ours.recall_at5 >= plain.recall_at5, name
 
 
 def test_recall_at5_five_points_above_plain_bm25_on_long_conversations(reports):

@@ -17,7 +17,7 @@ from server.catalog import CatalogSnapshot
 from server.documents import MemoryDocument
 from server.ranking.index import index_ranker
 from server.ranking.noise import NoiseFilter
-from server.ranking.reference import ScoredDocument, rank_scan, score_document
+from server.ranking.reference import ScoredDocument, rank_scan
 from server.tokens import query_tokens
 
 FAST_LIMIT = 2  # what fits a first prompt without crowding it
@@ -56,8 +56,8 @@ class Shortlist:
     ranked: list[ScoredDocument]
     candidates: list[MemoryDocument]
     # The score of a document outside `ranked` (a recent candidate the model
-    # chose) by the ranker that made `ranked`; SPEC §3's when not given.
-    score_outside: Callable[[MemoryDocument], int] | None = None
+    # chose) by the ranker that made `ranked`.
+    score_outside: Callable[[MemoryDocument], int]
 
     @property
     def fast(self) -> list[ScoredDocument]:
@@ -72,9 +72,7 @@ class Shortlist:
         for scored in self.ranked:
             if scored.document.path == doc.path:
                 return scored.score
-        if self.score_outside is not None:
-            return self.score_outside(doc)
-        return score_document(doc, self.tokens)
+        return self.score_outside(doc)
 
 
 def interleave_candidates(
