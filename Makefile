@@ -21,7 +21,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check server protocol tests
 	$(BIN)/ruff format --check server protocol tests
 
+# mypy checks the installed names (memory_recall.server, …) through a link tree:
+# it cannot follow the editable install's import hook.
 typecheck: $(STAMP)
+	mkdir -p build/typecheck/memory_recall
+	ln -sfn ../../../server build/typecheck/memory_recall/server
+	ln -sfn ../../../protocol build/typecheck/memory_recall/protocol
 	$(BIN)/mypy
 
 unit: $(STAMP)

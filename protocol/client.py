@@ -24,8 +24,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol import methods
-from protocol.messages import PhaseNotification, RecallResult, SelectParams, StatusResult
+from memory_recall.protocol import methods
+from memory_recall.protocol.messages import (
+    PhaseNotification,
+    RecallResult,
+    SelectParams,
+    StatusResult,
+)
 
 DEFAULT_INITIAL_WAIT_MS = 100
 
@@ -44,7 +49,7 @@ class RpcError(Exception):
 
 def default_server_command() -> list[str]:
     """The daemon of this Python environment."""
-    return [sys.executable, "-m", "server", "serve"]
+    return [sys.executable, "-m", "memory_recall.server", "serve"]
 
 
 @dataclass

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+from memory_recall.protocol.methods import MAX_QUERY_CHARS
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
-
-from protocol.methods import MAX_QUERY_CHARS
 
 Scope = Literal["project", "user"]
 MemoryType = Literal["user", "feedback", "project", "reference"]

@@ -1,7 +1,7 @@
 """Generate `protocol/schema/protocol.schema.json` from the pydantic models.
 
-python -m protocol.schema_gen          # rewrite the checked-in schema
-python -m protocol.schema_gen --check  # exit 1 when it has drifted
+python -m memory_recall.protocol.schema_gen          # rewrite the checked-in schema
+python -m memory_recall.protocol.schema_gen --check  # exit 1 when it has drifted
 """
 
 from __future__ import annotations
@@ -10,10 +10,9 @@ import json
 import sys
 from pathlib import Path
 
+from memory_recall.protocol import methods
+from memory_recall.protocol.messages import ALL_MODELS
 from pydantic.json_schema import models_json_schema
-
-from protocol import methods
-from protocol.messages import ALL_MODELS
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "protocol.schema.json"
 
@@ -50,7 +49,10 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
         if current != text:
-            print(f"{SCHEMA_PATH} is stale: run python -m protocol.schema_gen", file=sys.stderr)
+            print(
+                f"{SCHEMA_PATH} is stale: run python -m memory_recall.protocol.schema_gen",
+                file=sys.stderr,
+            )
             return 1
         return 0
     SCHEMA_PATH.write_text(text, encoding="utf-8")

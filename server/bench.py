@@ -34,11 +34,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from server.catalog import MemoryRoot, input_order_key
-from server.documents import InvalidMemory, MemoryDocument, is_memory_file_name, parse_memory
-from server.ranking.reference import rank_scan
-from server.synthetic import write_tree
-from server.tokens import query_tokens
+from memory_recall.server.catalog import MemoryRoot, input_order_key
+from memory_recall.server.documents import (
+    InvalidMemory,
+    MemoryDocument,
+    is_memory_file_name,
+    parse_memory,
+)
+from memory_recall.server.ranking.reference import rank_scan
+from memory_recall.server.synthetic import write_tree
+from memory_recall.server.tokens import query_tokens
 
 SIZES = (1_000, 10_000, 100_000)
 FAST_LIMIT = 2
@@ -107,7 +112,7 @@ async def _start(
     watch: bool = True,
     ranker: str | None = None,
 ) -> Any:
-    from protocol.client import MemoryRecallClient
+    from memory_recall.protocol.client import MemoryRecallClient
 
     async def nothing_selected(_params: Any) -> list[str]:
         return []  # the refined phase is not what this measures
@@ -142,7 +147,7 @@ async def _first_result_ms(client: Any, query: str) -> tuple[float, Any]:
     not when the awaiting code resumes (the client may first be busy parsing
     the `memory/select` request that follows a fast result).
     """
-    from protocol import methods
+    from memory_recall.protocol import methods
 
     arrivals: dict[str, float] = {}
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from server.documents import (
+from memory_recall.server.documents import (
     InvalidMemory,
     MemoryDocument,
     Scope,
@@ -22,8 +22,8 @@ from server.documents import (
     load_document,
     missing_file,
 )
-from server.ranking.index import DocumentIndex
-from server.snapshot_cache import (
+from memory_recall.server.ranking.index import DocumentIndex
+from memory_recall.server.snapshot_cache import (
     CachedCatalog,
     FileRecord,
     SnapshotCache,

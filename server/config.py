@@ -6,8 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from server.catalog import MemoryRoot
-from server.documents import Scope
+from memory_recall.server.catalog import MemoryRoot
+from memory_recall.server.documents import Scope
 
 APP_DIR_NAME = "memory-recall"
 

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from protocol.client import MemoryRecallClient
-from protocol.messages import SelectParams
-from server.evaluation import EvalCorpus, load_corpus
-from server.rankers import DEFAULT_RANKER, RANKERS
-from server.ranking.shortlist import build_shortlist
+from memory_recall.protocol.client import MemoryRecallClient
+from memory_recall.protocol.messages import SelectParams
+from memory_recall.server.evaluation import EvalCorpus, load_corpus
+from memory_recall.server.rankers import DEFAULT_RANKER, RANKERS
+from memory_recall.server.ranking.shortlist import build_shortlist
 
 LATENCIES_MS = (40, 250, 600, 1500, 3000)
 INITIAL_WAIT_MS = 100

@@ -15,9 +15,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from protocol.client import MemoryRecallClient, RecallHandle
-from protocol.messages import PhaseNotification, SelectParams
-from server.tokens import normalize, query_tokens, raw_tokens
+from memory_recall.protocol.client import MemoryRecallClient, RecallHandle
+from memory_recall.protocol.messages import PhaseNotification, SelectParams
+from memory_recall.server.tokens import normalize, query_tokens, raw_tokens
 
 DEMO_QUERIES = (
     "Can I deploy the release on Friday afternoon?",

@@ -13,7 +13,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Literal, cast
 
-from server.tokens import normalize
+from memory_recall.server.tokens import normalize
 
 INDEX_FILE_NAME = "MEMORY.md"  # the one-line-per-memory index, never a memory itself
 EMPTY_BODY_MARKER = "_No entries yet._"

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from server.catalog import CatalogSnapshot
-from server.documents import MemoryDocument, Scope
-from server.rankers import RANKERS, RankerSpec
-from server.ranking.bm25 import DEFAULT_PARAMS, Bm25Ranker
-from server.ranking.shortlist import FALLBACK_LIMIT, build_shortlist
-from server.tokens import recall_tokens
+from memory_recall.server.catalog import CatalogSnapshot
+from memory_recall.server.documents import MemoryDocument, Scope
+from memory_recall.server.rankers import RANKERS, RankerSpec
+from memory_recall.server.ranking.bm25 import DEFAULT_PARAMS, Bm25Ranker
+from memory_recall.server.ranking.shortlist import FALLBACK_LIMIT, build_shortlist
+from memory_recall.server.tokens import recall_tokens
 
 
 @dataclass(frozen=True)

@@ -26,20 +26,8 @@ import attrs
 from cattrs import transform_error
 from cattrs.errors import BaseValidationError
 from lsprotocol import types
-from pydantic import BaseModel, ValidationError
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import (
-    JsonRPCNotification,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-    LanguageServerProtocol,
-    default_converter,
-    lsp_method,
-)
-
-from protocol import methods
-from protocol.messages import (
+from memory_recall.protocol import methods
+from memory_recall.protocol.messages import (
     CatalogCountersStatus,
     InitializationOptions,
     PhaseNotification,
@@ -52,15 +40,26 @@ from protocol.messages import (
     StatusResult,
     WatcherStatus,
 )
-from server.catalog import CatalogSnapshot, MemoryCatalog, MemoryRoot
-from server.config import default_roots
-from server.rankers import DEFAULT_RANKER, RANKERS
-from server.recall import RecallRequest, RecallService
-from server.selectors import Selector
-from server.selectors.client import ClientSelector
-from server.selectors.http import HttpSelector
-from server.snapshot_cache import snapshot_cache
-from server.watcher import CatalogWatcher
+from memory_recall.server.catalog import CatalogSnapshot, MemoryCatalog, MemoryRoot
+from memory_recall.server.config import default_roots
+from memory_recall.server.rankers import DEFAULT_RANKER, RANKERS
+from memory_recall.server.recall import RecallRequest, RecallService
+from memory_recall.server.selectors import Selector
+from memory_recall.server.selectors.client import ClientSelector
+from memory_recall.server.selectors.http import HttpSelector
+from memory_recall.server.snapshot_cache import snapshot_cache
+from memory_recall.server.watcher import CatalogWatcher
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+    lsp_method,
+)
 
 log = logging.getLogger("memory_recall")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from server.documents import MemoryDocument
+from memory_recall.server.documents import MemoryDocument
 
 
 def format_age(mtime_ms: float, now_ms: float | None = None) -> str:

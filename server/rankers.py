@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from server.ranking.baselines import ascii_tokens
-from server.ranking.bm25 import PLAIN_PARAMS, Bm25Ranker
-from server.ranking.index import index_ranker
-from server.ranking.shortlist import Ranker, reference_ranker
-from server.tokens import query_tokens, recall_tokens
+from memory_recall.server.ranking.baselines import ascii_tokens
+from memory_recall.server.ranking.bm25 import PLAIN_PARAMS, Bm25Ranker
+from memory_recall.server.ranking.index import index_ranker
+from memory_recall.server.ranking.shortlist import Ranker, reference_ranker
+from memory_recall.server.tokens import query_tokens, recall_tokens
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from protocol.messages import (
+from memory_recall.protocol.messages import (
     MAX_REFINED_DOCS,
     MemoryDoc,
     PhaseName,
@@ -26,12 +26,12 @@ from protocol.messages import (
     Status,
     Strategy,
 )
-from server.catalog import CatalogSnapshot
-from server.prompt import render_prompt
-from server.rankers import RankerSpec
-from server.ranking.reference import ScoredDocument
-from server.ranking.shortlist import FAST_LIMIT, RecallQuery, Shortlist
-from server.selectors import SelectionRequest, Selector, SelectorError
+from memory_recall.server.catalog import CatalogSnapshot
+from memory_recall.server.prompt import render_prompt
+from memory_recall.server.rankers import RankerSpec
+from memory_recall.server.ranking.reference import ScoredDocument
+from memory_recall.server.ranking.shortlist import FAST_LIMIT, RecallQuery, Shortlist
+from memory_recall.server.selectors import SelectionRequest, Selector, SelectorError
 
 # A model round trip can take 30 s on a slow hosted model; past that the
 # answer is no longer worth waiting for (SPEC §4). Tests lower it.

@@ -42,12 +42,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import regex
-
-from server.documents import MemoryDocument, Scope
-from server.ranking.index import DocumentIndex
+from memory_recall.server.documents import MemoryDocument, Scope
+from memory_recall.server.ranking.index import DocumentIndex
 
 if TYPE_CHECKING:
-    from server.catalog import MemoryRoot
+    from memory_recall.server.catalog import MemoryRoot
 
 FORMAT_VERSION = 5  # bump when the payload's layout changes (5: acronym terms)
 _MAGIC = b"memory-recall snapshot\n"
@@ -80,7 +79,7 @@ FORGET_AFTER_S = 30 * 24 * 3600  # snapshots of roots no daemon has opened for a
 
 def snapshot_cache(roots: Sequence[MemoryRoot]) -> SnapshotCache | None:
     """The daemon's cache for these roots: `$MEMORY_RECALL_CACHE_DIR`, else the user data dir."""
-    from server.config import user_data_dir
+    from memory_recall.server.config import user_data_dir
 
     configured = os.environ.get(CACHE_DIR_ENV)
     if configured == "off":

@@ -6,8 +6,7 @@ import itertools
 import os
 
 import pytest
-
-from server.documents import MemoryDocument, Scope
+from memory_recall.server.documents import MemoryDocument, Scope
 
 _ids = itertools.count()
 

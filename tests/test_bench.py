@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from server.bench import Percentiles, scan_every_recall, sizes_up_to
-from server.catalog import MemoryCatalog, MemoryRoot
-from server.ranking.shortlist import build_shortlist
-from server.synthetic import synthetic_documents, write_tree
+from memory_recall.server.bench import Percentiles, scan_every_recall, sizes_up_to
+from memory_recall.server.catalog import MemoryCatalog, MemoryRoot
+from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.synthetic import synthetic_documents, write_tree
 
 
 def test_sizes_up_to_a_limit():

@@ -6,9 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-
-from server.catalog import MemoryCatalog, MemoryRoot
-from server.documents import Scope
+from memory_recall.server.catalog import MemoryCatalog, MemoryRoot
+from memory_recall.server.documents import Scope
 
 
 def write(path: Path, text: str, mtime: float | None = None) -> Path:
@@ -159,8 +158,8 @@ def test_hidden_entries_and_symlink_loops_are_skipped(tmp_path):
 
 
 def test_snapshot_order_and_index_follow_every_change(roots):
-    from server.catalog import CatalogSnapshot
-    from server.ranking.reference import rank_scan
+    from memory_recall.server.catalog import CatalogSnapshot
+    from memory_recall.server.ranking.reference import rank_scan
 
     project, user = roots
     for i in range(6):

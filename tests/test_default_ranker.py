@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from server.catalog import CatalogSnapshot
-from server.documents import MemoryDocument, Scope
-from server.evaluation import (
+from memory_recall.server.catalog import CatalogSnapshot
+from memory_recall.server.documents import MemoryDocument, Scope
+from memory_recall.server.evaluation import (
     EvalCorpus,
     EvalReport,
     evaluate,
@@ -17,11 +16,16 @@ from server.evaluation import (
     load_corpus,
     query_script,
 )
-from server.rankers import RANKERS
-from server.ranking.bm25 import QUERY_STOPWORDS, Bm25Ranker, light_stem, without_clitic
-from server.ranking.index import DocumentIndex
-from server.ranking.shortlist import build_shortlist
-from server.tokens import ACRONYM_MARK, normalize, query_tokens, recall_tokens
+from memory_recall.server.rankers import RANKERS
+from memory_recall.server.ranking.bm25 import (
+    QUERY_STOPWORDS,
+    Bm25Ranker,
+    light_stem,
+    without_clitic,
+)
+from memory_recall.server.ranking.index import DocumentIndex
+from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.tokens import ACRONYM_MARK, normalize, query_tokens, recall_tokens
 
 EVAL = Path(__file__).parent.parent / "fixtures" / "eval"
 CORPORA = (

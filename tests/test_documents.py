@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from server.documents import (
+from memory_recall.server.documents import (
     BODY_WINDOW_CHARS,
     InvalidMemory,
     Scope,

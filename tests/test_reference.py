@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+from memory_recall.server.catalog import CatalogSnapshot
+from memory_recall.server.ranking.reference import rank_scan, score_document
+from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.tokens import query_tokens
 
-from server.catalog import CatalogSnapshot
-from server.ranking.reference import rank_scan, score_document
-from server.ranking.shortlist import build_shortlist
-from server.tokens import query_tokens
 from tests.conftest import make_doc
 
 

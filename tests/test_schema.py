@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from protocol.schema_gen import SCHEMA_PATH, render
+from memory_recall.protocol.schema_gen import SCHEMA_PATH, render
 
 
 def test_schema_is_up_to_date():
     assert SCHEMA_PATH.read_text(encoding="utf-8") == render(), (
-        "protocol/schema is stale: run `python -m protocol.schema_gen`"
+        "protocol/schema is stale: run `python -m memory_recall.protocol.schema_gen`"
     )

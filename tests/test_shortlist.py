@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from server.catalog import CatalogSnapshot
-from server.ranking.shortlist import (
+from memory_recall.server.catalog import CatalogSnapshot
+from memory_recall.server.ranking.shortlist import (
     FALLBACK_LIMIT,
     FAST_LIMIT,
     LEXICAL_CANDIDATES,
@@ -11,6 +11,7 @@ from server.ranking.shortlist import (
     build_shortlist,
     interleave_candidates,
 )
+
 from tests.conftest import make_doc
 
 

@@ -6,8 +6,7 @@ import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from server.tokens import MAX_QUERY_TOKENS, cap_tokens, normalize, query_tokens
+from memory_recall.server.tokens import MAX_QUERY_TOKENS, cap_tokens, normalize, query_tokens
 
 
 def test_normalize_is_nfkc_then_lowercase():

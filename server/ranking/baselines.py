@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import regex
-
-from server.tokens import cap_tokens
+from memory_recall.server.tokens import cap_tokens
 
 _ASCII_WORD = regex.compile(r"[a-z0-9]{3,}")
 

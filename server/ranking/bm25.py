@@ -36,9 +36,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import regex
-
-from server.documents import MemoryDocument
-from server.ranking.index import (
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.index import (
     _PAIR_TOKEN,
     _WORD_TOKEN,
     DocumentIndex,
@@ -51,11 +50,11 @@ from server.ranking.index import (
     raw_fields,
     slots_of,
 )
-from server.ranking.reference import ScoredDocument
-from server.tokens import CJK_CHAR, MIN_PART, UNSPACED_CHAR, normalize, unspaced_grams
+from memory_recall.server.ranking.reference import ScoredDocument
+from memory_recall.server.tokens import CJK_CHAR, MIN_PART, UNSPACED_CHAR, normalize, unspaced_grams
 
 if TYPE_CHECKING:
-    from server.catalog import CatalogSnapshot
+    from memory_recall.server.catalog import CatalogSnapshot
 
 # Scores are reported as integers (ScoredDocument.score): thousandths.
 SCORE_SCALE = 1000

@@ -39,9 +39,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import regex
-
-from server.documents import MemoryDocument
-from server.ranking.reference import (
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.reference import (
     BODY_WEIGHT,
     DESCRIPTION_WEIGHT,
     TITLE_WEIGHT,
@@ -50,10 +49,10 @@ from server.ranking.reference import (
     rank_scan,
     type_boost,
 )
-from server.tokens import ACRONYM_MARK, CJK_CLASS, normalize
+from memory_recall.server.tokens import ACRONYM_MARK, CJK_CLASS, normalize
 
 if TYPE_CHECKING:
-    from server.catalog import CatalogSnapshot
+    from memory_recall.server.catalog import CatalogSnapshot
 
 GRAM = 3  # the shortest non-CJK token, so every one of them has a trigram
 FIELD_WEIGHTS = (TITLE_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGHT)

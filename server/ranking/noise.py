@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from server.documents import MemoryDocument
+from memory_recall.server.documents import MemoryDocument
 
 DURABLE_MARKERS = (
     "credential", "credentials", "escalation", "gotcha", "gotchas", "known issue",

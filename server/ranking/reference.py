@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from server.documents import MemoryDocument
+from memory_recall.server.documents import MemoryDocument
 
 TITLE_WEIGHT = 4
 DESCRIPTION_WEIGHT = 3

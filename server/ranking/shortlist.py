@@ -13,12 +13,12 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from server.catalog import CatalogSnapshot
-from server.documents import MemoryDocument
-from server.ranking.index import index_ranker
-from server.ranking.noise import NoiseFilter
-from server.ranking.reference import ScoredDocument, rank_scan
-from server.tokens import query_tokens
+from memory_recall.server.catalog import CatalogSnapshot
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.index import index_ranker
+from memory_recall.server.ranking.noise import NoiseFilter
+from memory_recall.server.ranking.reference import ScoredDocument, rank_scan
+from memory_recall.server.tokens import query_tokens
 
 FAST_LIMIT = 2  # what fits a first prompt without crowding it
 FALLBACK_LIMIT = 5  # the refined phase's budget, model or not

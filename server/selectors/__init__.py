@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from server.documents import MemoryDocument
+from memory_recall.server.documents import MemoryDocument
 
 
 class SelectorError(Exception):

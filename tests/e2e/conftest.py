@@ -10,18 +10,17 @@ from typing import Any
 
 import pytest_lsp
 from lsprotocol import types
+from memory_recall.protocol import methods
+from memory_recall.server.lsp import _plain_params
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 from pytest_lsp import ClientServerConfig
-
-from protocol import methods
-from server.lsp import _plain_params
 
 # A low selector ceiling keeps the timeout tests short; the 30 s default is
 # the same constant, lowered by the serve option.
 CEILING_MS = 1500
 SERVER_COMMAND = [
-    sys.executable, "-m", "server", "serve", "--selector-ceiling-ms", str(CEILING_MS),
+    sys.executable, "-m", "memory_recall.server", "serve", "--selector-ceiling-ms", str(CEILING_MS),
     "--log-level", "WARNING",
 ]  # fmt: skip
 WAIT = 10  # seconds: every wait in a test is bounded

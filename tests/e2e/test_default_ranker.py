@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from memory_recall.protocol import methods
 
-from protocol import methods
 from tests.e2e.conftest import request, start
 from tests.memory_files import write_memory
 

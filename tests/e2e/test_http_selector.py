@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memory_recall.protocol.client import MemoryRecallClient
 
-from protocol.client import MemoryRecallClient
 from tests.e2e.conftest import SERVER_COMMAND
 from tests.memory_files import write_memory
 

@@ -9,10 +9,10 @@ import sys
 import time
 
 import pytest
+from memory_recall.protocol import methods
+from memory_recall.protocol.client import MemoryRecallClient, RpcError
 from pygls.exceptions import JsonRpcException
 
-from protocol import methods
-from protocol.client import MemoryRecallClient, RpcError
 from tests.e2e.conftest import SERVER_COMMAND, WAIT, request, start
 
 
@@ -146,6 +146,9 @@ def test_exits_promptly_on_stdin_eof(tmp_path):
 
 def test_python_m_server_runs_the_daemon():
     out = subprocess.run(
-        [sys.executable, "-m", "server", "--help"], capture_output=True, text=True, timeout=30
+        [sys.executable, "-m", "memory_recall.server", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert "serve" in out.stdout

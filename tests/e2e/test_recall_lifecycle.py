@@ -6,11 +6,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from memory_recall.protocol import methods
+from memory_recall.protocol.client import MemoryRecallClient, RpcError
 from pygls.exceptions import JsonRpcException
 from pytest_lsp.client import captured_exception_key
 
-from protocol import methods
-from protocol.client import MemoryRecallClient, RpcError
 from tests.e2e.conftest import CEILING_MS, SERVER_COMMAND, WAIT, request, start
 from tests.memory_files import write_memory
 

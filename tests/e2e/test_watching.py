@@ -6,7 +6,8 @@ import asyncio
 import os
 from pathlib import Path
 
-from protocol import methods
+from memory_recall.protocol import methods
+
 from tests.e2e.conftest import WAIT, request, start
 from tests.memory_files import write_memory
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from protocol.client import MemoryRecallClient
+from memory_recall.protocol.client import MemoryRecallClient
 
 FULL_LOAD = os.environ.get("MEMORY_RECALL_FULL_LOAD") == "1"
 WAIT = 20.0 if FULL_LOAD else 10.0  # seconds: every wait in this tier is bounded
@@ -35,7 +35,7 @@ def sized(default: int, full: int) -> int:
 
 
 def serve_command(*, ceiling_ms: int | None = None, log_level: str = "INFO") -> list[str]:
-    command = [sys.executable, "-m", "server", "serve", "--log-level", log_level]
+    command = [sys.executable, "-m", "memory_recall.server", "serve", "--log-level", log_level]
     if ceiling_ms is not None:
         command += ["--selector-ceiling-ms", str(ceiling_ms)]
     return command

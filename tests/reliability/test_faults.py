@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memory_recall.protocol import methods
+from memory_recall.protocol.messages import SelectParams
 
-from protocol import methods
-from protocol.messages import SelectParams
 from tests.memory_files import write_memory
 from tests.reliability.harness import (
     WAIT,

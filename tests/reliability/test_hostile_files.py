@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memory_recall.server.catalog import MemoryCatalog, MemoryRoot
+from memory_recall.server.documents import MAX_FILE_BYTES
 
-from server.catalog import MemoryCatalog, MemoryRoot
-from server.documents import MAX_FILE_BYTES
 from tests.memory_files import write_memory
 from tests.reliability.harness import (
     WAIT,

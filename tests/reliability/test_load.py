@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from protocol import methods
-from protocol.client import RpcError
-from protocol.messages import SelectParams
+from memory_recall.protocol import methods
+from memory_recall.protocol.client import RpcError
+from memory_recall.protocol.messages import SelectParams
+
 from tests.memory_files import write_memory
 from tests.reliability.harness import (
     WAIT,

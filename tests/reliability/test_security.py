@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memory_recall.protocol.messages import MAX_REFINED_DOCS
 
-from protocol.messages import MAX_REFINED_DOCS
 from tests.memory_files import write_memory
 from tests.reliability.harness import (
     WAIT,

@@ -23,10 +23,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
+from memory_recall.protocol import methods
+from memory_recall.protocol.messages import RecallParams
 from pydantic import ValidationError
 
-from protocol import methods
-from protocol.messages import RecallParams
 from tests.memory_files import write_memory
 from tests.reliability.harness import FULL_LOAD, WireDaemon, sized
 
@@ -517,7 +517,7 @@ def test_query_limit_is_exact(daemon: WireDaemon) -> None:
 
 
 def test_message_size_limit(daemon: WireDaemon) -> None:
-    from server.lsp import MAX_MESSAGE_BYTES
+    from memory_recall.server.lsp import MAX_MESSAGE_BYTES
 
     # Just under the limit: thousands of excluded paths, answered normally.
     paths = [f"/nowhere/{i:07d}/" + "p" * 80 + ".md" for i in range(40_000)]

@@ -24,7 +24,7 @@ local function server_cmd()
   if from_env and from_env ~= '' then
     return vim.json.decode(from_env)
   end
-  return { repo .. '/.venv/bin/python', '-m', 'server', 'serve' }
+  return { repo .. '/.venv/bin/python', '-m', 'memory_recall.server', 'serve' }
 end
 local CMD = server_cmd()
 

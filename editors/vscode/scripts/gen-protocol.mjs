@@ -45,7 +45,7 @@ export async function render(schemaPath = SCHEMA_PATH) {
   const methods = JSON.stringify(schema['x-methods'], null, 2).replace(/"/g, "'");
   return [
     `// Generated from ${relative(extensionDir, schemaPath).split('\\').join('/')} by scripts/gen-protocol.mjs.`,
-    '// Do not edit: run `npm run gen:protocol` after `python -m protocol.schema_gen`.',
+    '// Do not edit: run `npm run gen:protocol` after `python -m memory_recall.protocol.schema_gen`.',
     '',
     `export const PROTOCOL_VERSION = ${schema['x-protocolVersion']};`,
     '',

@@ -1,5 +1,5 @@
 // Generated from ../../protocol/schema/protocol.schema.json by scripts/gen-protocol.mjs.
-// Do not edit: run `npm run gen:protocol` after `python -m protocol.schema_gen`.
+// Do not edit: run `npm run gen:protocol` after `python -m memory_recall.protocol.schema_gen`.
 
 export const PROTOCOL_VERSION = 1;
 

@@ -32,7 +32,7 @@ export function daemonCommand(): string[] {
   }
   const venvPython = join(REPO_ROOT, '.venv', 'bin', 'python');
   if (existsSync(venvPython)) {
-    return [venvPython, '-m', 'server', 'serve'];
+    return [venvPython, '-m', 'memory_recall.server', 'serve'];
   }
   return ['memory-recall', 'serve'];
 }
