@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from memory_recall.protocol.methods import MAX_QUERY_CHARS
+from memory_recall.protocol.limits import MAX_QUERY_CHARS, REFINED_LIMIT
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
@@ -19,8 +19,6 @@ PhaseName = Literal["fast", "refined"]
 Strategy = Literal["heuristic", "model", "none"]
 Status = Literal["delivered", "already_delivered", "no_relevant_results"]
 SelectorKind = Literal["client", "http", "none"]
-
-MAX_REFINED_DOCS = 5  # the refined phase never carries more than this (SPEC §1)
 
 
 class WireModel(BaseModel):
@@ -90,7 +88,7 @@ class RecallParams(WireModel):
     recent_tools: list[StrictStr] = Field(default_factory=list)
     exclude_paths: list[StrictStr] = Field(default_factory=list)
     limit: StrictInt | None = Field(
-        default=None, ge=1, le=MAX_REFINED_DOCS, description="most documents in the refined phase"
+        default=None, ge=1, le=REFINED_LIMIT, description="most documents in the refined phase"
     )
 
 

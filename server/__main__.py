@@ -9,12 +9,12 @@ import sys
 import time
 from collections.abc import Sequence
 
-from memory_recall.server.bench import add_arguments as add_bench_arguments
-from memory_recall.server.catalog import MemoryCatalog, MemoryRoot
-from memory_recall.server.config import default_roots, parse_root_arg
+from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.dev.bench import add_arguments as add_bench_arguments
 from memory_recall.server.prompt import format_age
-from memory_recall.server.rankers import DEFAULT_RANKER, RANKERS
+from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.roots import MemoryRoot, default_roots, parse_root_arg
 
 
 def _roots(args: argparse.Namespace) -> list[MemoryRoot]:
@@ -83,7 +83,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from memory_recall.server.evaluation import (
+    from memory_recall.server.dev.evaluation import (
         evaluate_all,
         format_table,
         load_corpus,
@@ -118,27 +118,27 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from memory_recall.server.lsp import run_stdio
+    from memory_recall.server.daemon.server import run_stdio
 
     ceiling = args.selector_ceiling_ms / 1000 if args.selector_ceiling_ms else None
     return run_stdio(selector_ceiling_s=ceiling, log_level=args.log_level)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from memory_recall.server.bench import main as bench_main
+    from memory_recall.server.dev.bench import main as bench_main
 
     return bench_main(args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from memory_recall.server.demo import main as demo
+    from memory_recall.server.dev.demo import main as demo
 
     return demo(args.directory, args.model_delay_ms)
 
 
 def cmd_delivery(args: argparse.Namespace) -> int:
-    from memory_recall.server.delivery import LATENCIES_MS
-    from memory_recall.server.delivery import main as delivery
+    from memory_recall.server.dev.delivery import LATENCIES_MS
+    from memory_recall.server.dev.delivery import main as delivery
 
     return delivery(args.corpus, args.latency or LATENCIES_MS, args.json)
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Literal, cast
 
+from memory_recall.protocol.limits import BODY_WINDOW_CHARS
+from memory_recall.server.roots import Scope
 from memory_recall.server.tokens import normalize
 
 INDEX_FILE_NAME = "MEMORY.md"  # the one-line-per-memory index, never a memory itself
@@ -20,28 +21,10 @@ EMPTY_BODY_MARKER = "_No entries yet._"
 MemoryType = Literal["user", "feedback", "project", "reference"]
 MEMORY_TYPES: tuple[MemoryType, ...] = ("user", "feedback", "project", "reference")
 
-# The scorer reads only the start of a body: memories put the point first, and
-# a bounded window keeps scoring cost independent of how long a file grows.
-BODY_WINDOW_CHARS = 1200
 
 # Larger files are not memories a prompt could carry; reading them whole would
 # let one stray log file stall the index.
 MAX_FILE_BYTES = 1024 * 1024
-
-
-class Scope(str, Enum):
-    """Where a memory lives; project memories come before user ones on ties."""
-
-    PROJECT = "project"
-    USER = "user"
-
-    @property
-    def rank(self) -> int:
-        return 0 if self is Scope.PROJECT else 1
-
-    @property
-    def wire(self) -> Literal["project", "user"]:
-        return "project" if self is Scope.PROJECT else "user"
 
 
 class InvalidMemory(ValueError):

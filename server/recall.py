@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from memory_recall.protocol.limits import FAST_LIMIT, REFINED_LIMIT, SELECTOR_CEILING_S
 from memory_recall.protocol.messages import (
-    MAX_REFINED_DOCS,
     MemoryDoc,
     PhaseName,
     PhaseNotification,
@@ -26,16 +26,12 @@ from memory_recall.protocol.messages import (
     Status,
     Strategy,
 )
-from memory_recall.server.catalog import CatalogSnapshot
+from memory_recall.server.models import SelectionRequest, Selector, SelectorError
 from memory_recall.server.prompt import render_prompt
-from memory_recall.server.rankers import RankerSpec
-from memory_recall.server.ranking.reference import ScoredDocument
-from memory_recall.server.ranking.shortlist import FAST_LIMIT, RecallQuery, Shortlist
-from memory_recall.server.selectors import SelectionRequest, Selector, SelectorError
-
-# A model round trip can take 30 s on a slow hosted model; past that the
-# answer is no longer worth waiting for (SPEC §4). Tests lower it.
-SELECTOR_CEILING_S = 30.0
+from memory_recall.server.ranking.registry import RankerSpec
+from memory_recall.server.ranking.shortlist import RecallQuery, Shortlist
+from memory_recall.server.ranking.spec import ScoredDocument
+from memory_recall.server.ranking.view import CorpusView
 
 
 @dataclass(frozen=True)
@@ -45,7 +41,7 @@ class RecallRequest:
     token: str | int | None = None
     recent_tools: Sequence[str] = ()
     exclude_paths: Sequence[str] = ()
-    limit: int = MAX_REFINED_DOCS
+    limit: int = REFINED_LIMIT
 
 
 class RecallListener(Protocol):
@@ -149,7 +145,7 @@ class RecallService:
     async def recall(
         self,
         request: RecallRequest,
-        snapshot_source: Callable[[], Awaitable[CatalogSnapshot]],
+        snapshot_source: Callable[[], Awaitable[CorpusView]],
         listener: RecallListener,
     ) -> RecallResult:
         """Run one recall; the snapshot is taken (awaiting the first index) inside it."""
@@ -181,7 +177,7 @@ class RecallService:
     async def _run(
         self,
         request: RecallRequest,
-        snapshot: CatalogSnapshot,
+        snapshot: CorpusView,
         listener: RecallListener,
         exclusion: ExclusionSet,
         outcome: _Outcome,

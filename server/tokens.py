@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
 import regex
+from memory_recall.protocol.limits import HEAD_TOKENS, TAIL_TOKENS
 
 # Exactly these properties; Katakana by its script extensions so that the
 # prolonged sound mark (ー) and the middle dot (・) stay inside Japanese runs.
@@ -26,10 +27,8 @@ _RUN = regex.compile(
 )
 
 # Long queries keep their opening words and their most recent ones: the head
-# says what the question is, the tail is what the user typed last.
-HEAD_TOKENS = 32
-TAIL_TOKENS = 32
-MAX_QUERY_TOKENS = HEAD_TOKENS + TAIL_TOKENS
+# says what the question is, the tail is what the user typed last
+# (HEAD_TOKENS + TAIL_TOKENS, protocol.limits).
 
 
 def normalize(text: str) -> str:

@@ -6,7 +6,8 @@ import itertools
 import os
 
 import pytest
-from memory_recall.server.documents import MemoryDocument, Scope
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.roots import Scope
 
 _ids = itertools.count()
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from memory_recall.server.bench import Percentiles, scan_every_recall, sizes_up_to
-from memory_recall.server.catalog import MemoryCatalog, MemoryRoot
+from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.dev.bench import Percentiles, scan_every_recall, sizes_up_to
+from memory_recall.server.dev.synthetic import synthetic_documents, write_tree
 from memory_recall.server.ranking.shortlist import build_shortlist
-from memory_recall.server.synthetic import synthetic_documents, write_tree
+from memory_recall.server.roots import MemoryRoot
 
 
 def test_sizes_up_to_a_limit():

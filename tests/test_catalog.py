@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from memory_recall.server.catalog import MemoryCatalog, MemoryRoot
-from memory_recall.server.documents import Scope
+from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.roots import MemoryRoot, Scope
 
 
 def write(path: Path, text: str, mtime: float | None = None) -> Path:
@@ -158,8 +158,8 @@ def test_hidden_entries_and_symlink_loops_are_skipped(tmp_path):
 
 
 def test_snapshot_order_and_index_follow_every_change(roots):
-    from memory_recall.server.catalog import CatalogSnapshot
-    from memory_recall.server.ranking.reference import rank_scan
+    from memory_recall.server.ranking.spec import rank_scan
+    from memory_recall.server.ranking.view import CorpusView
 
     project, user = roots
     for i in range(6):
@@ -173,7 +173,7 @@ def test_snapshot_order_and_index_follow_every_change(roots):
     write(project / "sub" / "n.md", memory("new deploy"), mtime=1000)
     catalog.refresh(project / "sub")
     snapshot = catalog.snapshot()
-    fresh = CatalogSnapshot.of(snapshot.documents)
+    fresh = CorpusView.of(snapshot.documents)
     assert snapshot.documents == fresh.documents
     assert snapshot.by_recency == fresh.by_recency
     for tokens in (["deploy"], ["the", "user"], ["edited", "deploy"]):

@@ -6,9 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memory_recall.server.catalog import CatalogSnapshot
-from memory_recall.server.documents import MemoryDocument, Scope
-from memory_recall.server.evaluation import (
+from memory_recall.server.dev.evaluation import (
     EvalCorpus,
     EvalReport,
     evaluate,
@@ -16,15 +14,18 @@ from memory_recall.server.evaluation import (
     load_corpus,
     query_script,
 )
-from memory_recall.server.rankers import RANKERS
-from memory_recall.server.ranking.bm25 import (
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f import (
     QUERY_STOPWORDS,
     Bm25Ranker,
     light_stem,
     without_clitic,
 )
 from memory_recall.server.ranking.index import DocumentIndex
+from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.roots import Scope
 from memory_recall.server.tokens import ACRONYM_MARK, normalize, query_tokens, recall_tokens
 
 EVAL = Path(__file__).parent.parent / "fixtures" / "eval"
@@ -66,7 +67,7 @@ def memory(
 def recall(docs: list[MemoryDocument], query: str) -> list[str]:
     spec = RANKERS["default"]
     shortlist = build_shortlist(
-        CatalogSnapshot.of(docs), query, ranker=spec.rank, tokenizer=spec.tokenize
+        CorpusView.of(docs), query, ranker=spec.rank, tokenizer=spec.tokenize
     )
     return [s.document.relative_path.removesuffix(".md") for s in shortlist.fallback]
 
@@ -250,7 +251,7 @@ def test_a_newer_memory_wins_a_near_tie():
 
 def test_every_match_without_a_limit_and_a_model_pick_scored_on_the_same_scale():
     docs = [memory(f"d{i:03}", f"Deploy note {i}", "How we deploy.", mtime=i) for i in range(200)]
-    snapshot = CatalogSnapshot.of(docs)
+    snapshot = CorpusView.of(docs)
     spec = RANKERS["default"]
     tokens = spec.tokenize("deploy note")
     everything = spec.rank(snapshot, tokens, lambda _doc: True)
@@ -298,9 +299,7 @@ def test_a_snapshot_the_catalog_moved_on_from_gets_the_same_answers(corpora):
     corpus = corpora["coding"]
     live = corpus.snapshot
     index = DocumentIndex.of(live.documents)
-    stale = CatalogSnapshot(
-        live.documents, live.by_recency, live_index=index, live_index_version=-1
-    )
+    stale = CorpusView(live.documents, live.by_recency, live_index=index, live_index_version=-1)
     assert stale.index() is None
     spec = RANKERS["default"]
     for case in corpus.cases:

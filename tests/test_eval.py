@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memory_recall.server.evaluation import EvalCorpus, evaluate, format_table, load_corpus
-from memory_recall.server.rankers import RANKERS
+from memory_recall.server.dev.evaluation import EvalCorpus, evaluate, format_table, load_corpus
+from memory_recall.server.ranking.registry import RANKERS
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "eval" / "corpus.json"
 NON_ENGLISH = (

@@ -7,11 +7,12 @@ from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from memory_recall.server.catalog import CatalogSnapshot, input_order_key
-from memory_recall.server.documents import MemoryDocument, Scope
-from memory_recall.server.ranking.index import DocumentIndex, index_ranker
-from memory_recall.server.ranking.reference import rank_scan
-from memory_recall.server.ranking.shortlist import build_shortlist, reference_ranker
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.index import DocumentIndex
+from memory_recall.server.ranking.shortlist import build_shortlist, index_ranker, reference_ranker
+from memory_recall.server.ranking.spec import rank_scan
+from memory_recall.server.ranking.view import CorpusView, input_order_key
+from memory_recall.server.roots import Scope
 from memory_recall.server.tokens import query_tokens
 
 from tests.conftest import make_doc
@@ -121,7 +122,7 @@ def test_incremental_index_ranks_exactly_like_the_scan(scenario, data):
         if doc is not None:
             index.add(doc)
             docs[path] = doc
-    snapshot = CatalogSnapshot.of(docs.values())
+    snapshot = CorpusView.of(docs.values())
     assert index.by_recency() == snapshot.by_recency
     excluded = data.draw(st.sets(st.sampled_from(sorted(docs) or ["/none"])))
 
@@ -131,7 +132,7 @@ def test_incremental_index_ranks_exactly_like_the_scan(scenario, data):
     def check(tokens):
         # The field lengths BM25F normalizes by are kept through every change.
         assert index.average_field_chars() == DocumentIndex.of(docs.values()).average_field_chars()
-        expected = rank_scan(CatalogSnapshot.of(docs.values()).documents, tokens, keep)
+        expected = rank_scan(CorpusView.of(docs.values()).documents, tokens, keep)
         for limit in (None, 1, 2, 5):
             got = index.rank(tokens, keep, limit)
             want = expected if limit is None else expected[:limit]
@@ -162,7 +163,7 @@ def test_a_bulk_built_index_answers_like_one_built_by_adds(scenario, data):
     # What a catalog scan builds: every document at once, in input order; the
     # watcher's changes then arrive one by one.
     vocabulary, docs, changes = scenario
-    ordered = CatalogSnapshot.of(docs.values()).documents
+    ordered = CorpusView.of(docs.values()).documents
     bulk = DocumentIndex.of(ordered, tiebreak=input_order_key)
     added = DocumentIndex(tiebreak=input_order_key)
     for doc in ordered:
@@ -175,7 +176,7 @@ def test_a_bulk_built_index_answers_like_one_built_by_adds(scenario, data):
                 index.add(doc)
         if doc is not None:
             docs[path] = doc
-    snapshot = CatalogSnapshot.of(docs.values())
+    snapshot = CorpusView.of(docs.values())
     assert bulk.by_recency() == snapshot.by_recency
     assert bulk.average_field_chars() == added.average_field_chars()
     assert bulk.stats() == added.stats()
@@ -196,7 +197,7 @@ def test_an_ad_hoc_snapshot_breaks_ties_by_its_own_order(vocabulary, data):
         replace(d, path=f"/z/{9 - i}.md", relative_path=f"{9 - i}.md", root_index=0)
         for i, d in enumerate(docs)
     ]
-    snapshot = CatalogSnapshot(tuple(docs), tuple(docs))
+    snapshot = CorpusView(tuple(docs), tuple(docs))
     query = data.draw(queries(docs, vocabulary))
     indexed = build_shortlist(snapshot, query, ranker=index_ranker)
     reference = build_shortlist(snapshot, query, ranker=reference_ranker)
@@ -261,7 +262,7 @@ def test_removing_many_documents_at_once():
 def test_limit_and_keep_walk_past_rejected_documents():
     # 50 equal matches: the lowest level is walked in recency order.
     docs = [make_doc("deploy", mtime_ms=i % 3, path=f"/d/{i:02}.md") for i in range(50)]
-    snapshot = CatalogSnapshot.of(docs)
+    snapshot = CorpusView.of(docs)
     index = DocumentIndex.of(snapshot.documents)
 
     def keep(doc):
@@ -277,7 +278,7 @@ def test_a_recent_candidate_past_the_lexical_top_keeps_its_score():
     from memory_recall.server.ranking.shortlist import LEXICAL_CANDIDATES
 
     docs = [make_doc("deploy", mtime_ms=i, path=f"/d/{i:03}.md") for i in range(200)]
-    shortlist = build_shortlist(CatalogSnapshot.of(docs), "deploy")
+    shortlist = build_shortlist(CorpusView.of(docs), "deploy")
     assert len(shortlist.ranked) == LEXICAL_CANDIDATES
     outside = [d for d in shortlist.candidates if d not in {s.document for s in shortlist.ranked}]
     assert outside and all(shortlist.score_of(d) == 4 for d in outside)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memory_recall.server.catalog import CatalogSnapshot
 from memory_recall.server.ranking.noise import NoiseFilter, tool_aliases
 from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.ranking.view import CorpusView
 
 from tests.conftest import make_doc
 
@@ -54,7 +54,7 @@ def test_no_recent_tools_means_no_noise():
 def test_noise_is_removed_before_ranking_and_from_candidates():
     usage = make_doc("create_issue parameter schema", "fields for create_issue")
     useful = make_doc("create_issue labels", "team conventions")
-    snapshot = CatalogSnapshot((usage, useful), (usage, useful))
+    snapshot = CorpusView((usage, useful), (usage, useful))
     with_tool = build_shortlist(snapshot, "create_issue", recent_tools=["mcp__gh__create_issue"])
     assert [s.document for s in with_tool.ranked] == [useful]
     assert usage not in with_tool.candidates

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from memory_recall.server.catalog import CatalogSnapshot
-from memory_recall.server.ranking.reference import rank_scan, score_document
 from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.ranking.spec import rank_scan, score_document
+from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.tokens import query_tokens
 
 from tests.conftest import make_doc
@@ -105,7 +105,7 @@ def test_ranking_is_never_by_type():
 def test_user_doc_is_not_pushed_out_of_top_two_by_type():
     user = make_doc("vim keybindings", type="user")
     others = [make_doc("vim keybindings", type=t) for t in ("feedback", "project", "reference")]
-    snapshot = CatalogSnapshot((user, *others), (user, *others))
+    snapshot = CorpusView((user, *others), (user, *others))
     fast = build_shortlist(snapshot, "vim keybindings").fast
     assert fast[0].document is user
 

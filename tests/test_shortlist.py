@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from memory_recall.server.catalog import CatalogSnapshot
-from memory_recall.server.ranking.shortlist import (
-    FALLBACK_LIMIT,
+from memory_recall.protocol.limits import (
     FAST_LIMIT,
     LEXICAL_CANDIDATES,
     MAX_CANDIDATES,
-    build_shortlist,
-    interleave_candidates,
 )
+from memory_recall.protocol.limits import REFINED_LIMIT as FALLBACK_LIMIT
+from memory_recall.server.ranking.shortlist import build_shortlist, interleave_candidates
+from memory_recall.server.ranking.view import CorpusView
 
 from tests.conftest import make_doc
 
 
 def snap(docs):
-    return CatalogSnapshot.of(docs)
+    return CorpusView.of(docs)
 
 
 def test_fast_is_top_two_and_fallback_top_five():

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 
-import memory_recall.server.catalog
-import memory_recall.server.snapshot_cache
+import memory_recall.server.catalog.catalog
+import memory_recall.server.catalog.snapshot_cache
 import pytest
-from memory_recall.server.catalog import MemoryCatalog, MemoryRoot, input_order_key
-from memory_recall.server.ranking.reference import rank_scan
-from memory_recall.server.snapshot_cache import SnapshotCache, default_cache_path
+from memory_recall.server.catalog.catalog import MemoryCatalog, input_order_key
+from memory_recall.server.catalog.snapshot_cache import SnapshotCache, default_cache_path
+from memory_recall.server.ranking.spec import rank_scan
+from memory_recall.server.roots import MemoryRoot
 
 
 def write(path, text, mtime=None):
@@ -37,13 +38,13 @@ def tree(tmp_path):
 def reads(monkeypatch):
     """Counts the files the catalog actually reads."""
     seen = []
-    real = memory_recall.server.catalog.load_document
+    real = memory_recall.server.catalog.catalog.load_document
 
     def counting(path, **kw):
         seen.append(path.name)
         return real(path, **kw)
 
-    monkeypatch.setattr(memory_recall.server.catalog, "load_document", counting)
+    monkeypatch.setattr(memory_recall.server.catalog.catalog, "load_document", counting)
     return seen
 
 
@@ -140,7 +141,7 @@ def test_a_damaged_snapshot_is_rebuilt_not_trusted(tree, tmp_path, reads, damage
 
 def test_another_format_version_is_not_trusted(tree, tmp_path, reads, monkeypatch):
     open_catalog(tree, tmp_path / "cache")
-    monkeypatch.setattr(memory_recall.server.snapshot_cache, "FORMAT_VERSION", 99)
+    monkeypatch.setattr(memory_recall.server.catalog.snapshot_cache, "FORMAT_VERSION", 99)
     reads.clear()
     catalog = open_catalog(tree, tmp_path / "cache")
     assert "expected 99" in catalog.cache_report
@@ -172,12 +173,15 @@ def test_a_warm_catalog_keeps_changing_incrementally(tree, tmp_path):
 def test_the_daemon_cache_dir_comes_from_the_environment(tmp_path, monkeypatch):
     roots = [MemoryRoot.of(tmp_path / "m", "project")]
     monkeypatch.setenv("MEMORY_RECALL_CACHE_DIR", "off")
-    assert memory_recall.server.snapshot_cache.snapshot_cache(roots) is None
+    assert memory_recall.server.catalog.snapshot_cache.snapshot_cache(roots) is None
     monkeypatch.setenv("MEMORY_RECALL_CACHE_DIR", str(tmp_path / "c"))
-    assert memory_recall.server.snapshot_cache.snapshot_cache(roots).path.parent == tmp_path / "c"
+    assert (
+        memory_recall.server.catalog.snapshot_cache.snapshot_cache(roots).path.parent
+        == tmp_path / "c"
+    )
     monkeypatch.delenv("MEMORY_RECALL_CACHE_DIR")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    cache = memory_recall.server.snapshot_cache.snapshot_cache(roots)
+    cache = memory_recall.server.catalog.snapshot_cache.snapshot_cache(roots)
     assert cache.path.parent == tmp_path / "data" / "memory-recall" / "cache"
 
 

@@ -6,7 +6,8 @@ import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memory_recall.server.tokens import MAX_QUERY_TOKENS, cap_tokens, normalize, query_tokens
+from memory_recall.protocol.limits import MAX_QUERY_TOKENS
+from memory_recall.server.tokens import cap_tokens, normalize, query_tokens
 
 
 def test_normalize_is_nfkc_then_lowercase():

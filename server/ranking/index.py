@@ -36,23 +36,19 @@ from bisect import bisect_left, insort
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import regex
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.ranking.reference import (
+from memory_recall.server.ranking.spec import (
     BODY_WEIGHT,
     DESCRIPTION_WEIGHT,
     TITLE_WEIGHT,
     TYPE_KEYWORDS,
     ScoredDocument,
-    rank_scan,
     type_boost,
 )
 from memory_recall.server.tokens import ACRONYM_MARK, CJK_CLASS, normalize
-
-if TYPE_CHECKING:
-    from memory_recall.server.catalog import CatalogSnapshot
 
 GRAM = 3  # the shortest non-CJK token, so every one of them has a trigram
 FIELD_WEIGHTS = (TITLE_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGHT)
@@ -630,17 +626,3 @@ class DocumentIndex:
             at = slot >> 3
             if at < end and data[at] >> (slot & 7) & 1:
                 yield slot
-
-
-def index_ranker(
-    snapshot: CatalogSnapshot,
-    tokens: Sequence[str],
-    keep: Callable[[MemoryDocument], bool],
-    limit: int | None = None,
-) -> list[ScoredDocument]:
-    """SPEC §3's ranking through the snapshot's index: the reference's answer, faster."""
-    index = snapshot.index()
-    if index is None:  # the catalog changed after this snapshot was taken
-        ranked = rank_scan(snapshot.documents, tokens, keep)
-        return ranked if limit is None else ranked[:limit]
-    return index.rank(tokens, keep, limit)

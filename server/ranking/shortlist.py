@@ -13,17 +13,17 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from memory_recall.server.catalog import CatalogSnapshot
+from memory_recall.protocol.limits import (
+    FAST_LIMIT,
+    LEXICAL_CANDIDATES,
+    MAX_CANDIDATES,
+    REFINED_LIMIT,
+)
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.ranking.index import index_ranker
 from memory_recall.server.ranking.noise import NoiseFilter
-from memory_recall.server.ranking.reference import ScoredDocument, rank_scan
+from memory_recall.server.ranking.spec import ScoredDocument, rank_scan
+from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.tokens import query_tokens
-
-FAST_LIMIT = 2  # what fits a first prompt without crowding it
-FALLBACK_LIMIT = 5  # the refined phase's budget, model or not
-LEXICAL_CANDIDATES = 180  # lexical matches the model always sees
-MAX_CANDIDATES = 200  # the manifest's size: bounded prompt cost for the selector
 
 Keep = Callable[[MemoryDocument], bool]
 
@@ -33,7 +33,7 @@ class Ranker(Protocol):
 
     def __call__(
         self,
-        snapshot: CatalogSnapshot,
+        snapshot: CorpusView,
         tokens: Sequence[str],
         keep: Keep,
         limit: int | None = None,
@@ -41,11 +41,25 @@ class Ranker(Protocol):
 
 
 def reference_ranker(
-    snapshot: CatalogSnapshot, tokens: Sequence[str], keep: Keep, limit: int | None = None
+    snapshot: CorpusView, tokens: Sequence[str], keep: Keep, limit: int | None = None
 ) -> list[ScoredDocument]:
     """SPEC §3's scan over every document."""
     ranked = rank_scan(snapshot.documents, tokens, keep)
     return ranked if limit is None else ranked[:limit]
+
+
+def index_ranker(
+    snapshot: CorpusView,
+    tokens: Sequence[str],
+    keep: Callable[[MemoryDocument], bool],
+    limit: int | None = None,
+) -> list[ScoredDocument]:
+    """SPEC §3's ranking through the snapshot's index: the reference's answer, faster."""
+    index = snapshot.index()
+    if index is None:  # the catalog changed after this snapshot was taken
+        ranked = rank_scan(snapshot.documents, tokens, keep)
+        return ranked if limit is None else ranked[:limit]
+    return index.rank(tokens, keep, limit)
 
 
 @dataclass(frozen=True)
@@ -65,7 +79,7 @@ class Shortlist:
 
     @property
     def fallback(self) -> list[ScoredDocument]:
-        return self.ranked[:FALLBACK_LIMIT]
+        return self.ranked[:REFINED_LIMIT]
 
     def score_of(self, doc: MemoryDocument) -> int:
         """A document's score, also for one outside `ranked`, on the scale of `ranked`."""
@@ -97,7 +111,7 @@ class RecallQuery:
     for the model.
     """
 
-    snapshot: CatalogSnapshot
+    snapshot: CorpusView
     tokens: list[str]
     keep: Keep
     ranker: Ranker
@@ -105,7 +119,7 @@ class RecallQuery:
     @classmethod
     def build(
         cls,
-        snapshot: CatalogSnapshot,
+        snapshot: CorpusView,
         query: str,
         *,
         recent_tools: Sequence[str] = (),
@@ -154,7 +168,7 @@ class RecallQuery:
 
 
 def build_shortlist(
-    snapshot: CatalogSnapshot,
+    snapshot: CorpusView,
     query: str,
     *,
     recent_tools: Sequence[str] = (),

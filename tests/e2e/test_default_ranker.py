@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memory_recall.protocol import methods
+from memory_recall.protocol import limits, methods
 
 from tests.e2e.conftest import request, start
 from tests.memory_files import write_memory
@@ -52,8 +52,8 @@ async def test_the_default_ranker_serves_recalls(client, memory):
 async def test_the_longest_query_is_answered(client, memory):
     await start(client, [(memory, "project")], ranker="default")
     # One 32k-letter word once took the default tokenizer 20 s (quadratic backtracking).
-    result = await request(client, methods.RECALL, {"query": "x" * methods.MAX_QUERY_CHARS})
+    result = await request(client, methods.RECALL, {"query": "x" * limits.MAX_QUERY_CHARS})
     assert result["refined"]["status"] == "no_relevant_results"
-    mixed = ("getUserName snake_case_id a/b/c.py " * 1000)[: methods.MAX_QUERY_CHARS]
+    mixed = ("getUserName snake_case_id a/b/c.py " * 1000)[: limits.MAX_QUERY_CHARS]
     result = await request(client, methods.RECALL, {"query": mixed})
     assert result["refined"]["status"] in ("delivered", "no_relevant_results")

@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from memory_recall.protocol import methods
+from memory_recall.protocol import limits, methods
 from memory_recall.protocol.client import MemoryRecallClient, RpcError
 from pygls.exceptions import JsonRpcException
 
@@ -20,7 +20,7 @@ from tests.e2e.conftest import SERVER_COMMAND, WAIT, request, start
     ("params", "field"),
     [
         ({}, "query"),
-        ({"query": "x" * (methods.MAX_QUERY_CHARS + 1)}, "query"),
+        ({"query": "x" * (limits.MAX_QUERY_CHARS + 1)}, "query"),
         ({"query": 42}, "query"),
         ({"query": "ok", "recentTools": "bash"}, "recentTools"),
         ({"query": "ok", "excludePaths": [1]}, "excludePaths.0"),
@@ -35,7 +35,7 @@ async def test_invalid_params_name_the_field(client, tmp_path, params, field):
     assert err.value.code == methods.INVALID_PARAMS
     assert field in str(err.value)
     # and the daemon keeps serving
-    ok = await request(client, methods.RECALL, {"query": "x" * methods.MAX_QUERY_CHARS})
+    ok = await request(client, methods.RECALL, {"query": "x" * limits.MAX_QUERY_CHARS})
     assert ok["refined"]["status"] == "no_relevant_results"
 
 

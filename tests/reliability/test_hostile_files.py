@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memory_recall.server.catalog import MemoryCatalog, MemoryRoot
+from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.documents import MAX_FILE_BYTES
+from memory_recall.server.roots import MemoryRoot
 
 from tests.memory_files import write_memory
 from tests.reliability.harness import (

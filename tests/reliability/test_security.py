@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memory_recall.protocol.messages import MAX_REFINED_DOCS
+from memory_recall.protocol.limits import REFINED_LIMIT
 
 from tests.memory_files import write_memory
 from tests.reliability.harness import (
@@ -123,7 +123,7 @@ async def test_a_model_obeying_injected_text_cannot_break_validation(
         assert refined.strategy == "heuristic", refined
         assert refined.failure and reason in refined.failure, refined.failure
         fast_paths = {d.path for d in result.fast.docs}
-        assert len(refined.docs) <= MAX_REFINED_DOCS
+        assert len(refined.docs) <= REFINED_LIMIT
         assert not fast_paths & {d.path for d in refined.docs}
         assert all(Path(d.path).parent == root for d in refined.docs)
         telemetry = client.notes("telemetry/event", result.token)

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
-from memory_recall.protocol import methods
+from memory_recall.protocol import limits, methods
 from memory_recall.protocol.messages import RecallParams
 from pydantic import ValidationError
 
@@ -33,7 +33,7 @@ from tests.reliability.harness import FULL_LOAD, WireDaemon, sized
 EXAMPLES = sized(300, 5000)  # per property test
 FRAMING_EXAMPLES = sized(25, 400)  # per framing
 PROBE_QUERY = "how do we deploy the service"
-MAX_QUERY = methods.MAX_QUERY_CHARS
+MAX_QUERY = limits.MAX_QUERY_CHARS
 RESULT = "result"  # an expected successful response instead of an error code
 
 _tried: Counter[str] = Counter()
@@ -517,7 +517,7 @@ def test_query_limit_is_exact(daemon: WireDaemon) -> None:
 
 
 def test_message_size_limit(daemon: WireDaemon) -> None:
-    from memory_recall.server.lsp import MAX_MESSAGE_BYTES
+    from memory_recall.server.daemon.transport import MAX_MESSAGE_BYTES
 
     # Just under the limit: thousands of excluded paths, answered normally.
     paths = [f"/nowhere/{i:07d}/" + "p" * 80 + ".md" for i in range(40_000)]

@@ -1,15 +1,46 @@
-"""Where memories live by default (SPEC §5)."""
+"""Roots, scopes and platform directories: where memories live (SPEC §2, §5).
+
+A leaf module: it imports nothing else of the daemon, so every layer may use it.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-
-from memory_recall.server.catalog import MemoryRoot
-from memory_recall.server.documents import Scope
+from typing import Literal
 
 APP_DIR_NAME = "memory-recall"
+
+
+class Scope(str, Enum):
+    """Where a memory lives; project memories come before user ones on ties."""
+
+    PROJECT = "project"
+    USER = "user"
+
+    @property
+    def rank(self) -> int:
+        return 0 if self is Scope.PROJECT else 1
+
+    @property
+    def wire(self) -> Literal["project", "user"]:
+        return "project" if self is Scope.PROJECT else "user"
+
+
+@dataclass(frozen=True)
+class MemoryRoot:
+    """A directory of memories. `path` is kept as configured (absolute, unresolved)."""
+
+    path: Path
+    scope: Scope
+    follow_symlinks_outside: bool = False
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str], scope: Scope | str, **kw: bool) -> MemoryRoot:
+        return cls(Path(os.path.abspath(os.path.expanduser(path))), Scope(scope), **kw)
 
 
 def user_data_dir() -> Path:

@@ -34,19 +34,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_recall.server.catalog import MemoryRoot, input_order_key
+from memory_recall.protocol.limits import FAST_LIMIT
+from memory_recall.server.dev.synthetic import write_tree
 from memory_recall.server.documents import (
     InvalidMemory,
     MemoryDocument,
     is_memory_file_name,
     parse_memory,
 )
-from memory_recall.server.ranking.reference import rank_scan
-from memory_recall.server.synthetic import write_tree
+from memory_recall.server.ranking.spec import rank_scan
+from memory_recall.server.ranking.view import input_order_key
+from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.tokens import query_tokens
 
 SIZES = (1_000, 10_000, 100_000)
-FAST_LIMIT = 2
 QUERIES: dict[str, tuple[str, ...]] = {
     "common": (
         "how do we deploy the service to staging",

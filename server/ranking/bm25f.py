@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import regex
 from memory_recall.server.documents import MemoryDocument
@@ -50,11 +50,9 @@ from memory_recall.server.ranking.index import (
     raw_fields,
     slots_of,
 )
-from memory_recall.server.ranking.reference import ScoredDocument
+from memory_recall.server.ranking.spec import ScoredDocument
+from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.tokens import CJK_CHAR, MIN_PART, UNSPACED_CHAR, normalize, unspaced_grams
-
-if TYPE_CHECKING:
-    from memory_recall.server.catalog import CatalogSnapshot
 
 # Scores are reported as integers (ScoredDocument.score): thousandths.
 SCORE_SCALE = 1000
@@ -429,7 +427,7 @@ class Bm25Ranker:
 
     def __call__(
         self,
-        snapshot: CatalogSnapshot,
+        snapshot: CorpusView,
         tokens: Sequence[str],
         keep: Callable[[MemoryDocument], bool],
         limit: int | None = None,

@@ -39,14 +39,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 import regex
-from memory_recall.server.documents import MemoryDocument, Scope
+from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.index import DocumentIndex
-
-if TYPE_CHECKING:
-    from memory_recall.server.catalog import MemoryRoot
+from memory_recall.server.roots import MemoryRoot, Scope, user_data_dir
 
 FORMAT_VERSION = 5  # bump when the payload's layout changes (5: acronym terms)
 _MAGIC = b"memory-recall snapshot\n"
@@ -54,7 +52,15 @@ _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload lengt
 _CHUNK = 1 << 20
 # Modules whose code decides what a cached document or index contains: any
 # change to them makes older snapshots unusable.
-_PRODUCERS = ("documents.py", "tokens.py", "catalog.py", "ranking/index.py", "snapshot_cache.py")
+_PRODUCERS = (
+    "documents.py",
+    "tokens.py",
+    "roots.py",
+    "catalog/catalog.py",
+    "ranking/index.py",
+    "ranking/view.py",
+    "catalog/snapshot_cache.py",
+)
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,6 @@ FORGET_AFTER_S = 30 * 24 * 3600  # snapshots of roots no daemon has opened for a
 
 def snapshot_cache(roots: Sequence[MemoryRoot]) -> SnapshotCache | None:
     """The daemon's cache for these roots: `$MEMORY_RECALL_CACHE_DIR`, else the user data dir."""
-    from memory_recall.server.config import user_data_dir
 
     configured = os.environ.get(CACHE_DIR_ENV)
     if configured == "off":
@@ -104,7 +109,7 @@ def fingerprint(roots: Sequence[MemoryRoot]) -> bytes:
     digest.update(_roots_key(roots).encode())
     digest.update(f"{sys.version_info[:2]} {unicodedata.unidata_version}".encode())
     digest.update(regex.__version__.encode())
-    here = Path(__file__).parent
+    here = Path(__file__).parent.parent  # the server package
     for name in _PRODUCERS:
         digest.update((here / name).read_bytes())
     return digest.digest()

@@ -1,7 +1,7 @@
 """MemoryCatalog: the warm, parsed set of memory documents under configured roots.
 
 Files are parsed once, when scanned or when the watcher reports a change;
-recalls read an immutable `CatalogSnapshot`, rebuilt lazily after a change.
+recalls read an immutable `CorpusView`, rebuilt lazily after a change.
 """
 
 from __future__ import annotations
@@ -9,87 +9,32 @@ from __future__ import annotations
 import os
 import time
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
-from memory_recall.server.documents import (
-    InvalidMemory,
-    MemoryDocument,
-    Scope,
-    is_memory_file_name,
-    load_document,
-    missing_file,
-)
-from memory_recall.server.ranking.index import DocumentIndex
-from memory_recall.server.snapshot_cache import (
+from memory_recall.server.catalog.snapshot_cache import (
     CachedCatalog,
     FileRecord,
     SnapshotCache,
     return_freed_memory,
 )
-
-
-@dataclass(frozen=True)
-class MemoryRoot:
-    """A directory of memories. `path` is kept as configured (absolute, unresolved)."""
-
-    path: Path
-    scope: Scope
-    follow_symlinks_outside: bool = False
-
-    @classmethod
-    def of(cls, path: str | os.PathLike[str], scope: Scope | str, **kw: bool) -> MemoryRoot:
-        return cls(Path(os.path.abspath(os.path.expanduser(path))), Scope(scope), **kw)
+from memory_recall.server.documents import (
+    InvalidMemory,
+    MemoryDocument,
+    is_memory_file_name,
+    load_document,
+    missing_file,
+)
+from memory_recall.server.ranking.index import DocumentIndex
+from memory_recall.server.ranking.view import CorpusView, input_order_key
+from memory_recall.server.roots import MemoryRoot
 
 
 @dataclass(frozen=True)
 class SkippedFile:
     path: str
     reason: str
-
-
-def input_order_key(doc: MemoryDocument) -> tuple[int, int, float, str]:
-    """SPEC §2 tie order: project before user, then root order, mtime descending, path."""
-    return (doc.scope.rank, doc.root_index, -doc.mtime_ms, doc.path)
-
-
-@dataclass(frozen=True)
-class CatalogSnapshot:
-    """An immutable view of the catalog that one recall works on."""
-
-    documents: tuple[MemoryDocument, ...]  # input order
-    by_recency: tuple[MemoryDocument, ...]  # mtime descending, then input order
-    version: int = 0
-    # The catalog's live index and its version when this snapshot was taken:
-    # it answers for this snapshot only while the catalog has not changed.
-    live_index: DocumentIndex | None = field(default=None, compare=False, repr=False)
-    live_index_version: int = field(default=-1, compare=False, repr=False)
-
-    @classmethod
-    def of(cls, documents: Iterable[MemoryDocument], version: int = 0) -> CatalogSnapshot:
-        ordered = tuple(sorted(documents, key=input_order_key))
-        by_recency = tuple(sorted(ordered, key=lambda d: -d.mtime_ms))
-        return cls(ordered, by_recency, version)
-
-    def __len__(self) -> int:
-        return len(self.documents)
-
-    def index(self) -> DocumentIndex | None:
-        """The index of exactly these documents, or None once the catalog has moved on.
-
-        A snapshot made without a catalog (eval, tests) indexes itself on first use.
-        """
-        if self.live_index is None:
-            return self._own_index
-        if self.live_index.version == self.live_index_version:
-            return self.live_index
-        return None
-
-    @cached_property
-    def _own_index(self) -> DocumentIndex:
-        return DocumentIndex.of(self.documents)
 
 
 @dataclass
@@ -112,7 +57,7 @@ class MemoryCatalog:
     roots: Sequence[MemoryRoot]
     _docs: dict[str, MemoryDocument] = field(default_factory=dict)
     _skipped: dict[str, str] = field(default_factory=dict)
-    _snapshot: CatalogSnapshot | None = None
+    _snapshot: CorpusView | None = None
     _version: int = 0
     _index: DocumentIndex = field(default_factory=lambda: DocumentIndex(tiebreak=input_order_key))
     _input_docs: list[MemoryDocument] = field(default_factory=list)  # by input_order_key
@@ -125,9 +70,9 @@ class MemoryCatalog:
 
     # -- reading -------------------------------------------------------------
 
-    def snapshot(self) -> CatalogSnapshot:
+    def snapshot(self) -> CorpusView:
         if self._snapshot is None:
-            self._snapshot = CatalogSnapshot(
+            self._snapshot = CorpusView(
                 tuple(self._input_docs),
                 self._index.by_recency(),
                 self._version,

@@ -25,8 +25,8 @@ from typing import Any
 
 from memory_recall.protocol.client import MemoryRecallClient
 from memory_recall.protocol.messages import SelectParams
-from memory_recall.server.evaluation import EvalCorpus, load_corpus
-from memory_recall.server.rankers import DEFAULT_RANKER, RANKERS
+from memory_recall.server.dev.evaluation import EvalCorpus, load_corpus
+from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
 
 LATENCIES_MS = (40, 250, 600, 1500, 3000)

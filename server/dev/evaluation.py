@@ -15,11 +15,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from memory_recall.server.catalog import CatalogSnapshot
-from memory_recall.server.documents import MemoryDocument, Scope
-from memory_recall.server.rankers import RANKERS, RankerSpec
-from memory_recall.server.ranking.bm25 import DEFAULT_PARAMS, Bm25Ranker
-from memory_recall.server.ranking.shortlist import FALLBACK_LIMIT, build_shortlist
+from memory_recall.protocol.limits import REFINED_LIMIT
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f import DEFAULT_PARAMS, Bm25Ranker
+from memory_recall.server.ranking.registry import RANKERS, RankerSpec
+from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.roots import Scope
 from memory_recall.server.tokens import recall_tokens
 
 
@@ -43,11 +45,11 @@ class EvalCorpus:
     cases: tuple[EvalCase, ...]
 
     @property
-    def snapshot(self) -> CatalogSnapshot:
+    def snapshot(self) -> CorpusView:
         # Corpus order is input order; recency order is mtime descending, then
         # corpus order (a stable sort), which is corpus order when no doc has an mtime.
         by_recency = tuple(sorted(self.documents, key=lambda d: -d.mtime_ms))
-        return CatalogSnapshot(self.documents, by_recency)
+        return CorpusView(self.documents, by_recency)
 
 
 def load_corpus(path: str | Path) -> EvalCorpus:
@@ -156,7 +158,7 @@ def evaluate(
             ranker=ranker.rank,
             tokenizer=ranker.tokenize,
         )
-        top5 = [s.document.path for s in shortlist.ranked[:FALLBACK_LIMIT]]
+        top5 = [s.document.path for s in shortlist.ranked[:REFINED_LIMIT]]
         per_case.append({"id": case.id, "category": case.category, "top5": top5})
         silent_cases += not top5
         for tally in (total, by_category[case.category], by_script[query_script(case.query)]):
@@ -179,7 +181,7 @@ def evaluate(
         top1=_ratio(total.top1_hits, total.answerable),
         no_result_precision=_ratio(total.silent_right, silent_cases),
         no_result_recall=_ratio(total.silent_right, total.unanswerable),
-        random_baseline=round(min(FALLBACK_LIMIT, n_docs) / n_docs, 4) if n_docs else 0.0,
+        random_baseline=round(min(REFINED_LIMIT, n_docs) / n_docs, 4) if n_docs else 0.0,
         by_category={name: t.as_dict() for name, t in sorted(by_category.items())},
         per_case=per_case,
         by_script={name: t.as_dict() for name, t in sorted(by_script.items())},

@@ -6,9 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memory_recall.server.ranking.baselines import ascii_tokens
-from memory_recall.server.ranking.bm25 import PLAIN_PARAMS, Bm25Ranker
-from memory_recall.server.ranking.index import index_ranker
-from memory_recall.server.ranking.shortlist import Ranker, reference_ranker
+from memory_recall.server.ranking.bm25f import PLAIN_PARAMS, Bm25Ranker
+from memory_recall.server.ranking.shortlist import Ranker, index_ranker, reference_ranker
 from memory_recall.server.tokens import query_tokens, recall_tokens
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from memory_recall.protocol.messages import SelectCandidate, SelectParams, SelectResult
 from memory_recall.protocol.methods import SELECT
-from memory_recall.server.selectors import SelectionRequest, SelectorError
+from memory_recall.server.models import SelectionRequest, SelectorError
 
 # (method, params) → (JSON-RPC id, future of the reply); cancel(id) tells the host to stop.
 SendRequest = Callable[[str, dict[str, Any]], tuple[str, "Future[Any]"]]

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 
-from memory_recall.server.documents import MEMORY_TYPES, MemoryDocument, Scope, parse_memory
+from memory_recall.server.documents import MEMORY_TYPES, MemoryDocument, parse_memory
+from memory_recall.server.roots import Scope
 
 BODY_CHARS = 900  # the "~900-character bodies"
 DOCS_PER_DIR = 200

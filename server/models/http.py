@@ -13,7 +13,7 @@ import os
 import re
 from typing import Any
 
-from memory_recall.server.selectors import SelectionRequest, SelectorError
+from memory_recall.server.models import SelectionRequest, SelectorError
 
 MANIFEST_BUDGET_BYTES = 25_000  # keeps the prompt small enough for small local models
 

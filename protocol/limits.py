@@ -1,0 +1,15 @@
+"""The numbers the contract fixes (SPEC §1, §3–5), named once.
+
+Everything in the daemon, the clients and the dev tools imports them from here.
+"""
+
+FAST_LIMIT = 2  # the fast phase: what fits a first prompt without crowding it (SPEC §1)
+REFINED_LIMIT = 5  # the refined phase and the lexical fallback, model or not (SPEC §1, §3)
+BODY_WINDOW_CHARS = 1200  # body characters scored and sent: memories put the point first (§3)
+HEAD_TOKENS = 32  # distinct query tokens kept from the start of a query (SPEC §3)
+TAIL_TOKENS = 32  # … and the rolling window of the last ones
+MAX_QUERY_TOKENS = HEAD_TOKENS + TAIL_TOKENS
+LEXICAL_CANDIDATES = 180  # lexical matches the model always sees (SPEC §3)
+MAX_CANDIDATES = 200  # the manifest's size: a bounded prompt for the selector (SPEC §3)
+MAX_QUERY_CHARS = 32_768  # the longest query accepted (SPEC §5)
+SELECTOR_CEILING_S = 30.0  # a slow hosted model's worst round trip; past it, fall back (§4)

@@ -1,0 +1,1 @@
+"""The warm catalog: scanning, the snapshot cache and the watcher."""

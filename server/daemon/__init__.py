@@ -1,0 +1,1 @@
+"""The JSON-RPC daemon: transport, options, session and handlers."""

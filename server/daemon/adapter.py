@@ -1,0 +1,187 @@
+"""Every use of pygls internals, in one place, each with the behaviour it works around.
+
+pygls 2.1 gives us the LSP lifecycle, request/notification plumbing and
+cancellation. What protocol v1 needs beyond that lives here and nowhere else:
+
+- custom params arrive as namedtuples built with `rename=True`, which mangles
+  keys: a converter keeps our own methods' params and results as plain dicts;
+- a late reply to a server→client request we gave up on raises
+  InvalidStateError (pygls issue 621): replies to abandoned ids are dropped;
+- `initialize` advertises document sync by default and no protocol version;
+- requests before `initialize`, a second `initialize`, and requests after
+  `shutdown` are answered with the right error instead of being run;
+- expected client errors (-32602 …) are answered without a logged traceback;
+- the private members the daemon reads (`msg_id`, `_request_futures`,
+  `_shutdown`, `_send_data`) are exposed as small public methods.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import attrs
+from lsprotocol import types
+from memory_recall.protocol import limits, methods
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+    lsp_method,
+)
+
+# Ids of server→client requests we gave up on, remembered so that a late
+# reply is dropped quietly; a host that never replies cannot grow this.
+MAX_ABANDONED_IDS = 1024
+
+
+def _plain_params(obj: dict[str, Any], cls: type) -> Any:
+    """Keep params/results of our own methods as plain dicts (pygls would build
+    namedtuples with `rename=True`, silently mangling keys).
+
+    Members JSON-RPC does not define are ignored, as lsprotocol's types ignore them.
+    """
+    known = attrs.fields_dict(cls)
+    fields = {key: value for key, value in obj.items() if key in known}
+    fields.setdefault("result" if cls is JsonRPCResponseMessage else "params", None)
+    return cls(**fields)
+
+
+def make_converter() -> Any:
+    converter = default_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, _plain_params)
+    return converter
+
+
+class SessionHost(Protocol):
+    """What the protocol needs of the server that owns it."""
+
+    initialized_at_protocol: bool
+
+    def request_exit(self, code: int) -> None: ...
+
+
+class MemoryProtocol(LanguageServerProtocol):
+    """pygls' LSP protocol with the behaviour protocol v1 needs."""
+
+    _server: Any  # a SessionHost; pygls types it as its LanguageServer
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._abandoned: dict[Any, None] = {}  # insertion-ordered, bounded
+
+    @property
+    def host(self) -> SessionHost:
+        host: SessionHost = self._server
+        return host
+
+    # -- public face of pygls internals ---------------------------------------
+
+    def current_request_id(self) -> str | int | None:
+        """The JSON-RPC id of the request whose handler is running."""
+        msg_id: str | int | None = self.msg_id
+        return msg_id
+
+    def pending_request_count(self) -> int:
+        """Server→client requests still waiting for a reply."""
+        return len(self._request_futures)
+
+    def is_shut_down(self) -> bool:
+        return bool(self._shutdown)
+
+    def send_error(self, msg_id: Any, code: int, message: str) -> None:
+        """Answer `msg_id` (None when it could not be read) with a JSON-RPC error."""
+        self._send_data(
+            {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+        )
+
+    def abandon_request(self, msg_id: Any) -> None:
+        """Forget a server→client request whose answer no longer matters."""
+        self._request_futures.pop(msg_id, None)
+        self._result_types.pop(msg_id, None)
+        self._abandoned[msg_id] = None
+        while len(self._abandoned) > MAX_ABANDONED_IDS:
+            self._abandoned.pop(next(iter(self._abandoned)))
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        result = yield from super().lsp_initialize(params)
+        # pygls advertises document sync by default; the daemon reads no documents.
+        result.capabilities.text_document_sync = None
+        result.capabilities.experimental = {
+            "memory": {
+                "protocolVersion": methods.PROTOCOL_VERSION,
+                "fastLimit": limits.FAST_LIMIT,
+                "refinedLimit": limits.REFINED_LIMIT,
+                "maxQueryChars": limits.MAX_QUERY_CHARS,
+            }
+        }
+        self.host.initialized_at_protocol = True
+        return result
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Any:
+        self.host.request_exit(0 if self._shutdown else 1)
+        yield from ()
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        is_request = method is not None and hasattr(message, "id")
+        if not self.host.initialized_at_protocol and method not in (
+            types.INITIALIZE,
+            types.EXIT,
+        ):
+            if is_request:
+                self.send_error(
+                    message.id,
+                    methods.SERVER_NOT_INITIALIZED,
+                    f"server not initialized: 'initialize' must come before {method!r}",
+                )
+            return
+        if method == types.INITIALIZE and self.host.initialized_at_protocol:
+            # A second `initialize` would silently replace the roots and selector.
+            if is_request:
+                self.send_error(
+                    message.id,
+                    methods.INVALID_REQUEST,
+                    "invalid request: 'initialize' may only be sent once per session",
+                )
+            return
+        if self._shutdown and is_request and method != types.EXIT:
+            self.send_error(
+                message.id, methods.INVALID_REQUEST, f"server is shutting down: {method!r} refused"
+            )
+            return
+        super().handle_message(message)
+
+    # -- pygls behaviour we work around -------------------------------------------
+
+    def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        # A late reply to a request we already abandoned (cancelled recall,
+        # selector timeout) is expected: drop it quietly.
+        if msg_id in self._abandoned:
+            del self._abandoned[msg_id]
+            return
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            self._request_futures.pop(msg_id, None)
+            return
+        super()._handle_response(msg_id, result, error)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # A cancel that crosses the answer on the wire is normal, not a warning.
+        if msg_id in self._request_futures:
+            super()._handle_cancel_notification(msg_id)
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        # Expected client errors (-32602 …) are answered without a traceback in the log.
+        if not future.cancelled() and isinstance(future.exception(), JsonRpcException):
+            self._request_futures.pop(msg_id, None)
+            self._send_response(msg_id, error=future.exception().to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)

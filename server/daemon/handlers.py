@@ -1,0 +1,116 @@
+"""Request handlers: validate params with the protocol's models, call a service, serialize.
+
+Each is a plain function of plain inputs, so it can be called without a
+process; `server.py` only registers them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from memory_recall.protocol import methods
+from memory_recall.protocol.limits import REFINED_LIMIT
+from memory_recall.protocol.messages import (
+    CatalogCountersStatus,
+    PhaseNotification,
+    RecallParams,
+    RecallTelemetry,
+    RootStatus,
+    RuntimeStatus,
+    SkippedFileStatus,
+    StatusResult,
+)
+from memory_recall.server.daemon.adapter import MemoryProtocol
+from memory_recall.server.daemon.session import CatalogSession
+from memory_recall.server.recall import RecallRequest, RecallService
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcInvalidParams
+
+
+def validate(model: type[BaseModel], params: Any) -> Any:
+    """Params as `model`, or -32602 with a message naming each bad field."""
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise JsonRpcInvalidParams(
+            f"invalid params: expected an object, got {type(params).__name__}"
+        )
+    try:
+        return model.model_validate(params)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            field = ".".join(str(p) for p in err["loc"]) or "params"
+            problems.append(f"{field}: {err['msg']}")
+        raise JsonRpcInvalidParams("invalid params: " + "; ".join(problems)) from None
+
+
+class WireNotifier:
+    """Sends one recall's notifications to the client (a `RecallListener`)."""
+
+    def __init__(self, protocol: MemoryProtocol) -> None:
+        self._protocol = protocol
+
+    def fast_result(self, note: PhaseNotification) -> None:
+        self._protocol.notify(methods.FAST_RESULT, note.wire())
+
+    def refined_result(self, note: PhaseNotification) -> None:
+        self._protocol.notify(methods.REFINED_RESULT, note.wire())
+
+    def telemetry(self, event: RecallTelemetry) -> None:
+        self._protocol.notify(methods.TELEMETRY, event.wire())
+
+
+async def recall(
+    params: Any,
+    *,
+    protocol: MemoryProtocol,
+    service: RecallService,
+    session: CatalogSession,
+) -> dict[str, Any]:
+    """`memory/recall` (SPEC §4–5)."""
+    recall_params = validate(RecallParams, params)
+    request = RecallRequest(
+        request_id=protocol.current_request_id() or "",
+        query=recall_params.query,
+        token=recall_params.token,
+        recent_tools=recall_params.recent_tools,
+        exclude_paths=recall_params.exclude_paths,
+        limit=recall_params.limit or REFINED_LIMIT,
+    )
+    result = await service.recall(request, session.view, WireNotifier(protocol))
+    return result.wire()
+
+
+def status(
+    _params: Any,
+    *,
+    protocol: MemoryProtocol,
+    service: RecallService,
+    session: CatalogSession,
+) -> dict[str, Any]:
+    """`memory/status`: roots, counts, skipped files, index, watcher, counters."""
+    catalog = session.catalog
+    counts = catalog.count_by_root()
+    return StatusResult(
+        protocol_version=methods.PROTOCOL_VERSION,
+        ready=session.ready.is_set(),
+        roots=[
+            RootStatus(path=str(r.path), scope=r.scope.wire, exists=r.path.is_dir(), documents=n)
+            for r, n in zip(catalog.roots, counts, strict=True)
+        ],
+        documents=len(catalog),
+        skipped=[SkippedFileStatus(path=s.path, reason=s.reason) for s in catalog.skipped],
+        index_build_ms=catalog.build_ms,
+        ranker=service.ranker.name,
+        selector=service.selector_kind,  # type: ignore[arg-type]
+        watcher=session.watcher_state,
+        recall=service.counters,
+        catalog=CatalogCountersStatus(**vars(catalog.counters)),
+        runtime=RuntimeStatus(
+            tasks=len(asyncio.all_tasks()),
+            pending_requests=protocol.pending_request_count(),
+            exclusion_sets=len(service.active),
+        ),
+    ).wire()

@@ -1,0 +1,196 @@
+"""The daemon: one `MemoryServer` per editor session, served over stdio.
+
+It wires the pieces together and owns nothing but their lifetime: options
+(`options.py`) decide roots, ranker and selector; the session (`session.py`)
+keeps the catalog warm; handlers (`handlers.py`) answer requests; the
+transport (`transport.py`) reads frames; pygls internals stay in `adapter.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import uuid
+from concurrent.futures import Future
+from typing import Any, BinaryIO
+
+from lsprotocol import types
+from memory_recall.protocol import methods
+from memory_recall.protocol.messages import InitializationOptions
+from memory_recall.server.daemon import handlers
+from memory_recall.server.daemon.adapter import MemoryProtocol, make_converter
+from memory_recall.server.daemon.options import (
+    build_selector,
+    choose_ranker,
+    choose_roots,
+    parse_options,
+    selector_timeout_s,
+    workspace_path,
+)
+from memory_recall.server.daemon.session import CatalogSession, TaskRegistry, report_index_progress
+from memory_recall.server.daemon.transport import StdoutWriter, open_reader, read_frames
+from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
+from memory_recall.server.recall import RecallService
+from pygls.lsp.server import LanguageServer
+
+log = logging.getLogger("memory_recall")
+
+SERVER_NAME = "memory-recall"
+SERVER_VERSION = "0.1.0"
+
+
+class MemoryServer(LanguageServer):
+    """Owns the session, the recall service and the background tasks of one editor session."""
+
+    protocol: MemoryProtocol
+
+    def __init__(self, *, selector_ceiling_s: float | None = None) -> None:
+        super().__init__(
+            SERVER_NAME,
+            SERVER_VERSION,
+            protocol_cls=MemoryProtocol,
+            converter_factory=make_converter,
+        )
+        self.initialized_at_protocol = False
+        self.selector_ceiling_s = selector_ceiling_s
+        self.options = InitializationOptions()
+        self.tasks = TaskRegistry()
+        self.session = CatalogSession([], self.tasks)
+        self.service = RecallService(None, RANKERS[DEFAULT_RANKER], ceiling_s=selector_ceiling_s)
+        self._option_problems: list[str] = []
+        self._exit = asyncio.Event()
+        self.exit_code = 0
+        self._register()
+
+    def _register(self) -> None:
+        # pygls registers plain functions (it tags them), so wrap the methods.
+        @self.feature(types.INITIALIZE)
+        def initialize(params: types.InitializeParams) -> None:
+            self.on_initialize(params)
+
+        @self.feature(types.INITIALIZED)
+        def initialized(params: types.InitializedParams) -> None:
+            self.on_initialized(params)
+
+        @self.feature(types.SHUTDOWN)
+        async def shutdown(params: Any) -> None:
+            self.session.stop()
+
+        @self.feature(methods.RECALL)
+        async def recall(params: Any) -> dict[str, Any]:
+            return await handlers.recall(params, **self._services())
+
+        @self.feature(methods.STATUS)
+        def status(params: Any) -> dict[str, Any]:
+            return handlers.status(params, **self._services())
+
+    def _services(self) -> dict[str, Any]:
+        return {"protocol": self.protocol, "service": self.service, "session": self.session}
+
+    # lifecycle ------------------------------------------------------------------
+
+    def request_exit(self, code: int) -> None:
+        self.exit_code = code
+        self._exit.set()
+
+    def on_initialize(self, params: types.InitializeParams) -> None:
+        self.options, self._option_problems = parse_options(params.initialization_options)
+        roots = choose_roots(self.options, workspace_path(params))
+        self.session = CatalogSession(roots, self.tasks)
+        ranker, problem = choose_ranker(self.options.ranker)
+        if problem:
+            self._option_problems.append(problem)
+        selector_options = self.options.selector
+        self.service = RecallService(
+            build_selector(selector_options, self._send_select_request, self._cancel_request),
+            ranker,
+            ceiling_s=self.selector_ceiling_s,
+            timeout_s=selector_timeout_s(selector_options),
+        )
+        self.session.start(watch=self.options.watch)
+
+    def on_initialized(self, _params: types.InitializedParams) -> None:
+        for problem in self._option_problems:
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message="memory-recall: invalid initializationOptions, "
+                    f"using defaults: {problem}",
+                )
+            )
+        caps = self.client_capabilities.window
+        if caps and caps.work_done_progress and not self.session.ready.is_set():
+            self.tasks.spawn(
+                report_index_progress(self.session, self.work_done_progress, str(uuid.uuid4())),
+                "index-progress",
+            )
+
+    # server → client requests (selector kind `client`) ----------------------------
+
+    def _send_select_request(self, method: str, params: dict[str, Any]) -> tuple[str, Future[Any]]:
+        msg_id = str(uuid.uuid4())
+        return msg_id, self.protocol.send_request(method, params, msg_id=msg_id)
+
+    def _cancel_request(self, msg_id: str) -> None:
+        self.protocol.abandon_request(msg_id)
+        self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
+    # running --------------------------------------------------------------------
+
+    async def serve(self, stdin: BinaryIO, stdout: BinaryIO) -> int:
+        self.protocol.set_writer(StdoutWriter(stdout))
+        reader = await open_reader(stdin)
+        read = asyncio.ensure_future(read_frames(reader, self.protocol))
+        exit_wait = asyncio.ensure_future(self._exit.wait())
+        await asyncio.wait({read, exit_wait}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (read, exit_wait):
+            task.cancel()
+        self.tasks.cancel_all()
+        self.session.stop()
+        if not self._exit.is_set():  # stdin closed without `exit`
+            self.exit_code = 0 if self.protocol.is_shut_down() else 1
+        return self.exit_code
+
+
+class _WindowLogHandler(logging.Handler):
+    """Forward warnings and errors to the editor (`window/logMessage`)."""
+
+    def __init__(self, server: MemoryServer) -> None:
+        super().__init__(level=logging.WARNING)
+        self._server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self._server.initialized_at_protocol:
+            return
+        error = record.levelno >= logging.ERROR
+        kind = types.MessageType.Error if error else types.MessageType.Warning
+        with contextlib.suppress(Exception):  # never let logging break the daemon
+            self._server.window_log_message(
+                types.LogMessageParams(type=kind, message=self.format(record))
+            )
+
+
+def run_stdio(*, selector_ceiling_s: float | None = None, log_level: str = "INFO") -> int:
+    """Serve on stdin/stdout until the client exits or goes away."""
+    logging.basicConfig(
+        stream=sys.stderr, level=log_level, format="memory-recall %(levelname)s %(message)s"
+    )
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
+
+    async def main() -> int:
+        server = MemoryServer(selector_ceiling_s=selector_ceiling_s)
+        log.addHandler(_WindowLogHandler(server))
+        return await server.serve(sys.stdin.buffer, sys.stdout.buffer)
+
+    # Not asyncio.run: on the way out it joins the default executor, where an
+    # index build of a large tree may still be running, and a client that went
+    # away must not keep the daemon alive for the rest of the scan.
+    code = asyncio.new_event_loop().run_until_complete(main())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
