@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit clean
+.PHONY: demo test lint layers typecheck unit e2e reliability editors clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,10 +29,25 @@ typecheck: $(STAMP)
 	ln -sfn ../../../protocol build/typecheck/memory_recall/protocol
 	$(BIN)/mypy
 
-unit: $(STAMP)
-	$(BIN)/pytest -q
+# The layers contract (pyproject [tool.importlinter]): an upward import fails.
+layers: $(STAMP)
+	$(BIN)/lint-imports
 
-test: lint typecheck unit
+# Test tiers; each runs alone, `make test` runs them all.
+unit: $(STAMP)
+	$(BIN)/pytest -q tests/unit
+
+e2e: $(STAMP)
+	$(BIN)/pytest -q tests/e2e
+
+reliability: $(STAMP)
+	$(BIN)/pytest -q tests/reliability
+
+editors: $(STAMP)
+	$(BIN)/pytest -q tests/editors
+
+test: lint layers typecheck
+	$(BIN)/pytest -q tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

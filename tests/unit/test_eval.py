@@ -8,7 +8,7 @@ import pytest
 from memory_recall.server.dev.evaluation import EvalCorpus, evaluate, format_table, load_corpus
 from memory_recall.server.ranking.registry import RANKERS
 
-CORPUS = Path(__file__).parent.parent / "fixtures" / "eval" / "corpus.json"
+CORPUS = Path(__file__).parents[2] / "fixtures" / "eval" / "corpus.json"
 NON_ENGLISH = (
     "chinese", "japanese", "korean", "mixed", "nfkc", "cyrillic", "greek", "accented-latin",
     "arabic",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VSCODE = REPO / "editors" / "vscode"
 NEOVIM = REPO / "editors" / "neovim"
 DAEMON = [sys.executable, "-m", "memory_recall.server", "serve"]

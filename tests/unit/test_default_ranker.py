@@ -28,7 +28,7 @@ from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import Scope
 from memory_recall.server.tokens import ACRONYM_MARK, normalize, query_tokens, recall_tokens
 
-EVAL = Path(__file__).parent.parent / "fixtures" / "eval"
+EVAL = Path(__file__).parents[2] / "fixtures" / "eval"
 CORPORA = (
     "corpus", "coding", "history", "sessions", "monorepo", "longmem", "polyglot", "worldwide",
 )  # fmt: skip
