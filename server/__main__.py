@@ -10,7 +10,6 @@ import time
 from collections.abc import Sequence
 
 from memory_recall.server.catalog.catalog import MemoryCatalog
-from memory_recall.server.dev.bench import add_arguments as add_bench_arguments
 from memory_recall.server.prompt import format_age
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
@@ -124,10 +123,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run_stdio(selector_ceiling_s=ceiling, log_level=args.log_level)
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    from memory_recall.server.dev.bench import main as bench_main
+def run_bench(argv: Sequence[str]) -> int:
+    # The benchmark owns its options; importing it only here keeps `serve` free of it.
+    from memory_recall.server.dev import bench
 
-    return bench_main(args)
+    parser = argparse.ArgumentParser(
+        prog="memory-recall bench", description="latency vs number of memories (prints figures)"
+    )
+    bench.add_arguments(parser)
+    return bench.main(parser.parse_args(argv))
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    return run_bench(args.options)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -186,8 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--model-delay-ms", type=float, default=300)
     demo.set_defaults(func=cmd_demo)
 
-    bench = sub.add_parser("bench", help="latency vs number of memories (prints figures)")
-    add_bench_arguments(bench)
+    bench = sub.add_parser(
+        "bench",
+        help="latency vs number of memories (prints figures; `bench --help` for options)",
+        add_help=False,
+    )
+    bench.add_argument("options", nargs=argparse.REMAINDER)
     bench.set_defaults(func=cmd_bench)
 
     delivery = sub.add_parser(
@@ -205,6 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:
+        return run_bench(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):  # editors start us with no arguments

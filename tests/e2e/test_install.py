@@ -1,0 +1,79 @@
+"""What an install really puts on a machine, and what `serve` really imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_wheel_adds_no_top_level_server_or_protocol(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
+        check=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    (wheel,) = tmp_path.glob("memory_recall-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"memory_recall"}
+    assert "memory_recall/protocol/schema/protocol.schema.json" in names
+    assert "memory_recall/server/daemon/server.py" in names
+
+
+_SERVE_AND_REPORT = """
+import os, sys, json
+real_exit = os._exit
+def report_and_exit(code):
+    loaded = sorted(m for m in sys.modules if m.startswith("memory_recall.server.dev"))
+    sys.stderr.write("LOADED " + json.dumps(loaded) + "\\n")
+    sys.stderr.flush()
+    real_exit(code)
+os._exit = report_and_exit
+from memory_recall.server.__main__ import main
+main(["serve"])
+"""
+
+
+def _frame(message: dict) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_serve_starts_without_importing_any_dev_tool(tmp_path: Path) -> None:
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": None, "capabilities": {},
+            "initializationOptions": {"roots": [{"path": str(tmp_path), "scope": "project"}]},
+        }},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "memory/recall", "params": {"query": "deploy"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _SERVE_AND_REPORT],
+        input=b"".join(_frame(m) for m in messages),
+        capture_output=True,
+        timeout=60,
+        env={"MEMORY_RECALL_CACHE_DIR": "off", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    report = [line for line in done.stderr.decode().splitlines() if line.startswith("LOADED ")]
+    assert report, done.stderr.decode()
+    assert json.loads(report[-1][len("LOADED ") :]) == []
+    assert b'"requestId": 2' in done.stdout  # the recall ran to its end

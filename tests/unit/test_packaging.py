@@ -1,0 +1,27 @@
+"""Packaging: every folder of the daemon is installed, under the memory_recall namespace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tomllib
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_package_folder_is_listed_in_pyproject() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(config["tool"]["setuptools"]["packages"])
+    mapping = config["tool"]["setuptools"]["package-dir"]
+    on_disk = set()
+    for name, folder in mapping.items():
+        for init in (REPO / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(REPO / folder).parts
+            on_disk.add(".".join((name, *parts)))
+    assert on_disk == listed, "list every package folder in [tool.setuptools] packages"
+
+
+def test_nothing_installs_a_top_level_server_or_protocol_package() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    tops = {name.split(".")[0] for name in config["tool"]["setuptools"]["packages"]}
+    assert tops == {"memory_recall"}
