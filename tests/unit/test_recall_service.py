@@ -8,10 +8,12 @@ is known: A > B > C > D > E > G > F for the query "deploy release checklist".
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import pytest
-from memory_recall.protocol.messages import PhaseNotification, RecallTelemetry
+from memory_recall.protocol.messages import MemoryDoc, PhaseNotification, RecallTelemetry
+from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.models import SelectionRequest, SelectorError
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.view import CorpusView
@@ -35,8 +37,8 @@ CORPUS = [A, B, C, D, E, F, G, UNRELATED]
 RANKED = [A, B, C, D, E, G, F]
 
 
-def paths(docs: Sequence[object]) -> list[str]:
-    return [d.path for d in docs]  # type: ignore[attr-defined]
+def paths(docs: Iterable[MemoryDocument | MemoryDoc]) -> list[str]:
+    return [d.path for d in docs]
 
 
 class Listener:
@@ -94,8 +96,8 @@ class FakeSelector:
         return list(self.answer or [])
 
 
-def source(docs: Sequence[object] = CORPUS):
-    view = CorpusView.of(docs)  # type: ignore[arg-type]
+def source(docs: Sequence[MemoryDocument] = CORPUS):
+    view = CorpusView.of(docs)
 
     async def snapshot() -> CorpusView:
         return view
@@ -107,12 +109,12 @@ async def run(
     service: RecallService,
     query: str = QUERY,
     *,
-    docs: Sequence[object] = CORPUS,
+    docs: Sequence[MemoryDocument] = CORPUS,
     request_id: str | int = 1,
-    **kw: object,
+    **kw: Any,
 ):
     listener = Listener(getattr(service.selector, "events", None))
-    request = RecallRequest(request_id=request_id, query=query, token="tok", **kw)  # type: ignore[arg-type]
+    request = RecallRequest(request_id=request_id, query=query, token="tok", **kw)
     result = await service.recall(request, source(docs), listener)
     return result, listener
 
