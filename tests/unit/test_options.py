@@ -1,0 +1,248 @@
+"""`initializationOptions` (SPEC §5): invalid options fall back key by key, and say so.
+
+A user who mistypes one option must keep every other option they set, and be
+told which one was ignored.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from memory_recall.protocol.messages import InitializationOptions, SelectorOptions
+from memory_recall.server.daemon.options import (
+    build_selector,
+    choose_ranker,
+    choose_roots,
+    parse_options,
+    selector_timeout_s,
+    workspace_path,
+)
+from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
+from memory_recall.server.roots import Scope
+
+
+def _no_send(method, params):  # pragma: no cover - never called by these tests
+    raise AssertionError("the selector must not be used here")
+
+
+def _no_cancel(msg_id):  # pragma: no cover
+    raise AssertionError("the selector must not be used here")
+
+
+# -- parse_options ------------------------------------------------------------------
+
+
+def test_no_options_are_the_defaults_without_complaint():
+    options, problems = parse_options(None)
+    assert problems == []
+    assert options == InitializationOptions()
+    assert options.selector.kind == "none"
+    assert options.watch is True
+    assert options.roots is None
+
+
+@pytest.mark.parametrize("raw", ["roots", 3, ["selector"], True])
+def test_options_that_are_not_an_object_are_the_defaults_with_a_problem(raw):
+    options, problems = parse_options(raw)
+    assert options == InitializationOptions()
+    assert len(problems) == 1
+    assert type(raw).__name__ in problems[0]
+
+
+def test_a_full_valid_camel_case_configuration_is_kept():
+    raw = {
+        "roots": [{"path": "/tmp/m", "scope": "user", "followSymlinks": True}],
+        "selector": {
+            "kind": "http",
+            "url": "http://127.0.0.1:11434/v1",
+            "model": "qwen",
+            "apiKeyEnv": "MY_KEY",
+            "timeoutMs": 1500,
+        },
+        "watch": False,
+        "ranker": "reference",
+    }
+    options, problems = parse_options(raw)
+    assert problems == []
+    assert options.watch is False
+    assert options.ranker == "reference"
+    assert options.roots is not None
+    assert (options.roots[0].path, options.roots[0].scope) == ("/tmp/m", "user")
+    assert options.roots[0].follow_symlinks is True
+    sel = options.selector
+    assert (sel.kind, sel.url, sel.model, sel.api_key_env, sel.timeout_ms) == (
+        "http",
+        "http://127.0.0.1:11434/v1",
+        "qwen",
+        "MY_KEY",
+        1500,
+    )
+
+
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [
+        ({"watch": "yes"}, "watch"),
+        ({"ranker": 5}, "ranker"),
+        ({"selector": {"kind": "gpt"}}, "selector.kind"),
+        ({"selector": {"kind": "http", "url": "http://x", "timeoutMs": 0}}, "selector.timeoutMs"),
+        ({"selector": {"kind": "client", "timeoutMs": 1.5}}, "selector.timeoutMs"),
+        ({"roots": [{"path": ""}]}, "roots.0.path"),
+        ({"roots": [{"path": "/m", "scope": "everyone"}]}, "roots.0.scope"),
+        ({"roots": "/m"}, "roots"),
+    ],
+)
+def test_one_bad_key_falls_back_alone_with_a_problem_naming_it(bad, named):
+    good = {"watch": False, "ranker": "reference", "selector": {"kind": "client"}}
+    good.update({"roots": [{"path": "/keep/me"}]})
+    raw = {**good, **bad}
+    options, problems = parse_options(raw)
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{named}:")
+    defaults = InitializationOptions()
+    bad_key = next(iter(bad))
+    # The bad key is back to its default, every other key is as the user set it.
+    assert getattr(options, bad_key) == getattr(defaults, bad_key)
+    for key in good.keys() - {bad_key}:
+        expected = InitializationOptions.model_validate({key: good[key]})
+        assert getattr(options, key) == getattr(expected, key)
+
+
+def test_several_bad_keys_give_one_problem_each():
+    _, problems = parse_options({"watch": 1, "ranker": [], "roots": {}})
+    assert sorted(p.split(":")[0] for p in problems) == ["ranker", "roots", "watch"]
+
+
+def test_http_without_url_runs_without_a_selector_and_says_so():
+    options, problems = parse_options({"selector": {"kind": "http", "model": "m"}})
+    assert options.selector == SelectorOptions()
+    assert options.selector.kind == "none"
+    assert len(problems) == 1
+    assert "selector.url" in problems[0] and "'none'" in problems[0]
+
+
+def test_empty_roots_use_the_default_roots_and_say_so():
+    options, problems = parse_options({"roots": [], "watch": False})
+    assert options.roots is None
+    assert options.watch is False
+    assert problems == ["roots: empty list; using the default roots"]
+
+
+def test_unknown_keys_from_a_newer_protocol_are_ignored_quietly():
+    options, problems = parse_options({"context": {"budgetChars": 100}, "watch": False})
+    assert problems == []
+    assert options.watch is False
+
+
+# -- choose_ranker --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [None, ""])
+def test_no_ranker_name_is_the_default(name):
+    assert choose_ranker(name) == (RANKERS[DEFAULT_RANKER], None)
+
+
+@pytest.mark.parametrize("name", sorted(RANKERS))
+def test_every_known_ranker_is_chosen_by_name(name):
+    ranker, problem = choose_ranker(name)
+    assert problem is None
+    assert ranker.name == name
+
+
+def test_an_unknown_ranker_is_the_default_and_the_problem_lists_the_known_ones():
+    ranker, problem = choose_ranker("bm26")
+    assert ranker == RANKERS[DEFAULT_RANKER]
+    assert problem is not None
+    assert "'bm26'" in problem
+    for known in RANKERS:
+        assert known in problem
+    assert repr(DEFAULT_RANKER) in problem
+
+
+# -- choose_roots -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def user_data(tmp_path, monkeypatch):
+    """Pins the platform user data dir (XDG on Linux, LOCALAPPDATA on Windows)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "xdg"))
+    return tmp_path / "xdg"
+
+
+def test_default_roots_are_the_workspace_project_dir_then_the_user_dir(tmp_path, user_data):
+    roots = choose_roots(InitializationOptions(), str(tmp_path / "ws"))
+    assert [r.scope for r in roots] == [Scope.PROJECT, Scope.USER]
+    assert roots[0].path == tmp_path / "ws" / ".memory"
+    assert roots[1].path.parts[-2:] == ("memory-recall", "memory")
+    if sys.platform.startswith("linux"):
+        assert roots[1].path == user_data / "memory-recall" / "memory"
+
+
+def test_without_a_workspace_only_the_user_root_remains(user_data):
+    roots = choose_roots(InitializationOptions(), None)
+    assert [r.scope for r in roots] == [Scope.USER]
+
+
+def test_configured_roots_replace_the_defaults_in_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    options, _ = parse_options(
+        {
+            "roots": [
+                {"path": "/abs/team", "scope": "user"},
+                {"path": "rel/notes", "followSymlinks": True},
+            ]
+        }
+    )
+    roots = choose_roots(options, "/some/workspace")
+    assert [(r.path, r.scope) for r in roots] == [
+        (Path("/abs/team"), Scope.USER),
+        (tmp_path / "rel" / "notes", Scope.PROJECT),  # identity paths are absolute (SPEC §5)
+    ]
+    assert [r.follow_symlinks_outside for r in roots] == [False, True]
+
+
+# -- build_selector -------------------------------------------------------------------------
+
+
+def test_kind_none_builds_no_selector():
+    assert build_selector(SelectorOptions(), _no_send, _no_cancel) is None
+
+
+def test_kind_client_builds_the_client_selector():
+    selector = build_selector(SelectorOptions(kind="client"), _no_send, _no_cancel)
+    assert selector is not None and selector.kind == "client"
+
+
+def test_kind_http_builds_the_http_selector():
+    options = SelectorOptions(kind="http", url="http://127.0.0.1:9/v1", model="m")
+    selector = build_selector(options, _no_send, _no_cancel)
+    assert selector is not None and selector.kind == "http"
+
+
+def test_timeout_ms_is_the_selector_deadline_in_seconds():
+    assert selector_timeout_s(SelectorOptions(kind="client", timeout_ms=1500)) == 1.5
+    assert selector_timeout_s(SelectorOptions(kind="client")) is None
+
+
+# -- workspace_path ---------------------------------------------------------------------------
+
+
+def test_workspace_is_the_first_folder_then_root_uri_then_root_path(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    folders = [
+        types.WorkspaceFolder(uri=a.as_uri(), name="a"),
+        types.WorkspaceFolder(uri=b.as_uri(), name="b"),
+    ]
+    caps = types.ClientCapabilities()
+    full = types.InitializeParams(
+        capabilities=caps, workspace_folders=folders, root_uri=b.as_uri(), root_path="/c"
+    )
+    assert workspace_path(full) == str(a)
+    by_uri = types.InitializeParams(capabilities=caps, root_uri=b.as_uri(), root_path="/c")
+    assert workspace_path(by_uri) == str(b)
+    assert workspace_path(types.InitializeParams(capabilities=caps, root_path="/c")) == "/c"
+    assert workspace_path(types.InitializeParams(capabilities=caps)) is None

@@ -1,0 +1,119 @@
+"""The phase's `prompt` (SPEC §5): the markdown block a host injects as is."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from memory_recall.protocol.limits import BODY_WINDOW_CHARS
+from memory_recall.server.prompt import format_age, render_prompt
+
+from tests.conftest import make_doc
+
+NOW_MS = 1_750_000_000_000.0
+SECOND = 1000.0
+MINUTE = 60 * SECOND
+HOUR = 60 * MINUTE
+DAY = 24 * HOUR
+
+
+# -- format_age ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("age_ms", "expected"),
+    [
+        (0, "just now"),
+        (59 * SECOND, "just now"),
+        (-5 * MINUTE, "just now"),  # a clock skewed into the future is not "-5 min ago"
+        (60 * SECOND, "1 min ago"),
+        (5 * MINUTE + 30 * SECOND, "5 min ago"),
+        (59 * MINUTE, "59 min ago"),
+        (HOUR, "1 h ago"),
+        (3 * HOUR + 59 * MINUTE, "3 h ago"),
+        (23 * HOUR, "23 h ago"),
+        (DAY, "1 day ago"),
+        (2 * DAY, "2 days ago"),
+        (29 * DAY, "29 days ago"),
+        (30 * DAY, "1 month ago"),
+        (4 * 30 * DAY, "4 months ago"),
+        (364 * DAY, "12 months ago"),
+        (365 * DAY, "1 year ago"),
+        (3 * 365 * DAY, "3 years ago"),
+    ],
+)
+def test_format_age_picks_the_largest_whole_unit(age_ms, expected):
+    assert format_age(NOW_MS - age_ms, now_ms=NOW_MS) == expected
+
+
+def test_format_age_defaults_to_the_clock():
+    assert format_age(time.time() * 1000) == "just now"
+    assert format_age(time.time() * 1000 - 2 * DAY) == "2 days ago"
+
+
+# -- render_prompt -------------------------------------------------------------------
+
+
+def test_no_documents_render_nothing():
+    assert render_prompt([], now_ms=NOW_MS) == ""
+
+
+def test_one_section_per_document_in_order_under_one_heading():
+    docs = [
+        make_doc(
+            "Deploy checklist",
+            "steps before a release",
+            "Run the smoke tests first.",
+            path="/ws/.memory/deploy.md",
+            mtime_ms=NOW_MS - 3 * HOUR,
+        ),
+        make_doc(
+            "デプロイ手順",
+            "リリース前の確認",
+            "まずスモークテストを実行する。",
+            path="/home/u/memory/デプロイ.md",
+            mtime_ms=NOW_MS - 2 * DAY,
+        ),
+    ]
+    prompt = render_prompt(docs, now_ms=NOW_MS)
+    assert prompt.startswith("## Relevant memory\n")
+    assert prompt.count("## Relevant memory") == 1
+    assert prompt.endswith("\n")
+    sections = prompt.split("\n### ")[1:]
+    assert len(sections) == 2
+    first, second = sections
+    assert first.startswith("Deploy checklist (deploy.md)\n")
+    assert "_saved 3 h ago_" in first
+    assert "steps before a release" in first
+    assert "Run the smoke tests first." in first
+    assert second.startswith("デプロイ手順 (デプロイ.md)\n")
+    assert "_saved 2 days ago_" in second
+    assert "リリース前の確認" in second and "まずスモークテストを実行する。" in second
+    # Title, age, description, body: in that order.
+    assert (
+        first.index("Deploy checklist")
+        < first.index("_saved")
+        < first.index("steps before")
+        < first.index("Run the smoke")
+    )
+
+
+def test_a_document_without_description_or_body_is_title_and_age_only():
+    doc = make_doc("Terse", path="/m/terse.md", mtime_ms=NOW_MS)
+    prompt = render_prompt([doc], now_ms=NOW_MS)
+    assert prompt == "## Relevant memory\n\n### Terse (terse.md)\n\n_saved just now_\n"
+
+
+def test_a_long_body_is_cut_to_the_window_and_marked_truncated():
+    body = "x" * BODY_WINDOW_CHARS + "TAIL-NOT-SENT"
+    doc = make_doc("Long", body=body, path="/m/long.md", mtime_ms=NOW_MS)
+    prompt = render_prompt([doc], now_ms=NOW_MS)
+    assert "TAIL-NOT-SENT" not in prompt
+    assert "x" * BODY_WINDOW_CHARS + " …" in prompt
+
+
+def test_a_body_of_exactly_the_window_is_not_marked():
+    doc = make_doc("Fits", body="y" * BODY_WINDOW_CHARS, path="/m/fits.md", mtime_ms=NOW_MS)
+    prompt = render_prompt([doc], now_ms=NOW_MS)
+    assert "y" * BODY_WINDOW_CHARS in prompt
+    assert "…" not in prompt
