@@ -123,6 +123,23 @@ def test_vscode_suite_against_the_daemon(npm: str) -> None:
     assert int(counts.get("tests", 0)) > 0, output
 
 
+def test_vscode_suite_without_a_daemon_fails_once_saying_how_to_get_one(npm: str) -> None:
+    missing = json.dumps(["/nonexistent/python", "-m", "memory_recall.server", "serve"])
+    proc = subprocess.run(
+        [npm, "test"],
+        cwd=VSCODE,
+        env=_env(MEMORY_RECALL_SERVER=missing),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    assert "make test" in output and "MEMORY_RECALL_SERVER" in output, output
+    assert output.count("ENOENT") == 1 and "ℹ tests" not in output, output
+
+
 def _offline_prefix() -> list[str]:
     """`unshare -rn` (no network) when this machine allows it."""
     unshare = shutil.which("unshare")

@@ -466,8 +466,95 @@ test('a new memory file is watched, then recalled into the quickfix list', funct
   local item = vim.fn.getqflist()[1]
   eq(vim.fs.normalize(tmp .. '/kiwi.md'), vim.fs.normalize(vim.api.nvim_buf_get_name(item.bufnr)))
   assert(item.text:find('Kiwi release train', 1, true), item.text)
-  assert(vim.fn.getqflist({ title = 1 }).title:find('Memory: kiwi train', 1, true))
+  local title = vim.fn.getqflist({ title = 1 }).title
+  wait_for('the final title', function()
+    title = vim.fn.getqflist({ title = 1 }).title
+    return title:find('1 memory', 1, true) ~= nil
+  end)
+  eq('Memory: kiwi train — 1 memory', title)
 end)
+
+test('the quickfix title names no keys; the float names its own', function()
+  local fast = { phase = 'fast', docs = { { title = 't' } } }
+  eq('1 memory', ui.summary(fast, nil, nil))
+  eq('1 memory — <CR> open · q close', ui.summary(fast, nil, nil, ui.FLOAT_KEYS))
+end)
+
+-- :MemoryStatus while the first index builds ------------------------------------------
+
+--- A root of `count` memories: big enough that the daemon is still indexing
+--- when the first status arrives.
+local function big_root(count)
+  local root = vim.fn.tempname()
+  vim.fn.mkdir(root, 'p')
+  for i = 1, count do
+    vim.fn.writefile({
+      '---',
+      ('name: Runbook %d'):format(i),
+      ('description: what to do when service %d pages'):format(i),
+      'type: reference',
+      '---',
+      ('Restart service %d, then check its queue depth.'):format(i),
+    }, ('%s/runbook-%04d.md'):format(root, i))
+  end
+  return root
+end
+
+--- Count memory.status() calls (the status window asks through it).
+local status_calls = 0
+local real_status = memory.status
+memory.status = function(...)
+  status_calls = status_calls + 1
+  return real_status(...)
+end
+
+local MANY = 3000
+local big = big_root(MANY)
+
+test(':MemoryStatus opened while indexing refreshes until ready, then stops', function()
+  setup({ roots = { big }, selector = { kind = 'none' } })
+  local view
+  memory.status_command(function(v)
+    view = v
+  end)
+  wait_for('the status window', function()
+    return view ~= nil
+  end)
+  local first = buffer_text(view.buf)
+  assert(first:find('(indexing…)', 1, true) and first:find('0 memories', 1, true), first)
+  wait_for('the window to show the built index', function()
+    local text = buffer_text(view.buf)
+    return text:find(MANY .. ' memories, index built in', 1, true) ~= nil and not text:find('indexing', 1, true)
+  end, 60000)
+  local calls = status_calls
+  vim.wait(1500)
+  eq(calls, status_calls, 'status requests after ready')
+  eq(true, vim.api.nvim_win_is_valid(view.win))
+end)
+
+local big2 = big_root(MANY)
+
+test(':MemoryStatus closed while indexing stops refreshing', function()
+  setup({ roots = { big2 }, selector = { kind = 'none' } })
+  local view
+  memory.status_command(function(v)
+    view = v
+  end)
+  wait_for('the status window', function()
+    return view ~= nil
+  end)
+  assert(buffer_text(view.buf):find('(indexing…)', 1, true), buffer_text(view.buf))
+  vim.v.errmsg = '' -- earlier tests' cleanup may have left one
+  vim.api.nvim_set_current_win(view.win)
+  vim.api.nvim_feedkeys('q', 'x', false)
+  eq(true, view.closed)
+  local calls = status_calls
+  vim.wait(1500)
+  eq(calls, status_calls, 'status requests after the window closed')
+  eq('', vim.v.errmsg)
+end)
+
+memory.status = real_status
 
 -- Done -------------------------------------------------------------------------------
 
@@ -479,6 +566,8 @@ if client then
   end, 20)
 end
 vim.fn.delete(tmp, 'rf')
+vim.fn.delete(big, 'rf')
+vim.fn.delete(big2, 'rf')
 
 -- The daemon's stderr lands in the LSP log: this run's part holds no traceback.
 local log_file = io.open(log_path, 'r')

@@ -1,6 +1,7 @@
 // Bundle the extension (out/extension.js) and, with --tests, the node tests
-// (out/test/*.test.js). Type checking is tsc's job (`npm run typecheck`);
-// esbuild only strips types, so this takes milliseconds.
+// (out/test/*.test.js) and the check that a daemon is there (out/preflight/).
+// Type checking is tsc's job (`npm run typecheck`); esbuild only strips
+// types, so this takes milliseconds.
 import { build } from 'esbuild';
 import { readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -28,6 +29,9 @@ await build({
 
 if (process.argv.includes('--tests')) {
   rmSync(join(root, 'out', 'test'), { recursive: true, force: true });
+  // Outside out/test/ (node --test would take it for a test file), at the same
+  // depth, so that test/daemon.ts finds the repository from it.
+  await build({ ...common, entryPoints: ['test/preflight.ts'], outfile: 'out/preflight/preflight.js', packages: 'external' });
   await build({
     ...common,
     entryPoints: readdirSync(join(root, 'test'))

@@ -12,6 +12,7 @@ import {
   MemoryClient,
   RecallInitialOptions,
 } from './memoryClient';
+import { COMMAND_SETTING, findExecutable, installGuide, missingDaemonMessage, startFailedMessage } from './install';
 import { parseSelection, selectPrompt } from './modelSelect';
 import { recallRows, recallSummary, statusBar, statusReport } from './present';
 import type { MemoryDoc, SelectParams, SelectResult, StatusResult } from './protocol.generated';
@@ -34,11 +35,20 @@ export interface MemoryRecallApi {
 }
 
 const STATUS_URI = vscode.Uri.parse('memory-recall:Memory%20Status');
+// `.md`, so that VS Code shows it as markdown.
+const INSTALL_URI = vscode.Uri.parse('memory-recall:Install%20memory-recall.md');
+const OPEN_SETTINGS = 'Open Settings';
+const SHOW_INSTALL = 'Show install instructions';
+
+/** The daemon could not be started; the user has been told (once). */
+class DaemonUnavailable extends Error {}
 // The daemon has no status notification: the status bar asks after each
 // recall, after a markdown file is saved, created or deleted here, when the
 // window gets focus, and every 30 s (for changes made elsewhere).
 const STATUS_REFRESH_MS = 30_000;
 const REFRESH_AFTER_CHANGE_MS = 500; // the daemon's watcher reacts within ~100 ms
+
+const currentSettings = () => readSettings((key, fallback) => vscode.workspace.getConfiguration(SECTION).get(key, fallback));
 
 /** The daemon of this window: one LanguageClient and its MemoryClient, replaced on restart. */
 class Daemon implements vscode.Disposable {
@@ -50,8 +60,15 @@ class Daemon implements vscode.Disposable {
   private refreshTimer: NodeJS.Timeout | undefined;
   private refreshSoonTimer: NodeJS.Timeout | undefined;
   private settings: Settings | undefined;
+  /** What the last start failure told the user, so that retries do not repeat it. */
+  private reported: string | undefined;
+  /** The daemon command that was not found at the last start, if it was not. */
+  missingCommand: string | undefined;
 
-  constructor(readonly log: vscode.LogOutputChannel) {
+  constructor(
+    readonly log: vscode.LogOutputChannel,
+    private readonly repositoryUrl: string | undefined,
+  ) {
     this.statusItem.name = 'Memory Recall';
     this.statusItem.command = 'memoryRecall.showStatus';
     this.showState('starting');
@@ -76,20 +93,29 @@ class Daemon implements vscode.Disposable {
   }
 
   private async start(): Promise<MemoryClient> {
-    const settings = readSettings((key, fallback) => vscode.workspace.getConfiguration(SECTION).get(key, fallback));
+    const settings = currentSettings();
     this.settings = settings;
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    const launch = daemonLaunch(settings, { workspaceFolder: folder?.uri.fsPath });
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+    const launch = daemonLaunch(settings, { workspaceFolder: folders[0], workspaceFolders: folders });
     for (const problem of launch.problems) {
       this.log.warn(problem);
       void vscode.window.showWarningMessage(`Memory Recall: ${problem}`);
+    }
+    const env = { ...process.env, ...launch.env };
+    // Checked before vscode-languageclient spawns it: its own "couldn't create
+    // connection" notification cannot be turned off, and says nothing useful.
+    if (!findExecutable(launch.command, env)) {
+      this.showState('stopped');
+      this.missingCommand = launch.command;
+      this.reportFailure(missingDaemonMessage(launch.command));
+      throw new DaemonUnavailable(`${launch.command} was not found (set ${COMMAND_SETTING})`);
     }
     // No `transport`: with TransportKind.stdio the client would append
     // `--stdio` to the arguments, which `memory-recall serve` rejects.
     const serverOptions: ServerOptions = {
       command: launch.command,
       args: launch.args,
-      options: { cwd: folder?.uri.fsPath, env: { ...process.env, ...launch.env } },
+      options: { cwd: folders[0], env },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [], // a memory daemon, not a language server: no documents are synced
@@ -109,27 +135,47 @@ class Daemon implements vscode.Disposable {
     });
     this.languageClient = languageClient;
     this.memory = memory;
-    this.log.info(`starting ${launch.command} ${launch.args.join(' ')}`);
+    this.log.info(`starting ${launch.command} ${launch.args.join(' ')} (roots: ${
+      launch.initializationOptions.roots?.map((r) => r.path).join(', ') ?? "the daemon's defaults"
+    })`);
     try {
       await languageClient.start();
     } catch (error) {
       this.showState('stopped');
       memory.dispose();
       this.languageClient = this.memory = undefined;
-      void vscode.window
-        .showErrorMessage(
-          `Memory Recall could not start \`${launch.command}\`: ${errorMessage(error)}. ` +
-            'Install it (see the extension README) or set memoryRecall.server.command.',
-          'Open Settings',
-        )
-        .then((choice) => {
-          if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'memoryRecall.server');
-        });
-      throw error;
+      this.reportFailure(startFailedMessage(launch.command, errorMessage(error)));
+      throw new DaemonUnavailable(errorMessage(error));
     }
+    this.reported = this.missingCommand = undefined; // a later failure is news again
     this.refreshTimer = setInterval(() => void this.refreshStatus(), STATUS_REFRESH_MS);
     void this.refreshStatus();
     return memory;
+  }
+
+  /**
+   * Tell the user why the daemon is not running, with the two ways out. Shown
+   * once per distinct failure: the retries behind every recall and status
+   * refresh only log. `again` (an explicit command by the user) shows it anyway.
+   */
+  reportFailure(message: string | undefined = this.reported, again = false): void {
+    if (!message || (message === this.reported && !again)) {
+      return;
+    }
+    this.reported = message;
+    this.log.error(message);
+    void vscode.window.showErrorMessage(message, OPEN_SETTINGS, SHOW_INSTALL).then((choice) => {
+      if (choice === OPEN_SETTINGS) {
+        void vscode.commands.executeCommand('workbench.action.openSettings', COMMAND_SETTING);
+      } else if (choice === SHOW_INSTALL) {
+        void vscode.commands.executeCommand('memoryRecall.showInstallInstructions');
+      }
+    });
+  }
+
+  /** The install instructions, for the command actually configured. */
+  installGuide(): string[] {
+    return installGuide(this.missingCommand ?? currentSettings()['server.command'], this.repositoryUrl);
   }
 
   async stop(): Promise<void> {
@@ -148,8 +194,8 @@ class Daemon implements vscode.Disposable {
     }
   }
 
-  async restart(): Promise<void> {
-    this.log.info('settings changed: restarting the daemon');
+  async restart(why: string): Promise<void> {
+    this.log.info(`${why}: restarting the daemon`);
     await this.stop();
     this.showState('starting');
     await this.client();
@@ -305,49 +351,60 @@ let running: Daemon | undefined;
 
 export function activate(context: vscode.ExtensionContext): MemoryRecallApi {
   const log = vscode.window.createOutputChannel('Memory Recall', { log: true });
-  const daemon = (running = new Daemon(log));
+  const repository = context.extension?.packageJSON?.repository;
+  const daemon = (running = new Daemon(log, typeof repository === 'string' ? repository : repository?.url));
   const lastQuery = { value: '' };
 
-  let statusText = '';
-  const statusChanged = new vscode.EventEmitter<vscode.Uri>();
+  const documents = new Map<string, string>(); // memory-recall: URI → text
+  const documentChanged = new vscode.EventEmitter<vscode.Uri>();
+  const showDocument = async (uri: vscode.Uri, lines: string[]) => {
+    documents.set(uri.toString(), lines.join('\n') + '\n');
+    documentChanged.fire(uri);
+    const document = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(document, { preview: true });
+  };
+  // A command the user ran: a daemon that cannot start is worth telling again.
+  const userCommand = (run: () => Promise<unknown>) => () =>
+    run().catch((error) => {
+      if (error instanceof DaemonUnavailable) daemon.reportFailure(undefined, true);
+      else void vscode.window.showErrorMessage(`Memory: ${errorMessage(error)}`);
+    });
   let restartTimer: NodeJS.Timeout | undefined;
-  const restartSoon = () => {
+  const restartSoon = (why: string) => {
     clearTimeout(restartTimer); // one restart for a burst of edits to settings.json
-    restartTimer = setTimeout(() => daemon.restart().catch((error) => log.error(errorMessage(error))), 300);
+    restartTimer = setTimeout(() => daemon.restart(why).catch((error) => log.error(errorMessage(error))), 300);
   };
 
   context.subscriptions.push(
     log,
     daemon,
-    statusChanged,
+    documentChanged,
     vscode.workspace.registerTextDocumentContentProvider('memory-recall', {
-      onDidChange: statusChanged.event,
-      provideTextDocumentContent: () => statusText,
+      onDidChange: documentChanged.event,
+      provideTextDocumentContent: (uri) => documents.get(uri.toString()) ?? '',
     }),
-    vscode.commands.registerCommand('memoryRecall.recall', () =>
-      recallCommand(daemon, lastQuery).catch((error) => vscode.window.showErrorMessage(`Memory: ${errorMessage(error)}`)),
-    ),
-    vscode.commands.registerCommand('memoryRecall.openFolder', () =>
-      openFolderCommand(daemon).catch((error) => vscode.window.showErrorMessage(`Memory: ${errorMessage(error)}`)),
-    ),
+    vscode.commands.registerCommand('memoryRecall.recall', userCommand(() => recallCommand(daemon, lastQuery))),
+    vscode.commands.registerCommand('memoryRecall.openFolder', userCommand(() => openFolderCommand(daemon))),
     vscode.commands.registerCommand('memoryRecall.showStatus', async () => {
+      let lines: string[];
       try {
         await daemon.client();
         const status = await daemon.refreshStatus();
-        statusText = status ? statusReport(status).join('\n') + '\n' : 'The memory daemon is not running.\n';
+        lines = status ? statusReport(status) : ['The memory daemon is not running.'];
       } catch (error) {
-        statusText = `The memory daemon is not running: ${errorMessage(error)}\n`;
+        lines = [`The memory daemon is not running: ${errorMessage(error)}`, ''];
+        if (daemon.missingCommand) lines.push(...daemon.installGuide());
       }
-      statusChanged.fire(STATUS_URI);
-      const document = await vscode.workspace.openTextDocument(STATUS_URI);
-      await vscode.window.showTextDocument(document, { preview: true });
+      await showDocument(STATUS_URI, lines);
     }),
-    vscode.commands.registerCommand('memoryRecall.restart', () => daemon.restart()),
+    vscode.commands.registerCommand('memoryRecall.showInstallInstructions', () => showDocument(INSTALL_URI, daemon.installGuide())),
+    vscode.commands.registerCommand('memoryRecall.restart', userCommand(() => daemon.restart('restart requested'))),
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (event.affectsConfiguration(SECTION)) restartSoon();
+      if (event.affectsConfiguration(SECTION)) restartSoon('settings changed');
     }),
-    // The default project root is <first workspace folder>/.memory.
-    vscode.workspace.onDidChangeWorkspaceFolders(() => restartSoon()),
+    // Every folder's .memory is a project root: a new daemon for the new set
+    // (its index is built again; a recall meanwhile waits for it).
+    vscode.workspace.onDidChangeWorkspaceFolders(() => restartSoon('workspace folders changed')),
     vscode.workspace.onDidSaveTextDocument((document) => {
       if (isMarkdown(document.uri)) daemon.refreshSoon();
     }),

@@ -2,7 +2,7 @@
 // No `vscode` import: the extension passes a getter over
 // `workspace.getConfiguration('memoryRecall')`, tests pass plain values.
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, posix, resolve, win32 } from 'node:path';
 
 import type { InitializationOptions, RootOption } from './protocol.generated';
 
@@ -43,8 +43,43 @@ export function readSettings(get: <T>(key: string, defaultValue: T) => T): Setti
 
 /** Where `~`, `${userHome}` and `${workspaceFolder}` point. */
 export interface PathContext {
+  /** The first workspace folder: the daemon's working directory, and `${workspaceFolder}` of the command. */
   workspaceFolder?: string;
+  /** Every workspace folder (multi-root); when absent, just `workspaceFolder`. */
+  workspaceFolders?: string[];
   home?: string;
+  /** For the per-user memory directory; default: this process's. */
+  platform?: NodeJS.Platform;
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * The daemon's per-user memory directory, as server/config.py computes it
+ * (`user_data_dir() / "memory"`); a test compares the two.
+ */
+export function userMemoryDir(context: PathContext = {}): string {
+  const home = context.home ?? homedir();
+  const env = context.env ?? process.env;
+  const platform = context.platform ?? process.platform;
+  const pathJoin = platform === 'win32' ? win32.join : posix.join;
+  const expandHome = (path: string) => (path === '~' || path.startsWith('~/') ? pathJoin(home, path.slice(1)) : path);
+  let base: string;
+  if (platform === 'win32') {
+    base = env.LOCALAPPDATA || env.APPDATA || pathJoin(home, 'AppData', 'Local');
+  } else if (platform === 'darwin') {
+    base = pathJoin(home, 'Library', 'Application Support');
+  } else {
+    base = expandHome(env.XDG_DATA_HOME || pathJoin(home, '.local', 'share'));
+  }
+  return pathJoin(base, 'memory-recall', 'memory');
+}
+
+/** Does `path` depend on the workspace folder (relative, or `${workspaceFolder}` in it)? */
+function perFolder(path: string): boolean {
+  const trimmed = path.trim();
+  if (trimmed.includes('${workspaceFolder}')) return true;
+  const homeRelative = trimmed === '~' || /^~[\/]/.test(trimmed) || trimmed.startsWith('${userHome}');
+  return !homeRelative && !isAbsolute(trimmed);
 }
 
 /** Expand `~`, `${userHome}`, `${workspaceFolder}`; relative paths are taken from the workspace folder. */
@@ -87,14 +122,27 @@ export function daemonLaunch(settings: Settings, context: PathContext): DaemonLa
     options.ranker = settings.ranker;
   }
 
+  const folders = context.workspaceFolders ?? (context.workspaceFolder ? [context.workspaceFolder] : []);
   const roots: RootOption[] = [];
+  const add = (path: string, scope: RootOption['scope']) => {
+    if (!roots.some((root) => root.path === path)) roots.push({ path, scope });
+  };
   for (const root of settings.roots ?? []) {
-    const path = typeof root?.path === 'string' ? expandPath(root.path, context) : undefined;
-    if (!path) {
+    const scope = root?.scope === 'user' ? 'user' : 'project';
+    const raw = typeof root?.path === 'string' ? root.path : undefined;
+    // A folder-relative root means that folder in every workspace folder.
+    const paths = raw === undefined ? [] : perFolder(raw) ? folders.map((folder) => expandPath(raw, { ...context, workspaceFolder: folder })) : [expandPath(raw, context)];
+    if (!paths.length || paths.some((path) => !path)) {
       problems.push(`memoryRecall.roots: ${JSON.stringify(root?.path)} needs an open workspace folder or an absolute path`);
       continue;
     }
-    roots.push({ path, scope: root.scope === 'user' ? 'user' : 'project' });
+    paths.forEach((path) => add(path!, scope));
+  }
+  if (!settings.roots?.length && folders.length > 1) {
+    // The daemon's default project root is <first folder>/.memory only:
+    // name every folder's, and the user root it would have added.
+    folders.forEach((folder) => add(join(folder, '.memory'), 'project'));
+    add(userMemoryDir(context), 'user');
   }
   if (roots.length) {
     options.roots = roots; // otherwise the daemon's defaults: <workspace>/.memory and the user memory

@@ -1,7 +1,7 @@
 // Starts the real Python daemon and connects a MemoryClient to it over
 // vscode-jsonrpc, as the extension's LanguageClient would.
 import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
   createMessageConnection,
@@ -14,6 +14,9 @@ import { MemoryClient, SelectHandler } from '../src/memoryClient';
 import type { InitializationOptions } from '../src/protocol.generated';
 
 export const REPO_ROOT = resolve(__dirname, '..', '..', '..', '..');
+export const EXTENSION_DIR = join(REPO_ROOT, 'editors', 'vscode');
+/** The extension's package.json, as VS Code hands it over in `context.extension.packageJSON`. */
+export const MANIFEST = JSON.parse(readFileSync(join(EXTENSION_DIR, 'package.json'), 'utf8'));
 export const DEMO_PROJECT = join(REPO_ROOT, 'fixtures', 'demo-memory', 'project');
 export const DEMO_USER = join(REPO_ROOT, 'fixtures', 'demo-memory', 'user');
 export const DEMO_ROOTS = [

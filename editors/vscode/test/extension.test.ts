@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { createFakeVscode, installFakeVscode } from './fakeVscode';
-import { daemonCommand, DEMO_PROJECT, DEMO_ROOTS, sleep, withTimeout } from './daemon';
+import { daemonCommand, DEMO_PROJECT, DEMO_ROOTS, MANIFEST, sleep, withTimeout } from './daemon';
 
 type Extension = typeof import('../src/extension');
 
@@ -41,7 +41,7 @@ describe('the extension in a stand-in VS Code', () => {
   const uninstall = installFakeVscode(vscode);
   // Loaded only now, so that its `require('vscode')` gets the stand-in.
   const extension: Extension = require('../src/extension');
-  const context = { subscriptions: [] as { dispose(): unknown }[] };
+  const context = { subscriptions: [] as { dispose(): unknown }[], extension: { packageJSON: MANIFEST } };
   let api: ReturnType<Extension['activate']>;
 
   before(() => {
@@ -165,14 +165,23 @@ describe('the extension in a stand-in VS Code', () => {
     assert.deepEqual(host.messages.filter((m) => m.level === 'error'), []);
   });
 
-  test('a daemon command that does not exist: an error with Open Settings, the status bar says so', async () => {
+  test('a daemon command that does not exist: one actionable error, the status bar says so', async () => {
+    const before = host.messages.length;
     host.updateSettings({ 'memoryRecall.server.command': join(workspace, 'no-such-memory-recall') });
-    // vscode-languageclient shows its own error too; ours points at the setting.
     const error = await eventually('the error message', () =>
-      host.messages.find((m) => m.level === 'error' && m.text.startsWith('Memory Recall could not start')),
+      host.messages.slice(before).find((m) => m.level === 'error'),
     );
-    assert.match(error.text, /no-such-memory-recall.*ENOENT.*memoryRecall\.server\.command/s);
+    assert.match(error.text, /no-such-memory-recall.*was not found.*pip install \..*memoryRecall\.server\.command/s);
+    assert.deepEqual(error.buttons, ['Open Settings', 'Show install instructions']);
     assert.equal(host.statusBarItems[0].text, '$(error) Memory');
+    // Retries (an agent's recall, the status bar) do not repeat it, and
+    // vscode-languageclient never got to show its own.
     await assert.rejects(api.status());
+    await assert.rejects(api.recall('deploy freeze'));
+    await sleep(100);
+    assert.deepEqual(
+      host.messages.slice(before).filter((m) => m.level === 'error').map((m) => m.text),
+      [error.text],
+    );
   });
 });

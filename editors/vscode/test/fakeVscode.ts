@@ -136,9 +136,13 @@ export interface FakeModel {
 }
 
 /** The fake `vscode` module and the handles a test drives it with. */
-export function createFakeVscode(initialSettings: Record<string, unknown>, workspaceFolder?: string) {
+export function createFakeVscode(initialSettings: Record<string, unknown>, workspaceFolder?: string | string[]) {
   const settings = { ...initialSettings };
   const configurationChanged = new EventEmitter<{ affectsConfiguration(section: string): boolean }>();
+  const foldersChanged = new EventEmitter<unknown>();
+  const toFolders = (paths: string[]) =>
+    paths.length ? paths.map((path, index) => ({ uri: Uri.file(path), name: path.split('/').at(-1), index })) : undefined;
+  let workspaceFolders = toFolders(workspaceFolder === undefined ? [] : [workspaceFolder].flat());
   const commandHandlers = new Map<string, (...args: any[]) => unknown>();
   const contentProviders = new Map<string, { provideTextDocumentContent(uri: Uri): string }>();
   const host = {
@@ -147,7 +151,9 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
     quickPicks: [] as FakeQuickPick<any>[],
     shownDocuments: [] as string[],
     openedDocuments: [] as { uri: string; text: string }[],
-    messages: [] as { level: string; text: string }[],
+    messages: [] as { level: string; text: string; buttons: string[] }[],
+    /** The button the user presses on the next notifications (undefined: dismissed). */
+    messageAnswers: [] as (string | undefined)[],
     executed: [] as { command: string; args: unknown[] }[],
     statusBarItems: [] as { text: string; tooltip: string; command: string }[],
     models: [] as FakeModel[],
@@ -160,15 +166,25 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
         affectsConfiguration: (section: string) => Object.keys(changes).some((k) => k === section || k.startsWith(`${section}.`)),
       });
     },
+    /** Add or remove workspace folders, as the Explorer would. */
+    setWorkspaceFolders(paths: string[]) {
+      const before = workspaceFolders ?? [];
+      workspaceFolders = toFolders(paths);
+      const after = workspaceFolders ?? [];
+      const missingFrom = (list: typeof after) => (f: (typeof after)[number]) => !list.some((g) => g.uri.fsPath === f.uri.fsPath);
+      foldersChanged.fire({ added: after.filter(missingFrom(before)), removed: before.filter(missingFrom(after)) });
+    },
     async runCommand(command: string, ...args: unknown[]) {
       return commandHandlers.get(command)!(...args);
     },
   };
 
-  const message = (level: string) => async (text: string) => {
-    host.messages.push({ level, text });
-    return undefined;
-  };
+  const message =
+    (level: string) =>
+    async (text: string, ...buttons: unknown[]) => {
+      host.messages.push({ level, text, buttons: buttons.filter((b): b is string => typeof b === 'string') });
+      return host.messageAnswers.shift();
+    };
   const logChannel = (name: string) =>
     withStubs('LogOutputChannel', {
       name,
@@ -200,7 +216,10 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
     LogLevel: { Off: 0, Trace: 1, Debug: 2, Info: 3, Warning: 4, Error: 5 },
     env: withStubs('env', { language: 'en', appName: 'Fake Code', machineId: 'test', sessionId: 'test' }),
     workspace: withStubs('workspace', {
-      workspaceFolders: workspaceFolder ? [{ uri: Uri.file(workspaceFolder), name: 'workspace', index: 0 }] : undefined,
+      get workspaceFolders() {
+        return workspaceFolders;
+      },
+      onDidChangeWorkspaceFolders: foldersChanged.event,
       textDocuments: [],
       notebookDocuments: [],
       getConfiguration(section?: string) {

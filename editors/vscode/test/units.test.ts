@@ -1,15 +1,17 @@
 // The vscode-free pieces the extension is built from: settings, what the
 // user sees, and the model's selection prompt.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, test } from 'node:test';
 
+import { findExecutable, installGuide, missingDaemonMessage } from '../src/install';
 import { DEFAULT_INITIAL_WAIT_MS } from '../src/memoryClient';
 import { parseSelection, selectPrompt, shortName } from '../src/modelSelect';
 import { formatAge, recallRows, recallSummary, statusBar, statusReport } from '../src/present';
 import type { MemoryDoc, PhaseResult, SelectParams, StatusResult } from '../src/protocol.generated';
-import { daemonLaunch, DEFAULTS, expandPath, readSettings, SECTION, Settings } from '../src/settings';
+import { daemonLaunch, DEFAULTS, expandPath, readSettings, SECTION, Settings, userMemoryDir } from '../src/settings';
 import { schemaValidator } from './schema';
 
 const EXTENSION_DIR = resolve(__dirname, '..', '..');
@@ -89,6 +91,35 @@ describe('settings', () => {
     const missing = daemonLaunch(settings({ 'selector.kind': 'http' }), {});
     assert.deepEqual(missing.initializationOptions.selector, { kind: 'none' });
     assert.match(missing.problems[0], /selector\.url/);
+  });
+
+  test("multi-root: every folder's .memory and the user memory; folder-relative roots in every folder", () => {
+    const context = { workspaceFolder: '/w/api', workspaceFolders: ['/w/api', '/w/web'], home: '/home/ada', platform: 'linux' as const, env: {} };
+    assert.deepEqual(daemonLaunch(settings(), context).initializationOptions.roots, [
+      { path: '/w/api/.memory', scope: 'project' },
+      { path: '/w/web/.memory', scope: 'project' },
+      { path: '/home/ada/.local/share/memory-recall/memory', scope: 'user' },
+    ]);
+    const roots = [{ path: '.memory/team' }, { path: '${workspaceFolder}/notes' }, { path: '~/shared', scope: 'user' as const }];
+    assert.deepEqual(daemonLaunch(settings({ roots }), context).initializationOptions.roots, [
+      { path: '/w/api/.memory/team', scope: 'project' },
+      { path: '/w/web/.memory/team', scope: 'project' },
+      { path: '/w/api/notes', scope: 'project' },
+      { path: '/w/web/notes', scope: 'project' },
+      { path: '/home/ada/shared', scope: 'user' },
+    ]);
+    // One folder: the daemon's own defaults, as before.
+    assert.equal(daemonLaunch(settings(), { ...context, workspaceFolders: ['/w/api'] }).initializationOptions.roots, undefined);
+  });
+
+  test("the user memory directory follows the daemon's platform rules", () => {
+    assert.equal(userMemoryDir({ home: '/home/ada', platform: 'linux', env: {} }), '/home/ada/.local/share/memory-recall/memory');
+    assert.equal(userMemoryDir({ home: '/home/ada', platform: 'linux', env: { XDG_DATA_HOME: '/data' } }), '/data/memory-recall/memory');
+    assert.equal(userMemoryDir({ home: '/Users/ada', platform: 'darwin', env: {} }), '/Users/ada/Library/Application Support/memory-recall/memory');
+    assert.equal(
+      userMemoryDir({ home: 'C:\\Users\\ada', platform: 'win32', env: { LOCALAPPDATA: 'C:\\Users\\ada\\AppData\\Local' } }),
+      'C:\\Users\\ada\\AppData\\Local\\memory-recall\\memory',
+    );
   });
 
   test('a path-like command is expanded, a bare name is left to PATH', () => {
@@ -223,5 +254,78 @@ describe('model selection', () => {
     assert.deepEqual(parseSelection('{"selected": [1, 2, 3]}', params).length, 2);
     assert.deepEqual(parseSelection('{"selected": []}', params), []);
     assert.throws(() => parseSelection('I think number 2', params), /did not answer/);
+  });
+});
+
+describe('installing the daemon', () => {
+  test('findExecutable: on PATH and executable, or a path that is; nothing else', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memory-recall-path-'));
+    try {
+      mkdirSync(join(dir, 'bin'));
+      const daemon = join(dir, 'bin', 'memory-recall');
+      writeFileSync(daemon, '#!/bin/sh\n');
+      chmodSync(daemon, 0o755);
+      writeFileSync(join(dir, 'bin', 'not-executable'), '');
+      const env = { PATH: ['/nonexistent', join(dir, 'bin')].join(':') };
+      assert.equal(findExecutable('memory-recall', env, 'linux'), daemon);
+      assert.equal(findExecutable(daemon, {}, 'linux'), daemon);
+      assert.equal(findExecutable('not-executable', env, 'linux'), undefined);
+      assert.equal(findExecutable('memory-recall', { PATH: '/nonexistent' }, 'linux'), undefined);
+      assert.equal(findExecutable(join(dir, 'bin'), {}, 'linux'), undefined); // a directory
+      // Windows: no execute bit; a bare name means name.com or name.exe.
+      writeFileSync(join(dir, 'bin', 'memory-recall.exe'), '');
+      assert.equal(findExecutable('memory-recall', { Path: join(dir, 'bin') }, 'win32'), join(dir, 'bin', 'memory-recall.exe'));
+      assert.equal(findExecutable('not-executable', { Path: join(dir, 'bin') }, 'win32'), undefined);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the message names the setting and an install that works (not PyPI)', () => {
+    const text = missingDaemonMessage('memory-recall');
+    assert.match(text, /"memory-recall" was not found/);
+    assert.match(text, /"memoryRecall\.server\.command"/);
+    assert.match(text, /pip install \. in a clone/);
+    const guide = installGuide('memory-recall', manifest.repository.url).join('\n');
+    assert.ok(guide.includes(`"git+${manifest.repository.url}"`), guide);
+    assert.match(guide, /not published on PyPI/);
+  });
+
+  test('no text in editors/ offers an install from PyPI or the Marketplace', () => {
+    const editors = resolve(EXTENSION_DIR, '..');
+    const texts: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (['node_modules', 'out', '.git'].includes(entry.name)) continue;
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (/\.(md|json|txt|lua|ts)$/.test(entry.name) && entry.name !== 'package-lock.json') texts.push(path);
+      }
+    };
+    walk(editors);
+    assert.ok(texts.length > 10);
+    for (const path of texts) {
+      if (path.endsWith('units.test.ts')) continue; // this test names what it forbids
+      const text = readFileSync(path, 'utf8');
+      assert.doesNotMatch(text, /pipx? install (--user )?memory-recall|pip install memory-recall|ext install memory-recall/, path);
+    }
+  });
+});
+
+describe('package.json', () => {
+  test('activates on a .memory folder (or a command, or an API call), not on every startup', () => {
+    assert.deepEqual(manifest.activationEvents, ['workspaceContains:.memory']);
+    const commands = manifest.contributes.commands.map((c: { command: string }) => c.command);
+    assert.ok(commands.includes('memoryRecall.showInstallInstructions'));
+  });
+
+  test('repository, a 128×128 PNG icon, the Node.js it needs', () => {
+    assert.match(manifest.repository.url, /^https:\/\//);
+    const icon = readFileSync(join(EXTENSION_DIR, manifest.icon));
+    assert.equal(icon.subarray(1, 4).toString(), 'PNG');
+    assert.deepEqual([icon.readUInt32BE(16), icon.readUInt32BE(20)], [128, 128]);
+    assert.equal(manifest.engines.node, '>=20');
+    assert.ok(existsSync(join(EXTENSION_DIR, '.vscodeignore')));
+    assert.match(readFileSync(join(EXTENSION_DIR, '.vscodeignore'), 'utf8'), new RegExp(`^!${manifest.icon}$`, 'm'));
   });
 });

@@ -10,6 +10,7 @@ import { CancellationToken, ResponseError } from 'vscode-jsonrpc';
 import { ErrorCode, isCancelledError, Methods } from '../src/memoryClient';
 import type { PhaseNotification, RecallTelemetry, SelectParams } from '../src/protocol.generated';
 import { PROTOCOL_VERSION } from '../src/protocol.generated';
+import { userMemoryDir } from '../src/settings';
 import { DEMO_PROJECT, DEMO_ROOTS, Daemon, sleep, startDaemon, withTimeout } from './daemon';
 import { schemaValidator } from './schema';
 
@@ -286,5 +287,18 @@ describe('watching', () => {
     assert.ok(['watching', 'polling'].includes(status.watcher.state), status.watcher.state);
     const { initial } = await daemon.client.recall('kiwi train', { initialWaitMs: 5000 });
     assert.equal(initial?.docs[0]?.title, 'Kiwi release train');
+  });
+});
+
+describe('default roots', () => {
+  test("the extension's user memory directory is the daemon's", async () => {
+    // No workspace and no roots: the daemon's defaults are just the user root.
+    const daemon = await startDaemon({ selector: { kind: 'none' }, watch: false });
+    try {
+      const status = await withTimeout(daemon.client.status(), 5000, 'status');
+      assert.deepEqual(status.roots.map((r) => [r.scope, r.path]), [['user', userMemoryDir()]]);
+    } finally {
+      await stopCleanly(daemon);
+    }
   });
 });

@@ -166,7 +166,10 @@ function M.start(config)
     return state.client_id
   end
   if vim.fn.executable(config.cmd[1]) ~= 1 then
-    return nil, ('memory-recall: %q is not executable (set `cmd` in setup())'):format(config.cmd[1])
+    return nil,
+      ('memory-recall: %q is not executable: install the daemon from the repository (pip install . in a clone) or set `cmd` in setup()'):format(
+        config.cmd[1]
+      )
   end
   local client_config = M.client_config(config)
   local id

@@ -16,7 +16,10 @@ function M.check()
   else
     vim.health.error(
       ('%q is not executable'):format(exe),
-      { 'Install the daemon (see the README) or set `cmd` in setup()' }
+      {
+        'It is not on PyPI: install it from the repository (`python3 -m pip install --user .` in a clone)',
+        'or set `cmd` in setup() to its full path',
+      }
     )
     return
   end

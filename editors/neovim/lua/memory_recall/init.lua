@@ -50,6 +50,8 @@ local config = nil ---@type table?
 
 local SELECTOR_KEYS = { api_key_env = 'apiKeyEnv', timeout_ms = 'timeoutMs' }
 local UI_WAIT_MS = 60000
+-- :MemoryStatus asks again this often while the first index is building.
+local STATUS_REFRESH_MS = 500
 
 --- An absolute path: `~` and $VARS expanded (not `%` or `#`, as expand() would).
 local function expand(path)
@@ -175,19 +177,41 @@ function M.recall_command(query)
     if err == 'cancelled' and view.closed then
       return
     end
-    view:update(fast, refined, ui.summary(fast, refined, err))
+    view:update(fast, refined, ui.summary(fast, refined, err, view.keys))
   end)
   return view, handle
 end
 
---- :MemoryStatus: roots, counts, skipped files, watcher.
-function M.status_command()
+--- :MemoryStatus: roots, counts, skipped files, watcher. Opened while the
+--- daemon is still indexing, the window refreshes until the index is ready
+--- (or the window is closed). `on_open(view)`, if given, gets the window.
+function M.status_command(on_open)
   M.status(function(status, err)
     if not status then
       vim.notify('memory-recall: ' .. tostring(err), vim.log.levels.ERROR)
       return
     end
-    ui.open_float('Memory Status', ui.status_lines(status))
+    local view = ui.status_float(status)
+    if on_open then
+      on_open(view)
+    end
+    local function refresh_until_ready(latest)
+      if view.closed or latest.ready then
+        return
+      end
+      vim.defer_fn(function()
+        if view.closed then
+          return
+        end
+        M.status(function(next_status)
+          if next_status then
+            view:update(next_status)
+            refresh_until_ready(next_status)
+          end -- the daemon went away: the window keeps its last state
+        end)
+      end, STATUS_REFRESH_MS)
+    end
+    refresh_until_ready(status)
   end)
 end
 

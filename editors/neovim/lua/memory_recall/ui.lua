@@ -63,8 +63,12 @@ function M.result_lines(fast, refined, status_line, now_ms)
   return lines, docs, highlights
 end
 
---- The status line under the results once the recall is over.
-function M.summary(fast, refined, err)
+--- The keys of the :MemoryRecall float, shown in its status line.
+M.FLOAT_KEYS = '<CR> open · q close'
+
+--- The status line under the results once the recall is over; `keys` (the
+--- view's key hints, e.g. M.FLOAT_KEYS) follows the count when given.
+function M.summary(fast, refined, err, keys)
   if err then
     return err == 'cancelled' and 'Cancelled' or ('Recall failed: ' .. err)
   end
@@ -76,7 +80,7 @@ function M.summary(fast, refined, err)
   if type(refined) == 'table' and type(refined.failure) == 'string' then
     failure = ' (model not used: ' .. refined.failure .. ')'
   end
-  return ('%d %s — <CR> open · q close%s'):format(count, count == 1 and 'memory' or 'memories', failure)
+  return ('%d %s%s%s'):format(count, count == 1 and 'memory' or 'memories', keys and (' — ' .. keys) or '', failure)
 end
 
 local function float_config(title, line_count)
@@ -145,7 +149,7 @@ function M.results_float(query, on_close)
   local from_win = vim.api.nvim_get_current_win()
   local title = 'Memory: ' .. query
   local buf, win = M.open_float(title, { 'Recalling…' })
-  local view = { buf = buf, win = win, docs = {} }
+  local view = { buf = buf, win = win, docs = {}, keys = M.FLOAT_KEYS }
 
   vim.keymap.set('n', '<CR>', function()
     local doc = view.docs[vim.api.nvim_win_get_cursor(0)[1]]
@@ -188,7 +192,9 @@ function M.results_float(query, on_close)
   return view
 end
 
---- The quickfix alternative: one entry per memory, replaced when the refined phase arrives.
+--- The quickfix alternative: one entry per memory, replaced when the refined
+--- phase arrives. Its keys are quickfix's own (`<CR>` opens, `:cclose`), so the
+--- title carries no key hints.
 function M.results_quickfix(query)
   local title = 'Memory: ' .. query
   vim.fn.setqflist({}, ' ', { title = title, items = {} })
@@ -209,6 +215,28 @@ function M.results_quickfix(query)
     vim.fn.setqflist({}, 'r', { title = title .. ' — ' .. status_line, items = items })
     if #items > 0 then
       vim.cmd('botright copen')
+    end
+  end
+  return view
+end
+
+--- The :MemoryStatus float. `view:update(status)` re-renders it (the daemon
+--- may still be indexing); `view.closed` is set once the user closed it.
+function M.status_float(status)
+  local title = 'Memory Status'
+  local lines = M.status_lines(status)
+  local buf, win = M.open_float(title, lines)
+  local view = { buf = buf, win = win }
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    buffer = buf,
+    once = true,
+    callback = function()
+      view.closed = true
+    end,
+  })
+  function view.update(_, new_status)
+    if not view.closed then
+      set_lines(buf, win, title, M.status_lines(new_status))
     end
   end
   return view
