@@ -1,0 +1,1 @@
+"""Developer tools: evaluations that print figures."""
