@@ -31,6 +31,7 @@ duplicate keeps both; two different facts share neither.
 from __future__ import annotations
 
 import functools
+from collections import defaultdict
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -102,6 +103,7 @@ class _Cues:
     change: regex.Pattern[str]
     numbers: dict[str, str]
     number_words: regex.Pattern[str]
+    capitalised_nouns: frozenset[str]
 
 
 def _cue_pattern(cues: Iterable[str]) -> regex.Pattern[str]:
@@ -119,7 +121,7 @@ def _cue_pattern(cues: Iterable[str]) -> regex.Pattern[str]:
 
 @functools.cache
 def _cues() -> _Cues:
-    lists: dict[str, list[str]] = {"negation": [], "change": [], "number": []}
+    lists: dict[str, list[str]] = defaultdict(list)
     for line in _data_lines("conflict_cues.txt"):
         key, _, values = line.partition("=")
         kind = key.strip().split(".")[0]
@@ -130,6 +132,7 @@ def _cues() -> _Cues:
         change=_cue_pattern(lists["change"]),
         numbers=numbers,
         number_words=_cue_pattern(numbers),
+        capitalised_nouns=frozenset(lists["capitalised-nouns"]),
     )
 
 
@@ -149,19 +152,23 @@ _CODE = regex.compile(r"`([^`\n]+)`")
 # An identifier: word characters joined by code separators (fmt.Errorf, feature/API-123,
 # k8s-staging), or letters and digits mixed in one word (v2, k8s, 512Mi).
 _IDENTIFIER = regex.compile(
-    r"(?<![\p{L}\p{N}])(?:[\p{L}\p{N}]+(?:[_./:@#][\p{L}\p{N}]+)+|[\p{L}]+\p{N}[\p{L}\p{N}]*)"
+    r"(?<![\p{L}\p{N}])(?:[#@]?[\p{L}\p{N}]+(?:[-_./:@#][\p{L}\p{N}]+)+|[\p{L}]+\p{N}[\p{L}\p{N}]*)"
     r"(?![\p{L}\p{N}])"
 )
+# A hyphenated word is an identifier only with a digit or a code separator in it:
+# `k8s-prod` is, `force-push` and `Code-Kommentare` are words.
+_CODE_MARK = regex.compile(r"[_./:@#]|\p{N}")
 # A number, with its decimal/date separators (3.0, 18.19, 2024-06-01, 15.05.2025).
 _NUMBER = regex.compile(r"(?<![\p{L}\p{N}.])\p{Nd}+(?:[.,:/-]\p{Nd}+)*")
 _WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:['’][\p{L}]+)?")
 _LATIN_WORD = regex.compile(r"(?<![\p{L}\p{N}])\p{Latin}[\p{Latin}\p{M}\p{N}+#]*")
 _OTHER_LETTER = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyrillic}\p{Greek}]")
 _SENTENCE_END = frozenset(".!?:;\n|-•*")
-_HIRAGANA_ONLY = regex.compile(r"^\p{Hiragana}+$")
-# A text capitalising this share of its mid-sentence words capitalises nouns
-# (German): there, a capital letter does not mark a name.
-NOUN_CAPITALS_SHARE = 0.3
+# Distinct function words of a noun-capitalising language that mark a text as one.
+NOUN_LANGUAGE_EVIDENCE = 2
+# CJK bigrams that carry no content: hiragana only (particles, endings), or with
+# punctuation (。 and 、 are Katakana by script extension, so inside CJK runs).
+_FUNCTION_BIGRAM = regex.compile(r"^\p{Hiragana}+$|\p{P}")
 
 
 @dataclass(frozen=True)
@@ -186,7 +193,7 @@ def _content_words(normalized: str) -> frozenset[str]:
     stop = _stopwords()
     words = set()
     for token in raw_tokens(normalized):
-        if token in stop or _HIRAGANA_ONLY.match(token):
+        if token in stop or _FUNCTION_BIGRAM.search(token):
             continue
         words.add(_stem(token))
     return frozenset(words)
@@ -196,7 +203,9 @@ def _names(nfkc: str) -> set[str]:
     """Names in an NFKC (not lowercased) text: what an update swaps for another."""
     names = {m.group().rstrip(".,;:!?)").lower() for m in _URL.finditer(nfkc)}
     names.update(m.group(1).strip().lower() for m in _CODE.finditer(nfkc))
-    names.update(m.group().lower() for m in _IDENTIFIER.finditer(nfkc))
+    names.update(
+        m.group().lower() for m in _IDENTIFIER.finditer(nfkc) if _CODE_MARK.search(m.group())
+    )
     if len(_OTHER_LETTER.findall(nfkc)) > len(regex.findall(r"\p{Latin}", nfkc)):
         # Latin words in Chinese, Japanese, Korean or Russian text are names.
         names.update(m.group().lower() for m in _LATIN_WORD.finditer(nfkc))
@@ -210,10 +219,10 @@ def _capitalised_names(nfkc: str) -> set[str]:
         before = nfkc[: match.start()].rstrip(" \t")
         if before and before[-1] not in _SENTENCE_END:
             mid_sentence.append(match.group())
-    capitalised = [w for w in mid_sentence if w[0].isupper()]
-    if not mid_sentence or len(capitalised) > NOUN_CAPITALS_SHARE * len(mid_sentence):
-        return set()
-    return {w.lower() for w in capitalised if normalize(w) not in _stopwords()}
+    words = {normalize(w) for w in mid_sentence}
+    if len(words & _cues().capitalised_nouns) >= NOUN_LANGUAGE_EVIDENCE:
+        return set()  # German capitalises every noun: a capital marks no name there
+    return {w.lower() for w in mid_sentence if w[0].isupper() and normalize(w) not in _stopwords()}
 
 
 def _numbers(normalized: str) -> set[str]:
@@ -235,18 +244,18 @@ def _read(memory: MemoryText) -> _Reading:
     names = _names(nfkc)
     cues = _cues()
     without_slots = normalized
-    for pattern in (_URL, _CODE, _IDENTIFIER, _NUMBER, cues.negation, cues.change):
-        without_slots = _blank(without_slots, pattern)
+    title = normalize(memory.title)
     for name in sorted(names, key=len, reverse=True):
         without_slots = without_slots.replace(name, " ")
-    title = normalize(memory.title)
-    for name in names:
         title = title.replace(name, " ")
+    for pattern in (_NUMBER, cues.number_words, cues.negation, cues.change):
+        without_slots = _blank(without_slots, pattern)
+        title = _blank(title, pattern)
     return _Reading(
         text=normalized,
         content=_content_words(_blank(_blank(normalized, cues.negation), cues.change)),
         core=_content_words(without_slots),
-        title_core=_content_words(_blank(_blank(title, _NUMBER), cues.negation)),
+        title_core=_content_words(title),
         numbers=frozenset(_numbers(normalized)),
         names=frozenset(names),
         negated=cues.negation.search(normalized) is not None,
@@ -263,19 +272,32 @@ def _dice(a: frozenset[str], b: frozenset[str]) -> float:
     return 2 * len(a & b) / (len(a) + len(b))
 
 
+def _containment(a: frozenset[str], b: frozenset[str]) -> float:
+    """Share of the smaller set found in the larger one."""
+    smaller = min(len(a), len(b))
+    return len(a & b) / smaller if smaller else 1.0
+
+
 def _novelty(new: frozenset[str], old: frozenset[str]) -> float:
     """Share of the new memory's words the old one does not have."""
     return len(new - old) / len(new) if new else 0.0
 
 
+_PLAIN_WORD = regex.compile(r"^[\p{L}\p{M}]+$")
+
+
 def _missing_names(one: _Reading, other: _Reading) -> set[str]:
     """Names of `one` that `other` does not mention, not even inflected or in another case
     (a capital letter marks a name only mid-sentence, so name sets differ on position)."""
-    return {
-        name
-        for name in one.names - other.names
-        if name not in other.text and not _content_words(name) <= other.content
-    }
+    missing = set()
+    for name in one.names - other.names:
+        if name in other.text:
+            continue
+        words = _content_words(name)
+        if _PLAIN_WORD.match(name) and words and words <= other.content:
+            continue  # the same word inflected, or capitalised elsewhere in the other text
+        missing.add(name)
+    return missing
 
 
 def judge(new: MemoryText, old: MemoryText) -> Verdict:
@@ -283,53 +305,58 @@ def judge(new: MemoryText, old: MemoryText) -> Verdict:
     limits = _thresholds()
     a, b = _read(old), _read(new)
     similarity = round(_dice(a.content, b.content), 3)
-    core = _dice(a.core, b.core)
     titles_equal = same_title(new.title, old.title)
     if similarity < limits["unrelated_below"] and not titles_equal:
         return Verdict("independent", "little in common", similarity)
 
+    core = _dice(a.core, b.core)
+    novelty = _novelty(b.core, a.core)
     old_numbers, new_numbers = a.numbers - b.numbers, b.numbers - a.numbers
     old_names, new_names = _missing_names(a, b), _missing_names(b, a)
-    replaced_number = bool(old_numbers) and bool(new_numbers)
-    replaced_name = bool(old_names) and bool(new_names)
     new_slot = bool(new_numbers) or bool(new_names)
-    flipped = a.negated != b.negated
-    announced = b.change_cue and not a.change_cue and (
-        new_slot or _novelty(b.core, a.core) > 0
-    )
     changes = [
         reason
         for reason, present in (
-            ("a number or date was replaced", replaced_number),
-            ("a name, endpoint or identifier was replaced", replaced_name),
-            ("the rule's polarity flipped", flipped),
-            ("the new text announces a change", announced),
+            ("a number or date was replaced", old_numbers and new_numbers),
+            ("a name, endpoint or identifier was replaced", old_names and new_names),
+            ("the rule's polarity flipped", a.negated != b.negated),
+            (
+                "the new text announces a change",
+                b.change_cue and not a.change_cue and (new_slot or novelty > 0),
+            ),
         )
         if present
     ]
-    novelty = _novelty(b.core, a.core)
+    # Each title names something the other memory never mentions: two subjects
+    # ("dashboard for payments" / "dashboard for search"), whatever else they share.
+    titles_differ = bool(a.title_core - b.content) and bool(b.title_core - a.content)
 
     if changes:
-        titles_differ = bool(a.title_core - b.title_core) and bool(b.title_core - a.title_core)
-        needed = limits[
-            "update_core_when_titles_differ"
-            if titles_differ and not titles_equal
-            else "update_core_at_least"
-        ]
+        if titles_differ and not titles_equal:
+            return Verdict(
+                "independent", f"different subjects ({'; '.join(changes)})", similarity
+            )
+        needed = limits["update_core_same_title" if titles_equal else "update_core_at_least"]
         if core >= needed and novelty <= limits["novelty_at_most"]:
             decided = core - needed >= limits["undecided_margin"]
             return Verdict("update", "same subject; " + "; ".join(changes), similarity, decided)
         decided = needed - core >= limits["undecided_margin"]
         return Verdict(
             "independent",
-            "different facts (" + "; ".join(changes) + f"; core similarity {core:.2f})",
+            f"different facts ({'; '.join(changes)}; core similarity {core:.2f})",
             similarity,
             decided,
         )
 
     threshold = limits["duplicate_at_least"]
-    if similarity >= threshold and not new_slot:
-        decided = similarity - threshold >= limits["undecided_margin"]
+    # A shorter restatement is still the same fact: it may share a smaller part
+    # of the longer text's words, as long as almost all of its own are there.
+    contained = _containment(a.content, b.content) >= limits["duplicate_contained_at_least"]
+    if titles_differ or new_slot or _novelty(b.content, a.content) > limits["novelty_at_most"]:
+        decided = similarity < threshold - limits["undecided_margin"]
+        return Verdict("independent", "same area, a different fact", similarity, decided)
+    if similarity >= threshold or (contained and similarity >= limits["duplicate_contained_dice"]):
+        decided = similarity - threshold >= limits["undecided_margin"] or contained
         return Verdict("duplicate", "same fact, nothing changed", similarity, decided)
     decided = threshold - similarity >= limits["undecided_margin"]
     return Verdict("independent", "same area, different wording or fact", similarity, decided)
