@@ -31,17 +31,22 @@ duplicate keeps both; two different facts share neither.
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
 import unicodedata
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import regex
-
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.tokens import date_tokens, normalize, raw_tokens
+from memory_recall.server.tokens import (
+    ACRONYM_MARK,
+    acronym_tokens,
+    date_tokens,
+    normalize,
+    raw_tokens,
+)
 
 VerdictKind = Literal["duplicate", "update", "independent"]
 # Which candidate wins in `decide`: knowing the fact already beats replacing one.
@@ -184,8 +189,10 @@ class _Reading:
 
 
 def _stem(token: str) -> str:
-    return token if regex.match(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]", token) else (
-        token[:STEM_CHARS]
+    return (
+        token
+        if regex.match(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]", token)
+        else (token[:STEM_CHARS])
     )
 
 
@@ -210,6 +217,9 @@ def _names(nfkc: str) -> set[str]:
         # Latin words in Chinese, Japanese, Korean or Russian text are names.
         names.update(m.group().lower() for m in _LATIN_WORD.finditer(nfkc))
     names.update(_capitalised_names(nfkc))
+    # Two-letter names (uv, CI, Go) are too short to be tokens; the index's acronym
+    # rule tells them from common two-letter words.
+    names.update(token.removeprefix(ACRONYM_MARK) for token in acronym_tokens(nfkc))
     return names
 
 
@@ -333,9 +343,7 @@ def judge(new: MemoryText, old: MemoryText) -> Verdict:
 
     if changes:
         if titles_differ and not titles_equal:
-            return Verdict(
-                "independent", f"different subjects ({'; '.join(changes)})", similarity
-            )
+            return Verdict("independent", f"different subjects ({'; '.join(changes)})", similarity)
         needed = limits["update_core_same_title" if titles_equal else "update_core_at_least"]
         if core >= needed and novelty <= limits["novelty_at_most"]:
             decided = core - needed >= limits["undecided_margin"]
@@ -365,24 +373,22 @@ def judge(new: MemoryText, old: MemoryText) -> Verdict:
 def decide(
     new: MemoryText, candidates: Sequence[tuple[str, MemoryText]]
 ) -> tuple[str | None, Verdict]:
-    """Judge `new` against each candidate; the winner's id and verdict.
+    """Judge `new` against each candidate; the winner's id and its verdict.
 
     Precedence duplicate > update > independent, then the higher similarity.
-    With no duplicate or update, the id is None (the new memory is created).
+    When every candidate is independent the id is None (the new memory is
+    created) and the verdict is the closest candidate's, for the log. To put
+    undecided pairs (`decided=False`) to a model, call `judge` per candidate.
     """
-    best: tuple[str | None, Verdict] = (
-        None,
-        Verdict("independent", "no candidate", 0.0),
-    )
+    winner: str | None = None
+    best = Verdict("independent", "no candidate", 0.0)
     for candidate_id, old in candidates:
         verdict = judge(new, old)
-        if verdict.kind == "independent":
-            continue
-        current = best[1]
         rank = (PRECEDENCE[verdict.kind], -verdict.similarity)
-        if best[0] is None or rank < (PRECEDENCE[current.kind], -current.similarity):
-            best = (candidate_id, verdict)
-    return best
+        if rank < (PRECEDENCE[best.kind], -best.similarity):
+            best = verdict
+            winner = None if verdict.kind == "independent" else candidate_id
+    return winner, best
 
 
 # -- Titles ------------------------------------------------------------------------
