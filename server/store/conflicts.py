@@ -255,9 +255,12 @@ def _read(memory: MemoryText) -> _Reading:
     cues = _cues()
     without_slots = normalized
     title = normalize(memory.title)
-    for name in sorted(names, key=len, reverse=True):
-        without_slots = without_slots.replace(name, " ")
-        title = title.replace(name, " ")
+    if names:
+        # Whole words only: the name `arch` (from a URL) must not cut `architektur`.
+        alternatives = "|".join(regex.escape(n) for n in sorted(names, key=len, reverse=True))
+        named = regex.compile(rf"(?<![\p{{L}}\p{{N}}])(?:{alternatives})(?![\p{{L}}\p{{N}}])")
+        without_slots = _blank(without_slots, named)
+        title = _blank(title, named)
     for pattern in (_NUMBER, cues.number_words, cues.negation, cues.change):
         without_slots = _blank(without_slots, pattern)
         title = _blank(title, pattern)

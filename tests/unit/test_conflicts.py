@@ -187,6 +187,7 @@ def test_titles_compare_without_case_width_or_punctuation() -> None:
 @pytest.mark.parametrize("corpus", ["pairs.json", "pairs-blind.json"])
 def test_corpus_figures_do_not_regress(corpus: str) -> None:
     baseline = json.loads((FIXTURES / "baseline.json").read_text(encoding="utf-8"))[corpus]
+    assert set(baseline) == set(evaluate_conflicts(FIXTURES / corpus).figures())
     report = evaluate_conflicts(FIXTURES / corpus)
     figures = report.figures()
     regressions = {
