@@ -26,6 +26,9 @@ spans, identifiers, mid-sentence capitalised words, Latin words in non-Latin
 text) and the polarity of the rule (negation cue words). The *core* is the
 content without the slots: an update keeps its core and replaces a slot; a
 duplicate keeps both; two different facts share neither.
+
+One job past 400 lines: reading a memory into slots and judging a pair are one
+rule set, tuned together on one corpus; split, each half would be untestable.
 """
 
 from __future__ import annotations
