@@ -1,0 +1,1 @@
+"""The write side: deciding and making changes to memory files."""
