@@ -1,0 +1,1 @@
+"""Developer tools: evaluations over labelled fixtures, run by hand or from the CLI."""
