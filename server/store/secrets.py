@@ -41,6 +41,9 @@ class _Rule:
     group: int | str = 0
     # Extra test on the secret's value (entropy, placeholders).
     accept: Callable[[str], bool] | None = None
+    # For prose rules, the pattern finds the key only and the value is the
+    # first word within this many characters (same line) that `accept` takes.
+    window: int = 0
 
 
 # A secret's neighbours: a token is not a secret when it continues into more
@@ -79,7 +82,7 @@ _REFERENCE = _rx(
         \$\{[^}]*\}? | \$\(? [A-Za-z_]\w* \)? | \{\{.*\}\}? | \{[A-Za-z_]\w*\} | <[^>]*>? | %\(?\w*\)?s
       | \[[^\]]*\]? | %[A-Za-z_]\w*%
       | (?:os\.environ|os\.getenv|getenv|process\.env|env|ENV|System\.getenv|secrets|vault)\b.*
-      | [A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(.*)? | [A-Za-z_][\w.]*\(.*
+      | [A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:[(\[].*)? | [A-Za-z_][\w.]*[(\[].*
     )$""",
 )
 _FILLER = _rx(r"^(?:[xX*•.#_\-0]{3,}|(?:abc|123|xyz|foo)+)$")
@@ -155,18 +158,26 @@ _PEM_KINDS = r"(?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP |SSH2 ENCRYPTED )?PRIVAT
 # Keys whose value is a credential. The key must END with one of these (so
 # `token_count`, `password_min_length` and `tokenizer` are not credentials).
 _PASSWORD_KEYS = r"pass(?:word|wd|phrase)?|pwd|db_?pass"
-# The same keys in prose in the users' other languages; the separator may be a
-# word (是, は, est, ist, это) as well as a colon.
+# Prose: a credential word, then within a few words (any separator, 是, は,
+# est, is…) the value. These keys are searched case-insensitively; the value
+# is the first following word that passes the value test.
 _PROSE_PASSWORD = r"""
-    (?:密码|密碼|口令|パスワード|暗証番号|пароль|mot\ de\ passe|contraseña|passwort|kennwort|비밀번호|κωδικός|senha|hasło)
-    (?:\s*(?:[:：=]|是|为|は|が|est|ist|es|é|это|—)\s*|\s+)
-    [「『"'`]?(?P<v>[^\s"'`」』，。、]+)
+    \b(?:passwords?|passphrase|passwd|mot\ de\ passe|contraseña|passwort|kennwort|senha|hasło
+       |парол[ьяюе]|κωδικός|κωδικό)\b
+    |密码|密碼|口令|パスワード|暗証番号|비밀번호
 """
 _PROSE_TOKEN = r"""
-    (?:令牌|密钥|密鑰|秘钥|トークン|秘密鍵|APIキー|токен|ключ(?:\ API)?|jeton|clé(?:\ API)?|schlüssel|토큰|키)
-    (?:\s*(?:[:：=]|是|为|は|が|est|ist|es|это|—)\s*|\s+)
-    [「『"'`]?(?P<v>[^\s"'`」』，。、]+)
+    \b(?:tokens?|api[\ \-]?keys?|secret\ keys?|access\ keys?|jetons?|clés?\ (?:d')?api
+       |токен\w*|ключ\w*|schlüssel)\b
+    |令牌|密钥|密鑰|秘钥|トークン|秘密鍵|apiキー|キー|토큰|키
 """
+# How far after a prose key its value may sit, in characters (a few words).
+_PROSE_WINDOW = 48
+# A credential value is ASCII; prose around it (CJK, quotes, brackets) is not.
+_PROSE_WORD = regex.compile(r"[A-Za-z0-9!#$%&*+\-./:;=?@^_|~\\]+")
+_TRAILING_PUNCTUATION = ".,;:!?"
+_KEY_SEPARATORS = ":="
+
 _TOKEN_KEYS = (
     r"secret|token|api[_\-.]?key|access[_\-.]?key(?:[_\-.]?id)?|secret[_\-.]?key|private[_\-.]?key"
     r"|auth[_\-.]?key|client[_\-.]?secret|credentials?|auth|bearer|signing[_\-.]?key|encryption[_\-.]?key"
@@ -338,13 +349,6 @@ _RULES: tuple[_Rule, ...] = (
         _password_value,
     ),
     _Rule(
-        "password_assignment",
-        _rx(_PROSE_PASSWORD, ignore_case=True, verbose=True),
-        "v",
-        _password_value,
-    ),
-    _Rule("token_assignment", _rx(_PROSE_TOKEN, ignore_case=True, verbose=True), "v", _token_value),
-    _Rule(
         "token_assignment",
         _rx(_ASSIGNMENT.format(keys=_TOKEN_KEYS), ignore_case=True, verbose=True),
         "value",
@@ -359,15 +363,56 @@ _RULES: tuple[_Rule, ...] = (
         "v",
         _token_value,
     ),
+    _Rule(
+        "password_assignment",
+        _rx(_PROSE_PASSWORD, ignore_case=True, verbose=True),
+        accept=lambda v: _password_value(v) and _has_digit_and_letter(v),
+        window=_PROSE_WINDOW,
+    ),
+    _Rule(
+        "token_assignment",
+        _rx(_PROSE_TOKEN, ignore_case=True, verbose=True),
+        accept=lambda v: _token_value(v) and _has_digit_and_letter(v),
+        window=_PROSE_WINDOW,
+    ),
 )
 
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in _RULES))
 """Every kind the detector reports, most specific first."""
 
 
+def _has_digit_and_letter(value: str) -> bool:
+    # Prose words are letters; a value found by proximity must look made up.
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _prose_value(rule: _Rule, text: str, key_end: int) -> SecretFinding | None:
+    line_end = text.find("\n", key_end)
+    stop = min(key_end + rule.window, len(text) if line_end < 0 else line_end)
+    for word in _PROSE_WORD.finditer(text, key_end, stop):
+        start, end = word.span()
+        if start == key_end:
+            # Glued to the key: a value only after `:` or `=` (`password:x`),
+            # never the rest of a word or URL (`user:password@host`).
+            if text[start] not in _KEY_SEPARATORS:
+                continue
+        while start < end and text[start] in _KEY_SEPARATORS:
+            start += 1
+        while end > start and text[end - 1] in _TRAILING_PUNCTUATION:
+            end -= 1
+        if rule.accept is None or rule.accept(text[start:end]):
+            return SecretFinding(rule.kind, start, end)
+    return None
+
+
 def _candidates(text: str) -> Iterator[SecretFinding]:
     for rule in _RULES:
         for match in rule.pattern.finditer(text):
+            if rule.window:
+                finding = _prose_value(rule, text, match.end())
+                if finding is not None:
+                    yield finding
+                continue
             group: int | str = rule.group
             # A rule with alternatives names its secret in only some of them.
             if isinstance(group, str) and match.start(group) < 0:
