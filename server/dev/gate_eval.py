@@ -133,7 +133,7 @@ def _label_report(name: str, results: list[tuple[str, bool, bool]]) -> LabelRepo
 
 
 def evaluate_injection(path: Path | str) -> LabelReport:
-    """Run the injection detector on every draft of a `{"cases": [{id, title, body, label}]}` file."""
+    """Run the injection detector on each case of a `{"cases": [{id, title, body, label}]}` file."""
     return _label_report(
         "injection",
         [
@@ -144,7 +144,7 @@ def evaluate_injection(path: Path | str) -> LabelReport:
 
 
 def evaluate_ephemeral(path: Path | str) -> LabelReport:
-    """Run the ephemeral detector on every draft of a `{"cases": [{id, title, body, label}]}` file."""
+    """Run the ephemeral detector on each case of a `{"cases": [{id, title, body, label}]}` file."""
     return _label_report(
         "ephemeral",
         [(case_id, is_ephemeral(draft), label) for case_id, draft, label in _drafts(path)],

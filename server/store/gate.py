@@ -21,7 +21,6 @@ from importlib import resources
 from typing import Literal
 
 import regex
-
 from memory_recall.server.store.secrets import find_secrets
 from memory_recall.server.tokens import normalize
 
@@ -90,7 +89,9 @@ def _injection_cues() -> tuple[_Cue, ...]:
 
 @cache
 def _ephemeral_cues() -> tuple[regex.Pattern[str], ...]:
-    return tuple(regex.compile(line, regex.IGNORECASE) for line in _data_lines("ephemeral_cues.txt"))
+    return tuple(
+        regex.compile(line, regex.IGNORECASE) for line in _data_lines("ephemeral_cues.txt")
+    )
 
 
 def _fields(draft: MemoryDraft) -> tuple[tuple[str, str], ...]:
@@ -184,7 +185,7 @@ def check(
     *,
     origin: Origin,
     force: bool = False,
-    limits: GateLimits = GateLimits(),  # noqa: B008 — frozen, so one shared default is safe
+    limits: GateLimits = GateLimits(),
 ) -> GateRejection | None:
     """The first gate rule `draft` breaks, in SPEC §8 order, or None when it may be written.
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import pairwise
 
 import regex
 
@@ -79,8 +80,8 @@ def _placeholder_words() -> frozenset[str]:
 _REFERENCE = _rx(
     verbose=True,
     pattern=r"""^(?:
-        \$\{[^}]*\}? | \$\(? [A-Za-z_]\w* \)? | \{\{.*\}\}? | \{[A-Za-z_]\w*\} | <[^>]*>? | %\(?\w*\)?s
-      | \[[^\]]*\]? | %[A-Za-z_]\w*%
+        \$\{[^}]*\}? | \$\(? [A-Za-z_]\w* \)? | \{\{.*\}\}? | \{[A-Za-z_]\w*\} | <[^>]*>?
+      | %\(?\w*\)?s | \[[^\]]*\]? | %[A-Za-z_]\w*%
       | (?:os\.environ|os\.getenv|getenv|process\.env|env|ENV|System\.getenv|secrets|vault)\b.*
       | [A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:[(\[].*)? | [A-Za-z_][\w.]*[(\[].*
     )$""",
@@ -108,10 +109,44 @@ def is_placeholder(value: str) -> bool:
     return bool(words) and all(w in _PLACEHOLDER_PARTS for w in words)
 
 
+# Words that placeholder values are glued from (your_api_key_here, YOUR-TOKEN-HERE).
 _PLACEHOLDER_PARTS = frozenset(
-    "your my our the a an here insert put replace with goes key api secret token password pass "
-    "access private client app auth value fake dummy example sample test placeholder redacted "
-    "xxx xxxx changeme".split()
+    [
+        "your",
+        "my",
+        "our",
+        "the",
+        "a",
+        "an",
+        "here",
+        "insert",
+        "put",
+        "replace",
+        "with",
+        "goes",
+        "key",
+        "api",
+        "secret",
+        "token",
+        "password",
+        "pass",
+        "access",
+        "private",
+        "client",
+        "app",
+        "auth",
+        "value",
+        "fake",
+        "dummy",
+        "example",
+        "sample",
+        "test",
+        "placeholder",
+        "redacted",
+        "xxx",
+        "xxxx",
+        "changeme",
+    ]
 )
 
 
@@ -129,7 +164,7 @@ def _high_entropy(value: str, *, min_length: int, min_bits: float) -> bool:
     # like random text does (camelCase flips once per word, a key every other
     # character or so).
     letters = [c for c in value if c.isalpha()]
-    flips = sum(1 for a, b in zip(letters, letters[1:]) if a.isupper() != b.isupper())
+    flips = sum(1 for a, b in pairwise(letters) if a.isupper() != b.isupper())
     return len(letters) >= 16 and flips >= len(letters) / 4
 
 
@@ -305,7 +340,8 @@ _RULES: tuple[_Rule, ...] = (
             _B
             + r"SK[0-9a-f]{32}"
             + _E
-            + r"|twilio\w{0,20}?(?:auth|token|secret)\w{0,10}[\"']?\s*(?:=|:|=>)\s*[\"']?(?P<v>[0-9a-f]{32})"
+            + r"|twilio\w{0,20}?(?:auth|token|secret)\w{0,10}[\"']?\s*(?:=|:|=>)\s*[\"']?"
+            + r"(?P<v>[0-9a-f]{32})"
             + _E,
             ignore_case=False,
         ),
@@ -342,8 +378,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password_assignment",
         _rx(
-            r"(?<!\S)--?(?:password|passwd|pass)[= ](?P<v>[^\s\"'`]+)|(?<!\S)-p(?P<v>[^\s\"'`-][^\s\"'`]{7,})",
-            ignore_case=False,
+            r"(?<!\S)--?(?:password|passwd|pass)[= ](?P<v>[^\s\"'`]+)",
         ),
         "v",
         _password_value,
@@ -391,11 +426,10 @@ def _prose_value(rule: _Rule, text: str, key_end: int) -> SecretFinding | None:
     stop = min(key_end + rule.window, len(text) if line_end < 0 else line_end)
     for word in _PROSE_WORD.finditer(text, key_end, stop):
         start, end = word.span()
-        if start == key_end:
-            # Glued to the key: a value only after `:` or `=` (`password:x`),
-            # never the rest of a word or URL (`user:password@host`).
-            if text[start] not in _KEY_SEPARATORS:
-                continue
+        # Glued to the key: a value only after `:` or `=` (`password:x`),
+        # never the rest of a word or URL (`user:password@host`).
+        if start == key_end and text[start] not in _KEY_SEPARATORS:
+            continue
         while start < end and text[start] in _KEY_SEPARATORS:
             start += 1
         while end > start and text[end - 1] in _TRAILING_PUNCTUATION:
