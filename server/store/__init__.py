@@ -1,1 +1,1 @@
-"""The write side: deciding and making changes to memory files."""
+"""The write side: what may be written (the quality gate, the secret detector), how it meets what is there (conflicts), and making the change."""

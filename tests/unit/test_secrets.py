@@ -1,0 +1,98 @@
+"""The secret detector: what it finds, what redaction leaves, and its figures on the labelled set."""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from memory_recall.server.dev.gate_eval import evaluate_secrets
+from memory_recall.server.store.secrets import find_secrets, redact
+
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "gate" / "secrets.json"
+CASES = json.loads(FIXTURE.read_text("utf-8"))["cases"]
+SECRET_TEXTS = [case["text"] for case in CASES if case["secrets"]]
+CLEAN_TEXTS = [case["text"] for case in CASES if not case["secrets"]]
+
+# Figures measured when the set was written; a change may raise them, never
+# lower them by more than one case's worth.
+BASELINE_PRECISION = 1.0
+BASELINE_RECALL = 1.0
+TOLERANCE = 0.01
+
+
+def test_kinds_name_the_issuer() -> None:
+    text = "GITHUB_TOKEN=ghp_" + "a1B2c3D4e5" * 3 + "a1B2c3 and AKIA" + "Z7Q2" * 4
+    assert [f.kind for f in find_secrets(text)] == ["github_token", "aws_access_key_id"]
+
+
+def test_redaction_keeps_everything_but_the_secret() -> None:
+    text = "Staging DSN: postgres://app:Vq8!zr2Lm@db.internal:5432/app — ask ops for access."
+    assert redact(text) == (
+        "Staging DSN: postgres://app:[REDACTED:url_password]@db.internal:5432/app"
+        " — ask ops for access."
+    )
+
+
+def test_placeholders_and_references_are_not_secrets() -> None:
+    for text in (
+        "API_KEY=<your-api-key>",
+        "password: changeme",
+        "token: ${GITHUB_TOKEN}",
+        'token = os.environ["SLACK_TOKEN"]',
+        "DB_PASSWORD=xxxxxxxxxxxx",
+        "AKIAIOSFODNN7EXAMPLE is AWS's documented example key",
+    ):
+        assert find_secrets(text) == [], text
+
+
+def test_redacted_text_has_nothing_left_to_find() -> None:
+    for text in SECRET_TEXTS:
+        assert find_secrets(redact(text)) == [], text
+
+
+def test_secret_free_texts_are_left_unchanged() -> None:
+    for text in CLEAN_TEXTS:
+        assert redact(text) == text
+
+
+_credential_shaped = st.sampled_from(SECRET_TEXTS)
+_prose = st.text(
+    alphabet=st.sampled_from(string.ascii_letters + " .,\n" + "密码令牌パスワードпароль"),
+    max_size=60,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(before=_prose, secret_text=_credential_shaped, after=_prose)
+def test_redact_never_leaves_a_found_value(before: str, secret_text: str, after: str) -> None:
+    text = f"{before} {secret_text} {after}"
+    redacted = redact(text)
+    for finding in find_secrets(text):
+        value = text[finding.start : finding.end]
+        assert value not in redacted
+        assert f"[REDACTED:{finding.kind}]" in redacted
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
+def test_redact_changes_only_what_it_finds(text: str) -> None:
+    if find_secrets(text):
+        assert redact(text) != text
+    else:
+        assert redact(text) == text
+
+
+def test_labelled_set_figures_do_not_regress() -> None:
+    report = evaluate_secrets(FIXTURE)
+    assert report.precision >= BASELINE_PRECISION - TOLERANCE, report.false_positives
+    assert report.recall >= BASELINE_RECALL - TOLERANCE, report.false_negatives
+
+
+def test_labelled_set_is_broad() -> None:
+    kinds = {secret["kind"] for case in CASES for secret in case["secrets"]}
+    assert len(CASES) >= 150
+    assert len(kinds) >= 15
+    assert len(CLEAN_TEXTS) >= 50
