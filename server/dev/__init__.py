@@ -1,0 +1,1 @@
+"""Developer tools: measurements of the daemon's rules on labelled fixtures."""
