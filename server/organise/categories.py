@@ -221,7 +221,7 @@ class _Rules:
 
 def _data_lines(name: str) -> Iterator[str]:
     text = (
-        resources.files("memory_recall.server.organise").joinpath("data", name).read_text("utf-8")
+        resources.files("memory_recall.server.organise").joinpath("data").joinpath(name).read_text("utf-8")
     )
     for line in text.splitlines():
         line = line.strip()
@@ -287,12 +287,12 @@ def _rules() -> _Rules:
             rules.patterns.append((regex.compile(line), slug))
         else:
             raise ValueError(f"category_signals.txt: unknown section kind {kind!r}")
-    for line in _data_lines("category_weights.txt"):
-        key, value = line.split()
-        if key.startswith("default."):
-            rules.defaults[key.removeprefix("default.")] = CategoryPath.of(value).slug
+    for weight_line in _data_lines("category_weights.txt"):
+        name, value = weight_line.split()
+        if name.startswith("default."):
+            rules.defaults[name.removeprefix("default.")] = CategoryPath.of(value).slug
         else:
-            rules.weights[key] = float(value)
+            rules.weights[name] = float(value)
     return rules
 
 
