@@ -1,4 +1,10 @@
-"""The `memory-recall` command: serve | recall | eval | bench | status."""
+"""memory-recall: a memory daemon for AI coding agents, and its command line.
+
+Started with no command (as editors do) it serves JSON-RPC on stdio. By hand:
+`recall` shows what a query would deliver, `status` what is indexed, `demo`
+runs a real daemon session in several languages, and `eval`, `bench` and
+`delivery` print quality and speed figures.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +13,70 @@ import json
 import os
 import sys
 import time
+import unicodedata
 from collections.abc import Sequence
+from pathlib import Path
 
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.prompt import format_age
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
-from memory_recall.server.roots import MemoryRoot, default_roots, parse_root_arg
+from memory_recall.server.roots import MemoryRoot, Scope, default_roots, parse_root_arg
+
+SCOPES = ", ".join(s.value for s in Scope)
+
+
+class UsageError(Exception):
+    """A mistake on the command line: printed as one line, exit status 2."""
+
+
+def root_from_arg(spec: str) -> MemoryRoot:
+    """`DIR[:scope]` checked as a user means it: an existing folder, a known scope."""
+    if not Path(spec).exists():
+        path, sep, suffix = spec.rpartition(":")
+        if sep and path and suffix and suffix not in {s.value for s in Scope}:
+            raise UsageError(f"--root {spec}: unknown scope {suffix!r} (valid: {SCOPES})")
+    root = parse_root_arg(spec)
+    if not root.path.exists():
+        raise UsageError(f"--root {spec}: {root.path} does not exist")
+    if not root.path.is_dir():
+        raise UsageError(f"--root {spec}: {root.path} is not a folder")
+    return root
 
 
 def _roots(args: argparse.Namespace) -> list[MemoryRoot]:
     if args.root:
-        return [parse_root_arg(r) for r in args.root]
+        return [root_from_arg(r) for r in args.root]
     return default_roots(os.getcwd())
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 document`, `2 documents`."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def display_width(text: str) -> int:
+    """Columns a terminal gives the text: wide CJK characters take two, marks none."""
+    width = 0
+    for char in text:
+        if unicodedata.combining(char) or unicodedata.category(char) in {"Mn", "Me", "Cf"}:
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in {"W", "F"} else 1
+    return width
+
+
+def clip(text: str, columns: int) -> str:
+    """The text cut to at most `columns` display columns, with … when cut."""
+    if display_width(text) <= columns:
+        return text
+    out, used = [], 0
+    for char in text:
+        step = display_width(char)
+        if used + step > columns - 1:
+            break
+        out.append(char)
+        used += step
+    return "".join(out) + "…"
 
 
 def _add_root_option(parser: argparse.ArgumentParser) -> None:
@@ -32,12 +89,20 @@ def _add_root_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(out)
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - display_width(text))
+
+
+def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
+    """Columns aligned by display width, so CJK titles line up too."""
+    widths = [
+        max(display_width(h), *(display_width(r[i]) for r in rows)) for i, h in enumerate(headers)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(_pad(c, w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
@@ -67,14 +132,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
                 s.document.scope.value,
                 s.document.type,
                 format_age(s.document.mtime_ms),
-                s.document.title[:48],
+                clip(s.document.title, 48),
                 s.document.relative_path,
             ]
             for s in scored
         ]
-        print(_table(rows, ["score", "scope", "type", "age", "title", "path"]))
+        print(table(rows, ["score", "scope", "type", "age", "title", "path"]))
     print(
-        f"\n{len(catalog)} documents in {len(catalog.roots)} roots, "
+        f"\n{plural(len(catalog), 'document')} in {plural(len(catalog.roots), 'root')}, "
         f"{len(catalog.skipped)} skipped; index {1000 * (indexed - started):.1f} ms, "
         f"recall {1000 * (done - indexed):.2f} ms"
     )
@@ -109,7 +174,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     counts = catalog.count_by_root()
     for root, count in zip(catalog.roots, counts, strict=True):
         exists = "" if root.path.is_dir() else "  (missing)"
-        print(f"{root.scope.value:8} {count:6} documents  {root.path}{exists}")
+        print(f"{root.scope.value:8} {plural(count, 'document'):>15}  {root.path}{exists}")
     print(f"index built in {catalog.build_ms or 0:.1f} ms")
     for skipped in catalog.skipped:
         print(f"skipped  {skipped.path}: {skipped.reason}")
@@ -138,22 +203,42 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run_bench(args.options)
 
 
+def _existing(path: str, what: str) -> Path:
+    if not Path(path).exists():
+        raise UsageError(f"{what} {path} does not exist")
+    return Path(path)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.bundled import DEMO_MEMORY, bundled
     from memory_recall.server.dev.demo import main as demo
 
-    return demo(args.directory, args.model_delay_ms)
+    directory = _existing(args.directory, "folder") if args.directory else bundled(DEMO_MEMORY)
+    if not directory.is_dir():
+        raise UsageError(f"{directory} is not a folder")
+    return demo(directory, args.model_delay_ms)
 
 
 def cmd_delivery(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.bundled import DELIVERY_CORPUS, bundled
     from memory_recall.server.dev.delivery import LATENCIES_MS
     from memory_recall.server.dev.delivery import main as delivery
 
-    return delivery(args.corpus, args.latency or LATENCIES_MS, args.json)
+    corpus = _existing(args.corpus, "corpus") if args.corpus else bundled(DELIVERY_CORPUS)
+    return delivery(str(corpus), args.latency or LATENCIES_MS, args.json)
+
+
+def _ranker_help() -> str:
+    return "; ".join(f"{name}: {spec.description}" for name, spec in RANKERS.items())
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memory-recall", description=__doc__)
-    sub = parser.add_subparsers(dest="command")
+    parser = argparse.ArgumentParser(
+        prog="memory-recall",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="JSON-RPC over stdio for editors (the default)")
     serve.add_argument(
@@ -170,18 +255,23 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     recall = sub.add_parser("recall", help="one-shot recall, human-readable, with timings")
-    recall.add_argument("query")
+    recall.add_argument("query", help="what the user asked, in any language")
     _add_root_option(recall)
     recall.add_argument("--recent-tool", action="append", help="a recently used tool name")
-    recall.add_argument("--ranker", choices=sorted(RANKERS), default=DEFAULT_RANKER)
+    recall.add_argument(
+        "--ranker", choices=sorted(RANKERS), default=DEFAULT_RANKER,
+        help=f"default {DEFAULT_RANKER}. {_ranker_help()}",
+    )  # fmt: skip
     recall.set_defaults(func=cmd_recall)
 
     ev = sub.add_parser("eval", help="evaluate rankers on a labelled corpus")
-    ev.add_argument("corpus")
+    ev.add_argument(
+        "corpus", help="a labelled corpus (JSON: docs and cases), e.g. fixtures/eval/corpus.json"
+    )
     ev.add_argument("--json", action="store_true", help="print one JSON object")
     ev.add_argument(
         "--ranker", action="append", choices=sorted(RANKERS),
-        help=f"repeat to compare side by side (default {DEFAULT_RANKER})",
+        help=f"repeat to compare side by side (default {DEFAULT_RANKER}). {_ranker_help()}",
     )  # fmt: skip
     ev.add_argument(
         "--silence-sweep", action="store_true",
@@ -189,9 +279,18 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     ev.set_defaults(func=cmd_eval)
 
-    demo = sub.add_parser("demo", help="a real stdio session against a memory tree")
-    demo.add_argument("directory", nargs="?", default="fixtures/demo-memory")
-    demo.add_argument("--model-delay-ms", type=float, default=300)
+    demo = sub.add_parser(
+        "demo", help="a real daemon session: recalls in seven languages, both phases, timings"
+    )
+    demo.add_argument(
+        "directory", nargs="?", default=None,
+        help="a memory folder (with project/ and user/ subfolders, or one root); "
+        "default: the bundled demo memories",
+    )  # fmt: skip
+    demo.add_argument(
+        "--model-delay-ms", type=float, default=300,
+        help="how long the stand-in model takes to answer memory/select (default 300)",
+    )  # fmt: skip
     demo.set_defaults(func=cmd_demo)
 
     bench = sub.add_parser(
@@ -205,9 +304,14 @@ def build_parser() -> argparse.ArgumentParser:
     delivery = sub.add_parser(
         "delivery", help="benchmark: what a host waiting 100 ms gets, per model latency"
     )
-    delivery.add_argument("corpus", nargs="?", default="fixtures/eval/corpus.json")
-    delivery.add_argument("--latency", type=float, action="append", help="ms; repeatable")
-    delivery.add_argument("--json", action="store_true")
+    delivery.add_argument(
+        "corpus", nargs="?", default=None,
+        help="a labelled corpus (JSON); default: the bundled eval corpus",
+    )  # fmt: skip
+    delivery.add_argument(
+        "--latency", type=float, action="append", help="model latency in ms; repeatable"
+    )
+    delivery.add_argument("--json", action="store_true", help="print JSON rows")
     delivery.set_defaults(func=cmd_delivery)
 
     status = sub.add_parser("status", help="roots, document counts and skipped files")
@@ -224,7 +328,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):  # editors start us with no arguments
         args = parser.parse_args(["serve"])
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except UsageError as error:
+        parser.exit(2, f"memory-recall: error: {error}\n")
+    except BrokenPipeError:
+        # `memory-recall recall … | head`: the reader left; that is not an error.
+        # Point stdout at devnull so the interpreter's final flush stays quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -34,6 +34,10 @@ def test_the_wheel_adds_no_top_level_server_or_protocol(tmp_path: Path) -> None:
     assert {t for t in tops if not t.endswith(".dist-info")} == {"memory_recall"}
     assert "memory_recall/protocol/schema/protocol.schema.json" in names
     assert "memory_recall/server/daemon/server.py" in names
+    # what `memory-recall demo` and `delivery` read when no path is given
+    assert "memory_recall/fixtures/eval/corpus.json" in names
+    assert "memory_recall/fixtures/demo-memory/project/deploy-freeze.md" in names
+    assert not [n for n in names if n.startswith("memory_recall/fixtures/") and "/gate/" in n]
 
 
 _SERVE_AND_REPORT = """

@@ -1,0 +1,123 @@
+"""The command line as a user meets it: mistakes, help, tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from memory_recall.server.__main__ import build_parser, clip, display_width, main, plural, table
+from memory_recall.server.ranking.registry import RANKERS
+
+from tests.memory_files import write_memory
+
+
+def _error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    with pytest.raises(SystemExit) as exited:
+        main(list(argv))
+    assert exited.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["recall", "status"])
+def test_a_missing_root_is_an_error_not_an_empty_answer(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nope"
+    argv = [command, "deploy"] if command == "recall" else [command]
+    err = _error(capsys, *argv, "--root", str(missing))
+    assert f"{missing} does not exist" in err
+
+
+def test_a_file_given_as_root_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "notes.md"
+    file.write_text("x", encoding="utf-8")
+    assert "is not a folder" in _error(capsys, "recall", "q", "--root", str(file))
+
+
+def test_an_unknown_scope_names_the_valid_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _error(capsys, "recall", "q", "--root", f"{tmp_path}:bogus")
+    assert "unknown scope 'bogus'" in err and "project" in err and "user" in err
+
+
+def test_a_folder_whose_name_has_a_colon_is_still_a_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    odd = tmp_path / "notes:2024"
+    write_memory(odd, "deploy.md", title="Deploy freeze", description="no deploys on Friday")
+    assert main(["recall", "deploy friday", "--root", str(odd)]) == 0
+    out = capsys.readouterr().out
+    assert "Deploy freeze" in out and "1 document in 1 root," in out
+
+
+def test_a_scoped_root_is_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_memory(tmp_path, "a.md", title="Editor", description="I use Neovim with tmux")
+    assert main(["status", "--root", f"{tmp_path}:user"]) == 0
+    assert "user" in capsys.readouterr().out
+
+
+def test_a_missing_demo_folder_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "does not exist" in _error(capsys, "demo", str(tmp_path / "nope"))
+
+
+def test_help_names_every_command_and_every_ranker(capsys: pytest.CaptureFixture[str]) -> None:
+    top = build_parser().format_help()
+    for command in ("serve", "recall", "status", "demo", "eval", "bench", "delivery"):
+        assert command in top
+    with pytest.raises(SystemExit):
+        main(["recall", "--help"])
+    recall_help = capsys.readouterr().out
+    for name, spec in RANKERS.items():
+        assert name in recall_help and spec.description.split()[0] in recall_help
+
+
+def test_plurals() -> None:
+    assert plural(1, "document") == "1 document"
+    assert plural(0, "root") == "0 roots"
+    assert plural(2, "root") == "2 roots"
+
+
+def test_wide_characters_take_two_columns() -> None:
+    assert display_width("abc") == 3
+    assert display_width("配布") == 4
+    assert display_width("배포") == 4
+    assert display_width("e\u0301") == 1  # a combining accent takes no column
+
+
+def test_clip_never_exceeds_the_columns_asked() -> None:
+    assert clip("short", 10) == "short"
+    clipped = clip("事故复盘：2024-05-08 Redis 缓存雪崩", 12)
+    assert clipped.endswith("…") and display_width(clipped) <= 12
+
+
+@given(
+    st.lists(
+        st.lists(st.text(alphabet="ab配布배포éД ", min_size=0, max_size=8), min_size=3, max_size=3),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_table_columns_start_at_the_same_display_column_on_every_line(
+    rows: list[list[str]],
+) -> None:
+    rows = [[cell.strip() or "x" for cell in row] for row in rows]
+    lines = table(rows, ["one", "two", "three"]).splitlines()
+
+    def starts(line: str, cells: list[str]) -> list[int]:
+        at, found = 0, []
+        for cell in cells:
+            index = line.index(cell, at)
+            found.append(display_width(line[:index]))
+            at = index + len(cell)
+        return found
+
+    expected = starts(lines[0], ["one", "two", "three"])
+    for line, row in zip(lines[2:], rows, strict=True):
+        assert starts(line, row) == expected
