@@ -226,7 +226,7 @@ class RuntimeStatus(WireModel):
 
     tasks: int = Field(description="asyncio tasks alive in the daemon")
     pending_requests: int = Field(
-        description="JSON-RPC requests in flight in either direction (this status request included)"
+        description="requests the daemon sent to the host (memory/select) still awaiting a reply"
     )
     exclusion_sets: int = Field(description="per-recall exclusion sets alive (one per recall)")
 

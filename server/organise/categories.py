@@ -221,7 +221,10 @@ class _Rules:
 
 def _data_lines(name: str) -> Iterator[str]:
     text = (
-        resources.files("memory_recall.server.organise").joinpath("data").joinpath(name).read_text("utf-8")
+        resources.files("memory_recall.server.organise")
+        .joinpath("data")
+        .joinpath(name)
+        .read_text("utf-8")
     )
     for line in text.splitlines():
         line = line.strip()

@@ -233,7 +233,7 @@ export interface RuntimeStatus {
    */
   exclusionSets: number;
   /**
-   * JSON-RPC requests in flight in either direction (this status request included)
+   * requests the daemon sent to the host (memory/select) still awaiting a reply
    */
   pendingRequests: number;
   /**
