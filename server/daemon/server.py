@@ -61,6 +61,8 @@ class MemoryServer(LanguageServer):
         self.session = CatalogSession([], self.tasks)
         self.service = RecallService(None, RANKERS[DEFAULT_RANKER], ceiling_s=selector_ceiling_s)
         self._option_problems: list[str] = []
+        self._initialized = False  # the client's `initialized` arrived (once is enough)
+        self._untold_faults: list[str] = []  # found before `initialized`: shown at it
         self._exit = asyncio.Event()
         self.exit_code = 0
         self._register()
@@ -99,7 +101,7 @@ class MemoryServer(LanguageServer):
     def on_initialize(self, params: types.InitializeParams) -> None:
         self.options, self._option_problems = parse_options(params.initialization_options)
         roots = choose_roots(self.options, workspace_path(params))
-        self.session = CatalogSession(roots, self.tasks)
+        self.session = CatalogSession(roots, self.tasks, on_fault=self._show_fault)
         ranker, problem = choose_ranker(self.options.ranker)
         if problem:
             self._option_problems.append(problem)
@@ -113,20 +115,39 @@ class MemoryServer(LanguageServer):
         self.session.start(watch=self.options.watch)
 
     def on_initialized(self, _params: types.InitializedParams) -> None:
+        if self._initialized:  # a repeated `initialized` must not repeat every message
+            return
+        self._initialized = True
         for problem in self._option_problems:
-            self.window_show_message(
-                types.ShowMessageParams(
-                    type=types.MessageType.Warning,
-                    message="memory-recall: invalid initializationOptions, "
-                    f"using defaults: {problem}",
-                )
+            self._show(
+                types.MessageType.Warning,
+                f"memory-recall: invalid initializationOptions, using defaults: {problem}",
             )
+        for fault in self._untold_faults:
+            self._show(types.MessageType.Warning, f"memory-recall: {fault}")
+        self._untold_faults.clear()
         caps = self.client_capabilities.window
         if caps and caps.work_done_progress and not self.session.ready.is_set():
             self.tasks.spawn(
                 report_index_progress(self.session, self.work_done_progress, str(uuid.uuid4())),
                 "index-progress",
             )
+
+    def _show_fault(self, message: str) -> None:
+        """A fault of the session (an unreadable root, an unwritable cache): shown once."""
+        if self._initialized:
+            self._show(types.MessageType.Warning, f"memory-recall: {message}")
+        else:
+            self._untold_faults.append(message)
+
+    def _show(self, kind: types.MessageType, message: str) -> None:
+        with contextlib.suppress(Exception):  # a client gone away: nothing to tell
+            self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls would pop "Error in server" up in the editor for any failed
+        # notification handler; a bug of ours belongs in the log.
+        log.error("internal error: %s: %s", type(error).__name__, error)
 
     # server → client requests (selector kind `client`) ----------------------------
 
