@@ -85,6 +85,8 @@ class MemoryProtocol(LanguageServerProtocol):
         # Our requests to the client, by id: apart from pygls' `_request_futures`,
         # which holds the client's requests (for their cancellation).
         self._outgoing: dict[Any, Future[Any]] = {}
+        # `shutdown` arrived (its handler may still run): LSP's exit code is 0 from here.
+        self._shutdown_received = False
 
     @property
     def host(self) -> SessionHost:
@@ -128,8 +130,8 @@ class MemoryProtocol(LanguageServerProtocol):
         return True
 
     def exit_now(self) -> None:
-        """`exit`: code 0 after `shutdown`, 1 otherwise (LSP)."""
-        self.host.request_exit(0 if self._shutdown else 1)
+        """`exit`: code 0 when `shutdown` was received before it, 1 otherwise (LSP)."""
+        self.host.request_exit(0 if self._shutdown or self._shutdown_received else 1)
 
     def send_request(
         self,
@@ -213,6 +215,8 @@ class MemoryProtocol(LanguageServerProtocol):
                     "invalid request: 'initialize' may only be sent once per session",
                 )
             return
+        if method == types.SHUTDOWN and is_request:
+            self._shutdown_received = True
         if self._shutdown and is_request and method != types.EXIT:
             self.send_error(
                 message.id, methods.INVALID_REQUEST, f"server is shutting down: {method!r} refused"

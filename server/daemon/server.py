@@ -34,6 +34,7 @@ from memory_recall.server.daemon.session import CatalogSession, TaskRegistry, re
 from memory_recall.server.daemon.transport import StdoutWriter, open_reader, read_frames
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.recall import RecallService
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger("memory_recall")
@@ -146,7 +147,10 @@ class MemoryServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls would pop "Error in server" up in the editor for any failed
-        # notification handler; a bug of ours belongs in the log.
+        # notification handler; a bug of ours belongs in the log. A failed
+        # request was answered already (an unknown method is the client's).
+        if source is FeatureRequestError:
+            return
         log.error("internal error: %s: %s", type(error).__name__, error)
 
     # server → client requests (selector kind `client`) ----------------------------

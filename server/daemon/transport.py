@@ -405,7 +405,9 @@ class FramingError:
 # found where a short body ran into the next frame's header (`…}Content-Length`).
 _HEADER_NAME = rb"(?<![A-Za-z0-9_-])content-length[ \t]*:"
 _LENGTH_HEADER = re.compile(_HEADER_NAME + rb"[ \t]*([^\r\n]*)", re.IGNORECASE)
-_NEXT_HEADER = re.compile(_HEADER_NAME, re.IGNORECASE)
+# Where to resume after a frame that could not be used: a length header, glued
+# to whatever the dropped bytes ended with (but not `X-Content-Length`).
+_NEXT_HEADER = re.compile(rb"(?<!-)content-length[ \t]*:[ \t]*\d", re.IGNORECASE)
 # The id of a message too large to read, when it opens the body as clients write it.
 _LEADING_ID = re.compile(
     rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\\x00-\x1f]|\\.){0,256}")\s*[,}]'
