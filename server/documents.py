@@ -154,7 +154,8 @@ def _yaml_fields(lines: list[str]) -> tuple[dict[str, str], dict[str, list[str]]
         one_line = (
             value_node.start_mark.line == value_node.end_mark.line == key_node.start_mark.line
         )
-        if value_node.style is None and key_node.style is None and one_line:
+        plain = not value_node.style and not key_node.style  # libyaml says '', PyYAML None
+        if plain and one_line:
             fields[key] = _unquote(lines[key_node.start_mark.line].partition(":")[2].strip())
         else:
             fields[key] = value_node.value.strip()

@@ -209,14 +209,14 @@ class MemoryCatalog:
         if located is None:
             return PathChange(p, "ignored")
         index, root, p = located
-        bad_name = _undecodable(p, root.path)
-        if bad_name:
-            return PathChange(p, "unreadable", reason=bad_name)
         try:
             is_dir = p.is_dir()
             present = is_dir or p.exists() or p.is_symlink()
         except (OSError, ValueError) as exc:
             return PathChange(p, "unreadable", reason=_unreadable(exc))
+        bad_name = _undecodable(p, root.path)
+        if bad_name:
+            return PathChange(p, "unreadable" if present else "gone", reason=bad_name)
         if is_dir:
             change = PathChange(p, "tree")
             for entry in self._walk_entries(index, root, p, change.skipped):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -244,7 +245,8 @@ def test_serve_on_a_terminal_says_what_it_is_on_stderr():
             SERVER_COMMAND, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         assert process.stderr
-        line = process.stderr.readline().decode()
+        ready, _, _ = select.select([process.stderr], [], [], 10)  # never wait for ever
+        line = process.stderr.readline().decode() if ready else ""
         process.kill()
         process.wait()
     finally:

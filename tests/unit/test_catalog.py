@@ -192,3 +192,117 @@ def test_an_old_snapshot_does_not_use_the_moved_on_index(roots):
     catalog.upsert(project / "b.md")
     assert old.index() is None  # the indexed ranker scans this one instead
     assert len(catalog.snapshot().index().rank(["deploy"])) == 2
+
+
+# -- issue 21: roots and names that cannot be read, changes applied in steps ----------------------
+
+
+def test_a_root_that_is_not_a_usable_path_is_reported_not_raised(tmp_path):
+    fine = tmp_path / "fine"
+    write(fine / "a.md", memory("A"))
+    catalog = MemoryCatalog(
+        [
+            MemoryRoot.of(str(tmp_path / "nul\x00root"), "project"),
+            MemoryRoot.of(tmp_path / ("x" * 300) / "memory", "project"),
+            MemoryRoot.of(fine, "user"),
+        ]
+    )
+    catalog.scan()
+    assert len(catalog) == 1
+    problems = catalog.root_problems()
+    assert len(problems) == 2
+    assert "not a usable path" in problems[0] and "File name too long" in problems[1]
+    catalog.refresh(str(tmp_path / "nul\x00root"))  # a change there: still no exception
+    assert len(catalog) == 1
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_with_a_printable_path(tmp_path):
+    root = tmp_path / "memory"
+    write(root / "good.md", memory("Good"))
+    bad = os.fsencode(root) + b"/caf\xe9.md"
+    with open(bad, "w") as f:
+        f.write(memory("Latin"))
+    os.mkdir(os.fsencode(root) + b"/dir\xff")
+    catalog = MemoryCatalog([MemoryRoot.of(root, "project")])
+    catalog.scan()
+    assert [d.title for d in catalog.snapshot().documents] == ["Good"]
+    skipped = {s.path: s.reason for s in catalog.skipped}
+    assert skipped == {
+        f"{root}/caf\\xe9.md": "file name is not valid UTF-8 (rename it to read it)",
+        f"{root}/dir\\xff": "file name is not valid UTF-8 (rename it to read it)",
+    }
+    for path in skipped:
+        path.encode("utf-8")  # printable anywhere
+    catalog.refresh(os.fsdecode(bad))
+    assert len(catalog.skipped) == 2
+    os.unlink(bad)
+    catalog.refresh(os.fsdecode(bad))
+    assert len(catalog.skipped) == 1
+
+
+def test_a_directory_change_is_read_without_touching_the_catalog_then_applied_in_steps(tmp_path):
+    root = tmp_path / "memory"
+    catalog = MemoryCatalog([MemoryRoot.of(root, "project")])
+    catalog.scan()
+    for i in range(600):
+        write(root / "many" / f"m{i}.md", memory(f"M{i}"))
+    change = catalog.read_change(root / "many")
+    assert change.kind == "tree" and len(change.files) == 600
+    assert len(catalog) == 0  # reading changed nothing
+    steps = 0
+    for _ in catalog.apply_change(change):
+        steps += 1
+        # Between steps the catalog is consistent: its snapshot has what it counts.
+        assert len(catalog.snapshot().documents) == len(catalog)
+    assert steps >= 2 and len(catalog) == 600
+    (root / "many").rename(tmp_path / "away")
+    gone = catalog.read_change(root / "many")
+    assert gone.kind == "gone"
+    assert sum(1 for _ in catalog.apply_change(gone)) >= 2
+    assert len(catalog) == 0
+
+
+def test_an_unreadable_directory_clears_when_it_reads_again(tmp_path):
+    root = tmp_path / "memory"
+    write(root / "closed" / "a.md", memory("A"))
+    catalog = MemoryCatalog([MemoryRoot.of(root, "project")])
+    catalog.scan()
+    # What a walk records when it cannot enter: the directory, with the reason.
+    change = catalog.read_change(root / "closed")
+    change.skipped[str(root / "closed")] = "permission denied"
+    change.files.clear()
+    for _ in catalog.apply_change(change):
+        pass
+    assert [s.reason for s in catalog.skipped] == ["permission denied"]
+    catalog.refresh(root / "closed")  # readable again: the entry goes
+    assert catalog.skipped == [] and len(catalog) == 1
+
+
+def test_a_snapshot_cache_that_cannot_be_written_is_a_fault_not_an_exception(tmp_path):
+    from memory_recall.server.catalog.snapshot_cache import SnapshotCache
+
+    root = tmp_path / "memory"
+    write(root / "a.md", memory("A"))
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    roots = [MemoryRoot.of(root, "project")]
+    catalog = MemoryCatalog(roots)
+    catalog.scan(SnapshotCache(blocker / "cache" / "x.snapshot", roots))
+    assert len(catalog) == 1
+    assert catalog.cache_fault and "cannot be written" in catalog.cache_fault
+
+
+def test_permission_denied_is_never_remembered_by_the_snapshot(tmp_path, monkeypatch):
+    from memory_recall.server import documents
+
+    root = tmp_path / "memory"
+    path = write(root / "a.md", memory("A"))
+    catalog = MemoryCatalog([MemoryRoot.of(root, "project")])
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(documents.Path, "read_bytes", denied)
+    catalog.scan()
+    assert [s.reason for s in catalog.skipped] == ["permission denied"]
+    assert str(path) not in catalog._file_stats  # what the snapshot would vouch for

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from memory_recall.server.documents import (
     BODY_WINDOW_CHARS,
     InvalidMemory,
     Scope,
     is_memory_file_name,
     parse_memory,
+    split_front_matter,
 )
 
 
@@ -109,3 +112,103 @@ def test_fields_are_normalized_once_at_load():
     assert doc.norm_body_window == "body"
     # The noise text is lowercased but not NFKC-normalized.
     assert "ｄｅｐｌｏｙ" in doc.noise_text
+
+
+# -- YAML front matter (issue 21): where the line reader would cut values short --------------
+
+
+def test_a_value_folded_onto_continuation_lines_reads_whole():
+    doc = parse(
+        "---\nname: Release train\ndescription: The train leaves every second Tuesday\n"
+        "  at noon; the branch is cut the evening before\ntype: project\n---\nBody.\n"
+    )
+    assert doc.description == (
+        "The train leaves every second Tuesday at noon; the branch is cut the evening before"
+    )
+    assert doc.title == "Release train" and doc.type == "project"
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        ('description: "first line\n  second line"', "first line second line"),
+        ("description: 'it''s quoted\n  on two lines'", "it's quoted on two lines"),
+        ('description: "an \\"escaped\\" quote"', 'an "escaped" quote'),
+        ("description: >\n  folded\n  block", "folded block"),
+        ("description: |\n  literal\n  block\n", "literal\nblock"),
+    ],
+    ids=["double-quoted", "single-quoted", "escapes", "folded-block", "literal-block"],
+)
+def test_quoted_and_block_values_read_as_yaml(block, expected):
+    doc = parse(f"---\nname: n\n{block}\ntype: user\n---\n")
+    assert doc.description == expected
+
+
+def test_lists_are_read_as_lists_and_as_text():
+    front = split_front_matter(
+        "---\nname: n\ntype: user\ntags:\n  - ci\n  - release\nrelated: [a.md, b.md]\n---\n"
+    )
+    assert front.lists == {"tags": ["ci", "release"], "related": ["a.md", "b.md"]}
+    assert front.fields["tags"] == "ci, release"
+
+
+def test_yaml_values_stay_text_never_typed():
+    front = split_front_matter(
+        "---\nname: 1.10\nupdated: 2024-05-01\npinned: yes\nempty:\ntype: user\ntags: [01]\n---\n"
+    )
+    assert front.fields == {
+        "name": "1.10", "updated": "2024-05-01", "pinned": "yes", "empty": "", "type": "user",
+        "tags": "01",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "description: Deploy rule: never on Friday",  # a colon: not YAML, read by lines
+        "description: see issue #12 for why",  # a '#' is text, not a YAML comment
+        "description: [WIP] the new flow",  # a bracket that is no list
+        "description: *starred* words",  # an alias-like value
+        "description: @owner knows",
+    ],
+)
+def test_claude_code_style_lines_read_exactly_as_spec_2_says(line):
+    text = f"---\nname: n\n{line}\ntype: project\nextra:\n  - a\n---\n"
+    assert parse(text).description == line.partition(": ")[2]
+
+
+def test_a_block_that_is_not_a_mapping_of_scalars_and_lists_reads_by_lines():
+    front = split_front_matter("---\nname: n\nmeta:\n  owner: ada\ntype: user\n---\n")
+    assert front.fields == {"name": "n", "meta": "", "owner": "ada", "type": "user"}
+    assert front.lists == {}
+
+
+def test_yaml_keys_are_lowercased_like_line_keys():
+    doc = parse("---\nName: Upper\nDescription: 'quoted'\nType: feedback\n---\n")
+    assert (doc.title, doc.description, doc.type) == ("Upper", "quoted", "feedback")
+
+
+def test_the_spec_rules_hold_for_yaml_read_fields():
+    # title falls back to the type, an unknown type is not a memory, CRLF is fine.
+    doc = parse('---\r\ndescription: "two\r\n  lines"\r\ntype: reference\r\n---\r\nB\r\n')
+    assert (doc.title, doc.description) == ("reference", "two lines")
+    with pytest.raises(InvalidMemory, match="unknown type"):
+        parse('---\nname: n\ntype: "banana"\ndescription: "x\n  y"\n---\n')
+
+
+_plain = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\n\r"),
+    max_size=40,
+).map(str.strip)
+
+
+@given(name=_plain, description=_plain)
+def test_single_line_plain_values_read_the_same_with_or_without_yaml(name, description):
+    """Whatever makes the block YAML elsewhere, a one-line plain value keeps its SPEC reading."""
+    if description[:1] in "\"'[{|>&*!" or name[:1] in "\"'[{|>&*!":
+        return  # those are quoted or YAML syntax by construction
+    lines = f"name: {name}\ndescription: {description}\ntype: user"
+    by_lines = split_front_matter(f"---\n{lines}\n---\n").fields
+    with_yaml = split_front_matter(f"---\n{lines}\nlist:\n  - x\n---\n").fields
+    assert with_yaml["name"] == by_lines["name"]
+    assert with_yaml["description"] == by_lines["description"]

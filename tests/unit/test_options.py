@@ -246,3 +246,49 @@ def test_workspace_is_the_first_folder_then_root_uri_then_root_path(tmp_path):
     assert workspace_path(by_uri) == str(b)
     assert workspace_path(types.InitializeParams(capabilities=caps, root_path="/c")) == "/c"
     assert workspace_path(types.InitializeParams(capabilities=caps)) is None
+
+
+# -- issue 21: where memories may be sent, and what may be echoed -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "allow", "refused"),
+    [
+        ("http://198.51.100.7:8000/v1", False, True),
+        ("http://models.internal/v1", False, True),
+        ("http://198.51.100.7:8000/v1", True, False),
+        ("https://api.example.com/v1", False, False),
+        ("http://127.0.0.1:11434/v1", False, False),
+        ("http://127.8.9.10/v1", False, False),
+        ("http://localhost:8080/v1", False, False),
+        ("http://[::1]:8080/v1", False, False),
+        ("ftp://127.0.0.1/v1", False, True),
+        ("http://[::1", False, True),
+        ("127.0.0.1:11434", False, True),
+    ],
+)
+def test_plain_http_to_another_machine_is_refused_unless_allowed(url, allow, refused):
+    options, problems = parse_options(
+        {"selector": {"kind": "http", "url": url, "allowPlainHttp": allow}}
+    )
+    assert (options.selector.kind == "none") is refused
+    assert bool(problems) is refused
+    if refused:
+        assert problems[0].startswith("selector.url: ")
+
+
+def test_an_api_key_env_that_holds_a_key_is_refused_without_echo():
+    key = "sk-proj-0123456789abcdef"
+    options, problems = parse_options(
+        {"selector": {"kind": "http", "url": "https://a.example/v1", "apiKeyEnv": key}}
+    )
+    assert len(problems) == 1 and "apiKeyEnv" in problems[0]
+    assert "0123456789" not in problems[0]
+    assert options.selector.kind == "http"  # each recall says why it sent nothing
+
+
+def test_a_variable_name_in_api_key_env_is_fine():
+    _, problems = parse_options(
+        {"selector": {"kind": "http", "url": "https://a.example/v1", "apiKeyEnv": "OPENAI_API_KEY"}}
+    )
+    assert problems == []

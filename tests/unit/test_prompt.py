@@ -117,3 +117,23 @@ def test_a_body_of_exactly_the_window_is_not_marked():
     prompt = render_prompt([doc], now_ms=NOW_MS)
     assert "y" * BODY_WINDOW_CHARS in prompt
     assert "…" not in prompt
+
+
+# -- issue 21: a heading is one line, a title is not a body -------------------------------------
+
+
+def test_a_newline_in_a_file_name_or_title_stays_in_its_heading():
+    doc = make_doc("two\nlines", "desc\r\nmore", path="/m/line\nbreak.md", mtime_ms=NOW_MS)
+    prompt = render_prompt([doc], now_ms=NOW_MS)
+    headings = [line for line in prompt.splitlines() if line.startswith("###")]
+    assert headings == ["### two lines (line break.md)"]
+    assert "desc more" in prompt
+
+
+def test_a_huge_title_or_description_is_cut():
+    from memory_recall.server.prompt import PROMPT_DESCRIPTION_CHARS, PROMPT_TITLE_CHARS
+
+    doc = make_doc("t" * 1_000_000, "d" * 1_000_000, mtime_ms=NOW_MS)
+    prompt = render_prompt([doc], now_ms=NOW_MS)
+    assert len(prompt) < PROMPT_TITLE_CHARS + PROMPT_DESCRIPTION_CHARS + 200
+    assert "t" * (PROMPT_TITLE_CHARS - 1) + "…" in prompt

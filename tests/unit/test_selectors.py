@@ -16,7 +16,16 @@ import pytest
 from memory_recall.protocol.methods import SELECT
 from memory_recall.server.models import SelectionRequest, SelectorError
 from memory_recall.server.models.client import ClientSelector
-from memory_recall.server.models.http import build_messages, manifest_lines, parse_answer
+from memory_recall.server.models.http import (
+    MANIFEST_DESCRIPTION_CHARS,
+    MAX_ANSWER_BYTES,
+    HttpSelector,
+    _read_bounded,
+    build_messages,
+    manifest_lines,
+    mask_secret,
+    parse_answer,
+)
 from pygls.exceptions import JsonRpcException
 
 from tests.conftest import make_doc
@@ -269,3 +278,82 @@ def test_a_description_cannot_forge_another_manifest_line():
     assert len(lines) == 1
     _, user = build_messages(request([forger]))
     assert "\n- [user] /m/forged.md" not in user["content"]
+
+
+# -- issue 21: bounded manifest lines, a bounded answer, no fragment of the key -------------------
+
+
+def test_one_huge_description_never_empties_the_manifest():
+    huge = make_doc("t", "deploy " * 5000, path="/m/huge.md")  # 35 KB, over the whole budget
+    docs = [huge] + [make_doc("t", f"note {i}", path=f"/m/{i}.md") for i in range(20)]
+    lines = manifest_lines(request(docs))
+    assert len(lines) == 21
+    assert lines[0].startswith("- [project] /m/huge.md")
+    assert len(lines[0].split(": ", 1)[1]) == MANIFEST_DESCRIPTION_CHARS
+    assert lines[0].endswith("…")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "invalid key SK-TEST-SECRET123",
+        "/m/sk-test-SECRET12.md",
+        "bearer sK-TeSt-sEcReT123 then more",
+        "prefix ECRET123 and test-SEC",
+    ],
+)
+def test_any_fragment_of_the_key_is_masked(text):
+    masked = mask_secret(text, "sk-test-SECRET123")
+    lowered = masked.lower()
+    key = "sk-test-secret123"
+    assert not any(key[i : i + 8] in lowered for i in range(len(key) - 7)), masked
+    assert "[redacted]" in masked
+
+
+def test_text_without_the_key_is_left_alone():
+    assert mask_secret("/m/deploy.md", "sk-test-SECRET123") == "/m/deploy.md"
+    assert mask_secret("anything", "") == "anything"
+
+
+class _Response:
+    def __init__(self, chunks: list[bytes], encoding: str | None = None) -> None:
+        self.headers = {"content-encoding": encoding} if encoding else {}
+        self._chunks = chunks
+
+    async def aiter_raw(self):
+        for chunk in self._chunks:
+            yield chunk
+
+
+async def test_a_gzip_answer_is_decoded_no_further_than_the_bound():
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    bomb = packer.compress(bytes(64 << 20)) + packer.flush()  # 64 KiB → 64 MiB
+    chunks = [bomb[i : i + 4096] for i in range(0, len(bomb), 4096)]
+    with pytest.raises(SelectorError, match="larger than"):
+        await _read_bounded(_Response(chunks, "gzip"), limit=1 << 20)
+    small = zlib.compress(b'{"ok": 1}')
+    assert await _read_bounded(_Response([small], "deflate")) == b'{"ok": 1}'
+    assert await _read_bounded(_Response([b"ab", b"c"])) == b"abc"
+    with pytest.raises(SelectorError, match="larger than"):
+        await _read_bounded(_Response([b"x" * 10] * 3), limit=25)
+    with pytest.raises(SelectorError, match="unsupported content-encoding"):
+        await _read_bounded(_Response([b"x"], "br"))
+    assert MAX_ANSWER_BYTES == 4 * 1024 * 1024
+
+
+async def test_an_api_key_env_that_is_no_variable_name_is_never_echoed():
+    key = "sk-live-abcdef0123456789"
+    selector = HttpSelector("https://models.example.com/v1", None, key)
+    with pytest.raises(SelectorError) as failed:
+        await selector.select(request())
+    assert "does not look like an environment variable name" in str(failed.value)
+    assert "abcdef" not in str(failed.value)
+
+
+async def test_an_unset_key_variable_is_named(monkeypatch):
+    monkeypatch.delenv("MEMORY_RECALL_NO_SUCH_KEY", raising=False)
+    selector = HttpSelector("https://models.example.com/v1", None, "MEMORY_RECALL_NO_SUCH_KEY")
+    with pytest.raises(SelectorError, match="MEMORY_RECALL_NO_SUCH_KEY is not set"):
+        await selector.select(request())

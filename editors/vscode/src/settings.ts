@@ -25,6 +25,7 @@ export const DEFAULTS = {
   'selector.url': '',
   'selector.model': '',
   'selector.apiKeyEnv': '',
+  'selector.allowPlainHttp': false,
   'languageModel.vendor': '',
   'languageModel.family': '',
 };
@@ -162,6 +163,7 @@ export function daemonLaunch(settings: Settings, context: PathContext): DaemonLa
       options.selector.url = settings['selector.url'];
       if (settings['selector.model']) options.selector.model = settings['selector.model'];
       if (settings['selector.apiKeyEnv']) options.selector.apiKeyEnv = settings['selector.apiKeyEnv'];
+      if (settings['selector.allowPlainHttp'] === true) options.selector.allowPlainHttp = true;
     }
   }
 

@@ -35,6 +35,26 @@ describe('settings', () => {
     }
   });
 
+  test('where the http selector sends memories, and which secret it sends, are user settings only', () => {
+    // A workspace's .vscode/settings.json must not point the selector at its own server
+    // with, say, AWS_SECRET_ACCESS_KEY as the bearer token (issue 21).
+    const declared = manifest.contributes.configuration.properties;
+    const restricted = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations;
+    for (const key of ['selector.url', 'selector.apiKeyEnv', 'selector.allowPlainHttp']) {
+      assert.equal(declared[`${SECTION}.${key}`].scope, 'machine', key);
+      assert.ok(restricted.includes(`${SECTION}.${key}`), key);
+    }
+  });
+
+  test('allowPlainHttp is passed on only when set', () => {
+    const http = { 'selector.kind': 'http' as const, 'selector.url': 'http://10.0.0.2:8000/v1' };
+    const plain = daemonLaunch(settings(http), { workspaceFolder: '/w' });
+    assert.equal(plain.initializationOptions.selector?.allowPlainHttp, undefined);
+    const allowed = daemonLaunch(settings({ ...http, 'selector.allowPlainHttp': true }), { workspaceFolder: '/w' });
+    assert.equal(allowed.initializationOptions.selector?.allowPlainHttp, true);
+    validate('InitializationOptions', allowed.initializationOptions);
+  });
+
   test('defaults: `memory-recall serve` (warnings only), the daemon chooses the roots, the client selector', () => {
     const launch = daemonLaunch(settings(), { workspaceFolder: '/work/app', home: '/home/ada' });
     assert.equal(launch.command, 'memory-recall');
