@@ -281,7 +281,10 @@ class MemoryCatalog:
             gone = [k for k in gone if not os.path.isfile(k)]
         for key in gone:
             self._file_stats.pop(key, None)
-        self.counters.removals += self._drop(gone)
+        dropped = self._drop(gone)
+        self.counters.removals += dropped
+        if dropped:
+            self._changed()  # a snapshot taken before must not serve the removed documents
 
     def _load(
         self,

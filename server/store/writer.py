@@ -764,7 +764,10 @@ class MemoryWriter:
                     if change.after is None
                     else "updated"
                 )
-                plan.answers.append((len(plan.changes) - 1, action, change.title or "", None))
+                title = (
+                    _title_of(change.before, change.path) if change.before else change.title or ""
+                )
+                plan.answers.append((len(plan.changes) - 1, action, title, f"undoes {record.id}"))
         return plan
 
 
