@@ -125,9 +125,7 @@ def plan_index(
         return entry.priority if entry else (False, changed_ms(path))
 
     user_lines = sum(1 for _, path in kept if path is None)
-    # A first index line below the user's text gets a blank line before it.
-    gap = not listed and any(line.strip() for line, _ in kept)
-    room = max(0, cap - user_lines - int(gap))
+    room = max(0, cap - user_lines)
     memories = [path for _, path in kept if path is not None] + [e.path for e in new]
     omitted: set[str] = set()
     if len(memories) > room:
@@ -140,11 +138,9 @@ def plan_index(
             (i for i, line in enumerate(out) if index_target(line) is not None), default=None
         )
         if last_index is None:
-            while out and not out[-1].strip():
-                out.pop()
-            at = len(out)
-            if out:
-                additions = ["", *additions]
+            at = len(out)  # below the user's text
+            while at and not out[at - 1].strip():
+                at -= 1  # above its trailing blank lines
         else:
             at = last_index + 1
         out[at:at] = additions
