@@ -60,9 +60,9 @@ def _print_result(result: WriteResult, as_json: bool) -> int:
     for skipped in result.skipped:
         print(f"not written ({skipped.reason}): {skipped.message}", file=sys.stderr)
     for index in result.indexes:
-        if index.omitted:
+        if index.omitted_count:
             print(
-                f"MEMORY.md is at its cap ({index.cap} lines): {len(index.omitted)} memories"
+                f"MEMORY.md is at its cap ({index.cap} lines): {index.omitted_count} memories"
                 f" have no line in {index.path}",
                 file=sys.stderr,
             )

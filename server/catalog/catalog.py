@@ -162,6 +162,8 @@ class MemoryCatalog:
         if located is None:
             return
         index, root, p = located
+        if p != root.path and _hidden(p, root.path):
+            return  # nothing hidden is ever scanned (temp files, .archive/, .git/)
         if p.is_dir():
             self._remove_under(p, keep_existing=True)
             for file in self._walk(index, root, p):
@@ -169,6 +171,8 @@ class MemoryCatalog:
             self._changed()
         elif p.exists() or p.is_symlink():
             self.upsert(p)
+        elif str(p) in self._docs or str(p) in self._skipped:
+            self.remove(p)  # a file that was read: nothing can be under it
         else:
             self._remove_under(p, keep_existing=False)
             self.remove(p)

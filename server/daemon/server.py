@@ -101,6 +101,11 @@ class MemoryServer(LanguageServer):
         ):
             self._register_write(method, handler)
 
+    async def _warm_writer(self) -> None:
+        await self.session.ready.wait()
+        if self.write is not None:
+            await asyncio.to_thread(self.write.writer.warm_up)
+
     def _register_write(self, method: str, handler: Any) -> None:
         @self.feature(method)
         async def write(params: Any) -> Any:
@@ -139,6 +144,7 @@ class MemoryServer(LanguageServer):
         # The watcher's echo of the daemon's own writes is not a change to re-read.
         self.session.ignore = self.write.writer.own_writes.filter
         self.tasks.spawn(self.write.flush_periodically(), "delivery-statistics")
+        self.tasks.spawn(self._warm_writer(), "writer-warm-up")
         self.session.start(watch=self.options.watch)
 
     def on_initialized(self, _params: types.InitializedParams) -> None:

@@ -154,7 +154,7 @@ def index_wire(report: IndexReport) -> IndexStatus:
         lines=report.lines,
         cap=report.cap,
         listed=report.listed,
-        omitted_count=len(report.omitted),
+        omitted_count=report.omitted_count,
         omitted=report.omitted[:OMITTED_SHOWN],
         problem=report.problem,
     )

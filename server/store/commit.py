@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_recall.server.documents import content_hash
+from memory_recall.server.documents import InvalidMemory, content_hash
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.errors import ChangedOnDisk, WriteError, WriteFailed
 from memory_recall.server.store.files import (
@@ -61,6 +61,7 @@ from memory_recall.server.store.journal import (
     OperationRecord,
     new_operation_id,
 )
+from memory_recall.server.store.memory_file import MemoryFile
 from memory_recall.server.store.state import StateStore, now_ms
 
 log = logging.getLogger("memory_recall.store")
@@ -216,7 +217,7 @@ class Committer:
             )
             self._fault("journaled")
             self._apply_files(plan, record)
-            report = self._maintain_index(plan)
+            report = self._maintain_index(plan, recovered)
             when = now_ms()
             with self.state.transaction() as tx:
                 self.journal.finish(record.seq, APPLIED, tx=tx, result=_summary(plan, report))
@@ -290,10 +291,16 @@ class Committer:
 
     # -- MEMORY.md -----------------------------------------------------------------------
 
-    def _maintain_index(self, plan: Plan) -> IndexReport:
+    def _maintain_index(self, plan: Plan, recovered: list[str]) -> IndexReport:
         """Rewrite the root's MEMORY.md for this operation; a failure is reported, not raised
         (the memories are written; the index catches up at the next change)."""
         entries = dict(plan.entries)
+        for path in recovered:  # files a recovery just settled: as they are now
+            found = _entry_of(plan.root, path)
+            if found is not None:
+                entries[path] = found
+            else:
+                entries.pop(path, None)
         gone: set[str] = set()
         for planned in plan.changes:
             if planned.path.startswith(ARCHIVE_DIR + "/"):
@@ -303,10 +310,15 @@ class Committer:
             elif planned.change.after is None:
                 entries.pop(planned.path, None)
                 gone.add(planned.path)
-        return self.maintain_index(plan.root, entries, frozenset(gone))
+        fresh = [p.path for p in plan.changes if p.entry is not None] + recovered
+        return self.maintain_index(plan.root, entries, frozenset(gone), fresh)
 
     def maintain_index(
-        self, root: MemoryRoot, entries: dict[str, IndexEntry], gone: frozenset[str] = frozenset()
+        self,
+        root: MemoryRoot,
+        entries: dict[str, IndexEntry],
+        gone: frozenset[str] = frozenset(),
+        fresh: list[str] | None = None,
     ) -> IndexReport:
         path = index_path(root.path)
         report = IndexReport(str(path), 0, self.index_cap, 0)
@@ -314,20 +326,28 @@ class Committer:
             try:
                 current = read_or_none(path)
                 text = current.decode("utf-8", "replace") if current is not None else ""
-                new_text, omitted, listed = plan_index(
+                planned = plan_index(
                     text,
                     entries,
                     exists=lambda rel: (root.path / rel).is_file(),
                     changed_ms=file_changed_ms(root.path),
                     gone=gone,
                     cap=self.index_cap,
+                    fresh=fresh,
                 )
+                new_text = planned.text
                 report.lines = new_text.count("\n")
-                report.listed = listed
-                report.omitted = omitted
+                report.listed = planned.listed
+                report.omitted = planned.omitted
+                report.omitted_count = planned.omitted_count
                 if new_text != text:
-                    temp = temp_name(path.name, new_operation_id()[3:])
-                    write_atomic(path, new_text.encode(), expected=current, temp=temp)
+                    # One fixed temp name, under the lock: what a killed write left
+                    # of it is removed here, no journal needed.
+                    temp = temp_name(path.name, "writing")
+                    remove_stray(path.with_name(temp))
+                    write_atomic(
+                        path, new_text.encode(), expected=current, temp=temp, durable=False
+                    )
                     report.changed = True
                 return report
             except ChangedOnDisk:
@@ -389,6 +409,19 @@ class Committer:
         return APPLIED, "replayed the files the process had not written yet"
 
 
+def _entry_of(root: MemoryRoot, path: str) -> IndexEntry | None:
+    """The index line of the memory file at `path` as it is on disk, None when it is none."""
+    if path.startswith(ARCHIVE_DIR + "/"):
+        return None
+    try:
+        data = (root.path / path).read_bytes()
+        memory = MemoryFile.parse(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, InvalidMemory):
+        return None
+    title = memory.get("name") or memory.get("title") or memory.get("type") or Path(path).stem
+    return IndexEntry(path, title, memory.get("description") or "", False, float("inf"))
+
+
 def _inverse(change: Change) -> Change:
     return Change(change.path, change.action, change.after, change.before)
 
@@ -400,5 +433,5 @@ def _moved(entry: IndexEntry, path: str) -> IndexEntry:
 def _summary(plan: Plan, report: IndexReport) -> dict[str, Any]:
     return {
         "changes": [{"path": p.path, "action": p.change.action} for p in plan.changes],
-        "index": {"lines": report.lines, "omitted": len(report.omitted)},
+        "index": {"lines": report.lines, "omitted": report.omitted_count},
     }

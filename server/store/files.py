@@ -201,12 +201,16 @@ def _check_unchanged(target: Path, expected: bytes | None) -> None:
         raise ChangedOnDisk(str(target))
 
 
-def write_atomic(target: Path, data: bytes, *, expected: bytes | None, temp: str) -> None:
+def write_atomic(
+    target: Path, data: bytes, *, expected: bytes | None, temp: str, durable: bool = True
+) -> None:
     """Replace `target` with `data` atomically, if it still holds `expected` (None: absent).
 
     `temp` is the name of the hidden temp file beside it. A crash at any point
     leaves the old file or the new one, and at most the temp file, which the
-    scanner never reads and recovery removes.
+    scanner never reads and recovery removes. `durable=False` skips the folder
+    fsync: after a power loss the rename may be undone (the old file, whole) —
+    for derived files such as MEMORY.md, rewritten at the next change.
     """
     temp_file = target.with_name(temp)
     try:
@@ -227,7 +231,8 @@ def write_atomic(target: Path, data: bytes, *, expected: bytes | None, temp: str
                 os.replace(temp_file, target)  # no hard links here: the check above must do
         else:
             os.replace(temp_file, target)
-        fsync_dir(target.parent)
+        if durable:
+            fsync_dir(target.parent)
     except OSError as exc:
         raise os_failure(exc, target) from None
     finally:

@@ -15,9 +15,11 @@ operation's result and in `memory/status` — never dropped in silence.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -30,6 +32,18 @@ DEFAULT_INDEX_CAP = 200  # lines; Claude Code reads the first 200 lines of MEMOR
 _INDEX_LINE = regex.compile(
     r"^\s*[-*+]\s+\[(?P<title>(?:\\.|[^\]\\\n])*)\]\((?P<target><[^>\n]+>|[^)\s]+)\)(?P<rest>.*)$"
 )
+
+
+# How many left-out memories a report names (the count is always exact).
+OMITTED_SAMPLE = 50
+
+
+@dataclass(frozen=True)
+class IndexPlan:
+    text: str
+    omitted: list[str]  # the first OMITTED_SAMPLE left out, by path
+    omitted_count: int
+    listed: int
 
 
 @dataclass(frozen=True)
@@ -55,7 +69,8 @@ class IndexReport:
     lines: int
     cap: int
     listed: int
-    omitted: list[str] = field(default_factory=list)  # memories without a line, by path
+    omitted: list[str] = field(default_factory=list)  # memories without a line (a sample)
+    omitted_count: int = 0
     changed: bool = False
     problem: str | None = None  # why the file could not be rewritten, when it could not
 
@@ -93,12 +108,16 @@ def plan_index(
     changed_ms: Callable[[str], float],
     gone: frozenset[str] = frozenset(),
     cap: int = DEFAULT_INDEX_CAP,
-) -> tuple[str, list[str], int]:
-    """The new text of MEMORY.md, the memories left out, and how many are listed.
+    fresh: Collection[str] | None = None,
+) -> IndexPlan:
+    """The new text of MEMORY.md, and what it lists and leaves out.
 
     `entries`: the memories the caller knows, by path; an index line for a file
     it does not know that still exists is kept as it is (another process
-    wrote that memory); `gone`: paths this operation removed.
+    wrote that memory); `gone`: paths this operation removed. `fresh`: the
+    paths this operation wrote — then the lines already in the file are taken
+    to be the most important memories (every write keeps them so) and only
+    these compete with them, instead of ranking every memory of the root.
     """
     lines = text.splitlines()
     kept: list[tuple[str, str | None]] = []  # (line, memory path or None for the user's)
@@ -117,26 +136,46 @@ def plan_index(
         else:
             continue  # its memory is gone
         listed.add(target)
-    new = [entries[p] for p in entries if p not in listed]
-    new.sort(key=lambda e: (not e.pinned, -e.changed_ms, e.path))
 
-    def priority(path: str) -> tuple[bool, float]:
+    def priority(path: str) -> tuple[bool, float, str]:
         entry = entries.get(path)
-        return entry.priority if entry else (False, changed_ms(path))
+        pinned, changed = entry.priority if entry else (False, changed_ms(path))
+        return (pinned, changed, path)
 
     user_lines = sum(1 for _, path in kept if path is None)
     room = max(0, cap - user_lines)
-    memories = [path for _, path in kept if path is not None] + [e.path for e in new]
-    omitted: set[str] = set()
-    if len(memories) > room:
-        by_importance = sorted(memories, key=lambda p: (priority(p), p), reverse=True)
-        omitted = set(by_importance[room:])
-    out = [line for line, path in kept if path is None or path not in omitted]
-    additions = [render_line(e) for e in new if e.path not in omitted]
+    listed_paths = [path for _, path in kept if path is not None]
+    unlisted_count = len(entries) - sum(1 for path in listed_paths if path in entries)
+    total = len(listed_paths) + unlisted_count
+    omitted: set[str] | frozenset[str] = frozenset()
+    omitted_sample: list[str] = []
+    if total <= room:
+        new = [entries[p] for p in entries if p not in listed]
+    else:
+        if fresh is None:
+            pool = listed_paths + [p for p in entries if p not in listed]
+        else:
+            pool = listed_paths + [p for p in fresh if p in entries and p not in listed]
+            if len(pool) < room:  # room left by removals: the best of the rest fill it
+                taken = set(pool)
+                rest = [p for p in entries if p not in taken]
+                pool += heapq.nlargest(room - len(pool), rest, key=priority)
+        chosen = set(heapq.nlargest(room, pool, key=priority))
+        omitted = set(listed_paths) - chosen
+        new = [entries[p] for p in chosen if p not in listed]
+        # The count is exact; the sample is the first left out, without a pass over all.
+        left_out = _unique(p for p in itertools.chain(listed_paths, entries) if p not in chosen)
+        omitted_sample = sorted(itertools.islice(left_out, OMITTED_SAMPLE))
+    new.sort(key=lambda e: (not e.pinned, -e.changed_ms, e.path))
+    out: list[str] = []
+    last_index = None
+    for line, path in kept:
+        if path is None or path not in omitted:
+            if path is not None:
+                last_index = len(out)
+            out.append(line)
+    additions = [render_line(e) for e in new]
     if additions:
-        last_index = max(
-            (i for i, line in enumerate(out) if index_target(line) is not None), default=None
-        )
         if last_index is None:
             at = len(out)  # below the user's text
             while at and not out[at - 1].strip():
@@ -145,7 +184,16 @@ def plan_index(
             at = last_index + 1
         out[at:at] = additions
     new_text = "\n".join(out) + "\n" if out else ""
-    return new_text, sorted(omitted), len(memories) - len(omitted)
+    listed_now = len(listed_paths) - len(omitted) + len(new)
+    return IndexPlan(new_text, omitted_sample, total - listed_now, listed_now)
+
+
+def _unique(paths: Iterable[str]) -> Iterator[str]:
+    seen: set[str] = set()
+    for path in paths:
+        if path not in seen:
+            seen.add(path)
+            yield path
 
 
 def index_path(root: Path) -> Path:

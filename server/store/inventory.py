@@ -214,7 +214,7 @@ def index_status(writer: MemoryWriter) -> list[IndexReport]:
             data = read_or_none(path)
             text = data.decode("utf-8", "replace") if data is not None else ""
             entries = writer._root_view(number).entries
-            new_text, omitted, listed = plan_index(
+            planned = plan_index(
                 text,
                 entries,
                 exists=lambda rel, r=root: (r.path / rel).is_file(),  # type: ignore[misc]
@@ -224,7 +224,13 @@ def index_status(writer: MemoryWriter) -> list[IndexReport]:
             if len(_STATUS_CACHE) > 64:
                 _STATUS_CACHE.clear()
             _STATUS_CACHE[key] = IndexReport(
-                str(path), new_text.count("\n"), cap, listed, omitted, new_text != text
+                str(path),
+                planned.text.count("\n"),
+                cap,
+                planned.listed,
+                planned.omitted,
+                planned.omitted_count,
+                planned.text != text,
             )
         reports.append(_STATUS_CACHE[key])
     return reports

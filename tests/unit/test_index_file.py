@@ -12,14 +12,17 @@ def entry(path: str, title: str = "", changed: float = 0.0) -> IndexEntry:
 
 
 def plan(text: str, entries: list[IndexEntry], cap: int = 200, **kw: object):  # type: ignore[no-untyped-def]
-    return plan_index(
+    planned = plan_index(
         text,
         {e.path: e for e in entries},
         exists=kw.get("exists", lambda _p: False),  # type: ignore[arg-type]
         changed_ms=lambda _p: 0.0,
         gone=kw.get("gone", frozenset()),  # type: ignore[arg-type]
         cap=cap,
+        fresh=kw.get("fresh"),  # type: ignore[arg-type]
     )
+    assert planned.omitted_count == len(planned.omitted) or planned.omitted_count > 50
+    return planned.text, planned.omitted, planned.listed
 
 
 def test_a_new_index_lists_the_memories() -> None:
@@ -107,3 +110,25 @@ def test_index_properties(lines: list[str], present: set[int], cap: int) -> None
     assert not set(targets) & set(omitted)
     if len(user_before) <= cap:
         assert len(out) <= cap
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 15), st.integers(0, 3), st.booleans())
+def test_a_write_at_the_cap_leaves_what_a_full_rebuild_would(
+    count: int, cap: int, removed: int, new_memory: bool
+) -> None:
+    """Per write only the written memories compete with the listed ones; the outcome is
+    the same as ranking every memory of the root again."""
+    entries = {f"m{i}.md": entry(f"m{i}.md", changed=i) for i in range(count)}
+    before, _, _ = plan("", list(entries.values()), cap=cap)
+    gone = frozenset(list(entries)[-removed:] if removed else [])
+    for path in gone:
+        del entries[path]
+    fresh = []
+    if new_memory:
+        entries["new.md"] = entry("new.md", changed=1000)
+        fresh.append("new.md")
+    incremental = plan(before, list(entries.values()), cap=cap, gone=gone, fresh=fresh)
+    full = plan(before, list(entries.values()), cap=cap, gone=gone)
+    assert sorted(incremental[0].splitlines()) == sorted(full[0].splitlines())
+    assert incremental[1:] == full[1:]

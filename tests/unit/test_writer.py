@@ -443,7 +443,7 @@ def test_the_index_cap_is_reported_never_silent(tmp_path: Path) -> None:
     results = [world.remember(fact, type="project") for fact in facts]
     assert [r.operations[0].action for r in results] == ["created"] * 4
     last = results[-1].indexes[0]
-    assert (last.cap, last.listed, len(last.omitted)) == (3, 2, 2)
+    assert (last.cap, last.listed, last.omitted_count) == (3, 2, 2)
     lines = (world.project / "MEMORY.md").read_text().splitlines()
     assert lines[0] == "# Project memory" and len(lines) == 3
 
