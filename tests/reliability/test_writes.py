@@ -25,12 +25,17 @@ from memory_recall.server.store.memory_file import MemoryFile
 
 from tests.reliability.harness import WAIT, sized, start_daemon, status_until
 
-_WORDS = (
+_WORDS = str.split(
     "amber basalt cobalt dune ember fjord garnet harbor iris jasper kelp lagoon marble nectar "
     "onyx prairie quartz reef sierra tundra umber valley willow xenon yarrow zephyr anchor "
     "beacon canyon delta estuary falcon glacier heron island juniper kestrel lantern meadow "
     "nimbus orchid pebble quill raven saffron thistle upland vortex walnut yonder zinnia"
-).split()
+)
+
+
+# MEMORY.md big enough for every memory these tests make, so that "one line per memory"
+# can be checked (the cap itself is tested in the unit tier).
+NO_CAP = {"write": {"indexCap": 5000}}
 
 
 def fact(rng: random.Random, tag: str) -> str:
@@ -120,8 +125,9 @@ async def test_kill_dash_nine_during_writes_leaves_old_or_new_never_a_mix(
     live: list[str] = []
     while answered < total:
         client = await start_daemon(
-            tmp_path, [(root, "project")], watch=False, env=state_env(tmp_path)
-        )
+            tmp_path, [(root, "project")], watch=False, env=state_env(tmp_path),
+            initialization_options=NO_CAP,
+        )  # fmt: skip
         await status_until(client, lambda s: s.ready)
         batch = rng.randint(30, 80)
         writing = asyncio.ensure_future(_writes(client, rng, f"r{kills}", batch, live))
@@ -136,7 +142,10 @@ async def test_kill_dash_nine_during_writes_leaves_old_or_new_never_a_mix(
         live = [p for p in live if Path(p).exists()]
         check_disk(root, state_path)
     # One more daemon settles what the last kill left, with its first write.
-    client = await start_daemon(tmp_path, [(root, "project")], watch=False, env=state_env(tmp_path))
+    client = await start_daemon(
+        tmp_path, [(root, "project")], watch=False, env=state_env(tmp_path),
+        initialization_options=NO_CAP,
+    )  # fmt: skip
     try:
         await status_until(client, lambda s: s.ready)
         await client.remember("The last fact after all the kills.")
@@ -209,13 +218,12 @@ async def test_two_daemons_on_one_root_lose_no_update(
     ops = sized(40, 200)
     root = tmp_path / "memory"
     root.mkdir()
-    options = {"write": {"indexCap": 1000}}
     env = state_env(tmp_path)
     a = await start_daemon(
-        tmp_path, [(root, "project")], watch=True, env=env, initialization_options=options
+        tmp_path, [(root, "project")], watch=True, env=env, initialization_options=NO_CAP
     )
     b = await start_daemon(
-        tmp_path, [(root, "project")], watch=True, env=env, initialization_options=options
+        tmp_path, [(root, "project")], watch=True, env=env, initialization_options=NO_CAP
     )
     token = "zebracounter"
     try:
@@ -232,11 +240,18 @@ async def test_two_daemons_on_one_root_lose_no_update(
         for text in made_a + made_b:
             assert text in bodies, f"lost: {text}"
         assert len(files) == len(made_a) + len(made_b) + 1
-        _, _, value = await _counter(a, token)
+        counter = next(p for p in files if p.name.startswith(token))
+        value = int(MemoryFile.parse(counter.read_text()).body.rsplit(" ", 1)[1])
         assert value == inc_a + inc_b, (value, inc_a, inc_b)  # no lost update
         check_index(root)
-        for client in (a, b):
+        for client in (a, b):  # each catalog catches up with the other daemon's writes
             await status_until(client, lambda s: s.documents == len(files), what="catalog")
+            for _ in range(100):
+                if (await _counter(client, token))[2] == value:
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("a daemon never saw the other's last write")
     finally:
         await a.close()
         await b.close()

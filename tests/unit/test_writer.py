@@ -484,3 +484,19 @@ def test_every_applied_operation_is_journaled_before_and_after(world: World) -> 
     world.remember("The build cache lives in S3.")
     world.remember("The build cache lives in GCS now.")
     assert set(journal_states(world.writer)) == {APPLIED}
+
+
+def test_deleting_the_state_store_loses_history_never_a_memory(world: World) -> None:
+    (op,) = world.remember("The on-call phone is in the drawer by the door.").operations
+    world.state.close()
+    for leftover in (world.tmp / "state").glob("state.sqlite3*"):
+        leftover.unlink()
+    world.state = StateStore(world.tmp / "state" / "state.sqlite3")
+    world.writer = world.make_writer()
+    assert Path(op.path).exists()
+    assert world.recall("where is the on-call phone") != []
+    assert memory_history(world.writer, op.path) == []  # the history went with the file
+    (again,) = world.remember("The on-call phone is in the drawer by the door!").operations
+    assert again.action == "unchanged"  # the memory itself still counts
+    with pytest.raises(InvalidWrite):
+        world.writer.undo(op.operation)  # an operation the new store never saw
