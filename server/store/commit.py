@@ -17,6 +17,10 @@ root's cross-process lock:
 
 It runs off the event loop (a thread in the daemon): it never touches the
 catalog; `Committed` says what changed, and the writer applies that.
+
+One job past 400 lines: carrying out an operation and settling one a killed
+process left pending are the same steps under the same lock, read by the same
+journal rules; apart, each would have to re-derive what the other wrote.
 """
 
 from __future__ import annotations

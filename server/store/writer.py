@@ -19,9 +19,13 @@ Team roots (SPEC §13) are written only when asked for by name (`scope:
 "team"`, or a path inside one); an extracted memory for a team root is only
 ever proposed.
 
-One job past 400 lines: the five operations share the plan/commit/apply
-sequence and the helpers that build a memory's new file; apart they would
-each repeat them.
+Forget, restore and undo are planned in reversal.py, the new file's text in
+edits.py; this module runs them all.
+
+One job past 400 lines: every operation goes through the same plan → commit →
+apply engine here, and `remember`'s conflict handling (duplicate, update,
+create, proposals) decides which plan that is; split, each half would need
+the other's internals.
 """
 
 from __future__ import annotations
@@ -32,20 +36,18 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal, cast
+from typing import cast
 
-import regex
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.documents import (
     MEMORY_TYPES,
-    InvalidMemory,
     MemoryDocument,
     content_hash,
 )
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import MemoryRoot, Scope
+from memory_recall.server.store import reversal
 from memory_recall.server.store.commit import Committed, Committer, OwnWrites, Plan, PlannedChange
 from memory_recall.server.store.conflicts import (
     PRECEDENCE,
@@ -54,25 +56,27 @@ from memory_recall.server.store.conflicts import (
     judge,
     title_key,
 )
+from memory_recall.server.store.edits import archive_changes, parse_file, set_flags, title_survives
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
-from memory_recall.server.store.files import (
-    ARCHIVE_DIR,
-    read_or_none,
-    resolve_target,
-    root_key,
-    slugify,
-)
-from memory_recall.server.store.gate import GateLimits, MemoryDraft, Origin, check
-from memory_recall.server.store.index_file import DEFAULT_INDEX_CAP, IndexEntry, IndexReport
-from memory_recall.server.store.journal import APPLIED, Change, Journal
+from memory_recall.server.store.files import read_or_none, resolve_target, root_key, slugify
+from memory_recall.server.store.gate import MemoryDraft, check
+from memory_recall.server.store.index_file import IndexEntry, IndexReport
+from memory_recall.server.store.journal import Change, Journal
 from memory_recall.server.store.memory_file import MemoryFile
 from memory_recall.server.store.metadata import derive
+from memory_recall.server.store.requests import (
+    Action,
+    ForgetRequest,
+    OperationEntry,
+    RememberRequest,
+    SkippedEntry,
+    UpdateRequest,
+    WriteResult,
+    WriteSettings,
+)
 from memory_recall.server.store.secrets import redact
 from memory_recall.server.store.state import StateStore
 
-Action = Literal[
-    "created", "updated", "merged", "unchanged", "archived", "restored", "deleted", "proposed"
-]
 # (type, title, description, body, declared category) → a topic-tree slug. The
 # organisation layer provides it (the store sits below it and cannot import it).
 Categorizer = Callable[[str, str, str, str, "str | None"], str]
@@ -81,81 +85,10 @@ Categorizer = Callable[[str, str, str, str, "str | None"], str]
 # memory a new one repeats or updates shares its words, so it ranks near the top;
 # each judged pair costs a few milliseconds on first sight.
 CONFLICT_CANDIDATES = 5
-MAX_ATTEMPTS = 3
+MAX_ATTEMPTS = 3  # plans made again when another process changed the root meanwhile
 # A second memory the new fact updates is archived only when this close to it (the
 # conflict rules' duplicate threshold): a false `update` then costs an undo, not a fact.
-ALSO_REPLACED_SIMILARITY = 0.6  # plans made again when another process changed the root meanwhile
-
-
-@dataclass(frozen=True)
-class WriteSettings:
-    limits: GateLimits = field(default_factory=GateLimits)
-    index_cap: int = DEFAULT_INDEX_CAP
-
-
-# -- requests and results (plain data; the daemon maps them to the wire) ----------------------
-
-
-@dataclass(frozen=True)
-class RememberRequest:
-    text: str
-    scope: str | None = None
-    type: str | None = None
-    title: str | None = None
-    description: str | None = None
-    pinned: bool | None = None
-    always: bool | None = None
-    force: bool = False
-    category: str | None = None
-    origin: Origin = "remember"  # "extract" for the extraction pipeline
-    trigger: str = "explicit"
-    apply: bool = True  # False: decide and answer `proposed`, write nothing
-
-
-@dataclass(frozen=True)
-class UpdateRequest:
-    path: str
-    if_match: str | None = None
-    title: str | None = None
-    description: str | None = None
-    type: str | None = None
-    body: str | None = None
-    pinned: bool | None = None
-    always: bool | None = None
-    force: bool = False
-    trigger: str = "explicit"
-
-
-@dataclass(frozen=True)
-class ForgetRequest:
-    path: str
-    reason: str | None = None
-    hard: bool = False
-    trigger: str = "explicit"
-
-
-@dataclass(frozen=True)
-class OperationEntry:
-    operation: str
-    action: Action
-    path: str
-    scope: str
-    title: str
-    reason: str | None = None  # why (a conflict verdict), for the host's log
-
-
-@dataclass(frozen=True)
-class SkippedEntry:
-    reason: str  # the gate rule (secret, injection, size, ephemeral)
-    message: str
-    title: str | None = None
-
-
-@dataclass
-class WriteResult:
-    operations: list[OperationEntry] = field(default_factory=list)
-    skipped: list[SkippedEntry] = field(default_factory=list)
-    indexes: list[IndexReport] = field(default_factory=list)
+ALSO_REPLACED_SIMILARITY = 0.6
 
 
 class _ViewChanged(Exception):
@@ -265,13 +198,13 @@ class MemoryWriter:
         return self._run(lambda: self._plan_update(request))
 
     def forget(self, request: ForgetRequest) -> WriteResult:
-        return self._run(lambda: self._plan_forget(request))
+        return self._run(lambda: reversal.plan_forget(self, request))
 
     def restore(self, path: str, trigger: str = "explicit") -> WriteResult:
-        return self._run(lambda: self._plan_restore(path, trigger))
+        return self._run(lambda: reversal.plan_restore(self, path, trigger))
 
     def undo(self, operation: str) -> WriteResult:
-        return self._run(lambda: self._plan_undo(operation))
+        return self._run(lambda: reversal.plan_undo(self, operation))
 
     async def run_async(self, kind: str, request: object) -> WriteResult:
         """The same operations for the daemon: decided on the event loop (which owns the
@@ -279,9 +212,9 @@ class MemoryWriter:
         planners: dict[str, Callable[[], Plan | WriteResult]] = {
             "remember": lambda: self._plan_remember(request),  # type: ignore[arg-type]
             "update": lambda: self._plan_update(request),  # type: ignore[arg-type]
-            "forget": lambda: self._plan_forget(request),  # type: ignore[arg-type]
-            "restore": lambda: self._plan_restore(str(request)),
-            "undo": lambda: self._plan_undo(str(request)),
+            "forget": lambda: reversal.plan_forget(self, request),  # type: ignore[arg-type]
+            "restore": lambda: reversal.plan_restore(self, str(request)),
+            "undo": lambda: reversal.plan_undo(self, str(request)),
         }
         if self._async_lock is None:
             self._async_lock = asyncio.Lock()
@@ -506,7 +439,7 @@ class MemoryWriter:
     def _plan_duplicate(self, plan: Plan, doc: MemoryDocument, verdict: Verdict) -> None:
         rel = _posix(doc.relative_path)
         data = self._current(plan.root, rel, doc)
-        memory = _parse(data, plan.root.path / rel)
+        memory = parse_file(data, plan.root.path / rel)
         reason = f"duplicate of {rel}: {verdict.reason}"
         if memory.get("updated") != self.today():
             memory.set("updated", self.today())
@@ -530,11 +463,11 @@ class MemoryWriter:
     ) -> None:
         rel = _posix(doc.relative_path)
         data = self._current(plan.root, rel, doc)
-        memory = _parse(data, plan.root.path / rel)
+        memory = parse_file(data, plan.root.path / rel)
         title = (
             _clean(request.title)
             if request.title is not None
-            else (doc.title if _title_survives(doc.title, new.body) else new.title)
+            else (doc.title if title_survives(doc.title, new.body) else new.title)
         )
         memory_type = request.type or memory.get("type") or new.type
         memory.set("name", title)
@@ -542,17 +475,17 @@ class MemoryWriter:
         memory.set("type", memory_type)
         self._set_category(memory, memory_type, title, new.description, new.body, request.category)
         memory.set("updated", self.today())
-        _set_flags(memory, request.pinned, request.always)
+        set_flags(memory, request.pinned, request.always)
         replaced: list[str] = []
-        archive_changes: list[PlannedChange] = []
+        moves: list[PlannedChange] = []
         for other in others:
             other_rel = _posix(other.relative_path)
             other_data = self._current(plan.root, other_rel, other)
-            other_file = _parse(other_data, plan.root.path / other_rel)
+            other_file = parse_file(other_data, plan.root.path / other_rel)
             if other_file.get_bool("pinned"):
                 continue  # a pinned memory is never put away by the daemon
             replaced.append(other_rel)
-            archive_changes += _archive(other_rel, other_data, other.title)
+            moves += archive_changes(other_rel, other_data, other.title)
         if replaced:
             supersedes = [*memory.get_list("supersedes"), *replaced]
             memory.set("supersedes", list(dict.fromkeys(supersedes)))
@@ -566,7 +499,7 @@ class MemoryWriter:
         plan.links.append((rel, rel, "supersedes"))
         for other_rel in replaced:
             plan.links.append((rel, other_rel, "supersedes"))
-        for planned in archive_changes:
+        for planned in moves:
             plan.changes.append(planned)
             if planned.change.after is None:  # the original's removal answers for it
                 plan.answers.append(
@@ -580,7 +513,7 @@ class MemoryWriter:
         self._set_category(memory, new.type, new.title, new.description, new.body, request.category)
         memory.set("created", self.today())
         memory.set("updated", self.today())
-        _set_flags(memory, request.pinned or None, request.always or None)
+        set_flags(memory, request.pinned or None, request.always or None)
         after = memory.render().encode()
         entry = IndexEntry("", new.title, new.description, bool(request.pinned), float("inf"))
         plan.changes.append(
@@ -635,7 +568,7 @@ class MemoryWriter:
                 f"changed on disk: {root.path / rel} is not the version the host saw"
                 " (ifMatch differs); nothing was written. Read it again and repeat."
             )
-        memory = _parse(data, root.path / rel)
+        memory = parse_file(data, root.path / rel)
         current_title = memory.get("name") or memory.get("title") or memory.get("type") or ""
         title = _clean(request.title) if request.title is not None else current_title
         description = (
@@ -663,7 +596,7 @@ class MemoryWriter:
             memory.set("type", memory_type)
         if request.body is not None:
             memory.set_body(body)
-        _set_flags(memory, request.pinned, request.always)
+        set_flags(memory, request.pinned, request.always)
         self._set_category(memory, memory_type, title, description, body, None)
         plan = Plan(index, root, "update", request.trigger, [], uses_view=False)
         plan.seen_seq = self._seen_seq(root)
@@ -681,200 +614,6 @@ class MemoryWriter:
         plan.answers.append((0, "updated", title, None))
         return plan
 
-    # -- forget and restore --------------------------------------------------------------------
-
-    def _plan_forget(self, request: ForgetRequest) -> Plan:
-        index, rel = resolve_target(self.roots, request.path, archived=True)
-        root = self.roots[index]
-        data = read_or_none(root.path / rel)
-        if data is None:
-            raise InvalidWrite("path", f"no memory at {root.path / rel}")
-        title = _title_of(data, rel)
-        plan = Plan(index, root, "forget", request.trigger, [], uses_view=False)
-        plan.seen_seq = self._seen_seq(root)
-        plan.entries = self._root_view(index).entries
-        plan.note = request.reason
-        archived = rel.startswith(ARCHIVE_DIR + "/")
-        if request.hard:
-            plan.changes.append(
-                PlannedChange(Change(rel, "deleted", data, None, title, keep_content=False))
-            )
-            plan.purge.append(rel)
-            plan.answers.append((0, "deleted", title, request.reason))
-            return plan
-        if archived:
-            raise InvalidWrite("path", f"{rel} is already archived (hard: true deletes it)")
-        plan.changes += _archive(rel, data, title)
-        plan.answers.append((1, "archived", title, request.reason))
-        return plan
-
-    def _plan_restore(self, path: str, trigger: str = "explicit") -> Plan:
-        index, rel = resolve_target(self.roots, path, archived=True)
-        root = self.roots[index]
-        plan = Plan(index, root, "restore", trigger, [], uses_view=False)
-        plan.seen_seq = self._seen_seq(root)
-        plan.entries = self._root_view(index).entries
-        if rel.startswith(ARCHIVE_DIR + "/"):
-            archived, original = rel, self._original_of(root, rel)
-        else:
-            archived, original = self._archived_of(root, rel), rel
-        data = read_or_none(root.path / archived)
-        if data is None:
-            raise InvalidWrite("path", f"no archived memory for {root.path / original}")
-        title = _title_of(data, original)
-        folder, _, name = original.rpartition("/")
-        taken = (root.path / original).exists()
-        restore = PlannedChange(
-            Change(original, "restored", None, data, title),
-            new_in=folder if taken else None,
-            slug=name.removesuffix(".md") if taken else None,
-            entry=IndexEntry(original, title, _description_of(data), False, float("inf")),
-            moved_from=archived,
-        )
-        plan.changes.append(restore)
-        plan.changes.append(PlannedChange(Change(archived, "restored", data, None, title)))
-        plan.answers.append((0, "restored", title, None))
-        return plan
-
-    def _archived_of(self, root: MemoryRoot, rel: str) -> str:
-        if self.journal is not None:
-            record = self.journal.last_forget(self.state_root_id(root), rel)
-            if record is not None:
-                for change in record.changes:
-                    if change.path.startswith(ARCHIVE_DIR + "/") and change.after_hash:
-                        return change.path
-        return f"{ARCHIVE_DIR}/{rel}"
-
-    def _original_of(self, root: MemoryRoot, archived: str) -> str:
-        if self.journal is not None:
-            record = self.journal.last_forget(self.state_root_id(root), archived)
-            if record is not None:
-                for change in record.changes:
-                    if not change.path.startswith(ARCHIVE_DIR + "/"):
-                        return change.path
-        return archived.removeprefix(ARCHIVE_DIR + "/")
-
     def state_root_id(self, root: MemoryRoot) -> int:
         assert self.state is not None
         return self.state.root_id(root_key(root))
-
-    # -- undo ----------------------------------------------------------------------------------
-
-    def _plan_undo(self, operation: str) -> Plan:
-        if self.journal is None:
-            self._committer()  # raises: no journal, nothing to undo
-        assert self.journal is not None
-        record = self.journal.get(operation.strip())
-        if record is None:
-            raise InvalidWrite("operation", f"unknown operation {operation!r}")
-        if record.state != APPLIED:
-            raise WriteFailed(f"operation {record.id} was {record.state}: there is nothing to undo")
-        if record.undone_by:
-            raise WriteFailed(f"operation {record.id} was already undone by {record.undone_by}")
-        found = [
-            (i, r) for i, r in enumerate(self.roots) if self.state_root_id(r) == record.root_id
-        ]
-        if not found:
-            raise WriteFailed(f"operation {record.id} changed a root this daemon does not serve")
-        index, root = found[0]
-        plan = Plan(index, root, "undo", "undo", [], uses_view=False, undoes=record.id)
-        plan.redoes = record.undoes if record.kind == "undo" else None
-        plan.seen_seq = self._seen_seq(root)
-        plan.entries = self._root_view(index).entries
-        for change in reversed(record.changes):
-            if not change.kept:
-                raise WriteFailed(
-                    f"operation {record.id} cannot be undone: the journal does not keep the"
-                    f" content of {change.path} (a hard delete, or text that held a credential)"
-                )
-            if change.before == change.after:
-                continue
-            entry = None
-            if change.before is not None and not change.path.startswith(ARCHIVE_DIR + "/"):
-                entry = IndexEntry(
-                    change.path,
-                    _title_of(change.before, change.path),
-                    _description_of(change.before),
-                    False,
-                    float("inf"),
-                )
-            plan.changes.append(
-                PlannedChange(
-                    Change(change.path, "undone", change.after, change.before, change.title),
-                    entry=entry,
-                    stats="updated" if entry is not None else None,
-                )
-            )
-            if not change.path.startswith(ARCHIVE_DIR + "/"):
-                action: Action = (
-                    "deleted"
-                    if change.before is None
-                    else "restored"
-                    if change.after is None
-                    else "updated"
-                )
-                title = (
-                    _title_of(change.before, change.path) if change.before else change.title or ""
-                )
-                plan.answers.append((len(plan.changes) - 1, action, title, f"undoes {record.id}"))
-        return plan
-
-
-# -- building files ---------------------------------------------------------------------------
-
-
-def _parse(data: bytes, where: Path) -> MemoryFile:
-    try:
-        return MemoryFile.parse(data.decode("utf-8"))
-    except (UnicodeDecodeError, InvalidMemory) as exc:
-        raise WriteFailed(f"{where} is not a memory the daemon can edit: {exc}") from None
-
-
-def _title_of(data: bytes, rel: str) -> str:
-    try:
-        memory = MemoryFile.parse(data.decode("utf-8", "replace"))
-    except InvalidMemory:
-        return Path(rel).stem
-    return memory.get("name") or memory.get("title") or Path(rel).stem
-
-
-def _description_of(data: bytes) -> str:
-    try:
-        return MemoryFile.parse(data.decode("utf-8", "replace")).get("description") or ""
-    except InvalidMemory:
-        return ""
-
-
-def _set_flags(memory: MemoryFile, pinned: bool | None, always: bool | None) -> None:
-    for key, value in (("pinned", pinned), ("always", always)):
-        if value is True:
-            memory.set(key, True)
-        elif value is False and memory.get(key) is not None:
-            memory.set(key, None)
-
-
-def _archive(rel: str, data: bytes, title: str) -> list[PlannedChange]:
-    """A move into `<root>/.archive/` (same folders inside): the copy first, then the removal,
-    so a crash in between leaves the memory in both places, never in neither."""
-    folder, _, name = rel.rpartition("/")
-    into = f"{ARCHIVE_DIR}/{folder}" if folder else ARCHIVE_DIR
-    return [
-        PlannedChange(
-            Change("", "archived", None, data, title),
-            new_in=into,
-            slug=name.removesuffix(".md"),
-            moved_from=rel,
-        ),
-        PlannedChange(Change(rel, "archived", data, None, title)),
-    ]
-
-
-_SLOT = regex.compile(r"[\p{L}\p{N}]*\p{N}[\p{L}\p{N}._-]*|`[^`]+`|[\w.-]+[./_][\w.-]+")
-
-
-def _title_survives(title: str, new_body: str) -> bool:
-    """Keep an old title when every number, version or identifier in it is still in the new
-    text ("Node version" stays; "Use Node 18" goes when the text now says 22)."""
-    slots = [m.group().strip("`").lower() for m in _SLOT.finditer(title)]
-    lowered = new_body.lower()
-    return all(slot in lowered for slot in slots)
