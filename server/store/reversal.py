@@ -17,6 +17,7 @@ from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_
 from memory_recall.server.store.index_file import IndexEntry
 from memory_recall.server.store.journal import APPLIED, Change
 from memory_recall.server.store.requests import Action, ForgetRequest
+from memory_recall.server.store.secrets import redact
 
 if TYPE_CHECKING:
     from memory_recall.server.store.writer import MemoryWriter
@@ -37,18 +38,19 @@ def plan_forget(writer: MemoryWriter, request: ForgetRequest) -> Plan:
     plan.seen_seq = writer._seen_seq(root)
     plan.entries = writer._root_view(index).entries
     plan.note = request.reason
+    reason = redact(request.reason) if request.reason else None  # echoed: never a credential
     archived = rel.startswith(ARCHIVE_DIR + "/")
     if request.hard:
         plan.changes.append(
             PlannedChange(Change(rel, "deleted", data, None, title, keep_content=False))
         )
         plan.purge.append(rel)
-        plan.answers.append((0, "deleted", title, request.reason))
+        plan.answers.append((0, "deleted", title, reason))
         return plan
     if archived:
         raise InvalidWrite("path", f"{rel} is already archived (hard: true deletes it)")
     plan.changes += archive_changes(rel, data, title)
-    plan.answers.append((1, "archived", title, request.reason))
+    plan.answers.append((1, "archived", title, reason))
     return plan
 
 
