@@ -17,3 +17,4 @@ SELECTOR_CEILING_S = 30.0  # a slow hosted model's worst round trip; past it, fa
 # host sends tens, and more than this would only make a recall slow (issue 21).
 MAX_RECENT_TOOLS = 256
 MAX_TOOL_NAME_CHARS = 256
+MAX_WRITE_TEXT_CHARS = 1_000_000  # a write's text on the wire; the gate's limits are far lower (§8)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +66,9 @@ class PathChange:
     files: list[FileRead] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # directories the walk could not enter
     reason: str | None = None
+    # The catalog's clock when the read began: a path applied since (the daemon's
+    # own write, on the event loop) is newer than what was read, and is kept.
+    read_at: int = 0
 
 
 @dataclass
@@ -98,6 +101,10 @@ class MemoryCatalog:
     build_ms: float | None = None
     cache_report: str | None = None  # what the last scan made of its snapshot cache
     cache_fault: str | None = None  # why the snapshot could not be written, if it could not
+    # When each path was last applied (a tick of `_clock`), while a change read off
+    # the event loop may be older than it.
+    _clock: int = 0
+    _applied_at: dict[str, int] = field(default_factory=dict)
     counters: CatalogCounters = field(default_factory=CatalogCounters)
 
     # -- reading -------------------------------------------------------------
@@ -199,16 +206,33 @@ class MemoryCatalog:
         the rule is: exists → (re)load it, or rescan it if it is a directory;
         missing → drop it and everything that was under it.
         """
-        for _ in self.apply_change(self.read_change(path)):
+        change = self.read_change(path)
+        for _ in self.apply_change(change):
             pass
+        self._touch([str(change.path), *(read.key for read in change.files)])
+
+    def _touch(self, keys: Iterable[str]) -> None:
+        """Remember that these paths were just applied from outside `apply_change`
+        (a write of the daemon's own, on the event loop)."""
+        self._clock += 1
+        for key in keys:
+            self._applied_at[key] = self._clock
 
     def read_change(self, path: str | os.PathLike[str]) -> PathChange:
         """What `path` is on disk now. Reads files but changes nothing: safe in a thread."""
         p = self._absolute(path)
+        read_at = self._clock
         located = self.locate(p)
         if located is None:
             return PathChange(p, "ignored")
         index, root, p = located
+        if p != root.path and _hidden(p, root.path):
+            return PathChange(p, "ignored")  # nothing hidden is ever scanned (.archive/, .git/)
+        change = self._read_path(index, root, p)
+        change.read_at = read_at
+        return change
+
+    def _read_path(self, index: int, root: MemoryRoot, p: Path) -> PathChange:
         try:
             is_dir = p.is_dir()
             present = is_dir or p.exists() or p.is_symlink()
@@ -230,31 +254,54 @@ class MemoryCatalog:
 
     def apply_change(self, change: PathChange) -> Iterator[None]:
         """Apply what `read_change` found, yielding between steps (each leaves the
-        catalog consistent, so a recall may run in between)."""
+        catalog consistent, so a recall or a write may run in between). A path the
+        daemon wrote since the change was read keeps what the write put there."""
         p, key = change.path, str(change.path)
+        read = {f.key for f in change.files} | set(change.skipped)
+
+        def keep(path: str) -> bool:
+            return path in read or self._newer(change, path)
+
+        self._forget_old_touches(change.read_at)
         if change.kind == "file":
-            self.counters.upserts += 1
-            self._apply_read(change.files[0])
-            self._changed()
+            if not self._newer(change, key):
+                self.counters.upserts += 1
+                self._apply_read(change.files[0])
+                self._changed()
         elif change.kind == "tree":
-            kept = {f.key for f in change.files} | set(change.skipped)
             self._skipped.pop(key, None)  # the directory itself reads again
-            yield from self._remove_under(p, keep=kept)
-            for done, read in enumerate(change.files, 1):
-                self._apply_read(read)
+            yield from self._remove_under(p, keep=keep)
+            for done, file in enumerate(change.files, 1):
+                if not self._newer(change, file.key):
+                    self._apply_read(file)
                 if done % _STEP == 0:
                     self._changed()
                     yield
             self._skipped.update(change.skipped)
             self._changed()
-        elif change.kind in ("gone", "unreadable"):
-            yield from self._remove_under(p, keep=set())
-            self.remove(p)
-            self._skipped.pop(display_path(key), None)
-            if change.kind == "unreadable":
-                assert change.reason is not None
-                self._skipped[display_path(key)] = change.reason
+        elif change.kind == "unreadable":
+            yield from self._remove_under(p, keep=keep)
+            self._remove(p)
+            assert change.reason is not None
+            self._skipped[display_path(key)] = change.reason
             self._changed()
+        elif change.kind == "gone" and not self._newer(change, key):
+            if key in self._docs or key in self._skipped:
+                self._remove(p)  # a file that was read: nothing can be under it
+            else:
+                yield from self._remove_under(p, keep=keep)
+                self._remove(p)
+                self._skipped.pop(display_path(key), None)
+            self._changed()
+
+    def _newer(self, change: PathChange, key: str) -> bool:
+        """Whether `key` was applied (by a write of the daemon) after `change` was read."""
+        return self._applied_at.get(key, 0) > change.read_at
+
+    def _forget_old_touches(self, tick: int) -> None:
+        """Drop what no change in flight can predate (changes are applied in order)."""
+        if len(self._applied_at) > _STEP * 16:
+            self._applied_at = {k: at for k, at in self._applied_at.items() if at > tick}
 
     def root_problems(self) -> list[str]:
         """Roots that exist but cannot be read, each with the reason, in words."""
@@ -277,10 +324,15 @@ class MemoryCatalog:
             return None
         self.counters.upserts += 1
         doc = self._apply_read(self._read(root, p, index))
+        self._touch([str(p)])
         self._changed()
         return doc
 
     def remove(self, path: str | os.PathLike[str]) -> bool:
+        self._touch([str(self._absolute(path))])
+        return self._remove(path)
+
+    def _remove(self, path: str | os.PathLike[str]) -> bool:
         key = str(self._absolute(path))
         removed = self._drop([key]) == 1
         self._skipped.pop(key, None)
@@ -364,19 +416,27 @@ class MemoryCatalog:
         self._file_stats[entry.path] = (record.size, record.mtime_ns)
         return True
 
-    def _remove_under(self, directory: Path, *, keep: set[str]) -> Iterator[None]:
-        """Drop what was under `directory` but is not in `keep`, in steps."""
+    def _remove_under(
+        self, directory: Path, *, keep: Callable[[str], bool] | None = None
+    ) -> Iterator[None]:
+        """Drop what was under `directory` unless `keep(path)`, in steps (`keep` is asked
+        again at each step: a write between steps is kept)."""
         prefix = str(directory) + os.sep
-        for key in [k for k in self._skipped if k.startswith(prefix) and k not in keep]:
+
+        def gone(path: str) -> bool:
+            return path.startswith(prefix) and not (keep and keep(path))
+
+        for key in [k for k in self._skipped if gone(k)]:
             del self._skipped[key]
             self._file_stats.pop(key, None)
-        gone = [k for k in self._docs if k.startswith(prefix) and k not in keep]
-        for key in gone:
-            self._file_stats.pop(key, None)
-        for start in range(0, len(gone), _STEP):
-            self.counters.removals += self._drop(gone[start : start + _STEP])
+        candidates = [k for k in self._docs if gone(k)]
+        for start in range(0, len(candidates), _STEP):
+            batch = [k for k in candidates[start : start + _STEP] if gone(k)]
+            for key in batch:
+                self._file_stats.pop(key, None)
+            self.counters.removals += self._drop(batch)
             self._changed()
-            if start + _STEP < len(gone):
+            if start + _STEP < len(candidates):
                 yield
 
     def _load(

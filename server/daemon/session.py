@@ -74,6 +74,8 @@ class CatalogSession:
         self._tasks = tasks
         self._pending_changes: set[str] = set()
         self._changes_waiting = asyncio.Event()
+        # Drops the paths that are this process's own writes (the writer's echo filter).
+        self.ignore: Callable[[set[str]], set[str]] | None = None
 
     def start(self, *, watch: bool) -> None:
         """Start watching (when asked) and building the index, both in the background."""
@@ -172,6 +174,8 @@ class CatalogSession:
 
     def apply_changes(self, paths: set[str]) -> None:
         """Queue changed paths; they are read off the event loop and applied in slices."""
+        if self.ignore is not None and paths:
+            paths = self.ignore(paths)
         self._pending_changes |= paths
         if paths:
             self._changes_waiting.set()

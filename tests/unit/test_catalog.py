@@ -306,3 +306,29 @@ def test_permission_denied_is_never_remembered_by_the_snapshot(tmp_path, monkeyp
     catalog.scan()
     assert [s.reason for s in catalog.skipped] == ["permission denied"]
     assert str(path) not in catalog._file_stats  # what the snapshot would vouch for
+
+
+def test_a_write_of_the_daemon_while_a_change_is_read_is_never_undone(tmp_path):
+    """A directory change is read off the event loop; a write applied meanwhile (the
+    daemon's own, whose watcher echo is ignored) must survive the older reading."""
+    root = tmp_path / "memory"
+    write(root / "dir" / "old.md", memory("Old"))
+    catalog = MemoryCatalog([MemoryRoot.of(root, "project")])
+    catalog.scan()
+    change = catalog.read_change(root / "dir")  # read now, applied later
+    write(root / "dir" / "old.md", memory("Rewritten"))
+    catalog.upsert(root / "dir" / "old.md")
+    write(root / "dir" / "new.md", memory("Written"))
+    catalog.upsert(root / "dir" / "new.md")
+    for _ in catalog.apply_change(change):
+        pass
+    titles = sorted(d.title for d in catalog.snapshot().documents)
+    assert titles == ["Rewritten", "Written"]
+    gone = catalog.read_change(root / "dir" / "new.md")  # an old "gone" for a path rewritten
+    (root / "dir" / "new.md").unlink()
+    stale = type(gone)(gone.path, "gone", read_at=gone.read_at)
+    write(root / "dir" / "new.md", memory("Again"))
+    catalog.upsert(root / "dir" / "new.md")
+    for _ in catalog.apply_change(stale):
+        pass
+    assert catalog.get(str(root / "dir" / "new.md")).title == "Again"
