@@ -269,7 +269,10 @@ def remove_stray(path: Path) -> bool:
 def root_key(root: MemoryRoot) -> str:
     """A root as the state store and the lock know it: its real path, so that two
     spellings of one folder share a lock and a history."""
-    return os.path.realpath(root.path)
+    try:
+        return os.path.realpath(root.path)
+    except ValueError:  # not a path at all (a NUL): the catalog reports the root unreadable
+        return str(root.path)
 
 
 class RootLock:

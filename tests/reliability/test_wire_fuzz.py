@@ -268,7 +268,7 @@ KNOWN_METHODS = [
     types.WORKSPACE_SYMBOL,
     methods.FAST_RESULT,
     methods.SELECT,
-    "memory/forget",
+    "memory/nonexistent",  # (memory/forget is a request of the write side now)
 ]
 # Only these two legitimately end a session; everything else must leave it serving.
 ENDING = (types.EXIT, types.SHUTDOWN)
@@ -362,7 +362,7 @@ def messages(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         message.update(draw(st.dictionaries(st.text(max_size=6), json_values, max_size=2)))
     if message.get("method") in ENDING:  # the extra keys may have put one back
-        message["method"] = "memory/forget"
+        message["method"] = "memory/nonexistent"
     return message
 
 
