@@ -5,6 +5,10 @@ recalls read an immutable `CorpusView`, rebuilt lazily after a change. A
 change is read from disk by `read_change` (no catalog state is touched, so it
 can run off the event loop) and applied by `apply_change` in steps, so that a
 root of 20,000 files coming back never holds the daemon for seconds.
+
+Past 400 lines, and one job: scanning, reading a change and applying it all
+keep the same structures in step (documents, skipped files, file stats, input
+order, index), and only this class may touch them.
 """
 
 from __future__ import annotations

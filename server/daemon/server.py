@@ -22,6 +22,7 @@ from memory_recall.protocol import methods
 from memory_recall.protocol.messages import InitializationOptions
 from memory_recall.server.daemon import handlers
 from memory_recall.server.daemon.adapter import MemoryProtocol, make_converter
+from memory_recall.server.daemon.framing import StdoutWriter, open_reader
 from memory_recall.server.daemon.options import (
     build_selector,
     choose_ranker,
@@ -31,7 +32,7 @@ from memory_recall.server.daemon.options import (
     workspace_path,
 )
 from memory_recall.server.daemon.session import CatalogSession, TaskRegistry, report_index_progress
-from memory_recall.server.daemon.transport import StdoutWriter, open_reader, read_frames
+from memory_recall.server.daemon.transport import read_frames
 from memory_recall.server.daemon.writing import WriteSide
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.recall import RecallService

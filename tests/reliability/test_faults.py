@@ -51,8 +51,9 @@ def _report(figures: dict[str, str]) -> Iterator[None]:
     if _survived["http selector"]:
         figures["fault: http selector"] = (
             f"{', '.join(sorted(_survived['http selector']))}: each → heuristic fallback with "
-            "the reason in the refined phase and telemetry, the daemon still serving; a hung "
-            f"request's connection is closed {REPRODUCE}"
+            "the reason in the refined phase and telemetry (an invalid URL: refused at start "
+            "and said), the daemon still serving; a hung request's connection is closed "
+            f"{REPRODUCE}"
         )
     if _survived["stdin EOF"]:
         figures["fault: client gone"] = f"{'; '.join(_survived['stdin EOF'])} {REPRODUCE}"
