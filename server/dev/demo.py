@@ -45,6 +45,11 @@ DEMO_QUERIES = (
 )
 
 
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 doc`, `2 docs`: what the demo says is read by newcomers first."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def _roots(directory: Path) -> list[tuple[str, str]]:
     project, user = directory / "project", directory / "user"
     if project.is_dir() or user.is_dir():
@@ -90,7 +95,8 @@ def _print_phase(label: str, note: PhaseNotification | None, at_ms: float) -> No
         return
     extra = f", fallback because {note.failure}" if note.failure else ""
     print(
-        f"  {label:8} {at_ms:6.1f} ms  {note.strategy}/{note.status}{extra}, {len(note.docs)} docs"
+        f"  {label:8} {at_ms:6.1f} ms  {note.strategy}/{note.status}{extra}, "
+        f"{_count(len(note.docs), 'doc')}"
     )
     for doc in note.docs:
         print(f"             - [{doc.scope}/{doc.type}] {doc.title}  ({doc.relative_path})")
@@ -111,7 +117,8 @@ async def run_demo(directory: Path, queries: Sequence[str], model_delay_ms: floa
         status = await client.status()
     print(
         f"daemon ready in {1000 * (time.perf_counter() - started):.0f} ms: "
-        f"{status.documents} memories in {len(status.roots)} roots, "
+        f"{_count(status.documents, 'memory', 'memories')} in "
+        f"{_count(len(status.roots), 'root')}, "
         f"{len(status.skipped)} skipped, watcher {status.watcher.state}"
     )
     for skipped in status.skipped:
