@@ -60,6 +60,15 @@ class SelectorOptions(WireModel):
     )
 
 
+class HostCapabilities(WireModel):
+    """What the host can do for the daemon (protocol v2)."""
+
+    complete: StrictBool = Field(
+        default=False,
+        description="the host answers memory/complete (its own model runs extraction tasks)",
+    )
+
+
 class InitializationOptions(WireModel):
     """`initialize` → `initializationOptions` (all optional)."""
 
@@ -73,6 +82,7 @@ class InitializationOptions(WireModel):
     ranker: StrictStr | None = Field(
         default=None, description="fast-phase ranker by name; default: the server's default"
     )
+    capabilities: HostCapabilities = Field(default_factory=HostCapabilities)
 
 
 # -- memory/recall --------------------------------------------------------------
@@ -158,6 +168,31 @@ class SelectParams(WireModel):
 
 class SelectResult(WireModel):
     selected: list[StrictStr]
+
+
+# -- memory/complete (server → client, protocol v2) ---------------------------------
+
+CompletionTask = Literal["extract", "reconcile", "consolidate"]
+
+
+class ChatMessage(WireModel):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class CompleteParams(WireModel):
+    """`memory/complete`: the daemon asks the host's model for one JSON answer."""
+
+    task: CompletionTask
+    messages: list[ChatMessage]
+    response_schema: dict[str, object] = Field(
+        description="JSON Schema the answer's content must satisfy (it is validated anyway)"
+    )
+    max_tokens: int
+
+
+class CompleteResult(WireModel):
+    content: StrictStr = Field(description="the model's answer: JSON text per responseSchema")
 
 
 # -- telemetry/event ----------------------------------------------------------------
@@ -257,6 +292,8 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     PhaseNotification,
     SelectParams,
     SelectResult,
+    CompleteParams,
+    CompleteResult,
     RecallTelemetry,
     StatusResult,
 )

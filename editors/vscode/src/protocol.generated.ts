@@ -20,6 +20,10 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
+  ChatMessage?: ChatMessage;
+  CompleteParams?: CompleteParams;
+  CompleteResult?: CompleteResult;
+  HostCapabilities?: HostCapabilities;
   InitializationOptions?: InitializationOptions;
   MemoryDoc?: MemoryDoc;
   PhaseNotification?: PhaseNotification;
@@ -45,10 +49,44 @@ export interface CatalogCountersStatus {
   skippedUpdates: number;
   upserts: number;
 }
+export interface ChatMessage {
+  content: string;
+  role: 'system' | 'user' | 'assistant';
+}
+/**
+ * `memory/complete`: the daemon asks the host's model for one JSON answer.
+ */
+export interface CompleteParams {
+  maxTokens: number;
+  messages: ChatMessage[];
+  /**
+   * JSON Schema the answer's content must satisfy (it is validated anyway)
+   */
+  responseSchema: {
+    [k: string]: unknown;
+  };
+  task: 'extract' | 'reconcile' | 'consolidate';
+}
+export interface CompleteResult {
+  /**
+   * the model's answer: JSON text per responseSchema
+   */
+  content: string;
+}
+/**
+ * What the host can do for the daemon (protocol v2).
+ */
+export interface HostCapabilities {
+  /**
+   * the host answers memory/complete (its own model runs extraction tasks)
+   */
+  complete?: boolean;
+}
 /**
  * `initialize` → `initializationOptions` (all optional).
  */
 export interface InitializationOptions {
+  capabilities?: HostCapabilities;
   /**
    * fast-phase ranker by name; default: the server's default
    */
