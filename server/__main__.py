@@ -254,6 +254,22 @@ def cmd_eval_project(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_extract(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.extract_eval import run
+
+    corpus = _existing(args.corpus, "corpus")
+    if args.model_url is None and (args.model or args.api_key_env):
+        raise UsageError("--model and --api-key-env need --model-url")
+    return run(
+        str(corpus),
+        model_url=args.model_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        deadline_s=args.timeout_ms / 1000,
+        as_json=args.json,
+    )
+
+
 def _ranker_help() -> str:
     return "; ".join(f"{name}: {spec.description}" for name, spec in RANKERS.items())
 
@@ -356,6 +372,29 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     evp.add_argument("--json", action="store_true", help="print one JSON object")
     evp.set_defaults(func=cmd_eval_project)
+
+    exv = sub.add_parser(
+        "eval-extract",
+        help="extraction against labelled sessions: precision, recall, duplicates, secrets leaked",
+    )
+    exv.add_argument(
+        "corpus", nargs="?", default="fixtures/extract/corpus.json",
+        help="labelled sessions (default fixtures/extract/corpus.json)",
+    )  # fmt: skip
+    exv.add_argument(
+        "--model-url", default=None,
+        help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1 (Ollama); "
+        "default: the scripted model with the corpus's prepared answers",
+    )  # fmt: skip
+    exv.add_argument("--model", default=None, help="model name, e.g. qwen2.5:7b-instruct")
+    exv.add_argument(
+        "--api-key-env", default=None, help="name of the environment variable with the API key"
+    )
+    exv.add_argument(
+        "--timeout-ms", type=int, default=30_000, help="deadline per model call (default 30000)"
+    )
+    exv.add_argument("--json", action="store_true", help="print one JSON object")
+    exv.set_defaults(func=cmd_eval_extract)
 
     status = sub.add_parser("status", help="roots, document counts and skipped files")
     _add_root_option(status)
