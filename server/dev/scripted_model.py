@@ -14,6 +14,8 @@ what a pytest-lsp `memory/complete` handler returns.
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -203,6 +205,7 @@ class ScriptedModel:
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     reject_json_schema: bool = False  # answer 400 to response_format json_schema, as some do
+    disconnects: int = 0  # hanging requests whose client closed the connection (abandoned)
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -264,8 +267,9 @@ def _handler(model: ScriptedModel) -> Callable[..., BaseHTTPRequestHandler]:
                 self._send(400, b'{"error": "response_format json_schema is not supported"}')
                 return
             prepared = model._prepared_for(body)
-            if prepared.hang_s:
-                time.sleep(prepared.hang_s)
+            if prepared.hang_s and self._wait_or_abandoned(prepared.hang_s):
+                model.disconnects += 1
+                return
             if prepared.status != 200:
                 self._send(prepared.status, b'{"error": "the model is overloaded"}')
                 return
@@ -282,6 +286,19 @@ def _handler(model: ScriptedModel) -> Callable[..., BaseHTTPRequestHandler]:
                 ],
             }
             self._send(200, json.dumps(reply).encode())
+
+        def _wait_or_abandoned(self, seconds: float) -> bool:
+            """Sleep up to `seconds`; True as soon as the client closes the connection."""
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                readable, _, _ = select.select([self.connection], [], [], 0.05)
+                if readable:
+                    try:
+                        if not self.connection.recv(1, socket.MSG_PEEK):
+                            return True
+                    except OSError:
+                        return True
+            return False
 
         def _send(self, code: int, payload: bytes) -> None:
             try:

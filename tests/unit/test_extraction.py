@@ -133,6 +133,23 @@ async def test_a_hanging_model_is_cut_at_the_deadline(model) -> None:
     assert loop.time() - started < 2
 
 
+async def test_cancelling_closes_the_http_connection(model) -> None:
+    model.answer = "hang"
+    completer = HttpCompleter(model.url, "scripted", None)
+    request = CompletionRequest("extract", [{"role": "user", "content": "x"}], {}, 10)
+    task = asyncio.ensure_future(completer.complete(request))
+    while not model.requests:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(100):
+        if model.disconnects:
+            break
+        await asyncio.sleep(0.02)
+    assert model.disconnects == 1
+
+
 async def test_structured_output_falls_back_to_json_mode(model) -> None:
     model.reject_json_schema = True
     completer = HttpCompleter(model.url, "scripted", None)
