@@ -219,3 +219,12 @@ def test_github_on_key_stays_a_string(tmp_path: Path) -> None:
     write(tmp_path, {"w.yml": "on: [push]\nyes: no\nflag: true\n"})
     data = Workspace.walk(tmp_path).load_yaml("w.yml")
     assert data == {"on": ["push"], "yes": "no", "flag": True}
+
+
+def test_the_walk_stops_at_its_bound_and_says_so(tmp_path: Path) -> None:
+    files = {"pyproject.toml": "[project]\nname='x'\n[build-system]\nrequires = ['hatchling']\n"}
+    files.update({f"src/pkg{i // 50}/m{i}.py": "" for i in range(400)})
+    report = read_project(write(tmp_path, files), max_entries=100)
+    assert report.truncated_walk
+    assert "The walk stopped after" in render(report).body
+    assert commands(report)["build"] == ["python -m build"]

@@ -88,35 +88,45 @@ class Workspace:
         return workspace
 
     # -- where things are -------------------------------------------------------
+    # Indexed once per walk: a workspace of 50,000 files is asked about every folder.
+
+    def _index(self) -> tuple[dict[str, set[str]], set[str], set[str]]:
+        cached: tuple[dict[str, set[str]], set[str], set[str]] | None = getattr(
+            self, "_cache", None
+        )
+        if cached is None or getattr(self, "_cached_count", -1) != len(self.files):
+            by_dir: dict[str, set[str]] = {}
+            ancestors: set[str] = set()
+            for relative in self.files:
+                parent = _parent(relative)
+                by_dir.setdefault(parent, set()).add(relative.rsplit("/", 1)[-1])
+                while parent != "." and parent not in ancestors:
+                    ancestors.add(parent)
+                    parent = _parent(parent)
+            cached = (by_dir, ancestors, set(self.files))
+            object.__setattr__(self, "_cache", cached)
+            object.__setattr__(self, "_cached_count", len(self.files))
+        return cached
 
     def dirs(self) -> list[str]:
         """Folders that hold at least one file, root first, then by depth and name."""
-        found = {_parent(f) for f in self.files}
-        return sorted(found, key=lambda d: (d != ".", d.count("/"), d))
+        return sorted(self._index()[0], key=lambda d: (d != ".", d.count("/"), d))
 
     def names_in(self, directory: str) -> set[str]:
         """File names directly in `directory` ("." for the root)."""
-        return {f.rsplit("/", 1)[-1] for f in self.files if _parent(f) == directory}
+        return self._index()[0].get(directory, set())
 
     def exists(self, relative: str) -> bool:
-        return relative in self._file_set
+        return relative in self._index()[2]
 
     def has_dir(self, relative: str) -> bool:
         """Whether any walked file lies under `relative`."""
-        prefix = relative.rstrip("/") + "/"
-        return any(f.startswith(prefix) for f in self.files)
+        return relative.rstrip("/") in self._index()[1]
 
     def glob_in(self, directory: str, suffix: str) -> list[str]:
         """Relative paths of files directly in `directory` whose name ends with `suffix`."""
-        return sorted(f for f in self.files if _parent(f) == directory and f.endswith(suffix))
-
-    @property
-    def _file_set(self) -> set[str]:
-        cached: set[str] | None = getattr(self, "_files_cache", None)
-        if cached is None or len(cached) != len(self.files):
-            cached = set(self.files)
-            object.__setattr__(self, "_files_cache", cached)
-        return cached
+        prefix = "" if directory == "." else directory + "/"
+        return sorted(prefix + n for n in self.names_in(directory) if n.endswith(suffix))
 
     # -- reading ------------------------------------------------------------------
 
