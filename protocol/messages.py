@@ -72,6 +72,15 @@ class WriteOptions(WireModel):
     )
 
 
+class HostCapabilities(WireModel):
+    """What the host can do for the daemon (protocol v2)."""
+
+    complete: StrictBool = Field(
+        default=False,
+        description="the host answers memory/complete (its own model runs extraction tasks)",
+    )
+
+
 class InitializationOptions(WireModel):
     """`initialize` → `initializationOptions` (all optional)."""
 
@@ -86,6 +95,7 @@ class InitializationOptions(WireModel):
         default=None, description="fast-phase ranker by name; default: the server's default"
     )
     write: WriteOptions = Field(default_factory=WriteOptions)
+    capabilities: HostCapabilities = Field(default_factory=HostCapabilities)
 
 
 # -- memory/recall --------------------------------------------------------------
@@ -174,6 +184,31 @@ class SelectParams(WireModel):
 
 class SelectResult(WireModel):
     selected: list[StrictStr]
+
+
+# -- memory/complete (server → client, protocol v2) ---------------------------------
+
+CompletionTask = Literal["extract", "reconcile", "consolidate"]
+
+
+class ChatMessage(WireModel):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class CompleteParams(WireModel):
+    """`memory/complete`: the daemon asks the host's model for one JSON answer."""
+
+    task: CompletionTask
+    messages: list[ChatMessage]
+    response_schema: dict[str, object] = Field(
+        description="JSON Schema the answer's content must satisfy (it is validated anyway)"
+    )
+    max_tokens: int
+
+
+class CompleteResult(WireModel):
+    content: StrictStr = Field(description="the model's answer: JSON text per responseSchema")
 
 
 # -- telemetry/event ----------------------------------------------------------------
@@ -457,6 +492,8 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     PhaseNotification,
     SelectParams,
     SelectResult,
+    CompleteParams,
+    CompleteResult,
     RecallTelemetry,
     StatusResult,
     RememberParams,

@@ -27,10 +27,14 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
+  ChatMessage?: ChatMessage;
+  CompleteParams?: CompleteParams;
+  CompleteResult?: CompleteResult;
   ForgetParams?: ForgetParams;
   HistoryEntry?: HistoryEntry;
   HistoryParams?: HistoryParams;
   HistoryResult?: HistoryResult;
+  HostCapabilities?: HostCapabilities;
   IndexStatus?: IndexStatus;
   InitializationOptions?: InitializationOptions;
   ListParams?: ListParams;
@@ -69,6 +73,30 @@ export interface CatalogCountersStatus {
   scans: number;
   skippedUpdates: number;
   upserts: number;
+}
+export interface ChatMessage {
+  content: string;
+  role: 'system' | 'user' | 'assistant';
+}
+/**
+ * `memory/complete`: the daemon asks the host's model for one JSON answer.
+ */
+export interface CompleteParams {
+  maxTokens: number;
+  messages: ChatMessage[];
+  /**
+   * JSON Schema the answer's content must satisfy (it is validated anyway)
+   */
+  responseSchema: {
+    [k: string]: unknown;
+  };
+  task: 'extract' | 'reconcile' | 'consolidate';
+}
+export interface CompleteResult {
+  /**
+   * the model's answer: JSON text per responseSchema
+   */
+  content: string;
 }
 /**
  * `memory/forget`: move to `<root>/.archive/`; `hard: true` deletes (irreversibly).
@@ -127,6 +155,15 @@ export interface HistoryResult {
   path: string;
 }
 /**
+ * What the host can do for the daemon (protocol v2).
+ */
+export interface HostCapabilities {
+  /**
+   * the host answers memory/complete (its own model runs extraction tasks)
+   */
+  complete?: boolean;
+}
+/**
  * A root's MEMORY.md: its lines against the cap, and the memories that do not fit.
  */
 export interface IndexStatus {
@@ -151,6 +188,7 @@ export interface IndexStatus {
  * `initialize` → `initializationOptions` (all optional).
  */
 export interface InitializationOptions {
+  capabilities?: HostCapabilities;
   /**
    * fast-phase ranker by name; default: the server's default
    */
