@@ -148,23 +148,45 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from memory_recall.server.dev.evaluation import (
+        compare_to_baseline,
         evaluate_all,
+        evaluate_corpora,
         format_table,
         load_corpus,
         silence_sweep,
     )
 
-    corpus = load_corpus(args.corpus)
-    if args.silence_sweep:
-        print(silence_sweep(corpus))
-        return 0
+    for path in args.corpus:
+        _existing(path, "corpus")
     names = args.ranker or [DEFAULT_RANKER]
-    reports = evaluate_all(corpus, names)
-    if args.json:
-        payload = reports[0].as_json() if len(reports) == 1 else [r.as_json() for r in reports]
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-    else:
-        print(format_table(reports))
+    if args.silence_sweep:
+        for path in args.corpus:
+            print(f"{path}\n{silence_sweep(load_corpus(path))}")
+        return 0
+    if args.check:
+        baseline = json.loads(_existing(args.check, "baseline").read_text(encoding="utf-8"))
+        rankers = args.ranker or sorted({r for c in baseline["corpora"].values() for r in c})
+        regressions, improvements = compare_to_baseline(
+            evaluate_corpora(args.corpus, rankers), baseline
+        )
+        for line in improvements:
+            print(f"better  {line}")
+        for line in regressions:
+            print(f"WORSE   {line}")
+        print(f"{len(regressions)} regressions beyond tolerance, {len(improvements)} improvements")
+        return 1 if regressions else 0
+    if args.json and not args.per_case:
+        print(json.dumps(evaluate_corpora(args.corpus, names), ensure_ascii=False, indent=2))
+        return 0
+    for path in args.corpus:
+        reports = evaluate_all(load_corpus(path), names)
+        if args.json:
+            payload = [r.as_json() for r in reports]
+            print(json.dumps(payload[0] if len(payload) == 1 else payload, ensure_ascii=False))
+        else:
+            if len(args.corpus) > 1:
+                print(f"\n{path}")
+            print(format_table(reports))
     return 0
 
 
@@ -264,11 +286,23 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     recall.set_defaults(func=cmd_recall)
 
-    ev = sub.add_parser("eval", help="evaluate rankers on a labelled corpus")
+    ev = sub.add_parser("eval", help="evaluate rankers on labelled corpora")
     ev.add_argument(
-        "corpus", help="a labelled corpus (JSON: docs and cases), e.g. fixtures/eval/corpus.json"
+        "corpus", nargs="+",
+        help="labelled corpora (JSON: docs and cases), e.g. fixtures/eval/*.json",
+    )  # fmt: skip
+    ev.add_argument(
+        "--json", action="store_true",
+        help="print the figures (overall, per category, per script) as one JSON object: "
+        "the format of fixtures/eval/baseline.json",
+    )  # fmt: skip
+    ev.add_argument(
+        "--per-case", action="store_true", help="with --json: every case's top 5, per corpus"
     )
-    ev.add_argument("--json", action="store_true", help="print one JSON object")
+    ev.add_argument(
+        "--check", metavar="BASELINE",
+        help="compare with a baseline written by --json; exit 1 on a drop beyond tolerance",
+    )  # fmt: skip
     ev.add_argument(
         "--ranker", action="append", choices=sorted(RANKERS),
         help=f"repeat to compare side by side (default {DEFAULT_RANKER}). {_ranker_help()}",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -95,7 +95,11 @@ class _Tally:
     unanswerable: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"cases": self.cases}
+        out: dict[str, Any] = {
+            "cases": self.cases,
+            "answerable": self.answerable,
+            "unanswerable": self.unanswerable,
+        }
         if self.answerable:
             out["recallAt5"] = round(self.recall_sum / self.answerable, 4)
             out["top1"] = round(self.top1_hits / self.answerable, 4)
@@ -118,6 +122,7 @@ class EvalReport:
     per_case: list[dict[str, Any]] = field(default_factory=list)
     # The same figures by the writing systems of the query (see `query_script`).
     by_script: dict[str, dict[str, Any]] = field(default_factory=dict)
+    overall: dict[str, Any] = field(default_factory=dict)  # the tally of every case
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -185,6 +190,7 @@ def evaluate(
         by_category={name: t.as_dict() for name, t in sorted(by_category.items())},
         per_case=per_case,
         by_script={name: t.as_dict() for name, t in sorted(by_script.items())},
+        overall=total.as_dict(),
     )
 
 
@@ -219,6 +225,77 @@ def _ratio(numerator: float, denominator: int) -> float:
 
 def evaluate_all(corpus: EvalCorpus, ranker_names: Sequence[str]) -> list[EvalReport]:
     return [evaluate(corpus, RANKERS[name]) for name in ranker_names]
+
+
+# -- the figures baseline -------------------------------------------------------
+# `memory-recall eval CORPUS… --json` prints these figures; fixtures/eval/baseline.json
+# is that output, committed. tests/unit/test_eval_baseline.py fails when a figure
+# drops below it by more than the tolerance, never when one rises: a better ranker
+# rewrites the baseline in the same commit.
+
+METRICS = ("recallAt5", "top1", "silentRate")
+# A corpus's overall figure may fall by one point (noise of a tie order, not a
+# regression); a slice's by one point or one of its cases, whichever is more.
+OVERALL_TOLERANCE = 0.01
+SLICE_TOLERANCE = 0.01
+
+
+def figures(report: EvalReport) -> dict[str, Any]:
+    """What the baseline keeps of a report: overall, per category, per script."""
+    return {"all": report.overall, "category": report.by_category, "script": report.by_script}
+
+
+def evaluate_corpora(paths: Sequence[str | Path], ranker_names: Sequence[str]) -> dict[str, Any]:
+    """`{"corpora": {name: {ranker: figures}}}` for every corpus and ranker."""
+    out: dict[str, Any] = {}
+    for path in paths:
+        corpus = load_corpus(path)
+        out[Path(path).stem] = {
+            name: figures(evaluate(corpus, RANKERS[name])) for name in ranker_names
+        }
+    return {"corpora": out}
+
+
+def _slices(figs: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    yield "all", figs["all"]
+    for kind in ("category", "script"):
+        for name, tally in figs[kind].items():
+            yield f"{kind} {name}", tally
+
+
+def _tolerance(slice_name: str, metric: str, tally: dict[str, Any]) -> float:
+    if slice_name == "all":
+        return OVERALL_TOLERANCE
+    over = tally.get("unanswerable" if metric == "silentRate" else "answerable") or 1
+    return max(SLICE_TOLERANCE, 1.0 / over)
+
+
+def compare_to_baseline(
+    current: dict[str, Any], baseline: dict[str, Any]
+) -> tuple[list[str], list[str]]:
+    """(regressions beyond tolerance, improvements) of `current` against `baseline`,
+    as readable lines. Figures only in one of the two are neither."""
+    regressions, improvements = [], []
+    for corpus, by_ranker in baseline["corpora"].items():
+        for ranker, figs in by_ranker.items():
+            now = current["corpora"].get(corpus, {}).get(ranker)
+            if now is None:
+                continue
+            now_slices = dict(_slices(now))
+            for slice_name, was in _slices(figs):
+                tally = now_slices.get(slice_name)
+                if tally is None:
+                    continue
+                for metric in METRICS:
+                    if metric not in was or metric not in tally:
+                        continue
+                    before, after = was[metric], tally[metric]
+                    where = f"{corpus} {ranker} {slice_name} {metric}: {before:.4f} → {after:.4f}"
+                    if after < before - _tolerance(slice_name, metric, tally) - 1e-9:
+                        regressions.append(where)
+                    elif after > before + 1e-9:
+                        improvements.append(where)
+    return regressions, improvements
 
 
 def format_table(reports: Sequence[EvalReport]) -> str:
