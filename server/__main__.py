@@ -19,8 +19,12 @@ from pathlib import Path
 
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.prompt import format_age
-from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
-from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.ranking.registry import (
+    DEFAULT_RANKER,
+    RANKERS,
+    accepted_names,
+    ranker_named,
+)
 from memory_recall.server.roots import MemoryRoot, Scope, default_roots, parse_root_arg
 
 SCOPES = ", ".join(s.value for s in Scope)
@@ -106,40 +110,51 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
+    from memory_recall.server.recall import RecallRequest, lexical_phases
+
     started = time.perf_counter()
-    catalog = MemoryCatalog(_roots(args))
+    spec = ranker_named(args.ranker)
+    assert spec is not None  # argparse checked the name
+    catalog = MemoryCatalog(_roots(args), spec.index_kind)
     catalog.scan()
     indexed = time.perf_counter()
-    spec = RANKERS[args.ranker]
-    shortlist = build_shortlist(
-        catalog.snapshot(),
-        args.query,
-        recent_tools=args.recent_tool or (),
-        ranker=spec.rank,
-        tokenizer=spec.tokenize,
-    )
+    request = RecallRequest("cli", args.query, recent_tools=tuple(args.recent_tool or ()))
+    fast, refined = lexical_phases(catalog.snapshot(), request, spec)
     done = time.perf_counter()
+    if args.json:
+        phases = {"fast": fast.wire() if fast else None, "refined": refined.wire()}
+        print(json.dumps(phases, ensure_ascii=False, indent=2))
+        return 0
     print(f"query: {args.query!r}")
-    print(f"tokens ({len(shortlist.tokens)}): {' '.join(shortlist.tokens) or '(none)'}")
-    for label, scored in (("fast", shortlist.fast), ("fallback", shortlist.fallback)):
-        print(f"\n{label} ({len(scored)}):")
-        if not scored:
+    print(f"ranker: {spec.name}; tokens ({len(spec.tokenize(args.query))}): "
+          f"{' '.join(spec.tokenize(args.query)) or '(none)'}")  # fmt: skip
+    for label, phase in (
+        ("fast (sent first when a model is configured)", fast),
+        ("refined without a model (the lexical top 5)", refined),
+    ):
+        docs = phase.docs if phase else []
+        print(f"\n{label}: {len(docs)}")
+        if not docs:
             print("  (nothing relevant)")
             continue
         rows = [
             [
-                str(s.score),
-                s.document.scope.value,
-                s.document.type,
-                format_age(s.document.mtime_ms),
-                clip(s.document.title, 48),
-                s.document.relative_path,
+                f"{d.score:g}",
+                d.scope,
+                d.type,
+                format_age(d.mtime_ms),
+                clip(d.title, 48),
+                d.relative_path,
+                f"{d.excerpt.start}–{d.excerpt.end}" if d.excerpt and d.truncated else "whole",
             ]
-            for s in scored
+            for d in docs
         ]
-        print(table(rows, ["score", "scope", "type", "age", "title", "path"]))
+        print(table(rows, ["score", "scope", "type", "age", "title", "path", "body"]))
+    if refined.prompt:
+        print("\nprompt (what a host without a model injects):\n")
+        print(refined.prompt)
     print(
-        f"\n{plural(len(catalog), 'document')} in {plural(len(catalog.roots), 'root')}, "
+        f"{plural(len(catalog), 'document')} in {plural(len(catalog.roots), 'root')}, "
         f"{len(catalog.skipped)} skipped; index {1000 * (indexed - started):.1f} ms, "
         f"recall {1000 * (done - indexed):.2f} ms"
     )
@@ -251,7 +266,8 @@ def cmd_delivery(args: argparse.Namespace) -> int:
 
 
 def _ranker_help() -> str:
-    return "; ".join(f"{name}: {spec.description}" for name, spec in RANKERS.items())
+    names = "; ".join(f"{name}: {spec.description}" for name, spec in RANKERS.items())
+    return f"{names}. Old names: default = bm25f, indexed and reference = spec"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -281,8 +297,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_root_option(recall)
     recall.add_argument("--recent-tool", action="append", help="a recently used tool name")
     recall.add_argument(
-        "--ranker", choices=sorted(RANKERS), default=DEFAULT_RANKER,
+        "--ranker", choices=accepted_names(), default=DEFAULT_RANKER, metavar="RANKER",
         help=f"default {DEFAULT_RANKER}. {_ranker_help()}",
+    )  # fmt: skip
+    recall.add_argument(
+        "--json", action="store_true",
+        help="print both phases as the daemon sends them (memory/fastResult, memory/refinedResult)",
     )  # fmt: skip
     recall.set_defaults(func=cmd_recall)
 
@@ -304,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare with a baseline written by --json; exit 1 on a drop beyond tolerance",
     )  # fmt: skip
     ev.add_argument(
-        "--ranker", action="append", choices=sorted(RANKERS),
+        "--ranker", action="append", choices=accepted_names(), metavar="RANKER",
         help=f"repeat to compare side by side (default {DEFAULT_RANKER}). {_ranker_help()}",
     )  # fmt: skip
     ev.add_argument(

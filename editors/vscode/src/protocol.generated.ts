@@ -20,6 +20,7 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
+  Excerpt?: Excerpt;
   InitializationOptions?: InitializationOptions;
   MemoryDoc?: MemoryDoc;
   PhaseNotification?: PhaseNotification;
@@ -44,6 +45,19 @@ export interface CatalogCountersStatus {
   scans: number;
   skippedUpdates: number;
   upserts: number;
+}
+/**
+ * Where a delivered `body` lies in the memory's whole body: code-point offsets.
+ */
+export interface Excerpt {
+  /**
+   * offset just past the last character delivered
+   */
+  end: number;
+  /**
+   * offset of the first character delivered
+   */
+  start: number;
 }
 /**
  * `initialize` → `initializationOptions` (all optional).
@@ -98,16 +112,23 @@ export interface SelectorOptions {
  */
 export interface MemoryDoc {
   /**
-   * the body window, at most 1,200 characters
+   * at most 1,200 characters: the whole body when it fits, else (ranker bm25f) the passage that best matches the query, cut on sentence or line boundaries where possible, or (ranker spec) the first 1,200 characters
    */
   body: string;
   description: string;
+  /**
+   * where `body` lies in the whole body (always sent by this daemon; absent from older ones, whose body is the first 1,200 characters)
+   */
+  excerpt?: Excerpt | null;
   mtimeMs: number;
   path: string;
   relativePath: string;
   scope: 'project' | 'user';
   score: number;
   title: string;
+  /**
+   * true when `body` is not the whole body
+   */
   truncated: boolean;
   type: 'user' | 'feedback' | 'project' | 'reference';
 }

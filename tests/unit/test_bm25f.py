@@ -1,4 +1,4 @@
-"""The `default` ranker (BM25F on the warm index): its tokens, its order, its silence.
+"""The `bm25f` ranker (the default): its tokens, its order, its silence.
 
 Its figures on the eval corpora are held by the baseline (test_eval_baseline.py)."""
 
@@ -18,12 +18,13 @@ from memory_recall.server.ranking.bm25f import (
     light_stem,
     without_clitic,
 )
-from memory_recall.server.ranking.index import DocumentIndex
+from memory_recall.server.ranking.bm25f.index import Bm25Index
+from memory_recall.server.ranking.bm25f.tokens import ACRONYM_MARK, recall_tokens
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import Scope
-from memory_recall.server.tokens import ACRONYM_MARK, normalize, query_tokens, recall_tokens
+from memory_recall.server.tokens import normalize, query_tokens
 
 EVAL = Path(__file__).parents[2] / "fixtures" / "eval"
 CORPORA = (
@@ -53,7 +54,7 @@ def memory(
 
 
 def recall(docs: list[MemoryDocument], query: str) -> list[str]:
-    spec = RANKERS["default"]
+    spec = RANKERS["bm25f"]
     shortlist = build_shortlist(
         CorpusView.of(docs), query, ranker=spec.rank, tokenizer=spec.tokenize
     )
@@ -240,7 +241,7 @@ def test_a_newer_memory_wins_a_near_tie():
 def test_every_match_without_a_limit_and_a_model_pick_scored_on_the_same_scale():
     docs = [memory(f"d{i:03}", f"Deploy note {i}", "How we deploy.", mtime=i) for i in range(200)]
     snapshot = CorpusView.of(docs)
-    spec = RANKERS["default"]
+    spec = RANKERS["bm25f"]
     tokens = spec.tokenize("deploy note")
     everything = spec.rank(snapshot, tokens, lambda _doc: True)
     assert len(everything) == 200  # not just the exactly scored few of a limited call
@@ -268,28 +269,28 @@ def test_never_ranked_by_type():
 
 def test_ranks_through_the_index_without_scanning(monkeypatch):
     docs = [*FILLER, memory("cfg", "Settings", "See `server/ranking/index.py` and getUserName.")]
-    index = DocumentIndex.of(docs)
+    index = Bm25Index.of(docs)
     looked_up: list[str] = []
-    original = DocumentIndex.token_bits
+    original = Bm25Index.words_containing
 
-    def spy(self: DocumentIndex, token: str) -> list[int]:
+    def spy(self: Bm25Index, token: str) -> list[str]:
         looked_up.append(token)
         return original(self, token)
 
-    monkeypatch.setattr(DocumentIndex, "token_bits", spy)
+    monkeypatch.setattr(Bm25Index, "words_containing", spy)
     ranked = Bm25Ranker().rank(index, recall_tokens("server/ranking/index.py getUserName"))
     assert ranked[0].document.relative_path == "cfg.md"
-    # Shapes the index would have to scan for (a path, a snake_case whole) are never asked.
+    # Shapes the vocabulary cannot hold (a path, a snake_case whole) are never looked up in it.
     assert all(ch.isalnum() for token in looked_up for ch in token)
 
 
 def test_a_snapshot_the_catalog_moved_on_from_gets_the_same_answers(corpora):
     corpus = corpora["coding"]
     live = corpus.snapshot
-    index = DocumentIndex.of(live.documents)
+    index = Bm25Index.of(live.documents)
     stale = CorpusView(live.documents, live.by_recency, live_index=index, live_index_version=-1)
-    assert stale.index() is None
-    spec = RANKERS["default"]
+    assert stale.index(Bm25Index) is None
+    spec = RANKERS["bm25f"]
     for case in corpus.cases:
         tokens = spec.tokenize(case.query)
         assert spec.rank(stale, tokens, lambda _doc: True) == spec.rank(
