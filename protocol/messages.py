@@ -115,6 +115,13 @@ class RecallParams(WireModel):
     )
 
 
+class Excerpt(WireModel):
+    """Where a delivered `body` lies in the memory's whole body: code-point offsets."""
+
+    start: int = Field(ge=0, description="offset of the first character delivered")
+    end: int = Field(ge=0, description="offset just past the last character delivered")
+
+
 class MemoryDoc(WireModel):
     """One delivered memory."""
 
@@ -124,8 +131,17 @@ class MemoryDoc(WireModel):
     type: MemoryType
     title: str
     description: str
-    body: str = Field(description="the body window, at most 1,200 characters")
-    truncated: bool
+    body: str = Field(
+        description="at most 1,200 characters: the whole body when it fits, else (ranker "
+        "bm25f) the passage that best matches the query, cut on sentence or line boundaries "
+        "where possible, or (ranker spec) the first 1,200 characters"
+    )
+    truncated: bool = Field(description="true when `body` is not the whole body")
+    excerpt: Excerpt | None = Field(
+        default=None,
+        description="where `body` lies in the whole body (always sent by this daemon; "
+        "absent from older ones, whose body is the first 1,200 characters)",
+    )
     mtime_ms: float
     score: float
     content_hash: str | None = Field(

@@ -19,8 +19,12 @@ from pathlib import Path
 
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.prompt import format_age
-from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
-from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.ranking.registry import (
+    DEFAULT_RANKER,
+    RANKERS,
+    accepted_names,
+    ranker_named,
+)
 from memory_recall.server.roots import MemoryRoot, Scope, default_roots, parse_root_arg
 
 SCOPES = ", ".join(s.value for s in Scope)
@@ -106,40 +110,51 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
+    from memory_recall.server.recall import RecallRequest, lexical_phases
+
     started = time.perf_counter()
-    catalog = MemoryCatalog(_roots(args))
+    spec = ranker_named(args.ranker)
+    assert spec is not None  # argparse checked the name
+    catalog = MemoryCatalog(_roots(args), spec.index_kind)
     catalog.scan()
     indexed = time.perf_counter()
-    spec = RANKERS[args.ranker]
-    shortlist = build_shortlist(
-        catalog.snapshot(),
-        args.query,
-        recent_tools=args.recent_tool or (),
-        ranker=spec.rank,
-        tokenizer=spec.tokenize,
-    )
+    request = RecallRequest("cli", args.query, recent_tools=tuple(args.recent_tool or ()))
+    fast, refined = lexical_phases(catalog.snapshot(), request, spec)
     done = time.perf_counter()
+    if args.json:
+        phases = {"fast": fast.wire() if fast else None, "refined": refined.wire()}
+        print(json.dumps(phases, ensure_ascii=False, indent=2))
+        return 0
     print(f"query: {args.query!r}")
-    print(f"tokens ({len(shortlist.tokens)}): {' '.join(shortlist.tokens) or '(none)'}")
-    for label, scored in (("fast", shortlist.fast), ("fallback", shortlist.fallback)):
-        print(f"\n{label} ({len(scored)}):")
-        if not scored:
+    print(f"ranker: {spec.name}; tokens ({len(spec.tokenize(args.query))}): "
+          f"{' '.join(spec.tokenize(args.query)) or '(none)'}")  # fmt: skip
+    for label, phase in (
+        ("fast (sent first when a model is configured)", fast),
+        ("refined without a model (the lexical top 5)", refined),
+    ):
+        docs = phase.docs if phase else []
+        print(f"\n{label}: {len(docs)}")
+        if not docs:
             print("  (nothing relevant)")
             continue
         rows = [
             [
-                str(s.score),
-                s.document.scope.value,
-                s.document.type,
-                format_age(s.document.mtime_ms),
-                clip(s.document.title, 48),
-                s.document.relative_path,
+                f"{d.score:g}",
+                d.scope,
+                d.type,
+                format_age(d.mtime_ms),
+                clip(d.title, 48),
+                d.relative_path,
+                f"{d.excerpt.start}–{d.excerpt.end}" if d.excerpt and d.truncated else "whole",
             ]
-            for s in scored
+            for d in docs
         ]
-        print(table(rows, ["score", "scope", "type", "age", "title", "path"]))
+        print(table(rows, ["score", "scope", "type", "age", "title", "path", "body"]))
+    if refined.prompt:
+        print("\nprompt (what a host without a model injects):\n")
+        print(refined.prompt)
     print(
-        f"\n{plural(len(catalog), 'document')} in {plural(len(catalog.roots), 'root')}, "
+        f"{plural(len(catalog), 'document')} in {plural(len(catalog.roots), 'root')}, "
         f"{len(catalog.skipped)} skipped; index {1000 * (indexed - started):.1f} ms, "
         f"recall {1000 * (done - indexed):.2f} ms"
     )
@@ -148,23 +163,45 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from memory_recall.server.dev.evaluation import (
+        compare_to_baseline,
         evaluate_all,
+        evaluate_corpora,
         format_table,
         load_corpus,
         silence_sweep,
     )
 
-    corpus = load_corpus(args.corpus)
-    if args.silence_sweep:
-        print(silence_sweep(corpus))
-        return 0
+    for path in args.corpus:
+        _existing(path, "corpus")
     names = args.ranker or [DEFAULT_RANKER]
-    reports = evaluate_all(corpus, names)
-    if args.json:
-        payload = reports[0].as_json() if len(reports) == 1 else [r.as_json() for r in reports]
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-    else:
-        print(format_table(reports))
+    if args.silence_sweep:
+        for path in args.corpus:
+            print(f"{path}\n{silence_sweep(load_corpus(path))}")
+        return 0
+    if args.check:
+        baseline = json.loads(_existing(args.check, "baseline").read_text(encoding="utf-8"))
+        rankers = args.ranker or sorted({r for c in baseline["corpora"].values() for r in c})
+        regressions, improvements = compare_to_baseline(
+            evaluate_corpora(args.corpus, rankers), baseline
+        )
+        for line in improvements:
+            print(f"better  {line}")
+        for line in regressions:
+            print(f"WORSE   {line}")
+        print(f"{len(regressions)} regressions beyond tolerance, {len(improvements)} improvements")
+        return 1 if regressions else 0
+    if args.json and not args.per_case:
+        print(json.dumps(evaluate_corpora(args.corpus, names), ensure_ascii=False, indent=2))
+        return 0
+    for path in args.corpus:
+        reports = evaluate_all(load_corpus(path), names)
+        if args.json:
+            payload = [r.as_json() for r in reports]
+            print(json.dumps(payload[0] if len(payload) == 1 else payload, ensure_ascii=False))
+        else:
+            if len(args.corpus) > 1:
+                print(f"\n{path}")
+            print(format_table(reports))
     return 0
 
 
@@ -271,7 +308,8 @@ def cmd_eval_extract(args: argparse.Namespace) -> int:
 
 
 def _ranker_help() -> str:
-    return "; ".join(f"{name}: {spec.description}" for name, spec in RANKERS.items())
+    names = "; ".join(f"{name}: {spec.description}" for name, spec in RANKERS.items())
+    return f"{names}. Old names: default = bm25f, indexed and reference = spec"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -301,18 +339,34 @@ def build_parser() -> argparse.ArgumentParser:
     _add_root_option(recall)
     recall.add_argument("--recent-tool", action="append", help="a recently used tool name")
     recall.add_argument(
-        "--ranker", choices=sorted(RANKERS), default=DEFAULT_RANKER,
+        "--ranker", choices=accepted_names(), default=DEFAULT_RANKER, metavar="RANKER",
         help=f"default {DEFAULT_RANKER}. {_ranker_help()}",
+    )  # fmt: skip
+    recall.add_argument(
+        "--json", action="store_true",
+        help="print both phases as the daemon sends them (memory/fastResult, memory/refinedResult)",
     )  # fmt: skip
     recall.set_defaults(func=cmd_recall)
 
-    ev = sub.add_parser("eval", help="evaluate rankers on a labelled corpus")
+    ev = sub.add_parser("eval", help="evaluate rankers on labelled corpora")
     ev.add_argument(
-        "corpus", help="a labelled corpus (JSON: docs and cases), e.g. fixtures/eval/corpus.json"
+        "corpus", nargs="+",
+        help="labelled corpora (JSON: docs and cases), e.g. fixtures/eval/*.json",
+    )  # fmt: skip
+    ev.add_argument(
+        "--json", action="store_true",
+        help="print the figures (overall, per category, per script) as one JSON object: "
+        "the format of fixtures/eval/baseline.json",
+    )  # fmt: skip
+    ev.add_argument(
+        "--per-case", action="store_true", help="with --json: every case's top 5, per corpus"
     )
-    ev.add_argument("--json", action="store_true", help="print one JSON object")
     ev.add_argument(
-        "--ranker", action="append", choices=sorted(RANKERS),
+        "--check", metavar="BASELINE",
+        help="compare with a baseline written by --json; exit 1 on a drop beyond tolerance",
+    )  # fmt: skip
+    ev.add_argument(
+        "--ranker", action="append", choices=accepted_names(), metavar="RANKER",
         help=f"repeat to compare side by side (default {DEFAULT_RANKER}). {_ranker_help()}",
     )  # fmt: skip
     ev.add_argument(

@@ -89,16 +89,21 @@ class MemoryDocument:
     # The file's bytes as read, hashed (`content_hash`): what a writer's
     # `ifMatch` is compared with. Empty for documents not read from a file.
     content_hash: str = ""
-    # Derived fields: normalized once here, never per query.
+    # Derived fields: normalized once here, never per query. (The body's normal
+    # form is not kept: an index reads it once, when the document is indexed.)
     norm_title: str = field(init=False, repr=False, compare=False)
     norm_description: str = field(init=False, repr=False, compare=False)
-    norm_body_window: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "norm_title", normalize(self.title))
         set_(self, "norm_description", normalize(self.description))
-        set_(self, "norm_body_window", normalize(self.body_window))
+
+    @property
+    def norm_body_window(self) -> str:
+        """The normalized body window SPEC §3 scores, computed when asked: the SPEC
+        index reads it when it indexes the document, the plain scan per query."""
+        return normalize(self.body_window)
 
     @property
     def noise_text(self) -> str:

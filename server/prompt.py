@@ -1,4 +1,4 @@
-"""The ready-to-inject markdown block of a phase (SPEC §5 `prompt`)."""
+"""The ready-to-inject markdown block of a phase (SPEC §5 `prompt`): excerpts marked where cut."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.passage import Excerpt, opening
 
 
 def format_age(mtime_ms: float, now_ms: float | None = None) -> str:
@@ -27,20 +28,32 @@ def format_age(mtime_ms: float, now_ms: float | None = None) -> str:
     return "just now"
 
 
-def render_prompt(docs: Sequence[MemoryDocument], now_ms: float | None = None) -> str:
-    """`## Relevant memory` with one `### title (relative path)` section per document."""
+def render_prompt(
+    docs: Sequence[MemoryDocument],
+    now_ms: float | None = None,
+    excerpts: Sequence[Excerpt] | None = None,
+) -> str:
+    """`## Relevant memory` with one `### title (relative path)` section per document.
+
+    Each body is its excerpt (by default the first 1,200 characters), with "…"
+    where the text was cut: before it when it starts inside the body, after it
+    when the body goes on.
+    """
     if not docs:
         return ""
     parts = ["## Relevant memory"]
-    for doc in docs:
+    for i, doc in enumerate(docs):
         section = [
             f"### {doc.title} ({doc.relative_path})",
             f"_saved {format_age(doc.mtime_ms, now_ms)}_",
         ]
         if doc.description:
             section.append(doc.description)
-        window = doc.body_window
-        if window:
-            section.append(window + (" …" if doc.truncated else ""))
+        excerpt = excerpts[i] if excerpts is not None else opening(doc.body, exact=True)
+        passage = doc.body[excerpt.start : excerpt.end]
+        if passage:
+            before = "… " if excerpt.start > 0 else ""
+            after = " …" if excerpt.end < len(doc.body) else ""
+            section.append(before + passage + after)
         parts.append("\n\n".join(section))
     return "\n\n".join(parts) + "\n"

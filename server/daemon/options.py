@@ -16,7 +16,13 @@ from memory_recall.server.models import Selector
 from memory_recall.server.models.client import ClientSelector
 from memory_recall.server.models.complete import ClientCompleter, Completer, HttpCompleter
 from memory_recall.server.models.http import HttpSelector
-from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS, RankerSpec
+from memory_recall.server.ranking.registry import (
+    DEFAULT_RANKER,
+    RANKERS,
+    RankerSpec,
+    accepted_names,
+    ranker_named,
+)
 from memory_recall.server.roots import MemoryRoot, default_roots
 from pydantic import ValidationError
 from pygls.uris import to_fs_path
@@ -64,13 +70,12 @@ def choose_roots(options: InitializationOptions, workspace: str | None) -> list[
 
 
 def choose_ranker(name: str | None) -> tuple[RankerSpec, str | None]:
-    """The named ranker, or the default with the problem to report."""
-    name = name or DEFAULT_RANKER
-    if name in RANKERS:
-        return RANKERS[name], None
-    problem = (
-        f"ranker: unknown {name!r} (known: {', '.join(sorted(RANKERS))}); using {DEFAULT_RANKER!r}"
-    )
+    """The named ranker (an old name is an alias), or the default with the problem to report."""
+    spec = ranker_named(name or DEFAULT_RANKER)
+    if spec is not None and spec.served:
+        return spec, None
+    known = ", ".join(accepted_names(served_only=True))
+    problem = f"ranker: unknown {name!r} (known: {known}); using {DEFAULT_RANKER!r}"
     return RANKERS[DEFAULT_RANKER], problem
 
 

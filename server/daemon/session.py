@@ -18,6 +18,8 @@ from memory_recall.protocol.messages import WatcherStatus
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.catalog.snapshot_cache import snapshot_cache
 from memory_recall.server.catalog.watcher import CatalogWatcher
+from memory_recall.server.ranking.bm25f.index import Bm25Index
+from memory_recall.server.ranking.postings import TermIndex
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import MemoryRoot
 
@@ -51,8 +53,13 @@ class TaskRegistry:
 class CatalogSession:
     """The catalog of one session, its first index build and the watcher that keeps it warm."""
 
-    def __init__(self, roots: list[MemoryRoot], tasks: TaskRegistry) -> None:
-        self.catalog = MemoryCatalog(roots)
+    def __init__(
+        self,
+        roots: list[MemoryRoot],
+        tasks: TaskRegistry,
+        index_kind: type[TermIndex] = Bm25Index,
+    ) -> None:
+        self.catalog = MemoryCatalog(roots, index_kind)
         self.ready = asyncio.Event()
         self.watcher: CatalogWatcher | None = None
         self.watcher_state = WatcherStatus(state="off")
@@ -80,7 +87,8 @@ class CatalogSession:
         # A large tree takes seconds to parse: do it off the event loop so
         # the daemon keeps answering (recalls wait for `ready`).
         with _collector_paused():
-            await asyncio.to_thread(self.catalog.scan, snapshot_cache(self.catalog.roots))
+            cache = snapshot_cache(self.catalog.roots, self.catalog.index_kind)
+            await asyncio.to_thread(self.catalog.scan, cache)
         # The warm catalog is millions of long-lived objects: keep the cyclic
         # GC from walking them again on every full collection (a pause of
         # milliseconds in the middle of a recall). Collect the young

@@ -27,6 +27,7 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
+<<<<<<< HEAD
   ChatMessage?: ChatMessage;
   CompleteParams?: CompleteParams;
   CompleteResult?: CompleteResult;
@@ -36,6 +37,9 @@ export interface ProtocolModels {
   HistoryResult?: HistoryResult;
   HostCapabilities?: HostCapabilities;
   IndexStatus?: IndexStatus;
+=======
+  Excerpt?: Excerpt;
+>>>>>>> recall-v2
   InitializationOptions?: InitializationOptions;
   ListParams?: ListParams;
   ListResult?: ListResult;
@@ -185,6 +189,19 @@ export interface IndexStatus {
   problem?: string | null;
 }
 /**
+ * Where a delivered `body` lies in the memory's whole body: code-point offsets.
+ */
+export interface Excerpt {
+  /**
+   * offset just past the last character delivered
+   */
+  end: number;
+  /**
+   * offset of the first character delivered
+   */
+  start: number;
+}
+/**
  * `initialize` → `initializationOptions` (all optional).
  */
 export interface InitializationOptions {
@@ -289,7 +306,7 @@ export interface MemoryStatistics {
  */
 export interface MemoryDoc {
   /**
-   * the body window, at most 1,200 characters
+   * at most 1,200 characters: the whole body when it fits, else (ranker bm25f) the passage that best matches the query, cut on sentence or line boundaries where possible, or (ranker spec) the first 1,200 characters
    */
   body: string;
   /**
@@ -297,12 +314,19 @@ export interface MemoryDoc {
    */
   contentHash?: string | null;
   description: string;
+  /**
+   * where `body` lies in the whole body (always sent by this daemon; absent from older ones, whose body is the first 1,200 characters)
+   */
+  excerpt?: Excerpt | null;
   mtimeMs: number;
   path: string;
   relativePath: string;
   scope: 'project' | 'user' | 'team';
   score: number;
   title: string;
+  /**
+   * true when `body` is not the whole body
+   */
   truncated: boolean;
   type: 'user' | 'feedback' | 'project' | 'reference';
 }
