@@ -7,9 +7,15 @@ in `protocol/schema/` that the editors use is generated from them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from memory_recall.protocol.limits import MAX_QUERY_CHARS, MAX_WRITE_TEXT_CHARS, REFINED_LIMIT
+from memory_recall.protocol.limits import (
+    MAX_QUERY_CHARS,
+    MAX_RECENT_TOOLS,
+    MAX_TOOL_NAME_CHARS,
+    MAX_WRITE_TEXT_CHARS,
+    REFINED_LIMIT,
+)
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
@@ -57,6 +63,11 @@ class SelectorOptions(WireModel):
     )
     timeout_ms: StrictInt | None = Field(
         default=None, gt=0, description="selector deadline; never above the 30 s ceiling"
+    )
+    allow_plain_http: StrictBool = Field(
+        default=False,
+        description="http: allow an http:// URL to a host other than this machine (the "
+        "manifest, the query and the API key would travel unencrypted)",
     )
 
 
@@ -108,7 +119,11 @@ class RecallParams(WireModel):
     token: StrictStr | StrictInt | None = Field(
         default=None, description="client-chosen id echoed in every notification of this recall"
     )
-    recent_tools: list[StrictStr] = Field(default_factory=list)
+    recent_tools: list[Annotated[StrictStr, Field(max_length=MAX_TOOL_NAME_CHARS)]] = Field(
+        default_factory=list,
+        max_length=MAX_RECENT_TOOLS,
+        description="names of tools used lately (at most 256, each at most 256 characters)",
+    )
     exclude_paths: list[StrictStr] = Field(default_factory=list)
     limit: StrictInt | None = Field(
         default=None, ge=1, le=REFINED_LIMIT, description="most documents in the refined phase"
@@ -312,6 +327,11 @@ class StatusResult(WireModel):
     watcher: WatcherStatus
     recall: RecallCounters
     catalog: CatalogCountersStatus
+    faults: list[str] = Field(
+        default_factory=list,
+        description="what is wrong now, in words: a root that cannot be read, a snapshot cache "
+        "that cannot be written, a failed watcher (each also shown once with window/showMessage)",
+    )
     runtime: RuntimeStatus | None = Field(
         default=None, description="always sent by this daemon; optional for older ones"
     )

@@ -218,11 +218,28 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+TTY_HINT = (
+    "memory-recall: this is the daemon; it speaks JSON-RPC (LSP framing) on stdin/stdout "
+    'for editors. Try `memory-recall --help`, or `memory-recall recall "your question"`. '
+    "Ctrl-D ends it."
+)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from memory_recall.server.daemon.server import run_stdio
 
+    if _is_terminal(sys.stdin):  # started by hand: say what this is instead of waiting silently
+        print(TTY_HINT, file=sys.stderr, flush=True)
+
     ceiling = args.selector_ceiling_ms / 1000 if args.selector_ceiling_ms else None
     return run_stdio(selector_ceiling_s=ceiling, log_level=args.log_level)
+
+
+def _is_terminal(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def run_bench(argv: Sequence[str]) -> int:

@@ -234,6 +234,10 @@ export interface RootOption {
  */
 export interface SelectorOptions {
   /**
+   * http: allow an http:// URL to a host other than this machine (the manifest, the query and the API key would travel unencrypted)
+   */
+  allowPlainHttp?: boolean;
+  /**
    * http: name of the environment variable holding the API key
    */
   apiKeyEnv?: string | null;
@@ -394,6 +398,11 @@ export interface RecallParams {
    */
   limit?: number | null;
   query: string;
+  /**
+   * names of tools used lately (at most 256, each at most 256 characters)
+   *
+   * @maxItems 256
+   */
   recentTools?: string[];
   /**
    * client-chosen id echoed in every notification of this recall
@@ -514,6 +523,10 @@ export interface SkippedFileStatus {
 export interface StatusResult {
   catalog: CatalogCountersStatus;
   documents: number;
+  /**
+   * what is wrong now, in words: a root that cannot be read, a snapshot cache that cannot be written, a failed watcher (each also shown once with window/showMessage)
+   */
+  faults?: string[];
   indexBuildMs: number | null;
   protocolVersion: number;
   ranker: string;
