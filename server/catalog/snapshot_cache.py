@@ -46,7 +46,7 @@ from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.index import DocumentIndex
 from memory_recall.server.roots import MemoryRoot, Scope, user_data_dir
 
-FORMAT_VERSION = 5  # bump when the payload's layout changes (5: acronym terms)
+FORMAT_VERSION = 6  # bump when the payload's layout changes (5: acronym terms, 6: extra keys)
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20
@@ -273,6 +273,8 @@ def _columns_from_files(files: dict[str, FileRecord]) -> dict[str, Any]:
         "body": _SEP.join(d.body for d in docs),
         "mtime_ms": array("d", (d.mtime_ms for d in docs)),
         "root_index": array("I", (d.root_index for d in docs)),
+        # Mostly the one shared empty tuple, which pickle writes once.
+        "extra": [d.extra for d in docs],
     }
 
 
@@ -302,6 +304,7 @@ def _files_from_columns(columns: dict[str, Any]) -> dict[str, FileRecord]:
             body=text["body"][at],
             mtime_ms=columns["mtime_ms"][at],
             root_index=columns["root_index"][at],
+            extra=columns["extra"][at],
         )
         files[path] = FileRecord(size, mtime_ns, doc, None)
         at += 1
