@@ -166,7 +166,6 @@ _IDENTIFIER = regex.compile(
     r"(?![\p{L}\p{N}])"
 )
 _UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
-_LATIN_LETTER = regex.compile(r"\p{Latin}")
 # A hyphenated word is an identifier only with a digit or a code separator in it:
 # `k8s-prod` is, `force-push` and `Code-Kommentare` are words.
 _CODE_MARK = regex.compile(r"[_./:@#]|\p{N}")
@@ -200,7 +199,11 @@ class _Reading:
 
 
 def _stem(token: str) -> str:
-    return token if _UNSPACED.match(token) else (token[:STEM_CHARS])
+    return (
+        token
+        if regex.match(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]", token)
+        else (token[:STEM_CHARS])
+    )
 
 
 def _content_words(normalized: str) -> frozenset[str]:
@@ -222,7 +225,7 @@ def _names(nfkc: str) -> set[str]:
         for m in _IDENTIFIER.finditer(nfkc)
         if _CODE_MARK.search(m.group()) and not _UNSPACED.search(m.group())
     )
-    if len(_OTHER_LETTER.findall(nfkc)) > len(_LATIN_LETTER.findall(nfkc)):
+    if len(_OTHER_LETTER.findall(nfkc)) > len(regex.findall(r"\p{Latin}", nfkc)):
         # Latin words in Chinese, Japanese, Korean or Russian text are names.
         names.update(m.group().lower() for m in _LATIN_WORD.finditer(nfkc))
     names.update(_capitalised_names(nfkc))
