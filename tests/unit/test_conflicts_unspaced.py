@@ -14,9 +14,9 @@ def memory(title: str, body: str) -> MemoryText:
     ("title", "old", "new"),
     [
         ("物流服务的超时时间", "调用物流服务在20秒后超时。\n→ `src/shipping/a.ts`",
-         "- 调用物流服务在20秒后超时\n→ `src/shipping/a.ts`"),
-        ("検索サービスのログ保存期間", "検索サービスのログは30日間保存され、その後削除されます。",
-         "検索サービスのログは30日間保存され、その後削除されます"),
+         "物流服务的调用超过20秒就会超时。\n→ `src/shipping/a.ts`"),
+        ("検索サービスのタイムアウト", "検索サービスへの呼び出しは10秒でタイムアウトします。",
+         "検索サービスの呼び出しは10秒を過ぎるとタイムアウトになります。"),
     ],
 )  # fmt: skip
 def test_a_restated_clause_with_a_number_is_a_duplicate(title, old, new):
