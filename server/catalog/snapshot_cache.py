@@ -47,7 +47,7 @@ from memory_recall.server.ranking.bm25f.index import Bm25Index
 from memory_recall.server.ranking.postings import TermIndex
 from memory_recall.server.roots import MemoryRoot, Scope, user_data_dir
 
-FORMAT_VERSION = 7  # bump when the payload's layout changes (7: content hashes, team scope, the index's kind, coded bodies)
+FORMAT_VERSION = 8  # bump when the payload's layout changes (8: content hashes, team scope, the index's kind, coded bodies, extra front-matter keys)
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20
@@ -292,6 +292,8 @@ def _columns_from_files(files: dict[str, FileRecord]) -> dict[str, Any]:
         "content_hash": _SEP.join(d.content_hash for d in docs),
         "mtime_ms": array("d", (d.mtime_ms for d in docs)),
         "root_index": array("I", (d.root_index for d in docs)),
+        # Mostly the one shared empty tuple, which pickle writes once.
+        "extra": [d.extra for d in docs],
     }
 
 
@@ -322,6 +324,7 @@ def _files_from_columns(columns: dict[str, Any]) -> dict[str, FileRecord]:
             mtime_ms=columns["mtime_ms"][at],
             root_index=columns["root_index"][at],
             content_hash=text["content_hash"][at],
+            extra=columns["extra"][at],
         )
         files[path] = FileRecord(size, mtime_ns, doc, None)
         at += 1
