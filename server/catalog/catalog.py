@@ -219,7 +219,9 @@ class MemoryCatalog:
             return PathChange(p, "ignored")
         index, root, p = located
         if p != root.path and _hidden(p, root.path):
-            return PathChange(p, "ignored")  # nothing hidden is scanned (temp files, .archive/, .git/)
+            return PathChange(
+                p, "ignored"
+            )  # nothing hidden is scanned (temp files, .archive/, .git/)
         bad_name = _undecodable(p, root.path)
         if bad_name:
             return PathChange(p, "unreadable", reason=bad_name)

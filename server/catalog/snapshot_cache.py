@@ -47,7 +47,9 @@ from memory_recall.server.ranking.bm25f.index import Bm25Index
 from memory_recall.server.ranking.postings import TermIndex
 from memory_recall.server.roots import MemoryRoot, Scope, user_data_dir
 
-FORMAT_VERSION = 8  # bump when the payload's layout changes (8: content hashes, team scope, the index's kind, coded bodies, extra front-matter keys)
+# Bump when the payload's layout changes (8: content hashes, team scope, the index's
+# kind, coded bodies, extra front-matter keys).
+FORMAT_VERSION = 8
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20

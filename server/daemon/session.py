@@ -126,7 +126,9 @@ class CatalogSession:
         # the daemon keeps answering (recalls wait for `ready`).
         try:
             with _collector_paused():
-                await asyncio.to_thread(self.catalog.scan, snapshot_cache(self.catalog.roots, self.catalog.index_kind))
+                await asyncio.to_thread(
+                    self.catalog.scan, snapshot_cache(self.catalog.roots, self.catalog.index_kind)
+                )
         except Exception as exc:  # our bug: still serve what can be served
             log.error("the index build failed: %s: %s", type(exc).__name__, exc)
             log.debug("traceback of the failed index build", exc_info=True)

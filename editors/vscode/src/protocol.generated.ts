@@ -27,19 +27,16 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
-<<<<<<< HEAD
   ChatMessage?: ChatMessage;
   CompleteParams?: CompleteParams;
   CompleteResult?: CompleteResult;
+  Excerpt?: Excerpt;
   ForgetParams?: ForgetParams;
   HistoryEntry?: HistoryEntry;
   HistoryParams?: HistoryParams;
   HistoryResult?: HistoryResult;
   HostCapabilities?: HostCapabilities;
   IndexStatus?: IndexStatus;
-=======
-  Excerpt?: Excerpt;
->>>>>>> recall-v2
   InitializationOptions?: InitializationOptions;
   ListParams?: ListParams;
   ListResult?: ListResult;
@@ -101,6 +98,19 @@ export interface CompleteResult {
    * the model's answer: JSON text per responseSchema
    */
   content: string;
+}
+/**
+ * Where a delivered `body` lies in the memory's whole body: code-point offsets.
+ */
+export interface Excerpt {
+  /**
+   * offset just past the last character delivered
+   */
+  end: number;
+  /**
+   * offset of the first character delivered
+   */
+  start: number;
 }
 /**
  * `memory/forget`: move to `<root>/.archive/`; `hard: true` deletes (irreversibly).
@@ -187,19 +197,6 @@ export interface IndexStatus {
    * why the file could not be rewritten
    */
   problem?: string | null;
-}
-/**
- * Where a delivered `body` lies in the memory's whole body: code-point offsets.
- */
-export interface Excerpt {
-  /**
-   * offset just past the last character delivered
-   */
-  end: number;
-  /**
-   * offset of the first character delivered
-   */
-  start: number;
 }
 /**
  * `initialize` → `initializationOptions` (all optional).
