@@ -18,9 +18,9 @@ import pytest
 from memory_recall.server.dev.evaluation import load_corpus, query_script
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.bm25f import DEFAULT_PARAMS, Bm25Ranker
+from memory_recall.server.ranking.bm25f.tokens import recall_tokens
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import Scope
-from memory_recall.server.tokens import recall_tokens
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 MULTIHOP = FIXTURES / "eval" / "multihop.json"
