@@ -83,6 +83,15 @@ class WriteOptions(WireModel):
     )
 
 
+class HostCapabilities(WireModel):
+    """What the host can do for the daemon (protocol v2)."""
+
+    complete: StrictBool = Field(
+        default=False,
+        description="the host answers memory/complete (its own model runs extraction tasks)",
+    )
+
+
 class InitializationOptions(WireModel):
     """`initialize` → `initializationOptions` (all optional)."""
 
@@ -97,6 +106,7 @@ class InitializationOptions(WireModel):
         default=None, description="fast-phase ranker by name; default: the server's default"
     )
     write: WriteOptions = Field(default_factory=WriteOptions)
+    capabilities: HostCapabilities = Field(default_factory=HostCapabilities)
 
 
 # -- memory/recall --------------------------------------------------------------
@@ -120,6 +130,13 @@ class RecallParams(WireModel):
     )
 
 
+class Excerpt(WireModel):
+    """Where a delivered `body` lies in the memory's whole body: code-point offsets."""
+
+    start: int = Field(ge=0, description="offset of the first character delivered")
+    end: int = Field(ge=0, description="offset just past the last character delivered")
+
+
 class MemoryDoc(WireModel):
     """One delivered memory."""
 
@@ -129,8 +146,17 @@ class MemoryDoc(WireModel):
     type: MemoryType
     title: str
     description: str
-    body: str = Field(description="the body window, at most 1,200 characters")
-    truncated: bool
+    body: str = Field(
+        description="at most 1,200 characters: the whole body when it fits, else (ranker "
+        "bm25f) the passage that best matches the query, cut on sentence or line boundaries "
+        "where possible, or (ranker spec) the first 1,200 characters"
+    )
+    truncated: bool = Field(description="true when `body` is not the whole body")
+    excerpt: Excerpt | None = Field(
+        default=None,
+        description="where `body` lies in the whole body (always sent by this daemon; "
+        "absent from older ones, whose body is the first 1,200 characters)",
+    )
     mtime_ms: float
     score: float
     content_hash: str | None = Field(
@@ -189,6 +215,31 @@ class SelectParams(WireModel):
 
 class SelectResult(WireModel):
     selected: list[StrictStr]
+
+
+# -- memory/complete (server → client, protocol v2) ---------------------------------
+
+CompletionTask = Literal["extract", "reconcile", "consolidate"]
+
+
+class ChatMessage(WireModel):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class CompleteParams(WireModel):
+    """`memory/complete`: the daemon asks the host's model for one JSON answer."""
+
+    task: CompletionTask
+    messages: list[ChatMessage]
+    response_schema: dict[str, object] = Field(
+        description="JSON Schema the answer's content must satisfy (it is validated anyway)"
+    )
+    max_tokens: int
+
+
+class CompleteResult(WireModel):
+    content: StrictStr = Field(description="the model's answer: JSON text per responseSchema")
 
 
 # -- telemetry/event ----------------------------------------------------------------
@@ -477,6 +528,8 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     PhaseNotification,
     SelectParams,
     SelectResult,
+    CompleteParams,
+    CompleteResult,
     RecallTelemetry,
     StatusResult,
     RememberParams,

@@ -16,6 +16,7 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -28,6 +29,9 @@ INDEX_FILE_NAME = "MEMORY.md"  # the one-line-per-memory index, never a memory i
 EMPTY_BODY_MARKER = "_No entries yet._"
 MemoryType = Literal["user", "feedback", "project", "reference"]
 MEMORY_TYPES: tuple[MemoryType, ...] = ("user", "feedback", "project", "reference")
+# Front-matter keys the parser turns into fields; every other key is kept in `extra`.
+PARSED_KEYS = frozenset({"name", "title", "description", "type"})
+_TRUE = frozenset({"true", "yes", "on", "1"})
 
 
 # Larger files are not memories a prompt could carry; reading them whole would
@@ -185,16 +189,24 @@ class MemoryDocument:
     # The file's bytes as read, hashed (`content_hash`): what a writer's
     # `ifMatch` is compared with. Empty for documents not read from a file.
     content_hash: str = ""
+    # The other front-matter keys, as read (SPEC §7: created, updated, category,
+    # pinned, always, related, supersedes, expires, and any unknown key), in file
+    # order. A tuple: most memories have none, and the empty tuple is shared.
+    extra: tuple[tuple[str, str], ...] = ()
     # Derived fields: normalized once here, never per query.
     norm_title: str = field(init=False, repr=False, compare=False)
     norm_description: str = field(init=False, repr=False, compare=False)
-    norm_body_window: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "norm_title", normalize(self.title))
         set_(self, "norm_description", normalize(self.description))
-        set_(self, "norm_body_window", normalize(self.body_window))
+
+    @property
+    def norm_body_window(self) -> str:
+        """The normalized body window SPEC §3 scores, computed when asked: the SPEC
+        index reads it when it indexes the document, the plain scan per query."""
+        return normalize(self.body_window)
 
     @property
     def noise_text(self) -> str:
@@ -212,6 +224,41 @@ class MemoryDocument:
     @property
     def truncated(self) -> bool:
         return len(self.body) > BODY_WINDOW_CHARS
+
+    # -- SPEC §7 front-matter keys ------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        """The value of a front-matter key other than name/title/description/type."""
+        for name, value in self.extra:
+            if name == key:
+                return value
+        return None
+
+    def flag(self, key: str) -> bool:
+        """A boolean key (`pinned: true`, `always: yes`); absent or anything else is False."""
+        value = self.meta(key)
+        return value is not None and value.strip().lower() in _TRUE
+
+    def date_of(self, key: str) -> date | None:
+        """A date key (`created`, `updated`, `expires`) as a date; None when absent or unreadable.
+
+        Accepts an ISO date or an ISO timestamp (`2025-03-01T09:30:00Z`): its date part.
+        """
+        value = self.meta(key)
+        if not value:
+            return None
+        try:
+            return date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+
+    def paths_of(self, key: str) -> tuple[str, ...]:
+        """A list key (`related`, `supersedes`): `[a.md, b.md]`, `a.md, b.md` or one path."""
+        value = self.meta(key)
+        if not value:
+            return ()
+        inner = value.strip().removeprefix("[").removesuffix("]")
+        return tuple(part for part in (_unquote(p.strip()) for p in inner.split(",")) if part)
 
 
 def parse_memory(
@@ -249,6 +296,7 @@ def parse_memory(
         mtime_ms=mtime_ms,
         root_index=root_index,
         content_hash=content_hash,
+        extra=tuple((k, v) for k, v in front.fields.items() if k not in PARSED_KEYS),
     )
 
 

@@ -1,4 +1,4 @@
-"""The ready-to-inject markdown block of a phase (SPEC §5 `prompt`)."""
+"""The ready-to-inject markdown block of a phase (SPEC §5 `prompt`): excerpts marked where cut."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.passage import Excerpt, opening
 
 # A title or description is a line of the prompt, not a second body: a
 # 1 MB `name:` must not make a 1 MB prompt.
@@ -40,12 +41,21 @@ def format_age(mtime_ms: float, now_ms: float | None = None) -> str:
     return "just now"
 
 
-def render_prompt(docs: Sequence[MemoryDocument], now_ms: float | None = None) -> str:
-    """`## Relevant memory` with one `### title (relative path)` section per document."""
+def render_prompt(
+    docs: Sequence[MemoryDocument],
+    now_ms: float | None = None,
+    excerpts: Sequence[Excerpt] | None = None,
+) -> str:
+    """`## Relevant memory` with one `### title (relative path)` section per document.
+
+    Each body is its excerpt (by default the first 1,200 characters), with "…"
+    where the text was cut: before it when it starts inside the body, after it
+    when the body goes on.
+    """
     if not docs:
         return ""
     parts = ["## Relevant memory"]
-    for doc in docs:
+    for i, doc in enumerate(docs):
         section = [
             f"### {one_line(doc.title, PROMPT_TITLE_CHARS)} "
             f"({one_line(doc.relative_path, PROMPT_TITLE_CHARS * 2)})",
@@ -53,8 +63,11 @@ def render_prompt(docs: Sequence[MemoryDocument], now_ms: float | None = None) -
         ]
         if doc.description:
             section.append(one_line(doc.description, PROMPT_DESCRIPTION_CHARS))
-        window = doc.body_window
-        if window:
-            section.append(window + (" …" if doc.truncated else ""))
+        excerpt = excerpts[i] if excerpts is not None else opening(doc.body, exact=True)
+        passage = doc.body[excerpt.start : excerpt.end]
+        if passage:
+            before = "… " if excerpt.start > 0 else ""
+            after = " …" if excerpt.end < len(doc.body) else ""
+            section.append(before + passage + after)
         parts.append("\n\n".join(section))
     return "\n\n".join(parts) + "\n"

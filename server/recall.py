@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from memory_recall.protocol.limits import FAST_LIMIT, REFINED_LIMIT, SELECTOR_CEILING_S
+from memory_recall.protocol.messages import Excerpt as WireExcerpt
 from memory_recall.protocol.messages import (
     MemoryDoc,
     PhaseName,
@@ -26,8 +27,10 @@ from memory_recall.protocol.messages import (
     Status,
     Strategy,
 )
+from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.models import SelectionRequest, Selector, SelectorError
 from memory_recall.server.prompt import render_prompt
+from memory_recall.server.ranking.passage import Excerpt
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.ranking.shortlist import RecallQuery, Shortlist
 from memory_recall.server.ranking.spec import ScoredDocument
@@ -63,7 +66,8 @@ class ExclusionSet:
         return [s for s in docs if s.document.path not in self.paths]
 
 
-def to_wire(scored: ScoredDocument) -> MemoryDoc:
+def to_wire(scored: ScoredDocument, excerpt: Excerpt) -> MemoryDoc:
+    """A delivered document: its body is the excerpt the ranker chose."""
     doc = scored.document
     return MemoryDoc(
         path=doc.path,
@@ -72,8 +76,9 @@ def to_wire(scored: ScoredDocument) -> MemoryDoc:
         type=doc.type,
         title=doc.title,
         description=doc.description,
-        body=doc.body_window,
-        truncated=doc.truncated,
+        body=doc.body[excerpt.start : excerpt.end],
+        truncated=(excerpt.start, excerpt.end) != (0, len(doc.body)),
+        excerpt=WireExcerpt(start=excerpt.start, end=excerpt.end),
         mtime_ms=doc.mtime_ms,
         score=scored.score,
         content_hash=doc.content_hash or None,
@@ -98,9 +103,11 @@ class _Timer:
 
 @dataclass(frozen=True)
 class _Phases:
-    """Builds the phase objects of one recall, timed from its arrival."""
+    """Builds the phase objects of one recall, timed from its arrival; each document's
+    body is cut to the excerpt the ranking gives it."""
 
     timer: _Timer
+    excerpt: Callable[[MemoryDocument], Excerpt]
 
     def build(
         self,
@@ -110,15 +117,39 @@ class _Phases:
         docs: list[ScoredDocument],
         failure: str | None = None,
     ) -> PhaseResult:
+        excerpts = [self.excerpt(s.document) for s in docs]
         return PhaseResult(
             phase=name,
             strategy=strategy,
             status=status,
-            docs=[to_wire(s) for s in docs],
-            prompt=render_prompt([s.document for s in docs]),
+            docs=[to_wire(s, e) for s, e in zip(docs, excerpts, strict=True)],
+            prompt=render_prompt([s.document for s in docs], excerpts=excerpts),
             elapsed_ms=self.timer.ms(),
             failure=failure,
         )
+
+
+def lexical_phases(
+    snapshot: CorpusView, request: RecallRequest, ranker: RankerSpec
+) -> tuple[PhaseResult | None, PhaseResult]:
+    """What the daemon would send for a request, without a model: the fast phase a host
+    with a selector gets first (None when nothing matches), and the refined phase a host
+    without one gets (the lexical top 5). `memory-recall recall` prints these."""
+    query = RecallQuery.build(
+        snapshot,
+        request.query,
+        recent_tools=request.recent_tools,
+        exclude_paths=request.exclude_paths,
+        ranker=ranker.rank,
+        tokenizer=ranker.tokenize,
+    )
+    shortlist = query.shortlist()
+    phases = _Phases(_Timer(), shortlist.excerpt)
+    top = shortlist.fast
+    fast = phases.build("fast", "heuristic", "delivered", top) if top else None
+    if not shortlist.tokens or not shortlist.candidates:
+        return fast, phases.build("refined", "none", "no_relevant_results", [])
+    return fast, RecallService._fallback_phase(shortlist, ExclusionSet(), phases, request.limit)
 
 
 class RecallService:
@@ -192,7 +223,7 @@ class RecallService:
             ranker=self.ranker.rank,
             tokenizer=self.ranker.tokenize,
         )
-        phases = _Phases(timer)
+        phases = _Phases(timer, lambda doc: query.ranking.excerpt(doc))
 
         def notify(result: PhaseResult) -> PhaseNotification:
             return PhaseNotification(
@@ -201,8 +232,8 @@ class RecallService:
 
         fast: PhaseResult | None = None
         if self.selector is not None:
-            # The host is waiting for this one: rank the top 2 and send them
-            # before building the model's 200-candidate manifest.
+            # The host is waiting for this one: send the ranking's top 2 before
+            # building the model's 200-candidate manifest.
             top = query.top(FAST_LIMIT)
             if top:
                 exclusion.add(top)

@@ -34,7 +34,8 @@ from memory_recall.server.documents import (
     load_document,
     missing_file,
 )
-from memory_recall.server.ranking.index import DocumentIndex
+from memory_recall.server.ranking.bm25f.index import Bm25Index
+from memory_recall.server.ranking.postings import TermIndex
 from memory_recall.server.ranking.view import CorpusView, input_order_key
 from memory_recall.server.roots import MemoryRoot
 
@@ -89,15 +90,17 @@ class MemoryCatalog:
 
     Besides the documents it keeps, incrementally, what a snapshot and a recall
     need so that neither costs a sort or a scan per change: the input order
-    and the index.
+    and the index — of the kind its ranker reads (`index_kind`: the default
+    ranker's, bm25f's), and only that one.
     """
 
     roots: Sequence[MemoryRoot]
+    index_kind: type[TermIndex] = Bm25Index
     _docs: dict[str, MemoryDocument] = field(default_factory=dict)
     _skipped: dict[str, str] = field(default_factory=dict)
     _snapshot: CorpusView | None = None
     _version: int = 0
-    _index: DocumentIndex = field(default_factory=lambda: DocumentIndex(tiebreak=input_order_key))
+    _index: TermIndex = field(init=False)
     _input_docs: list[MemoryDocument] = field(default_factory=list)  # by input_order_key
     # (size, mtime_ns) of each file as it was just before it was read: what a
     # snapshot cache entry is checked against.
@@ -110,6 +113,9 @@ class MemoryCatalog:
     _clock: int = 0
     _applied_at: dict[str, int] = field(default_factory=dict)
     counters: CatalogCounters = field(default_factory=CatalogCounters)
+
+    def __post_init__(self) -> None:
+        self._index = self.index_kind(tiebreak=input_order_key)
 
     # -- reading -------------------------------------------------------------
 
@@ -157,7 +163,7 @@ class MemoryCatalog:
         rebuilt. The snapshot is rewritten when anything differed.
         """
         started = time.perf_counter()
-        cached = cache.load(input_order_key) if cache else None
+        cached = cache.load(input_order_key, self.index_kind) if cache else None
         self.cache_report = cache.last_problem if cache else None
         self._docs.clear()
         self._skipped.clear()
@@ -175,6 +181,9 @@ class MemoryCatalog:
             self._patch_index(cached.index, reused)
         else:
             self._reindex()
+        # The bitmaps of the longest posting lists, ahead: the first recalls
+        # after a start then cost what the rest do.
+        self._index.warm()
         self._changed()
         self.counters.scans += 1
         if cache and changed:
@@ -388,13 +397,13 @@ class MemoryCatalog:
 
     def _reindex(self) -> None:
         """Input order and index from scratch: one sort and one bulk build."""
-        self._index = DocumentIndex.of(self._sort_input_order(), tiebreak=input_order_key)
+        self._index = self.index_kind.of(self._sort_input_order(), tiebreak=input_order_key)
 
     def _sort_input_order(self) -> list[MemoryDocument]:
         self._input_docs = sorted(self._docs.values(), key=input_order_key)
         return self._input_docs
 
-    def _patch_index(self, index: DocumentIndex, reused: set[str]) -> None:
+    def _patch_index(self, index: TermIndex, reused: set[str]) -> None:
         """Adopt a snapshot's index: drop what changed on disk, add what was read again."""
         index.remove_many([path for path in index.paths() if path not in reused])
         for doc in self._sort_input_order():

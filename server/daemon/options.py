@@ -27,8 +27,15 @@ from lsprotocol import types
 from memory_recall.protocol.messages import InitializationOptions, SelectorOptions
 from memory_recall.server.models import Selector
 from memory_recall.server.models.client import ClientSelector
+from memory_recall.server.models.complete import ClientCompleter, Completer, HttpCompleter
 from memory_recall.server.models.http import HttpSelector
-from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS, RankerSpec
+from memory_recall.server.ranking.registry import (
+    DEFAULT_RANKER,
+    RANKERS,
+    RankerSpec,
+    accepted_names,
+    ranker_named,
+)
 from memory_recall.server.roots import MemoryRoot, default_roots
 from pydantic import ValidationError
 from pygls.uris import to_fs_path
@@ -124,13 +131,12 @@ def choose_roots(options: InitializationOptions, workspace: str | None) -> list[
 
 
 def choose_ranker(name: str | None) -> tuple[RankerSpec, str | None]:
-    """The named ranker, or the default with the problem to report."""
-    name = name or DEFAULT_RANKER
-    if name in RANKERS:
-        return RANKERS[name], None
-    problem = (
-        f"ranker: unknown {name!r} (known: {', '.join(sorted(RANKERS))}); using {DEFAULT_RANKER!r}"
-    )
+    """The named ranker (an old name is an alias), or the default with the problem to report."""
+    spec = ranker_named(name or DEFAULT_RANKER)
+    if spec is not None and spec.served:
+        return spec, None
+    known = ", ".join(accepted_names(served_only=True))
+    problem = f"ranker: unknown {name!r} (known: {known}); using {DEFAULT_RANKER!r}"
     return RANKERS[DEFAULT_RANKER], problem
 
 
@@ -143,6 +149,32 @@ def build_selector(
     if options.kind == "http":
         assert options.url  # checked by parse_options
         return HttpSelector(options.url, options.model, options.api_key_env)
+    return None
+
+
+def build_completer(
+    options: InitializationOptions, send: SendRequest, cancel: CancelRequest
+) -> Completer | None:
+    """The model for extraction tasks (SPEC §9), or None: the same endpoint as the selector.
+
+    Kind `client` uses the host's model only when it advertised
+    `capabilities.complete`; kind `http` sends the same messages to its endpoint.
+    """
+    selector = options.selector
+    if selector.kind == "client" and options.capabilities.complete:
+        return ClientCompleter(send, cancel)
+    if selector.kind == "http" and selector.url:
+        return HttpCompleter(selector.url, selector.model, selector.api_key_env)
+    return None
+
+
+def completer_problem(options: InitializationOptions) -> str | None:
+    """A host that offers `memory/complete` but chose a selector that will not use it."""
+    if options.capabilities.complete and options.selector.kind == "none":
+        return (
+            "capabilities.complete: used with selector.kind 'client'; with 'none' the daemon "
+            "has no model for extraction"
+        )
     return None
 
 

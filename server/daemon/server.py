@@ -133,10 +133,12 @@ class MemoryServer(LanguageServer):
     def on_initialize(self, params: types.InitializeParams) -> None:
         self.options, self._option_problems = parse_options(params.initialization_options)
         roots = choose_roots(self.options, workspace_path(params))
-        self.session = CatalogSession(roots, self.tasks, on_fault=self._show_fault)
         ranker, problem = choose_ranker(self.options.ranker)
         if problem:
             self._option_problems.append(problem)
+        self.session = CatalogSession(
+            roots, self.tasks, ranker.index_kind, on_fault=self._show_fault
+        )
         selector_options = self.options.selector
         self.service = RecallService(
             build_selector(selector_options, self._send_select_request, self._cancel_request),

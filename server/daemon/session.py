@@ -22,6 +22,8 @@ from memory_recall.protocol.messages import WatcherStatus
 from memory_recall.server.catalog.catalog import MemoryCatalog, PathChange
 from memory_recall.server.catalog.snapshot_cache import snapshot_cache
 from memory_recall.server.catalog.watcher import CatalogWatcher
+from memory_recall.server.ranking.bm25f.index import Bm25Index
+from memory_recall.server.ranking.postings import TermIndex
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import MemoryRoot
 
@@ -62,9 +64,13 @@ class CatalogSession:
     """The catalog of one session, its first index build and the watcher that keeps it warm."""
 
     def __init__(
-        self, roots: list[MemoryRoot], tasks: TaskRegistry, on_fault: FaultSink | None = None
+        self,
+        roots: list[MemoryRoot],
+        tasks: TaskRegistry,
+        index_kind: type[TermIndex] = Bm25Index,
+        on_fault: FaultSink | None = None,
     ) -> None:
-        self.catalog = MemoryCatalog(roots)
+        self.catalog = MemoryCatalog(roots, index_kind)
         self.ready = asyncio.Event()
         self.watcher: CatalogWatcher | None = None
         self.watcher_state = WatcherStatus(state="off")
@@ -120,7 +126,9 @@ class CatalogSession:
         # the daemon keeps answering (recalls wait for `ready`).
         try:
             with _collector_paused():
-                await asyncio.to_thread(self.catalog.scan, snapshot_cache(self.catalog.roots))
+                await asyncio.to_thread(
+                    self.catalog.scan, snapshot_cache(self.catalog.roots, self.catalog.index_kind)
+                )
         except Exception as exc:  # our bug: still serve what can be served
             log.error("the index build failed: %s: %s", type(exc).__name__, exc)
             log.debug("traceback of the failed index build", exc_info=True)

@@ -271,8 +271,8 @@ def root_key(root: MemoryRoot) -> str:
     spellings of one folder share a lock and a history."""
     try:
         return os.path.realpath(root.path)
-    except ValueError:  # not a path at all (a NUL): the catalog reports the root unreadable
-        return str(root.path)
+    except (OSError, ValueError):  # a NUL or an over-long name: such a root is never read
+        return os.path.abspath(root.path)
 
 
 class RootLock:

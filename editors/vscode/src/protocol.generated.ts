@@ -27,10 +27,15 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
+  ChatMessage?: ChatMessage;
+  CompleteParams?: CompleteParams;
+  CompleteResult?: CompleteResult;
+  Excerpt?: Excerpt;
   ForgetParams?: ForgetParams;
   HistoryEntry?: HistoryEntry;
   HistoryParams?: HistoryParams;
   HistoryResult?: HistoryResult;
+  HostCapabilities?: HostCapabilities;
   IndexStatus?: IndexStatus;
   InitializationOptions?: InitializationOptions;
   ListParams?: ListParams;
@@ -69,6 +74,43 @@ export interface CatalogCountersStatus {
   scans: number;
   skippedUpdates: number;
   upserts: number;
+}
+export interface ChatMessage {
+  content: string;
+  role: 'system' | 'user' | 'assistant';
+}
+/**
+ * `memory/complete`: the daemon asks the host's model for one JSON answer.
+ */
+export interface CompleteParams {
+  maxTokens: number;
+  messages: ChatMessage[];
+  /**
+   * JSON Schema the answer's content must satisfy (it is validated anyway)
+   */
+  responseSchema: {
+    [k: string]: unknown;
+  };
+  task: 'extract' | 'reconcile' | 'consolidate';
+}
+export interface CompleteResult {
+  /**
+   * the model's answer: JSON text per responseSchema
+   */
+  content: string;
+}
+/**
+ * Where a delivered `body` lies in the memory's whole body: code-point offsets.
+ */
+export interface Excerpt {
+  /**
+   * offset just past the last character delivered
+   */
+  end: number;
+  /**
+   * offset of the first character delivered
+   */
+  start: number;
 }
 /**
  * `memory/forget`: move to `<root>/.archive/`; `hard: true` deletes (irreversibly).
@@ -127,6 +169,15 @@ export interface HistoryResult {
   path: string;
 }
 /**
+ * What the host can do for the daemon (protocol v2).
+ */
+export interface HostCapabilities {
+  /**
+   * the host answers memory/complete (its own model runs extraction tasks)
+   */
+  complete?: boolean;
+}
+/**
  * A root's MEMORY.md: its lines against the cap, and the memories that do not fit.
  */
 export interface IndexStatus {
@@ -151,6 +202,7 @@ export interface IndexStatus {
  * `initialize` → `initializationOptions` (all optional).
  */
 export interface InitializationOptions {
+  capabilities?: HostCapabilities;
   /**
    * fast-phase ranker by name; default: the server's default
    */
@@ -255,7 +307,7 @@ export interface MemoryStatistics {
  */
 export interface MemoryDoc {
   /**
-   * the body window, at most 1,200 characters
+   * at most 1,200 characters: the whole body when it fits, else (ranker bm25f) the passage that best matches the query, cut on sentence or line boundaries where possible, or (ranker spec) the first 1,200 characters
    */
   body: string;
   /**
@@ -263,12 +315,19 @@ export interface MemoryDoc {
    */
   contentHash?: string | null;
   description: string;
+  /**
+   * where `body` lies in the whole body (always sent by this daemon; absent from older ones, whose body is the first 1,200 characters)
+   */
+  excerpt?: Excerpt | null;
   mtimeMs: number;
   path: string;
   relativePath: string;
   scope: 'project' | 'user' | 'team';
   score: number;
   title: string;
+  /**
+   * true when `body` is not the whole body
+   */
   truncated: boolean;
   type: 'user' | 'feedback' | 'project' | 'reference';
 }
