@@ -18,6 +18,7 @@ recorded in the result's `failure` and in `memory/status`; nothing is written.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,7 @@ from memory_recall.protocol.messages import (
 )
 from memory_recall.server.daemon.session import CatalogSession
 from memory_recall.server.daemon.writing import WriteSide, result_wire, wire_error
+from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.extract.parse import ExtractedItem
 from memory_recall.server.extract.pipeline import (
     MODEL_TRIGGERS,
@@ -40,7 +42,7 @@ from memory_recall.server.extract.pipeline import (
     run_extraction,
 )
 from memory_recall.server.extract.project.reader import read_project
-from memory_recall.server.extract.project.render import TITLE, render
+from memory_recall.server.extract.project.render import TITLE, ProjectMemory, render
 from memory_recall.server.extract.transcript import ExistingMemory, Turn
 from memory_recall.server.models.complete import Completer
 from memory_recall.server.roots import Scope
@@ -111,37 +113,8 @@ class ExtractionService:
             )
         report = await asyncio.to_thread(read_project, self.workspace)
         memory = render(report)
-        existing = next(
-            (
-                d
-                for d in session.catalog.snapshot().documents
-                if d.root_index == root_index and same_title(d.title, TITLE)
-            ),
-            None,
-        )
-        if existing is not None and apply:
-            request: object = UpdateRequest(
-                path=existing.path,
-                title=memory.title,
-                description=memory.description,
-                type=memory.type,
-                body=memory.body,
-                trigger="projectInit",
-            )
-            kind = "update"
-        else:
-            request = RememberRequest(
-                text=memory.body,
-                scope=params.scope or "project",
-                type=memory.type,
-                title=memory.title,
-                description=memory.description,
-                category=memory.category,
-                origin="extract",
-                trigger="projectInit",
-                apply=apply,
-            )
-            kind = "remember"
+        docs = [d for d in session.catalog.snapshot().documents if d.root_index == root_index]
+        kind, request = project_memory_request(memory, docs, params.scope or "project", apply)
         stored = result_wire(await write.writer.run_async(kind, request))
         skipped = list(stored.skipped) + [
             WriteSkipped(title=p.path, reason="unreadable", message=f"{p.path}: {p.reason}")
@@ -251,6 +224,35 @@ class ExtractionService:
             trigger=params.trigger,
             apply=apply,
         )
+
+
+def project_memory_request(
+    memory: ProjectMemory, docs: Sequence[MemoryDocument], scope: str, apply: bool
+) -> tuple[str, object]:
+    """The writer request for the project memory: update the one already there (same
+    title, in this root), else remember it. Running projectInit again after a change
+    rewrites the same file (newer wins); with nothing changed, it is left as it was."""
+    existing = next((d for d in docs if same_title(d.title, TITLE)), None)
+    if existing is not None and apply:
+        return "update", UpdateRequest(
+            path=existing.path,
+            title=memory.title,
+            description=memory.description,
+            type=memory.type,
+            body=memory.body,
+            trigger="projectInit",
+        )
+    return "remember", RememberRequest(
+        text=memory.body,
+        scope=scope,
+        type=memory.type,
+        title=memory.title,
+        description=memory.description,
+        category=memory.category,
+        origin="extract",
+        trigger="projectInit",
+        apply=apply,
+    )
 
 
 def _root_index(session: CatalogSession, scope: str) -> int | None:

@@ -287,3 +287,39 @@ async def test_bad_params_name_the_field(client, tmp_path: Path) -> None:
     with pytest.raises(JsonRpcException) as caught:
         await request(client, "memory/extract", {"trigger": "whenever"})
     assert caught.value.code == -32602 and "trigger" in str(caught.value)
+
+
+async def test_python_client_extracts_with_the_key_only_in_the_header(tmp_path: Path) -> None:
+    from memory_recall.protocol.client import MemoryRecallClient
+
+    from tests.e2e.conftest import SERVER_COMMAND
+
+    root = tmp_path / "memory"
+    root.mkdir()
+    with ScriptedModel(answer="good") as model:
+        client = await MemoryRecallClient.start(
+            SERVER_COMMAND,
+            roots=[(str(root), "project")],
+            selector={
+                "kind": "http",
+                "url": model.url,
+                "model": "scripted",
+                "apiKeyEnv": "E2E_KEY",
+            },
+            env={"E2E_KEY": API_KEY},
+            watch=False,
+        )
+        try:
+            result = await client.extract(
+                "sessionEnd", [(t["role"], t["content"]) for t in SESSION]
+            )
+        finally:
+            await client.close()
+        headers = model.headers
+        sent = model.sent_text()
+    assert [o.action for o in result.operations] == ["created", "created"]
+    assert result.model is not None and result.model.kind == "http"
+    assert result.transcript is not None and result.transcript.redactions == 1
+    assert headers[0]["Authorization"] == f"Bearer {API_KEY}"
+    wire = json.dumps([p for _, p in client.notifications]) + result.model_dump_json()
+    leak_free(root, wire, sent)
