@@ -27,6 +27,8 @@ from typing import Any
 from memory_recall.protocol import methods
 from memory_recall.protocol.messages import (
     CompleteParams,
+    ExtractParams,
+    ExtractResult,
     ForgetParams,
     HistoryResult,
     ListParams,
@@ -269,6 +271,21 @@ class MemoryRecallClient:
     async def _write_request(self, method: str, params: WireModel) -> WriteResult:
         payload = params.model_dump(mode="json", by_alias=True, exclude_none=True)
         return WriteResult.model_validate(await self.request(method, payload))
+
+    async def extract(
+        self,
+        trigger: str,
+        transcript: Sequence[tuple[str, str]] | Sequence[dict[str, str]] = (),
+        **fields: Any,
+    ) -> ExtractResult:
+        """`memory/extract`; `transcript` as (role, content) pairs or dicts; `fields`: files
+        ([{path, content}]), diff, scope, apply."""
+        turns = [t if isinstance(t, dict) else {"role": t[0], "content": t[1]} for t in transcript]
+        params = ExtractParams.model_validate(
+            {"trigger": trigger, **({"transcript": turns} if turns else {}), **fields}
+        )
+        payload = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return ExtractResult.model_validate(await self.request(methods.EXTRACT, payload))
 
     async def remember(self, text: str, **fields: Any) -> WriteResult:
         """`memory/remember`; `fields`: scope, type, title, description, pinned, always, force."""

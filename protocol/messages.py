@@ -336,6 +336,9 @@ class StatusResult(WireModel):
         default=None, description="always sent by this daemon; optional for older ones"
     )
     write: WriteStatus | None = Field(default=None, description="the write side (protocol v2)")
+    extract: ExtractCounters | None = Field(
+        default=None, description="extraction calls and outcomes (protocol v2)"
+    )
 
 
 # -- the write side (SPEC §7–8) -------------------------------------------------------------
@@ -431,7 +434,10 @@ class WriteSkipped(WireModel):
     """A memory not written, and the gate rule that stopped it (the text is never echoed)."""
 
     title: str | None = None
-    reason: str = Field(description="secret | injection | size | ephemeral")
+    reason: str = Field(
+        description="secret | injection | size | ephemeral; extraction adds malformed | limit"
+        " | unreadable (a workspace file projectInit could not parse)"
+    )
     message: str
 
 
@@ -455,6 +461,74 @@ class WriteResult(WireModel):
     indexes: list[IndexStatus] = Field(
         default_factory=list, description="MEMORY.md of each root the operation changed"
     )
+
+
+# -- memory/extract (SPEC §9) ----------------------------------------------------------------
+
+ExtractTrigger = Literal["sessionEnd", "codeAccepted", "projectInit", "explicit"]
+MAX_TRANSCRIPT_TURNS = (
+    2_000  # longer sessions are cut to a budget anyway; one message stays bounded
+)
+
+
+class ExtractTurn(WireModel):
+    role: Literal["user", "assistant", "system", "tool"]
+    content: StrictStr = Field(max_length=MAX_WRITE_TEXT_CHARS * 4)
+
+
+class ExtractFile(WireModel):
+    path: StrictStr = Field(min_length=1, max_length=4096)
+    content: StrictStr | None = Field(default=None, max_length=MAX_WRITE_TEXT_CHARS * 4)
+
+
+class ExtractParams(WireModel):
+    """`memory/extract`: memories from a session, accepted code, or the workspace."""
+
+    trigger: ExtractTrigger
+    transcript: list[ExtractTurn] | None = Field(default=None, max_length=MAX_TRANSCRIPT_TURNS)
+    files: list[ExtractFile] | None = Field(default=None, max_length=200)
+    diff: StrictStr | None = Field(default=None, max_length=MAX_WRITE_TEXT_CHARS * 4)
+    scope: Scope | None = Field(default=None, description="default project; team: proposals only")
+    apply: StrictBool = Field(
+        default=True,
+        description="false: the same decisions with action `proposed`, nothing written",
+    )
+
+
+class ExtractModelStatus(WireModel):
+    kind: Literal["client", "http"]
+    elapsed_ms: float | None = Field(description="the model call, when it answered")
+
+
+class ExtractTranscriptStatus(WireModel):
+    """What the model was shown of the session."""
+
+    turns: int
+    turns_cut: int = Field(description="turns left out to fit the budget")
+    chars_cut: int
+    redactions: int = Field(
+        description="secrets replaced by [REDACTED:kind] before the model saw them"
+    )
+
+
+class ExtractResult(WriteResult):
+    """`memory/extract` result: the writes (or proposals), every skip with its reason."""
+
+    failure: str | None = Field(
+        default=None, description="why the model gave no usable answer; nothing was written"
+    )
+    model: ExtractModelStatus | None = Field(default=None, description="null for projectInit")
+    transcript: ExtractTranscriptStatus | None = None
+
+
+class ExtractCounters(WireModel):
+    calls: int = 0
+    completed: int = 0
+    refused: int = Field(default=0, description="model triggers without a model (-32803)")
+    failed: int = 0
+    model_failures: int = 0
+    written: int = Field(default=0, description="memories created or updated")
+    skipped: int = 0
 
 
 class HistoryEntry(WireModel):
@@ -530,6 +604,8 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     SelectResult,
     CompleteParams,
     CompleteResult,
+    ExtractParams,
+    ExtractResult,
     RecallTelemetry,
     StatusResult,
     RememberParams,

@@ -13,6 +13,7 @@ RESTORE = "memory/restore"
 UNDO = "memory/undo"
 HISTORY = "memory/history"
 LIST = "memory/list"
+EXTRACT = "memory/extract"
 
 # server → client notifications
 FAST_RESULT = "memory/fastResult"

@@ -291,10 +291,27 @@ def cmd_project_init(args: argparse.Namespace) -> int:
         raise UsageError(f"{workspace} is not a folder")
     report = read_project(workspace)
     memory = render(report)
-    print(memory.markdown(), end="")
     for problem in report.problems:
         print(f"skipped  {problem.path}: {problem.reason}", file=sys.stderr)
-    return 0
+    if not args.write:
+        print(memory.markdown(), end="")
+        return 0
+    # Written as memory/extract {trigger: projectInit} writes it: the daemon's writer.
+    from memory_recall.server.cli_writes import _print_result, _side
+    from memory_recall.server.daemon.extracting import project_memory_request
+
+    roots = [root_from_arg(r) for r in args.root] if args.root else None
+    roots = roots or [MemoryRoot.of(str(workspace / ".memory"), "project")]
+    project = next((r for r in roots if r.scope.value == "project"), None)
+    if project is None:
+        raise UsageError("--write needs a project root (--root DIR:project)")
+    project.path.mkdir(parents=True, exist_ok=True)
+    side = _side(roots)
+    index = roots.index(project)
+    docs = [d for d in side.writer.catalog.snapshot().documents if d.root_index == index]
+    kind, request = project_memory_request(memory, docs, "project", True)
+    run = side.writer.update if kind == "update" else side.writer.remember
+    return _print_result(run(request), args.json)  # type: ignore[arg-type]
 
 
 def cmd_eval_project(args: argparse.Namespace) -> int:
@@ -432,6 +449,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the project memory projectInit would write for a workspace (read-only, no model)",
     )
     init.add_argument("workspace", nargs="?", default=".", help="the workspace folder (default .)")
+    init.add_argument(
+        "--write", action="store_true",
+        help="create or update the memory in the project root (default WORKSPACE/.memory)",
+    )  # fmt: skip
+    _add_root_option(init)
+    init.add_argument("--json", action="store_true", help="with --write: the result as JSON")
     init.set_defaults(func=cmd_project_init)
 
     evp = sub.add_parser(

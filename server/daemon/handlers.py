@@ -14,6 +14,7 @@ from memory_recall.protocol import methods
 from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.protocol.messages import (
     CatalogCountersStatus,
+    ExtractParams,
     ForgetParams,
     HistoryParams,
     ListParams,
@@ -30,6 +31,7 @@ from memory_recall.protocol.messages import (
     UpdateParams,
 )
 from memory_recall.server.daemon.adapter import MemoryProtocol
+from memory_recall.server.daemon.extracting import ExtractionService
 from memory_recall.server.daemon.session import CatalogSession
 from memory_recall.server.daemon.writing import (
     WriteSide,
@@ -95,6 +97,7 @@ async def recall(
     service: RecallService,
     session: CatalogSession,
     write: WriteSide | None = None,
+    extraction: ExtractionService | None = None,
 ) -> dict[str, Any]:
     """`memory/recall` (SPEC §4–5)."""
     recall_params = validate(RecallParams, params)
@@ -123,6 +126,7 @@ def status(
     service: RecallService,
     session: CatalogSession,
     write: WriteSide | None = None,
+    extraction: ExtractionService | None = None,
 ) -> dict[str, Any]:
     """`memory/status`: roots, counts, skipped files, index, watcher, counters, write side."""
     catalog = session.catalog
@@ -149,6 +153,7 @@ def status(
             exclusion_sets=len(service.active),
         ),
         write=write.status() if write is not None and session.ready.is_set() else None,
+        extract=extraction.counters if extraction is not None else None,
     ).wire()
 
 
@@ -169,6 +174,13 @@ async def _write(write: WriteSide, session: CatalogSession, kind: str, request: 
     except WriteError as exc:
         raise wire_error(exc) from None
     return result_wire(result).wire()
+
+
+async def extract(
+    params: Any, *, write: WriteSide, session: CatalogSession, extraction: ExtractionService
+) -> Any:
+    """`memory/extract` (SPEC §9): extraction through the same gate, conflicts and writer."""
+    return await extraction.extract(validate(ExtractParams, params), write, session)
 
 
 async def remember(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:

@@ -22,11 +22,14 @@ from memory_recall.protocol import methods
 from memory_recall.protocol.messages import InitializationOptions
 from memory_recall.server.daemon import handlers
 from memory_recall.server.daemon.adapter import MemoryProtocol, make_converter
+from memory_recall.server.daemon.extracting import ExtractionService
 from memory_recall.server.daemon.framing import StdoutWriter, open_reader
 from memory_recall.server.daemon.options import (
+    build_completer,
     build_selector,
     choose_ranker,
     choose_roots,
+    completer_problem,
     parse_options,
     selector_timeout_s,
     workspace_path,
@@ -64,6 +67,7 @@ class MemoryServer(LanguageServer):
         self.session = CatalogSession([], self.tasks)
         self.service = RecallService(None, RANKERS[DEFAULT_RANKER], ceiling_s=selector_ceiling_s)
         self.write: WriteSide | None = None
+        self.extraction: ExtractionService | None = None
         self._option_problems: list[str] = []
         self._initialized = False  # the client's `initialized` arrived (once is enough)
         self._untold_faults: list[str] = []  # found before `initialized`: shown at it
@@ -105,6 +109,13 @@ class MemoryServer(LanguageServer):
         ):
             self._register_write(method, handler)
 
+        @self.feature(methods.EXTRACT)
+        async def extract(params: Any) -> Any:
+            assert self.write is not None and self.extraction is not None
+            return await handlers.extract(
+                params, write=self.write, session=self.session, extraction=self.extraction
+            )
+
     async def _warm_writer(self) -> None:
         await self.session.ready.wait()
         if self.write is not None:
@@ -122,6 +133,7 @@ class MemoryServer(LanguageServer):
             "service": self.service,
             "session": self.session,
             "write": self.write,
+            "extraction": self.extraction,
         }
 
     # lifecycle ------------------------------------------------------------------
@@ -147,6 +159,15 @@ class MemoryServer(LanguageServer):
             timeout_s=selector_timeout_s(selector_options),
         )
         self.write = WriteSide.open(self.session.catalog, ranker, self.options.write)
+        # Extraction asks the selector's model (or the host's, memory/complete) within its deadline.
+        self.extraction = ExtractionService(
+            build_completer(self.options, self._send_select_request, self._cancel_request),
+            self.service.deadline_s,
+            workspace_path(params),
+        )
+        problem = completer_problem(self.options)
+        if problem:
+            self._option_problems.append(problem)
         # The watcher's echo of the daemon's own writes is not a change to re-read.
         self.session.ignore = self.write.writer.own_writes.filter
         self.tasks.spawn(self.write.flush_periodically(), "delivery-statistics")

@@ -4,11 +4,11 @@ Each case of the corpus (fixtures/extract/corpus.json) is a coding session,
 the memories its root already holds, the memories a good extractor should
 leave, and the secrets that must never leave the process. The harness runs
 the real pipeline (assemble → model → strict parse) against any
-OpenAI-compatible model, then decides each item as the store does (the
-quality gate, origin `extract`, then conflict verdicts against the root's
-memories and the items decided before it; an item whose `updates` names a
-listed memory is judged against that one and updates it unless it repeats
-it) and scores the outcome:
+OpenAI-compatible model, then writes each item exactly as `memory/extract`
+does (server/daemon/extracting.py: the quality gate with origin `extract`,
+conflict detection against the root's memories and the items written before
+it, the atomic journaled write) into a fresh root holding the case's
+memories, and scores what was written:
 
 - a label is found when the ranker (`default`, BM25F with silence), asked
   the label's title and description, ranks a written memory first among
@@ -22,16 +22,13 @@ it) and scores the outcome:
   conflict rules (the second is decided against the first);
 - secrets leaked = labelled secrets (and anything the detector finds) in what
   was sent to the model or written: must be 0.
-
-Until the store's writer serves extraction, "written" is the decision the
-gate and the conflict rules make, not a file on disk: the figures measure
-extraction, gate and conflict rules, not the atomic write (tested apart).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -48,8 +45,6 @@ from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import Scope
-from memory_recall.server.store.conflicts import MemoryText, Verdict, decide, judge
-from memory_recall.server.store.gate import MemoryDraft, check
 from memory_recall.server.store.secrets import find_secrets
 
 MATCH_RANKER = "default"
@@ -178,43 +173,6 @@ def _document(path: str, title: str, description: str, body: str, type_: str) ->
     )
 
 
-def decide_items(
-    items: Sequence[ExtractedItem], existing: Sequence[dict[str, Any]]
-) -> list[Decided]:
-    """The store's decisions for extracted items: gate (origin extract), then conflicts."""
-    known: list[tuple[str, MemoryText]] = [
-        (e["path"], MemoryText(e["title"], e["description"], e["body"], e["type"]))
-        for e in existing
-    ]
-    decided: list[Decided] = []
-    for item in items:
-        rejection = check(MemoryDraft(item.title, item.description, item.body), origin="extract")
-        if rejection is not None:
-            decided.append(Decided(item, "skipped", "", rejection.rule))
-            continue
-        new = MemoryText(item.title, item.description, item.body, item.type)
-        hinted = [(p, t) for p, t in known if p == item.updates]
-        if hinted:
-            # The model says which memory this replaces (it was shown the list):
-            # the same subject by its judgement, so it updates unless it repeats it.
-            verdict = judge(new, hinted[0][1])
-            winner: str | None = hinted[0][0]
-            if verdict.kind == "independent":
-                verdict = Verdict("update", "the model named it in `updates`", verdict.similarity)
-        else:
-            winner, verdict = decide(new, known)
-        if winner is not None and verdict.kind == "duplicate":
-            decided.append(Decided(item, "unchanged", winner, verdict.reason))
-        elif winner is not None:
-            decided.append(Decided(item, "updated", winner, verdict.reason))
-            known = [(p, new if p == winner else t) for p, t in known]
-        else:
-            path = f"new/{len(decided)}.md"
-            decided.append(Decided(item, "created", path, verdict.reason))
-            known.append((path, new))
-    return decided
-
-
 def score_case(case: dict[str, Any], decided: list[Decided], sent: str) -> CaseResult:
     result = CaseResult(case["id"], case["language"], case["category"], len(case["expected"]))
     written = [d for d in decided if d.action in {"created", "updated"}]
@@ -258,6 +216,72 @@ def score_case(case: dict[str, Any], decided: list[Decided], sent: str) -> CaseR
     return result
 
 
+async def write_items(
+    items: Sequence[ExtractedItem], case: dict[str, Any], workspace: Path
+) -> list[Decided]:
+    """The items through the daemon's own write path, into a fresh root holding the case's
+    memories: gate, conflicts, atomic journaled writes (server/daemon/extracting.py)."""
+    from memory_recall.protocol.messages import ExtractParams
+    from memory_recall.server.catalog.catalog import MemoryCatalog
+    from memory_recall.server.daemon.extracting import ExtractionService
+    from memory_recall.server.daemon.writing import WriteSide, result_wire
+    from memory_recall.server.ranking.registry import DEFAULT_RANKER
+    from memory_recall.server.roots import MemoryRoot
+    from memory_recall.server.store.state import StateStore
+
+    root = workspace / "memory"
+    for memory in case["existing"]:
+        path = root / memory["path"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f"---\nname: {memory['title']}\ndescription: {memory['description']}\n"
+            f"type: {memory['type']}\n---\n{memory['body']}\n",
+            encoding="utf-8",
+        )
+    root.mkdir(parents=True, exist_ok=True)
+    catalog = MemoryCatalog([MemoryRoot.of(str(root), "project")])
+    catalog.scan()
+    state = StateStore(workspace / "state.sqlite3")
+    side = WriteSide(catalog, RANKERS[DEFAULT_RANKER], state=state)
+    docs = {d.relative_path: d for d in catalog.snapshot().documents}
+    params = ExtractParams(trigger="sessionEnd", scope="project")
+    decided: list[Decided] = []
+    for item in items:
+        kind, request = ExtractionService._write_request(item, params, docs, True)
+        if kind == "skip":
+            decided.append(Decided(item, "skipped", "", request.reason))  # type: ignore[attr-defined]
+            continue
+        result = result_wire(await side.writer.run_async(kind, request))
+        for skip in result.skipped:
+            decided.append(Decided(item, "skipped", "", skip.reason))
+        for operation in result.operations:
+            relative = Path(operation.path).relative_to(root).as_posix()
+            written = _read_written(root / relative) if operation.action != "unchanged" else None
+            decided.append(
+                Decided(written or item, operation.action, relative, operation.reason or "")
+            )
+    return decided
+
+
+def _read_written(path: Path) -> ExtractedItem | None:
+    """What the writer put on disk, read back as an item (title, description, body, type)."""
+    from memory_recall.server.documents import split_front_matter
+
+    if not path.is_file():
+        return None
+    parsed = split_front_matter(path.read_text("utf-8"))
+    fields = parsed.fields
+    return ExtractedItem(
+        title=fields.get("name", ""),
+        description=fields.get("description", ""),
+        type=fields.get("type", "project"),
+        category=fields.get("category", ""),
+        body=parsed.body.strip(),
+        updates=None,
+        why="",
+    )
+
+
 async def run_case(case: dict[str, Any], completer: Completer, deadline_s: float) -> CaseResult:
     existing = [
         ExistingMemory(e["path"], e["type"], e["title"], e["description"]) for e in case["existing"]
@@ -267,7 +291,8 @@ async def run_case(case: dict[str, Any], completer: Completer, deadline_s: float
         transcript=[Turn(t["role"], t["content"]) for t in case["transcript"]],
     )
     outcome = await run_extraction(request, existing, completer, deadline_s)
-    decided = decide_items(outcome.items, case["existing"])
+    with tempfile.TemporaryDirectory(prefix="eval-extract-") as workspace:
+        decided = await write_items(outcome.items, case, Path(workspace))
     sent = json.dumps(outcome.messages, ensure_ascii=False)
     result = score_case(case, decided, sent)
     result.failure = outcome.failure

@@ -60,6 +60,35 @@ GOOD = {
 }
 
 
+# Fifty unrelated facts (so the conflict rules keep each as its own memory).
+_TOPICS = (
+    "kafka", "redis", "terraform", "grafana", "sentry", "webpack", "pytest", "docker", "nginx",
+    "helm", "ansible", "prisma", "graphql", "celery", "stripe", "twilio", "sendgrid", "okta",
+    "vault", "consul", "jenkins", "bazel", "gradle", "cypress", "storybook", "tailwind", "vite",
+    "eslint", "prettier", "mypy", "ruff", "alembic", "django", "flask", "fastapi", "rails",
+    "laravel", "spring", "quarkus", "ktor", "axum", "tokio", "gin", "echo", "fiber", "deno",
+    "bun", "expo", "electron", "tauri",
+)  # fmt: skip
+_FACTS = (
+    "runs only on the staging cluster",
+    "is pinned because the next major broke exports",
+    "needs the VPN for its admin console",
+    "logs to the shared observability account",
+    "was chosen over the alternatives in the 2024 review",
+)
+
+
+def _fifty(i: int) -> dict[str, Any]:
+    topic = _TOPICS[i]
+    fact = _FACTS[i % len(_FACTS)]
+    return _memory(
+        f"{topic.title()} {fact}",
+        f"{topic.title()} {fact}; owner team {topic}-{i}.",
+        type="project",
+        category="project/stack",
+    )
+
+
 @dataclass(frozen=True)
 class Prepared:
     """A prepared answer: what the server does, and what the daemon must make of it."""
@@ -143,17 +172,7 @@ PREPARED: dict[str, Prepared] = {
         expect="skipped: injection (extracted memories are never forced)",
     ),
     "fifty": Prepared(
-        content=json.dumps(
-            {
-                "memories": [
-                    _memory(
-                        f"Lint rule number {i}",
-                        f"Rule {i}: keep functions under {10 + i} lines in module m{i}.",
-                    )
-                    for i in range(50)
-                ]
-            }
-        ),
+        content=json.dumps({"memories": [_fifty(i) for i in range(50)]}),
         expect="five kept, one skip with reason `limit` for the other 45",
     ),
     "outside-path": Prepared(

@@ -31,6 +31,13 @@ export interface ProtocolModels {
   CompleteParams?: CompleteParams;
   CompleteResult?: CompleteResult;
   Excerpt?: Excerpt;
+  ExtractCounters?: ExtractCounters;
+  ExtractFile?: ExtractFile;
+  ExtractModelStatus?: ExtractModelStatus;
+  ExtractParams?: ExtractParams;
+  ExtractResult?: ExtractResult;
+  ExtractTranscriptStatus?: ExtractTranscriptStatus;
+  ExtractTurn?: ExtractTurn;
   ForgetParams?: ForgetParams;
   HistoryEntry?: HistoryEntry;
   HistoryParams?: HistoryParams;
@@ -112,6 +119,145 @@ export interface Excerpt {
    */
   start: number;
 }
+export interface ExtractCounters {
+  calls?: number;
+  completed?: number;
+  failed?: number;
+  modelFailures?: number;
+  /**
+   * model triggers without a model (-32803)
+   */
+  refused?: number;
+  skipped?: number;
+  /**
+   * memories created or updated
+   */
+  written?: number;
+}
+export interface ExtractFile {
+  content?: string | null;
+  path: string;
+}
+export interface ExtractModelStatus {
+  /**
+   * the model call, when it answered
+   */
+  elapsedMs: number | null;
+  kind: 'client' | 'http';
+}
+/**
+ * `memory/extract`: memories from a session, accepted code, or the workspace.
+ */
+export interface ExtractParams {
+  /**
+   * false: the same decisions with action `proposed`, nothing written
+   */
+  apply?: boolean;
+  diff?: string | null;
+  files?: ExtractFile[] | null;
+  /**
+   * default project; team: proposals only
+   */
+  scope?: ('project' | 'user' | 'team') | null;
+  transcript?: ExtractTurn[] | null;
+  trigger: 'sessionEnd' | 'codeAccepted' | 'projectInit' | 'explicit';
+}
+export interface ExtractTurn {
+  content: string;
+  role: 'user' | 'assistant' | 'system' | 'tool';
+}
+/**
+ * `memory/extract` result: the writes (or proposals), every skip with its reason.
+ */
+export interface ExtractResult {
+  /**
+   * why the model gave no usable answer; nothing was written
+   */
+  failure?: string | null;
+  /**
+   * MEMORY.md of each root the operation changed
+   */
+  indexes?: IndexStatus[];
+  /**
+   * null for projectInit
+   */
+  model?: ExtractModelStatus | null;
+  operations: WriteOperation[];
+  skipped: WriteSkipped[];
+  transcript?: ExtractTranscriptStatus | null;
+}
+/**
+ * A root's MEMORY.md: its lines against the cap, and the memories that do not fit.
+ */
+export interface IndexStatus {
+  cap: number;
+  lines: number;
+  listed: number;
+  /**
+   * the first of them, by path inside the root
+   */
+  omitted: string[];
+  /**
+   * memories without a line: the cap is reached
+   */
+  omittedCount: number;
+  path: string;
+  /**
+   * why the file could not be rewritten
+   */
+  problem?: string | null;
+}
+/**
+ * One thing an operation did (or, `proposed`, would do).
+ */
+export interface WriteOperation {
+  action:
+    | 'created'
+    | 'updated'
+    | 'merged'
+    | 'unchanged'
+    | 'archived'
+    | 'restored'
+    | 'deleted'
+    | 'proposed';
+  /**
+   * the operation id: memory/undo takes it
+   */
+  operation: string;
+  path: string;
+  /**
+   * why: the conflict verdict, the reason
+   */
+  reason?: string | null;
+  scope: 'project' | 'user' | 'team';
+  title: string;
+}
+/**
+ * A memory not written, and the gate rule that stopped it (the text is never echoed).
+ */
+export interface WriteSkipped {
+  message: string;
+  /**
+   * secret | injection | size | ephemeral; extraction adds malformed | limit | unreadable (a workspace file projectInit could not parse)
+   */
+  reason: string;
+  title?: string | null;
+}
+/**
+ * What the model was shown of the session.
+ */
+export interface ExtractTranscriptStatus {
+  charsCut: number;
+  /**
+   * secrets replaced by [REDACTED:kind] before the model saw them
+   */
+  redactions: number;
+  turns: number;
+  /**
+   * turns left out to fit the budget
+   */
+  turnsCut: number;
+}
 /**
  * `memory/forget`: move to `<root>/.archive/`; `hard: true` deletes (irreversibly).
  */
@@ -176,27 +322,6 @@ export interface HostCapabilities {
    * the host answers memory/complete (its own model runs extraction tasks)
    */
   complete?: boolean;
-}
-/**
- * A root's MEMORY.md: its lines against the cap, and the memories that do not fit.
- */
-export interface IndexStatus {
-  cap: number;
-  lines: number;
-  listed: number;
-  /**
-   * the first of them, by path inside the root
-   */
-  omitted: string[];
-  /**
-   * memories without a line: the cap is reached
-   */
-  omittedCount: number;
-  path: string;
-  /**
-   * why the file could not be rewritten
-   */
-  problem?: string | null;
 }
 /**
  * `initialize` → `initializationOptions` (all optional).
@@ -521,6 +646,10 @@ export interface StatusResult {
   catalog: CatalogCountersStatus;
   documents: number;
   /**
+   * extraction calls and outcomes (protocol v2)
+   */
+  extract?: ExtractCounters | null;
+  /**
    * what is wrong now, in words: a root that cannot be read, a snapshot cache that cannot be written, a failed watcher (each also shown once with window/showMessage)
    */
   faults?: string[];
@@ -585,31 +714,6 @@ export interface UpdateParams {
   type?: ('user' | 'feedback' | 'project' | 'reference') | null;
 }
 /**
- * One thing an operation did (or, `proposed`, would do).
- */
-export interface WriteOperation {
-  action:
-    | 'created'
-    | 'updated'
-    | 'merged'
-    | 'unchanged'
-    | 'archived'
-    | 'restored'
-    | 'deleted'
-    | 'proposed';
-  /**
-   * the operation id: memory/undo takes it
-   */
-  operation: string;
-  path: string;
-  /**
-   * why: the conflict verdict, the reason
-   */
-  reason?: string | null;
-  scope: 'project' | 'user' | 'team';
-  title: string;
-}
-/**
  * What every write request returns (SPEC §8).
  */
 export interface WriteResult {
@@ -619,15 +723,4 @@ export interface WriteResult {
   indexes?: IndexStatus[];
   operations: WriteOperation[];
   skipped: WriteSkipped[];
-}
-/**
- * A memory not written, and the gate rule that stopped it (the text is never echoed).
- */
-export interface WriteSkipped {
-  message: string;
-  /**
-   * secret | injection | size | ephemeral
-   */
-  reason: string;
-  title?: string | null;
 }
