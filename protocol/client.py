@@ -26,10 +26,12 @@ from typing import Any
 
 from memory_recall.protocol import methods
 from memory_recall.protocol.messages import (
+    ContextResult,
     PhaseNotification,
     RecallResult,
     SelectParams,
     StatusResult,
+    TreeResult,
 )
 
 DEFAULT_INITIAL_WAIT_MS = 100
@@ -237,6 +239,16 @@ class MemoryRecallClient:
 
     async def status(self) -> StatusResult:
         return StatusResult.model_validate(await self.request(methods.STATUS, {}))
+
+    async def tree(self, scope: str | None = None) -> TreeResult:
+        """The topic tree (SPEC §10): categories with counts and members."""
+        params = {} if scope is None else {"scope": scope}
+        return TreeResult.model_validate(await self.request(methods.TREE, params))
+
+    async def context(self, budget_chars: int | None = None) -> ContextResult:
+        """The always-loaded memories within the budget, and what did not fit."""
+        params = {} if budget_chars is None else {"budgetChars": budget_chars}
+        return ContextResult.model_validate(await self.request(methods.CONTEXT, params))
 
     async def request(self, method: str, params: Any) -> Any:
         return await self._send_request(next(self._ids), method, params)

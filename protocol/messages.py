@@ -60,6 +60,28 @@ class SelectorOptions(WireModel):
     )
 
 
+class OrganiseOptions(WireModel):
+    """Retention and consolidation (SPEC §10)."""
+
+    capacity: StrictInt | None = Field(
+        default=None, ge=1, le=1_000_000,
+        description="memories per root before the lowest-retention ones are archived "
+        "(default 300)",
+    )  # fmt: skip
+    auto_consolidate: StrictBool = Field(
+        default=False,
+        description="consolidate on its own when idle, at least 24 h and 5 writes after the last",
+    )
+
+
+class ContextOptions(WireModel):
+    """The always-loaded memories (SPEC §10 `memory/context`)."""
+
+    budget_chars: StrictInt | None = Field(
+        default=None, ge=100, le=1_000_000, description="characters of the block (default 4000)"
+    )
+
+
 class InitializationOptions(WireModel):
     """`initialize` → `initializationOptions` (all optional)."""
 
@@ -73,6 +95,8 @@ class InitializationOptions(WireModel):
     ranker: StrictStr | None = Field(
         default=None, description="fast-phase ranker by name; default: the server's default"
     )
+    organise: OrganiseOptions = Field(default_factory=OrganiseOptions)
+    context: ContextOptions = Field(default_factory=ContextOptions)
 
 
 # -- memory/recall --------------------------------------------------------------
@@ -92,6 +116,14 @@ class RecallParams(WireModel):
     )
 
 
+class StaleMark(WireModel):
+    """Why a delivered memory may be outdated (SPEC §10)."""
+
+    reason: str = Field(
+        description="e.g. 'cites src/app/pay.ts, which no longer exists', 'expired on 2025-06-30'"
+    )
+
+
 class MemoryDoc(WireModel):
     """One delivered memory."""
 
@@ -105,6 +137,11 @@ class MemoryDoc(WireModel):
     truncated: bool
     mtime_ms: float
     score: float
+    stale: StaleMark | None = Field(
+        default=None,
+        description="set when a cited path is gone or `expires` has passed; the memory is "
+        "delivered after the fresh ones of its phase",
+    )
 
 
 class PhaseResult(WireModel):
@@ -250,6 +287,79 @@ class StatusResult(WireModel):
     )
 
 
+# -- organisation (SPEC §10) ---------------------------------------------------------
+
+PlaceSource = Literal["declared", "declared-top", "inferred"]
+
+
+class TreeParams(WireModel):
+    """`memory/tree`: the topic tree of one scope, or of every root."""
+
+    scope: Scope | None = None
+
+
+class TreeMember(WireModel):
+    path: str
+    relative_path: str
+    scope: Scope
+    title: str
+    source: PlaceSource = Field(
+        description="declared: `category:` front matter; declared-top: its category declared, "
+        "the subcategory inferred; inferred: by the rules"
+    )
+
+
+class TreeNode(WireModel):
+    """A category or subcategory; `count` includes its subcategories' members."""
+
+    slug: str = Field(description="`lessons`, `lessons/errors`: what `category:` may say")
+    label: str
+    count: int
+    members: list[TreeMember]
+    children: list[TreeNode] = Field(default_factory=list)
+
+
+class TreeResult(WireModel):
+    """`memory/tree` result: the five categories (SPEC §10 order), empty ones included."""
+
+    categories: list[TreeNode]
+    total: int
+
+
+class ContextParams(WireModel):
+    """`memory/context`: the always-loaded block (`always: true` memories)."""
+
+    budget_chars: StrictInt | None = Field(
+        default=None, ge=100, le=1_000_000,
+        description="characters; default: context.budgetChars of initialize, else 4000",
+    )  # fmt: skip
+
+
+class ContextDoc(WireModel):
+    path: str
+    relative_path: str
+    scope: Scope
+    type: MemoryType
+    title: str
+    chars: int = Field(description="its section's size in the prompt")
+
+
+class ContextOmission(ContextDoc):
+    reason: str
+
+
+class ContextResult(WireModel):
+    """`memory/context` result: what fits, in order, and what did not (never dropped silently)."""
+
+    prompt: str = Field(description="`## Always-loaded memory` and one section per doc; '' if none")
+    docs: list[ContextDoc]
+    truncated: list[ContextOmission] = Field(
+        description="the always-loaded memories that did not fit the budget"
+    )
+    budget_chars: int
+    used_chars: int
+
+
 ALL_MODELS: tuple[type[WireModel], ...] = (
     InitializationOptions,
     RecallParams,
@@ -259,4 +369,8 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     SelectResult,
     RecallTelemetry,
     StatusResult,
+    TreeParams,
+    TreeResult,
+    ContextParams,
+    ContextResult,
 )

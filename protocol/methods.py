@@ -5,6 +5,9 @@ PROTOCOL_VERSION = 1
 # client → server requests
 RECALL = "memory/recall"
 STATUS = "memory/status"
+# organisation (SPEC §10)
+TREE = "memory/tree"
+CONTEXT = "memory/context"
 
 # server → client notifications
 FAST_RESULT = "memory/fastResult"

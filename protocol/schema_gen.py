@@ -29,6 +29,8 @@ def build_schema() -> dict[str, object]:
         "requests": {
             methods.RECALL: "RecallParams → RecallResult",
             methods.STATUS: "→ StatusResult",
+            methods.TREE: "TreeParams → TreeResult",
+            methods.CONTEXT: "ContextParams → ContextResult",
         },
         "notifications": {
             methods.FAST_RESULT: "PhaseNotification",

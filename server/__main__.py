@@ -154,6 +154,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
         silence_sweep,
     )
 
+    if _is_category_set(args.corpus):
+        import dataclasses
+
+        from memory_recall.server.dev.category_eval import evaluate_categories, format_report
+
+        report = evaluate_categories(args.corpus)
+        if args.json:
+            print(json.dumps(dataclasses.asdict(report), ensure_ascii=False, indent=2))
+        else:
+            print(format_report(report))
+        return 0
     corpus = load_corpus(args.corpus)
     if args.silence_sweep:
         print(silence_sweep(corpus))
@@ -168,6 +179,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_category_set(path: str) -> bool:
+    """A labelled category set (`{"memories": [...]}`) rather than a ranking corpus."""
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False  # load_corpus says what is wrong with it
+    return isinstance(data, dict) and "memories" in data and "cases" not in data
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     catalog = MemoryCatalog(_roots(args))
     catalog.scan()
@@ -178,6 +198,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"index built in {catalog.build_ms or 0:.1f} ms")
     for skipped in catalog.skipped:
         print(f"skipped  {skipped.path}: {skipped.reason}")
+    from memory_recall.server.cli_organise import stale_lines
+
+    for line in stale_lines(catalog, os.path.abspath(args.workspace or os.getcwd())):
+        print(line)
     return 0
 
 
@@ -314,9 +338,17 @@ def build_parser() -> argparse.ArgumentParser:
     delivery.add_argument("--json", action="store_true", help="print JSON rows")
     delivery.set_defaults(func=cmd_delivery)
 
-    status = sub.add_parser("status", help="roots, document counts and skipped files")
+    status = sub.add_parser("status", help="roots, document counts, skipped and stale files")
     _add_root_option(status)
+    status.add_argument(
+        "--workspace", metavar="DIR",
+        help="the workspace cited paths are checked against (default: the current folder)",
+    )  # fmt: skip
     status.set_defaults(func=cmd_status)
+
+    from memory_recall.server.cli_organise import add_commands as add_organise_commands
+
+    add_organise_commands(sub, _add_root_option, _roots)
     return parser
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from memory_recall.server.documents import MemoryDocument
 
@@ -27,8 +27,15 @@ def format_age(mtime_ms: float, now_ms: float | None = None) -> str:
     return "just now"
 
 
-def render_prompt(docs: Sequence[MemoryDocument], now_ms: float | None = None) -> str:
-    """`## Relevant memory` with one `### title (relative path)` section per document."""
+def render_prompt(
+    docs: Sequence[MemoryDocument],
+    now_ms: float | None = None,
+    stale: Mapping[str, str] | None = None,
+) -> str:
+    """`## Relevant memory` with one `### title (relative path)` section per document.
+
+    `stale`: path → why a memory may be outdated (SPEC §10); its section says so.
+    """
     if not docs:
         return ""
     parts = ["## Relevant memory"]
@@ -37,6 +44,8 @@ def render_prompt(docs: Sequence[MemoryDocument], now_ms: float | None = None) -
             f"### {doc.title} ({doc.relative_path})",
             f"_saved {format_age(doc.mtime_ms, now_ms)}_",
         ]
+        if stale and doc.path in stale:
+            section.append(f"_May be outdated: it {stale[doc.path]}._")
         if doc.description:
             section.append(doc.description)
         window = doc.body_window

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -23,9 +23,11 @@ from memory_recall.protocol.messages import (
     RecallCounters,
     RecallResult,
     RecallTelemetry,
+    StaleMark,
     Status,
     Strategy,
 )
+from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.models import SelectionRequest, Selector, SelectorError
 from memory_recall.server.prompt import render_prompt
 from memory_recall.server.ranking.registry import RankerSpec
@@ -42,6 +44,14 @@ class RecallRequest:
     recent_tools: Sequence[str] = ()
     exclude_paths: Sequence[str] = ()
     limit: int = REFINED_LIMIT
+
+
+# Staleness (SPEC §10), checked as documents are about to be delivered: a factory
+# called once per recall (its `stat` cache lives as long as the recall) returning
+# a check of path → why the memory may be outdated. The daemon passes
+# `organise.staleness.StalenessChecker.for_recall`.
+StaleCheck = Callable[[Sequence[MemoryDocument]], Mapping[str, str]]
+StalenessSource = Callable[[], StaleCheck]
 
 
 class RecallListener(Protocol):
@@ -63,7 +73,7 @@ class ExclusionSet:
         return [s for s in docs if s.document.path not in self.paths]
 
 
-def to_wire(scored: ScoredDocument) -> MemoryDoc:
+def to_wire(scored: ScoredDocument, stale: str | None = None) -> MemoryDoc:
     doc = scored.document
     return MemoryDoc(
         path=doc.path,
@@ -76,6 +86,7 @@ def to_wire(scored: ScoredDocument) -> MemoryDoc:
         truncated=doc.truncated,
         mtime_ms=doc.mtime_ms,
         score=scored.score,
+        stale=StaleMark(reason=stale) if stale else None,
     )
 
 
@@ -100,6 +111,7 @@ class _Phases:
     """Builds the phase objects of one recall, timed from its arrival."""
 
     timer: _Timer
+    stale_check: StaleCheck | None = None
 
     def build(
         self,
@@ -109,12 +121,17 @@ class _Phases:
         docs: list[ScoredDocument],
         failure: str | None = None,
     ) -> PhaseResult:
+        stale = self.stale_check([s.document for s in docs]) if self.stale_check and docs else {}
+        if stale:  # demoted: after every fresh memory of the phase
+            docs = [s for s in docs if s.document.path not in stale] + [
+                s for s in docs if s.document.path in stale
+            ]
         return PhaseResult(
             phase=name,
             strategy=strategy,
             status=status,
-            docs=[to_wire(s) for s in docs],
-            prompt=render_prompt([s.document for s in docs]),
+            docs=[to_wire(s, stale.get(s.document.path)) for s in docs],
+            prompt=render_prompt([s.document for s in docs], stale=stale),
             elapsed_ms=self.timer.ms(),
             failure=failure,
         )
@@ -130,9 +147,11 @@ class RecallService:
         *,
         ceiling_s: float | None = None,
         timeout_s: float | None = None,
+        staleness: StalenessSource | None = None,
     ) -> None:
         self.selector = selector
         self.ranker = ranker
+        self.staleness = staleness
         self.ceiling_s = SELECTOR_CEILING_S if ceiling_s is None else ceiling_s
         self.deadline_s = min(self.ceiling_s, timeout_s) if timeout_s else self.ceiling_s
         self.counters = RecallCounters()
@@ -191,7 +210,7 @@ class RecallService:
             ranker=self.ranker.rank,
             tokenizer=self.ranker.tokenize,
         )
-        phases = _Phases(timer)
+        phases = _Phases(timer, self.staleness() if self.staleness else None)
 
         def notify(result: PhaseResult) -> PhaseNotification:
             return PhaseNotification(

@@ -13,6 +13,10 @@ from memory_recall.protocol import methods
 from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.protocol.messages import (
     CatalogCountersStatus,
+    ContextDoc,
+    ContextOmission,
+    ContextParams,
+    ContextResult,
     PhaseNotification,
     RecallParams,
     RecallTelemetry,
@@ -20,9 +24,17 @@ from memory_recall.protocol.messages import (
     RuntimeStatus,
     SkippedFileStatus,
     StatusResult,
+    TreeMember,
+    TreeNode,
+    TreeParams,
+    TreeResult,
 )
 from memory_recall.server.daemon.adapter import MemoryProtocol
 from memory_recall.server.daemon.session import CatalogSession
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.organise.categories import TreeNode as Node
+from memory_recall.server.organise.context import section
+from memory_recall.server.organise.organiser import Organiser
 from memory_recall.server.recall import RecallRequest, RecallService
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
@@ -113,4 +125,64 @@ def status(
             pending_requests=protocol.pending_request_count(),
             exclusion_sets=len(service.active),
         ),
+    ).wire()
+
+
+# -- organisation (SPEC §10) ------------------------------------------------------------
+
+
+async def tree(params: Any, *, session: CatalogSession, organiser: Organiser) -> dict[str, Any]:
+    """`memory/tree`: the topic tree with counts and members."""
+    tree_params = validate(TreeParams, params)
+    view = await session.view()
+    docs = {d.path: d for d in view.documents}
+    # Placing thousands of memories the first time takes a while: off the event loop.
+    result = await asyncio.to_thread(organiser.tree, view.documents, tree_params.scope)
+
+    def node(n: Node) -> TreeNode:
+        members = []
+        for path in n.members:
+            doc = docs[path]
+            members.append(
+                TreeMember(
+                    path=path,
+                    relative_path=doc.relative_path,
+                    scope=doc.scope.wire,
+                    title=doc.title,
+                    source=organiser.topics.place(doc).source,
+                )
+            )
+        return TreeNode(
+            slug=n.slug,
+            label=n.label,
+            count=n.count,
+            members=members,
+            children=[node(c) for c in n.children],
+        )
+
+    return TreeResult(categories=[node(n) for n in result.categories], total=result.total).wire()
+
+
+async def context(params: Any, *, session: CatalogSession, organiser: Organiser) -> dict[str, Any]:
+    """`memory/context`: the always-loaded memories within the budget; what did not fit."""
+    context_params = validate(ContextParams, params)
+    view = await session.view()
+    built = organiser.context(view.documents, context_params.budget_chars)
+
+    def doc(d: MemoryDocument) -> dict[str, Any]:
+        return dict(
+            path=d.path,
+            relative_path=d.relative_path,
+            scope=d.scope.wire,
+            type=d.type,
+            title=d.title,
+            chars=len(section(d)),
+        )
+
+    return ContextResult(
+        prompt=built.prompt,
+        docs=[ContextDoc(**doc(d)) for d in built.docs],
+        truncated=[ContextOmission(**doc(o.doc), reason=o.reason) for o in built.omitted],
+        budget_chars=built.budget_chars,
+        used_chars=built.used_chars,
     ).wire()

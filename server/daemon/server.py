@@ -26,12 +26,15 @@ from memory_recall.server.daemon.options import (
     build_selector,
     choose_ranker,
     choose_roots,
+    organise_settings,
     parse_options,
     selector_timeout_s,
     workspace_path,
 )
 from memory_recall.server.daemon.session import CatalogSession, TaskRegistry, report_index_progress
 from memory_recall.server.daemon.transport import StdoutWriter, open_reader, read_frames
+from memory_recall.server.organise.organiser import Organiser
+from memory_recall.server.organise.staleness import StalenessChecker
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.recall import RecallService
 from pygls.lsp.server import LanguageServer
@@ -60,6 +63,7 @@ class MemoryServer(LanguageServer):
         self.tasks = TaskRegistry()
         self.session = CatalogSession([], self.tasks)
         self.service = RecallService(None, RANKERS[DEFAULT_RANKER], ceiling_s=selector_ceiling_s)
+        self.organiser = Organiser([], workspace=None)
         self._option_problems: list[str] = []
         self._exit = asyncio.Event()
         self.exit_code = 0
@@ -87,6 +91,14 @@ class MemoryServer(LanguageServer):
         def status(params: Any) -> dict[str, Any]:
             return handlers.status(params, **self._services())
 
+        @self.feature(methods.TREE)
+        async def tree(params: Any) -> dict[str, Any]:
+            return await handlers.tree(params, session=self.session, organiser=self.organiser)
+
+        @self.feature(methods.CONTEXT)
+        async def context(params: Any) -> dict[str, Any]:
+            return await handlers.context(params, session=self.session, organiser=self.organiser)
+
     def _services(self) -> dict[str, Any]:
         return {"protocol": self.protocol, "service": self.service, "session": self.session}
 
@@ -98,8 +110,16 @@ class MemoryServer(LanguageServer):
 
     def on_initialize(self, params: types.InitializeParams) -> None:
         self.options, self._option_problems = parse_options(params.initialization_options)
-        roots = choose_roots(self.options, workspace_path(params))
+        workspace = workspace_path(params)
+        roots = choose_roots(self.options, workspace)
         self.session = CatalogSession(roots, self.tasks)
+        staleness = StalenessChecker(workspace)
+        self.organiser = Organiser(
+            roots,
+            workspace=workspace,
+            settings=organise_settings(self.options),
+            staleness=staleness,
+        )
         ranker, problem = choose_ranker(self.options.ranker)
         if problem:
             self._option_problems.append(problem)
@@ -109,6 +129,7 @@ class MemoryServer(LanguageServer):
             ranker,
             ceiling_s=self.selector_ceiling_s,
             timeout_s=selector_timeout_s(selector_options),
+            staleness=staleness.for_recall,
         )
         self.session.start(watch=self.options.watch)
 

@@ -10,8 +10,10 @@ export const PROTOCOL_METHODS = {
     'telemetry/event': 'RecallTelemetry'
   },
   'requests': {
+    'memory/context': 'ContextParams → ContextResult',
     'memory/recall': 'RecallParams → RecallResult',
-    'memory/status': '→ StatusResult'
+    'memory/status': '→ StatusResult',
+    'memory/tree': 'TreeParams → TreeResult'
   },
   'serverRequests': {
     'memory/select': 'SelectParams → SelectResult'
@@ -20,8 +22,14 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
+  ContextDoc?: ContextDoc;
+  ContextOmission?: ContextOmission;
+  ContextOptions?: ContextOptions;
+  ContextParams?: ContextParams;
+  ContextResult?: ContextResult;
   InitializationOptions?: InitializationOptions;
   MemoryDoc?: MemoryDoc;
+  OrganiseOptions?: OrganiseOptions;
   PhaseNotification?: PhaseNotification;
   PhaseResult?: PhaseResult;
   RecallCounters?: RecallCounters;
@@ -36,7 +44,12 @@ export interface ProtocolModels {
   SelectResult?: SelectResult;
   SelectorOptions?: SelectorOptions;
   SkippedFileStatus?: SkippedFileStatus;
+  StaleMark?: StaleMark;
   StatusResult?: StatusResult;
+  TreeMember?: TreeMember;
+  TreeNode?: TreeNode;
+  TreeParams?: TreeParams;
+  TreeResult?: TreeResult;
   WatcherStatus?: WatcherStatus;
 }
 export interface CatalogCountersStatus {
@@ -45,10 +58,69 @@ export interface CatalogCountersStatus {
   skippedUpdates: number;
   upserts: number;
 }
+export interface ContextDoc {
+  /**
+   * its section's size in the prompt
+   */
+  chars: number;
+  path: string;
+  relativePath: string;
+  scope: 'project' | 'user';
+  title: string;
+  type: 'user' | 'feedback' | 'project' | 'reference';
+}
+export interface ContextOmission {
+  /**
+   * its section's size in the prompt
+   */
+  chars: number;
+  path: string;
+  reason: string;
+  relativePath: string;
+  scope: 'project' | 'user';
+  title: string;
+  type: 'user' | 'feedback' | 'project' | 'reference';
+}
+/**
+ * The always-loaded memories (SPEC §10 `memory/context`).
+ */
+export interface ContextOptions {
+  /**
+   * characters of the block (default 4000)
+   */
+  budgetChars?: number | null;
+}
+/**
+ * `memory/context`: the always-loaded block (`always: true` memories).
+ */
+export interface ContextParams {
+  /**
+   * characters; default: context.budgetChars of initialize, else 4000
+   */
+  budgetChars?: number | null;
+}
+/**
+ * `memory/context` result: what fits, in order, and what did not (never dropped silently).
+ */
+export interface ContextResult {
+  budgetChars: number;
+  docs: ContextDoc[];
+  /**
+   * `## Always-loaded memory` and one section per doc; '' if none
+   */
+  prompt: string;
+  /**
+   * the always-loaded memories that did not fit the budget
+   */
+  truncated: ContextOmission[];
+  usedChars: number;
+}
 /**
  * `initialize` → `initializationOptions` (all optional).
  */
 export interface InitializationOptions {
+  context?: ContextOptions;
+  organise?: OrganiseOptions;
   /**
    * fast-phase ranker by name; default: the server's default
    */
@@ -59,6 +131,19 @@ export interface InitializationOptions {
   roots?: RootOption[] | null;
   selector?: SelectorOptions;
   watch?: boolean;
+}
+/**
+ * Retention and consolidation (SPEC §10).
+ */
+export interface OrganiseOptions {
+  /**
+   * consolidate on its own when idle, at least 24 h and 5 writes after the last
+   */
+  autoConsolidate?: boolean;
+  /**
+   * memories per root before the lowest-retention ones are archived (default 300)
+   */
+  capacity?: number | null;
 }
 /**
  * A memory directory and its scope.
@@ -107,9 +192,22 @@ export interface MemoryDoc {
   relativePath: string;
   scope: 'project' | 'user';
   score: number;
+  /**
+   * set when a cited path is gone or `expires` has passed; the memory is delivered after the fresh ones of its phase
+   */
+  stale?: StaleMark | null;
   title: string;
   truncated: boolean;
   type: 'user' | 'feedback' | 'project' | 'reference';
+}
+/**
+ * Why a delivered memory may be outdated (SPEC §10).
+ */
+export interface StaleMark {
+  /**
+   * e.g. 'cites src/app/pay.ts, which no longer exists', 'expired on 2025-06-30'
+   */
+  reason: string;
 }
 /**
  * `memory/fastResult` and `memory/refinedResult` params.
@@ -283,4 +381,40 @@ export interface StatusResult {
 export interface WatcherStatus {
   detail?: string | null;
   state: 'off' | 'starting' | 'watching' | 'polling' | 'failed' | 'stopped';
+}
+export interface TreeMember {
+  path: string;
+  relativePath: string;
+  scope: 'project' | 'user';
+  /**
+   * declared: `category:` front matter; declared-top: its category declared, the subcategory inferred; inferred: by the rules
+   */
+  source: 'declared' | 'declared-top' | 'inferred';
+  title: string;
+}
+/**
+ * A category or subcategory; `count` includes its subcategories' members.
+ */
+export interface TreeNode {
+  children?: TreeNode[];
+  count: number;
+  label: string;
+  members: TreeMember[];
+  /**
+   * `lessons`, `lessons/errors`: what `category:` may say
+   */
+  slug: string;
+}
+/**
+ * `memory/tree`: the topic tree of one scope, or of every root.
+ */
+export interface TreeParams {
+  scope?: ('project' | 'user') | null;
+}
+/**
+ * `memory/tree` result: the five categories (SPEC §10 order), empty ones included.
+ */
+export interface TreeResult {
+  categories: TreeNode[];
+  total: number;
 }
