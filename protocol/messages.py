@@ -68,10 +68,6 @@ class OrganiseOptions(WireModel):
         description="memories per root before the lowest-retention ones are archived "
         "(default 300)",
     )  # fmt: skip
-    auto_consolidate: StrictBool = Field(
-        default=False,
-        description="consolidate on its own when idle, at least 24 h and 5 writes after the last",
-    )
 
 
 class ContextOptions(WireModel):

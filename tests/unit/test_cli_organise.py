@@ -75,3 +75,14 @@ def test_retention_sim_and_messy_year(capsys, tmp_path):
     code, out = run(capsys, "messy-year", str(tmp_path / "year"), "--memories", "60", "--check")
     assert code == 0, out
     assert "corrected facts: old archived, newer kept" in out
+
+
+def test_bench_organise_prints_its_figures(capsys):
+    import json
+
+    code, out = run(capsys, "bench-organise", "--docs", "200", "--dry-docs", "40",
+                    "--recalls", "20", "--repeats", "1", "--json")  # fmt: skip
+    figures = json.loads(out)
+    assert code == 0 and set(figures) == {"plan", "dry_run", "staleness"}
+    assert figures["plan"]["memories"] == 200 and figures["plan"]["merged"] > 0
+    assert figures["staleness"]["recalls"] == 20

@@ -137,10 +137,6 @@ export interface InitializationOptions {
  */
 export interface OrganiseOptions {
   /**
-   * consolidate on its own when idle, at least 24 h and 5 writes after the last
-   */
-  autoConsolidate?: boolean;
-  /**
    * memories per root before the lowest-retention ones are archived (default 300)
    */
   capacity?: number | null;
