@@ -8,6 +8,14 @@ STATUS = "memory/status"
 # organisation (SPEC §10)
 TREE = "memory/tree"
 CONTEXT = "memory/context"
+# the write side (SPEC §8)
+REMEMBER = "memory/remember"
+UPDATE = "memory/update"
+FORGET = "memory/forget"
+RESTORE = "memory/restore"
+UNDO = "memory/undo"
+HISTORY = "memory/history"
+LIST = "memory/list"
 
 # server → client notifications
 FAST_RESULT = "memory/fastResult"

@@ -31,6 +31,13 @@ def build_schema() -> dict[str, object]:
             methods.STATUS: "→ StatusResult",
             methods.TREE: "TreeParams → TreeResult",
             methods.CONTEXT: "ContextParams → ContextResult",
+            methods.REMEMBER: "RememberParams → WriteResult",
+            methods.UPDATE: "UpdateParams → WriteResult",
+            methods.FORGET: "ForgetParams → WriteResult",
+            methods.RESTORE: "RestoreParams → WriteResult",
+            methods.UNDO: "UndoParams → WriteResult",
+            methods.HISTORY: "HistoryParams → HistoryResult",
+            methods.LIST: "ListParams → ListResult",
         },
         "notifications": {
             methods.FAST_RESULT: "PhaseNotification",

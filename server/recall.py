@@ -87,6 +87,7 @@ def to_wire(scored: ScoredDocument, stale: str | None = None) -> MemoryDoc:
         mtime_ms=doc.mtime_ms,
         score=scored.score,
         stale=StaleMark(reason=stale) if stale else None,
+        content_hash=doc.content_hash or None,
     )
 
 
