@@ -26,6 +26,7 @@ from typing import Any
 
 from memory_recall.protocol import methods
 from memory_recall.protocol.messages import (
+    ConsolidateResult,
     ContextResult,
     ForgetParams,
     HistoryResult,
@@ -254,6 +255,15 @@ class MemoryRecallClient:
         """The topic tree (SPEC §10): categories with counts and members."""
         params = {} if scope is None else {"scope": scope}
         return TreeResult.model_validate(await self.request(methods.TREE, params))
+
+    async def consolidate(
+        self, scope: str | None = None, *, dry_run: bool = False
+    ) -> ConsolidateResult:
+        """Consolidate the roots (SPEC §10): one undoable operation per root; `dry_run` reports."""
+        params: dict[str, Any] = {"dryRun": dry_run}
+        if scope is not None:
+            params["scope"] = scope
+        return ConsolidateResult.model_validate(await self.request(methods.CONSOLIDATE, params))
 
     async def context(self, budget_chars: int | None = None) -> ContextResult:
         """The always-loaded memories within the budget, and what did not fit."""

@@ -68,6 +68,11 @@ class OrganiseOptions(WireModel):
         description="memories per root before the lowest-retention ones are archived "
         "(default 300)",
     )  # fmt: skip
+    auto_consolidate: StrictBool = Field(
+        default=False,
+        description="consolidate each writable root on its own when the host has been idle, "
+        "at least 24 h and 5 writes after its last consolidation",
+    )
 
 
 class ContextOptions(WireModel):
@@ -556,6 +561,73 @@ class ContextResult(WireModel):
     used_chars: int
 
 
+# -- memory/consolidate (SPEC §10) ------------------------------------------------------------
+
+ArchiveCause = Literal["merged", "superseded", "covered", "capacity"]
+NoticeKind = Literal["stale", "protected", "possible", "over-capacity"]
+
+
+class ConsolidateParams(WireModel):
+    """`memory/consolidate`: merge duplicates, newer wins, prune to capacity, rebuild MEMORY.md."""
+
+    scope: Scope | None = Field(default=None, description="only the roots of this scope")
+    dry_run: StrictBool = Field(default=False, description="report the plan, change nothing")
+
+
+class ConsolidationMerge(WireModel):
+    into: str = Field(description="the newest duplicate, which keeps every distinct line")
+    merged_from: list[str]
+    added_lines: int
+
+
+class ConsolidationSupersede(WireModel):
+    path: str = Field(description="the newer memory, kept")
+    supersedes: list[str] = Field(description="relative paths of the older ones, archived")
+
+
+class ConsolidationArchive(WireModel):
+    path: str
+    cause: ArchiveCause
+    reason: str
+    into: str | None = Field(default=None, description="the memory holding its content or fact")
+    retention: float | None = Field(default=None, description="its score, when over capacity")
+
+
+class ConsolidationNotice(WireModel):
+    """Something consolidation saw and only reports (it never changes these)."""
+
+    path: str
+    kind: NoticeKind
+    reason: str
+
+
+class ConsolidationReport(WireModel):
+    """One root's consolidation: what it found and did (or, in a dry run, would do)."""
+
+    root: str
+    scope: Scope
+    capacity: int
+    before: int
+    after: int
+    operation: str | None = Field(default=None, description="the journal operation: undo takes it")
+    merges: list[ConsolidationMerge]
+    supersessions: list[ConsolidationSupersede]
+    archived: list[ConsolidationArchive]
+    notices: list[ConsolidationNotice]
+    pairs_judged: int
+    elapsed_ms: dict[str, float]
+
+
+class ConsolidateResult(WireModel):
+    """`memory/consolidate` result: the reports, and the write result of what was carried out."""
+
+    dry_run: bool
+    reports: list[ConsolidationReport]
+    operations: list[WriteOperation] = Field(default_factory=list)
+    skipped: list[WriteSkipped] = Field(default_factory=list)
+    indexes: list[IndexStatus] = Field(default_factory=list)
+
+
 ALL_MODELS: tuple[type[WireModel], ...] = (
     InitializationOptions,
     RecallParams,
@@ -569,6 +641,8 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     TreeResult,
     ContextParams,
     ContextResult,
+    ConsolidateParams,
+    ConsolidateResult,
     RememberParams,
     UpdateParams,
     ForgetParams,

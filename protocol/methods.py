@@ -8,6 +8,7 @@ STATUS = "memory/status"
 # organisation (SPEC §10)
 TREE = "memory/tree"
 CONTEXT = "memory/context"
+CONSOLIDATE = "memory/consolidate"
 # the write side (SPEC §8)
 REMEMBER = "memory/remember"
 UPDATE = "memory/update"

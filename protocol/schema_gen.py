@@ -31,6 +31,7 @@ def build_schema() -> dict[str, object]:
             methods.STATUS: "→ StatusResult",
             methods.TREE: "TreeParams → TreeResult",
             methods.CONTEXT: "ContextParams → ContextResult",
+            methods.CONSOLIDATE: "ConsolidateParams → ConsolidateResult",
             methods.REMEMBER: "RememberParams → WriteResult",
             methods.UPDATE: "UpdateParams → WriteResult",
             methods.FORGET: "ForgetParams → WriteResult",

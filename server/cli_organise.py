@@ -1,4 +1,4 @@
-"""The organisation commands: `tree`, `context`, `consolidate --dry-run`, and the dev
+"""The organisation commands: `tree`, `context`, `consolidate [--dry-run]`, and the dev
 tools behind `retention-sim`, `messy-year` and `bench-organise`.
 
 Same services as the daemon (`organise/organiser.py`) over a catalog scanned for
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -143,14 +144,53 @@ def cmd_context(args: argparse.Namespace, roots: Roots) -> int:
 
 
 def cmd_consolidate(args: argparse.Namespace, roots: Roots) -> int:
-    organiser, catalog = _organiser(args, roots)
-    plans = organiser.plans(catalog.snapshot().documents, args.scope)
-    if args.json:
-        print(json.dumps([plan_json(p) for p in plans], ensure_ascii=False, indent=2))
+    if args.dry_run:
+        organiser, catalog = _organiser(args, roots)
+        plans = organiser.plans(catalog.snapshot().documents, args.scope)
+        if args.json:
+            print(json.dumps([plan_json(p) for p in plans], ensure_ascii=False, indent=2))
+            return 0
+        print("dry run: nothing is changed")
+        for plan in plans:
+            print(format_plan(plan, plan.root, limit=args.limit))
         return 0
-    print("dry run: nothing is changed")
-    for plan in plans:
-        print(format_plan(plan, plan.root, limit=args.limit))
+    # The daemon's own writer and journal (same lock, same rules as memory/consolidate).
+    from memory_recall.server.catalog.snapshot_cache import snapshot_cache
+    from memory_recall.server.daemon.writing import WriteSide, result_wire
+    from memory_recall.server.organise.dream import Dreamer
+    from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
+    from memory_recall.server.store.errors import WriteError
+
+    chosen = roots(args)
+    catalog = MemoryCatalog(chosen)
+    catalog.scan(snapshot_cache(chosen))
+    write = WriteSide.open(catalog, RANKERS[DEFAULT_RANKER])
+    settings = OrganiseSettings(capacity=args.capacity or DEFAULT_CAPACITY)
+    organiser = Organiser(catalog.roots, workspace=_workspace(args), settings=settings)
+    dreamer = Dreamer(write.writer, organiser)
+    runs = []
+    try:
+        for index in dreamer.indexes(args.scope):
+            runs.append(dreamer.run(index, trigger="cli"))
+    except WriteError as error:
+        print(f"memory-recall: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        payload = [
+            {**plan_json(r.plan), "result": result_wire(r.result).wire() if r.result else None}
+            for r in runs
+        ]
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        return 0
+    for run in runs:
+        print(format_plan(run.plan, run.plan.root, limit=args.limit))
+        for report in run.result.indexes if run.result else []:
+            omitted = (
+                f", {report.omitted_count} memories without a line" if report.omitted_count else ""
+            )
+            print(f"  MEMORY.md: {report.lines} lines (cap {report.cap}){omitted}")
+        if run.operation:
+            print(f"  operation {run.operation}  (undo: memory-recall undo {run.operation})")
     return 0
 
 
@@ -211,15 +251,15 @@ def add_commands(sub: Any, add_root_option: AddRootOption, roots: Roots) -> None
     context.set_defaults(func=lambda a: cmd_context(a, roots), workspace=None)
 
     consolidate = sub.add_parser(
-        "consolidate", help="what a consolidation would do: merges, newer wins, pruning"
+        "consolidate",
+        help="merge duplicates, newer wins, prune to capacity, rebuild MEMORY.md (undoable)",
     )
     add_root_option(consolidate)
     workspace_option(consolidate)
     scope_option(consolidate)
     consolidate.add_argument(
-        "--dry-run", action="store_true", required=True,
-        help="print the plan and change nothing (executing it needs the write side)",
-    )  # fmt: skip
+        "--dry-run", action="store_true", help="print the plan and change nothing"
+    )
     consolidate.add_argument(
         "--capacity", type=int, help=f"memories per root (default {DEFAULT_CAPACITY})"
     )

@@ -13,10 +13,8 @@ from memory_recall.protocol import methods
 from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.protocol.messages import (
     CatalogCountersStatus,
-    ContextDoc,
-    ContextOmission,
+    ConsolidateParams,
     ContextParams,
-    ContextResult,
     ForgetParams,
     HistoryParams,
     ListParams,
@@ -29,14 +27,17 @@ from memory_recall.protocol.messages import (
     RuntimeStatus,
     SkippedFileStatus,
     StatusResult,
-    TreeMember,
-    TreeNode,
     TreeParams,
-    TreeResult,
     UndoParams,
     UpdateParams,
 )
 from memory_recall.server.daemon.adapter import MemoryProtocol
+from memory_recall.server.daemon.organising import (
+    OrganiseSide,
+    consolidate_wire,
+    context_wire,
+    tree_wire,
+)
 from memory_recall.server.daemon.session import CatalogSession
 from memory_recall.server.daemon.writing import (
     WriteSide,
@@ -45,16 +46,12 @@ from memory_recall.server.daemon.writing import (
     result_wire,
     wire_error,
 )
-from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.organise.categories import TreeNode as Node
-from memory_recall.server.organise.context import section
-from memory_recall.server.organise.organiser import Organiser
 from memory_recall.server.recall import RecallRequest, RecallService
 from memory_recall.server.store import inventory
 from memory_recall.server.store.errors import WriteError
 from memory_recall.server.store.writer import ForgetRequest, RememberRequest, UpdateRequest
 from pydantic import BaseModel, ValidationError
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 
 def validate(model: type[BaseModel], params: Any) -> Any:
@@ -159,61 +156,41 @@ def status(
 # -- organisation (SPEC §10) ------------------------------------------------------------
 
 
-async def tree(params: Any, *, session: CatalogSession, organiser: Organiser) -> dict[str, Any]:
+async def tree(params: Any, *, session: CatalogSession, organise: OrganiseSide) -> dict[str, Any]:
     """`memory/tree`: the topic tree with counts and members."""
     tree_params = validate(TreeParams, params)
     view = await session.view()
-    docs = {d.path: d for d in view.documents}
     # Placing thousands of memories the first time takes a while: off the event loop.
-    result = await asyncio.to_thread(organiser.tree, view.documents, tree_params.scope)
-
-    def node(n: Node) -> TreeNode:
-        members = []
-        for path in n.members:
-            doc = docs[path]
-            members.append(
-                TreeMember(
-                    path=path,
-                    relative_path=doc.relative_path,
-                    scope=doc.scope.wire,
-                    title=doc.title,
-                    source=organiser.topics.place(doc).source,
-                )
-            )
-        return TreeNode(
-            slug=n.slug,
-            label=n.label,
-            count=n.count,
-            members=members,
-            children=[node(c) for c in n.children],
-        )
-
-    return TreeResult(categories=[node(n) for n in result.categories], total=result.total).wire()
+    found = await asyncio.to_thread(organise.organiser.tree, view.documents, tree_params.scope)
+    return tree_wire(found, view.documents, organise.organiser)
 
 
-async def context(params: Any, *, session: CatalogSession, organiser: Organiser) -> dict[str, Any]:
+async def context(
+    params: Any, *, session: CatalogSession, organise: OrganiseSide
+) -> dict[str, Any]:
     """`memory/context`: the always-loaded memories within the budget; what did not fit."""
     context_params = validate(ContextParams, params)
     view = await session.view()
-    built = organiser.context(view.documents, context_params.budget_chars)
+    return context_wire(organise.organiser.context(view.documents, context_params.budget_chars))
 
-    def doc(d: MemoryDocument) -> dict[str, Any]:
-        return dict(
-            path=d.path,
-            relative_path=d.relative_path,
-            scope=d.scope.wire,
-            type=d.type,
-            title=d.title,
-            chars=len(section(d)),
-        )
 
-    return ContextResult(
-        prompt=built.prompt,
-        docs=[ContextDoc(**doc(d)) for d in built.docs],
-        truncated=[ContextOmission(**doc(o.doc), reason=o.reason) for o in built.omitted],
-        budget_chars=built.budget_chars,
-        used_chars=built.used_chars,
-    ).wire()
+async def consolidate(
+    params: Any, *, session: CatalogSession, organise: OrganiseSide
+) -> dict[str, Any]:
+    """`memory/consolidate`: plan each root in scope and (unless `dryRun`) carry the plan out
+    as one journal operation per root."""
+    consolidate_params = validate(ConsolidateParams, params)
+    await session.ready.wait()
+    dreamer = organise.dreamer
+    if dreamer is None:
+        raise JsonRpcException("consolidation needs the write side", code=methods.REQUEST_FAILED)
+    runs = []
+    try:
+        for index in dreamer.indexes(consolidate_params.scope):
+            runs.append(await dreamer.run_async(index, dry_run=consolidate_params.dry_run))
+    except WriteError as exc:
+        raise wire_error(exc) from None
+    return consolidate_wire(runs, dreamer.writer.roots, consolidate_params.dry_run)
 
 
 # -- the write side (SPEC §8) ------------------------------------------------------------

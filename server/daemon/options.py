@@ -15,7 +15,6 @@ from memory_recall.protocol.messages import InitializationOptions, SelectorOptio
 from memory_recall.server.models import Selector
 from memory_recall.server.models.client import ClientSelector
 from memory_recall.server.models.http import HttpSelector
-from memory_recall.server.organise.organiser import OrganiseSettings
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS, RankerSpec
 from memory_recall.server.roots import MemoryRoot, default_roots
 from pydantic import ValidationError
@@ -97,12 +96,3 @@ def workspace_path(params: types.InitializeParams) -> str | None:
     if params.root_uri:
         return to_fs_path(params.root_uri)
     return params.root_path
-
-
-def organise_settings(options: InitializationOptions) -> OrganiseSettings:
-    """`organise.capacity` and `context.budgetChars`, else their defaults."""
-    defaults = OrganiseSettings()
-    return OrganiseSettings(
-        capacity=options.organise.capacity or defaults.capacity,
-        budget_chars=options.context.budget_chars or defaults.budget_chars,
-    )

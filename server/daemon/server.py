@@ -26,16 +26,15 @@ from memory_recall.server.daemon.options import (
     build_selector,
     choose_ranker,
     choose_roots,
-    organise_settings,
     parse_options,
     selector_timeout_s,
     workspace_path,
 )
+from memory_recall.server.daemon.organising import OrganiseSide
 from memory_recall.server.daemon.session import CatalogSession, TaskRegistry, report_index_progress
 from memory_recall.server.daemon.transport import StdoutWriter, open_reader, read_frames
 from memory_recall.server.daemon.writing import WriteSide
-from memory_recall.server.organise.organiser import Organiser
-from memory_recall.server.organise.staleness import StalenessChecker
+from memory_recall.server.organise.dream import CHECK_EVERY_S
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.recall import RecallService
 from pygls.lsp.server import LanguageServer
@@ -64,7 +63,7 @@ class MemoryServer(LanguageServer):
         self.tasks = TaskRegistry()
         self.session = CatalogSession([], self.tasks)
         self.service = RecallService(None, RANKERS[DEFAULT_RANKER], ceiling_s=selector_ceiling_s)
-        self.organiser = Organiser([], workspace=None)
+        self.organise = OrganiseSide([], None)
         self.write: WriteSide | None = None
         self._option_problems: list[str] = []
         self._exit = asyncio.Event()
@@ -93,13 +92,14 @@ class MemoryServer(LanguageServer):
         def status(params: Any) -> dict[str, Any]:
             return handlers.status(params, **self._services())
 
-        @self.feature(methods.TREE)
-        async def tree(params: Any) -> dict[str, Any]:
-            return await handlers.tree(params, session=self.session, organiser=self.organiser)
-
-        @self.feature(methods.CONTEXT)
-        async def context(params: Any) -> dict[str, Any]:
-            return await handlers.context(params, session=self.session, organiser=self.organiser)
+        # Organisation (SPEC §10): the topic tree, the always-loaded context, consolidation.
+        organise_handlers: tuple[tuple[str, Any], ...] = (
+            (methods.TREE, handlers.tree),
+            (methods.CONTEXT, handlers.context),
+            (methods.CONSOLIDATE, handlers.consolidate),
+        )
+        for method, handler in organise_handlers:
+            self._register_organise(method, handler)
 
         # The write side (SPEC §8): one handler per request, all through the session's writer.
         for method, handler in (
@@ -122,9 +122,27 @@ class MemoryServer(LanguageServer):
         @self.feature(method)
         async def write(params: Any) -> Any:
             assert self.write is not None  # requests before `initialize` are refused
+            self.organise.touch()
             return await handler(params, write=self.write, session=self.session)
 
+    def _register_organise(self, method: str, handler: Any) -> None:
+        @self.feature(method)
+        async def organise(params: Any) -> Any:
+            self.organise.touch()
+            return await handler(params, session=self.session, organise=self.organise)
+
+    async def _consolidate_when_idle(self) -> None:
+        """`organise.autoConsolidate`: every minute, consolidate what is due if idle."""
+        await self.session.ready.wait()
+        while True:
+            await asyncio.sleep(CHECK_EVERY_S)
+            try:
+                await self.organise.auto_tick()
+            except Exception as exc:  # a failed run is logged; the next tick tries again
+                log.warning("automatic consolidation failed: %s", exc)
+
     def _services(self) -> dict[str, Any]:
+        self.organise.touch()  # recall and status: the host is active
         return {
             "protocol": self.protocol,
             "service": self.service,
@@ -143,13 +161,6 @@ class MemoryServer(LanguageServer):
         workspace = workspace_path(params)
         roots = choose_roots(self.options, workspace)
         self.session = CatalogSession(roots, self.tasks)
-        staleness = StalenessChecker(workspace)
-        self.organiser = Organiser(
-            roots,
-            workspace=workspace,
-            settings=organise_settings(self.options),
-            staleness=staleness,
-        )
         ranker, problem = choose_ranker(self.options.ranker)
         if problem:
             self._option_problems.append(problem)
@@ -159,13 +170,16 @@ class MemoryServer(LanguageServer):
             ranker,
             ceiling_s=self.selector_ceiling_s,
             timeout_s=selector_timeout_s(selector_options),
-            staleness=staleness.for_recall,
         )
         self.write = WriteSide.open(self.session.catalog, ranker, self.options.write)
+        self.organise = OrganiseSide(roots, workspace, self.options, self.write)
+        self.service.staleness = self.organise.staleness.for_recall
         # The watcher's echo of the daemon's own writes is not a change to re-read.
         self.session.ignore = self.write.writer.own_writes.filter
         self.tasks.spawn(self.write.flush_periodically(), "delivery-statistics")
         self.tasks.spawn(self._warm_writer(), "writer-warm-up")
+        if self.organise.auto is not None:
+            self.tasks.spawn(self._consolidate_when_idle(), "auto-consolidation")
         self.session.start(watch=self.options.watch)
 
     def on_initialized(self, _params: types.InitializedParams) -> None:

@@ -37,6 +37,7 @@ from memory_recall.server.organise.consolidate import ConsolidationPlan
 FULL_SIZE = 600
 FULL_CAPACITY = 300
 CITED_FILE_LINES = 20  # every cited file has this many lines; `path:line` past it is stale
+INDEX_LINES = 200  # MEMORY.md as the daemon keeps it: its default cap
 
 # Parts of the full-size fixture (scaled with `memories`); the rest are plain facts.
 PARTS = {
@@ -349,6 +350,13 @@ def generate(
         target.write_text(memory.text(), encoding="utf-8")
         moment = datetime(*memory.created.timetuple()[:3], 12, tzinfo=timezone.utc).timestamp()
         os.utime(target, (moment, moment))
+    # The index a daemon kept over the year: the user's heading, then the newest memories
+    # within the default cap (200 lines).
+    newest = sorted(w.memories, key=lambda m: (m.created, m.rel), reverse=True)
+    index_lines = ["# Project memory", ""] + [
+        f"- [{m.title}]({m.rel}) — {m.description}" for m in newest[: INDEX_LINES - 2]
+    ]
+    (root / "MEMORY.md").write_text("\n".join(index_lines) + "\n", encoding="utf-8")
     labels["memories"] = len(w.memories)
     labels["files"] = w.files
     labels_path = base / "labels.json"

@@ -72,6 +72,22 @@ class Organiser:
     def stale(self, docs: Sequence[MemoryDocument]) -> list[tuple[MemoryDocument, Stale]]:
         return self.staleness.check_all(docs)
 
+    def plan_for(
+        self, index: int, docs: Sequence[MemoryDocument], now_ms: float | None = None
+    ) -> ConsolidationPlan:
+        """The consolidation plan of root `index` over its memories `docs`."""
+        root = self.roots[index]
+        stale = {doc.path: found.reason for doc, found in self.stale(docs)}
+        return plan_root(
+            docs,
+            root=str(root.path),
+            capacity=self.settings.capacity,
+            now_ms=time.time() * 1000 if now_ms is None else now_ms,
+            usage=self.usage([d.path for d in docs]),
+            stale=stale,
+            team=root.scope.value == "team",
+        )
+
     def plans(
         self,
         docs: Sequence[MemoryDocument],
@@ -84,21 +100,8 @@ class Organiser:
         for doc in docs:
             if doc.root_index in by_root:
                 by_root[doc.root_index].append(doc)
-        plans = []
-        for index, root in enumerate(self.roots):
-            if scope is not None and root.scope.value != scope:
-                continue
-            members = by_root[index]
-            stale = {doc.path: found.reason for doc, found in self.stale(members)}
-            plans.append(
-                plan_root(
-                    members,
-                    root=str(root.path),
-                    capacity=self.settings.capacity,
-                    now_ms=now_ms,
-                    usage=self.usage([d.path for d in members]),
-                    stale=stale,
-                    team=root.scope.value == "team",
-                )
-            )
-        return plans
+        return [
+            self.plan_for(index, by_root[index], now_ms)
+            for index, root in enumerate(self.roots)
+            if scope is None or root.scope.value == scope
+        ]

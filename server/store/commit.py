@@ -115,6 +115,10 @@ class Plan:
     uses_view: bool = True
     seen_seq: int = 0  # the newest operation of this root the view knew
     operation_id: str = field(default_factory=new_operation_id)
+    # Set when the plan writes MEMORY.md itself, as one of its journaled changes (a
+    # consolidation rebuilds it; an undo of one puts it back byte for byte): the commit
+    # does not maintain the index again after the files, and reports this instead.
+    index: IndexReport | None = None
 
 
 @dataclass
@@ -221,7 +225,10 @@ class Committer:
             )
             self._fault("journaled")
             self._apply_files(plan, record)
-            report = self._maintain_index(plan, recovered)
+            if plan.index is not None and not recovered:
+                report = plan.index
+            else:
+                report = self._maintain_index(plan, recovered)
             when = now_ms()
             with self.state.transaction() as tx:
                 self.journal.finish(record.seq, APPLIED, tx=tx, result=_summary(plan, report))

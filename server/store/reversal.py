@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memory_recall.server.documents import INDEX_FILE_NAME
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.commit import Plan, PlannedChange
 from memory_recall.server.store.edits import archive_changes, description_of, title_of
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
 from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target
-from memory_recall.server.store.index_file import IndexEntry
+from memory_recall.server.store.index_file import IndexEntry, IndexReport, index_target
 from memory_recall.server.store.journal import APPLIED, Change
 from memory_recall.server.store.requests import Action, ForgetRequest
 from memory_recall.server.store.secrets import redact
@@ -104,6 +105,12 @@ def _original_of(writer: MemoryWriter, root: MemoryRoot, archived: str) -> str:
     return archived.removeprefix(ARCHIVE_DIR + "/")
 
 
+def _index_report(root: MemoryRoot, text: bytes | None, cap: int) -> IndexReport:
+    lines = (text or b"").decode("utf-8", "replace").splitlines()
+    listed = sum(1 for line in lines if index_target(line) is not None)
+    return IndexReport(str(root.path / INDEX_FILE_NAME), len(lines), cap, listed, changed=True)
+
+
 # -- undo ----------------------------------------------------------------------------------------
 
 
@@ -135,6 +142,13 @@ def plan_undo(writer: MemoryWriter, operation: str) -> Plan:
                 f"operation {record.id} cannot be undone: the journal does not keep the"
                 f" content of {change.path} (a hard delete, or text that held a credential)"
             )
+        if change.path == INDEX_FILE_NAME:  # the operation journaled MEMORY.md: back as it was
+            plan.index = _index_report(root, change.before, writer.settings.index_cap)
+            if change.before != change.after:
+                plan.changes.append(
+                    PlannedChange(Change(change.path, "undone", change.after, change.before))
+                )
+            continue
         if change.before == change.after:
             continue
         entry = None

@@ -60,8 +60,19 @@ def test_consolidate_dry_run_changes_nothing(capsys, workspace):
     assert code == 0 and out.startswith("dry run: nothing is changed")
     assert "b.md ← a.md" in out and "gone.md: stale: cites src/parser.py" in out
     assert before == {p: p.read_bytes() for p in (workspace / ".memory").rglob("*")}
-    with pytest.raises(SystemExit):  # executing needs the write side
-        main(["consolidate", "--root", str(workspace / ".memory")])
+
+
+def test_consolidate_for_real_then_undo_puts_every_byte_back(capsys, workspace):
+    root = workspace / ".memory"
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    code, out = run(capsys, "consolidate", "--root", str(root), "--workspace", str(workspace))
+    assert code == 0, out
+    assert not (root / "a.md").exists() and (root / ".archive" / "a.md").exists()
+    assert "CI runs it too." in (root / "b.md").read_text()  # merged: every distinct line
+    operation = out.split("operation ", 1)[1].split()[0]
+    code, out = run(capsys, "undo", operation, "--root", str(root))
+    assert code == 0, out
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
 
 
 def test_eval_prints_category_figures(capsys):

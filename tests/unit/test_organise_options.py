@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from memory_recall.server.daemon.options import organise_settings, parse_options
+from memory_recall.server.daemon.options import parse_options
+from memory_recall.server.daemon.organising import organise_settings
 
 
 def test_defaults():
@@ -12,9 +13,10 @@ def test_defaults():
 
 def test_configured_values_are_used():
     options, problems = parse_options(
-        {"organise": {"capacity": 50}, "context": {"budgetChars": 900}}
+        {"organise": {"capacity": 50, "autoConsolidate": True}, "context": {"budgetChars": 900}}
     )
     assert problems == []
+    assert options.organise.auto_consolidate is True
     settings = organise_settings(options)
     assert (settings.capacity, settings.budget_chars) == (50, 900)
 

@@ -10,6 +10,7 @@ export const PROTOCOL_METHODS = {
     'telemetry/event': 'RecallTelemetry'
   },
   'requests': {
+    'memory/consolidate': 'ConsolidateParams → ConsolidateResult',
     'memory/context': 'ContextParams → ContextResult',
     'memory/forget': 'ForgetParams → WriteResult',
     'memory/history': 'HistoryParams → HistoryResult',
@@ -29,6 +30,13 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
+  ConsolidateParams?: ConsolidateParams;
+  ConsolidateResult?: ConsolidateResult;
+  ConsolidationArchive?: ConsolidationArchive;
+  ConsolidationMerge?: ConsolidationMerge;
+  ConsolidationNotice?: ConsolidationNotice;
+  ConsolidationReport?: ConsolidationReport;
+  ConsolidationSupersede?: ConsolidationSupersede;
   ContextDoc?: ContextDoc;
   ContextOmission?: ContextOmission;
   ContextOptions?: ContextOptions;
@@ -82,6 +90,147 @@ export interface CatalogCountersStatus {
   scans: number;
   skippedUpdates: number;
   upserts: number;
+}
+/**
+ * `memory/consolidate`: merge duplicates, newer wins, prune to capacity, rebuild MEMORY.md.
+ */
+export interface ConsolidateParams {
+  /**
+   * report the plan, change nothing
+   */
+  dryRun?: boolean;
+  /**
+   * only the roots of this scope
+   */
+  scope?: ('project' | 'user' | 'team') | null;
+}
+/**
+ * `memory/consolidate` result: the reports, and the write result of what was carried out.
+ */
+export interface ConsolidateResult {
+  dryRun: boolean;
+  indexes?: IndexStatus[];
+  operations?: WriteOperation[];
+  reports: ConsolidationReport[];
+  skipped?: WriteSkipped[];
+}
+/**
+ * A root's MEMORY.md: its lines against the cap, and the memories that do not fit.
+ */
+export interface IndexStatus {
+  cap: number;
+  lines: number;
+  listed: number;
+  /**
+   * the first of them, by path inside the root
+   */
+  omitted: string[];
+  /**
+   * memories without a line: the cap is reached
+   */
+  omittedCount: number;
+  path: string;
+  /**
+   * why the file could not be rewritten
+   */
+  problem?: string | null;
+}
+/**
+ * One thing an operation did (or, `proposed`, would do).
+ */
+export interface WriteOperation {
+  action:
+    | 'created'
+    | 'updated'
+    | 'merged'
+    | 'unchanged'
+    | 'archived'
+    | 'restored'
+    | 'deleted'
+    | 'proposed';
+  /**
+   * the operation id: memory/undo takes it
+   */
+  operation: string;
+  path: string;
+  /**
+   * why: the conflict verdict, the reason
+   */
+  reason?: string | null;
+  scope: 'project' | 'user' | 'team';
+  title: string;
+}
+/**
+ * One root's consolidation: what it found and did (or, in a dry run, would do).
+ */
+export interface ConsolidationReport {
+  after: number;
+  archived: ConsolidationArchive[];
+  before: number;
+  capacity: number;
+  elapsedMs: {
+    [k: string]: number;
+  };
+  merges: ConsolidationMerge[];
+  notices: ConsolidationNotice[];
+  /**
+   * the journal operation: undo takes it
+   */
+  operation?: string | null;
+  pairsJudged: number;
+  root: string;
+  scope: 'project' | 'user' | 'team';
+  supersessions: ConsolidationSupersede[];
+}
+export interface ConsolidationArchive {
+  cause: 'merged' | 'superseded' | 'covered' | 'capacity';
+  /**
+   * the memory holding its content or fact
+   */
+  into?: string | null;
+  path: string;
+  reason: string;
+  /**
+   * its score, when over capacity
+   */
+  retention?: number | null;
+}
+export interface ConsolidationMerge {
+  addedLines: number;
+  /**
+   * the newest duplicate, which keeps every distinct line
+   */
+  into: string;
+  mergedFrom: string[];
+}
+/**
+ * Something consolidation saw and only reports (it never changes these).
+ */
+export interface ConsolidationNotice {
+  kind: 'stale' | 'protected' | 'possible' | 'over-capacity';
+  path: string;
+  reason: string;
+}
+export interface ConsolidationSupersede {
+  /**
+   * the newer memory, kept
+   */
+  path: string;
+  /**
+   * relative paths of the older ones, archived
+   */
+  supersedes: string[];
+}
+/**
+ * A memory not written, and the gate rule that stopped it (the text is never echoed).
+ */
+export interface WriteSkipped {
+  message: string;
+  /**
+   * secret | injection | size | ephemeral
+   */
+  reason: string;
+  title?: string | null;
 }
 export interface ContextDoc {
   /**
@@ -197,27 +346,6 @@ export interface HistoryResult {
   path: string;
 }
 /**
- * A root's MEMORY.md: its lines against the cap, and the memories that do not fit.
- */
-export interface IndexStatus {
-  cap: number;
-  lines: number;
-  listed: number;
-  /**
-   * the first of them, by path inside the root
-   */
-  omitted: string[];
-  /**
-   * memories without a line: the cap is reached
-   */
-  omittedCount: number;
-  path: string;
-  /**
-   * why the file could not be rewritten
-   */
-  problem?: string | null;
-}
-/**
  * `initialize` → `initializationOptions` (all optional).
  */
 export interface InitializationOptions {
@@ -239,6 +367,10 @@ export interface InitializationOptions {
  * Retention and consolidation (SPEC §10).
  */
 export interface OrganiseOptions {
+  /**
+   * consolidate each writable root on its own when the host has been idle, at least 24 h and 5 writes after its last consolidation
+   */
+  autoConsolidate?: boolean;
   /**
    * memories per root before the lowest-retention ones are archived (default 300)
    */
@@ -643,31 +775,6 @@ export interface UpdateParams {
   type?: ('user' | 'feedback' | 'project' | 'reference') | null;
 }
 /**
- * One thing an operation did (or, `proposed`, would do).
- */
-export interface WriteOperation {
-  action:
-    | 'created'
-    | 'updated'
-    | 'merged'
-    | 'unchanged'
-    | 'archived'
-    | 'restored'
-    | 'deleted'
-    | 'proposed';
-  /**
-   * the operation id: memory/undo takes it
-   */
-  operation: string;
-  path: string;
-  /**
-   * why: the conflict verdict, the reason
-   */
-  reason?: string | null;
-  scope: 'project' | 'user' | 'team';
-  title: string;
-}
-/**
  * What every write request returns (SPEC §8).
  */
 export interface WriteResult {
@@ -677,15 +784,4 @@ export interface WriteResult {
   indexes?: IndexStatus[];
   operations: WriteOperation[];
   skipped: WriteSkipped[];
-}
-/**
- * A memory not written, and the gate rule that stopped it (the text is never echoed).
- */
-export interface WriteSkipped {
-  message: string;
-  /**
-   * secret | injection | size | ephemeral
-   */
-  reason: string;
-  title?: string | null;
 }
