@@ -125,23 +125,26 @@ class _Quiet:
 
 
 def bench_plan(docs: Sequence[MemoryDocument], repeats: int) -> dict[str, Any]:
-    times, extra, plan = [], [], None
+    """The first plan is the one that counts (a daemon consolidates once a day, its rule
+    caches cold); later ones reuse the conflict rules' per-memory readings."""
+    times, extra, steps, plan = [], [], [], None
     for _ in range(repeats):
         with PeakRss() as rss:
             started = time.perf_counter()
             plan = plan_root(docs, root="/synthetic/project", capacity=len(docs))
             times.append(time.perf_counter() - started)
         extra.append(rss.extra_mb)
+        steps.append(plan.gather.elapsed_ms)
     assert plan is not None
     return {
         "memories": len(docs),
-        "median_s": round(statistics.median(times), 2),
-        "max_s": round(max(times), 2),
+        "first_s": round(times[0], 2),
+        "again_median_s": round(statistics.median(times[1:]), 2) if len(times) > 1 else None,
         "extra_rss_mb": round(max(extra), 1),
         "pairs_judged": plan.gather.pairs_judged,
         "merged": len(plan.archived("merged")),
         "superseded": len(plan.archived("superseded")),
-        "steps_ms": plan.gather.elapsed_ms,
+        "first_steps_ms": steps[0],
     }
 
 
@@ -266,9 +269,9 @@ def main(args: argparse.Namespace) -> int:
     p, d, s = figures["plan"], figures["dry_run"], figures["staleness"]
     print(
         f"consolidation plan, {p['memories']} memories with 10 % near-duplicates:"
-        f" median {p['median_s']} s (max {p['max_s']} s), extra RSS {p['extra_rss_mb']} MB;"
-        f" {p['pairs_judged']} pairs judged, {p['merged']} merged, {p['superseded']} superseded;"
-        f" steps {p['steps_ms']}"
+        f" {p['first_s']} s the first time (again: {p['again_median_s']} s), extra RSS"
+        f" {p['extra_rss_mb']} MB; {p['pairs_judged']} pairs judged, {p['merged']} merged,"
+        f" {p['superseded']} superseded; first run's steps (ms) {p['first_steps_ms']}"
     )
     print(
         f"dry run on {d['memories']} memories from disk: median {d['total_median_s']} s"

@@ -89,9 +89,14 @@ def _archived_of(writer: MemoryWriter, root: MemoryRoot, rel: str) -> str:
     if writer.journal is not None:
         record = writer.journal.last_forget(writer.state_root_id(root), rel)
         if record is not None:
-            for change in record.changes:
-                if change.path.startswith(ARCHIVE_DIR + "/") and change.after_hash:
-                    return change.path
+            # A move is two changes, the archive copy then the removal (edits.archive_changes);
+            # an operation may move many memories (a consolidation): pair them by position.
+            changes = record.changes
+            for at, change in enumerate(changes):
+                if change.path == rel and change.after_hash is None and at > 0:
+                    copy = changes[at - 1]
+                    if copy.path.startswith(ARCHIVE_DIR + "/") and copy.after_hash:
+                        return copy.path
     return f"{ARCHIVE_DIR}/{rel}"
 
 
@@ -99,9 +104,11 @@ def _original_of(writer: MemoryWriter, root: MemoryRoot, archived: str) -> str:
     if writer.journal is not None:
         record = writer.journal.last_forget(writer.state_root_id(root), archived)
         if record is not None:
-            for change in record.changes:
-                if not change.path.startswith(ARCHIVE_DIR + "/"):
-                    return change.path
+            changes = record.changes
+            for at, change in enumerate(changes[:-1]):
+                following = changes[at + 1]
+                if change.path == archived and not following.path.startswith(ARCHIVE_DIR + "/"):
+                    return following.path
     return archived.removeprefix(ARCHIVE_DIR + "/")
 
 

@@ -180,3 +180,31 @@ async def test_automatic_consolidation_runs_only_when_idle_and_due(world: World)
         world.writer.remember(RememberRequest(text=f"Later fact {n}: the pool holds {n} items."))
     with lock.held():  # … but another daemon is consolidating: skipped, not waited for
         assert await auto.tick(last_activity=0.0) == []
+
+
+def test_a_memory_archived_by_consolidation_can_be_restored(world: World):
+    run = world.dreamer.run(0)
+    pruned = [a for a in run.plan.archives if a.cause == "capacity"]
+    superseded = [a for a in run.plan.archives if a.cause == "superseded"]
+    root = world.year.root
+    for item in (pruned[0], superseded[0]):
+        rel = os.path.relpath(item.path, root)
+        original = (root / ARCHIVE_DIR / rel).read_bytes()
+        restored = world.writer.restore(item.path)
+        assert [o.action for o in restored.operations] == ["restored"]
+        assert (root / rel).read_bytes() == original and not (root / ARCHIVE_DIR / rel).exists()
+
+
+def test_restore_finds_the_copy_consolidation_made_beside_an_older_one(world: World):
+    root = world.year.root
+    plan = world.organiser.plan_for(0, world.dreamer._docs(0))
+    rel = os.path.relpath(next(a for a in plan.archives if a.cause == "capacity").path, root)
+    older = root / ARCHIVE_DIR / rel  # an earlier forget left a copy under the same name
+    older.parent.mkdir(parents=True, exist_ok=True)
+    older.write_text("---\nname: an older forgotten version\ntype: project\n---\nold\n")
+    current = (root / rel).read_bytes()
+    world.dreamer.run(0)
+    assert not (root / rel).exists()
+    world.writer.restore(str(root / rel))
+    assert (root / rel).read_bytes() == current
+    assert older.read_text().endswith("old\n")  # the other archived copy is left alone
