@@ -296,6 +296,8 @@ class Committer:
         if change.after is None:
             if change.before is not None:
                 delete_checked(target, expected=change.before)
+                if change.path.startswith(ARCHIVE_DIR + "/"):
+                    _prune_empty_folders(target.parent, root.path)
         else:
             temp = change.temp or temp_name(target.name, new_operation_id()[3:])
             write_atomic(target, change.after, expected=change.before, temp=temp)
@@ -418,6 +420,17 @@ class Committer:
             except WriteError as exc:
                 return INTERRUPTED, f"could not replay the rest: {exc}"
         return APPLIED, "replayed the files the process had not written yet"
+
+
+def _prune_empty_folders(folder: Path, root: Path) -> None:
+    """Archive folders a restore or an undo left empty go too, up to and with `.archive/`
+    itself: an undone operation leaves the root as it found it."""
+    while folder != root and folder.is_relative_to(root / ARCHIVE_DIR):
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def _entry_of(root: MemoryRoot, path: str) -> IndexEntry | None:

@@ -105,6 +105,7 @@ async def test_the_messy_year_through_the_daemon(client: LanguageClient, tmp_pat
     undone = await request(client, methods.UNDO, {"operation": operation})
     assert undone["operations"]
     assert files(root) == before  # every file, MEMORY.md and the archive included
+    assert not (root / ".archive").exists()
 
 
 async def test_two_daemons_never_consolidate_one_root_at_once(client: LanguageClient, tmp_path):

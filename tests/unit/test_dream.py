@@ -92,6 +92,7 @@ def test_the_messy_year_dry_run_real_run_recall_and_one_undo(world: World):
     undone = world.writer.undo(run.operation)
     assert undone.operations
     assert files(root) == before  # every file back, byte for byte
+    assert not (root / ARCHIVE_DIR).exists()  # and no archive folder left behind
 
 
 def test_a_second_consolidation_of_the_same_root_waits_its_turn(world: World):
