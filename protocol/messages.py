@@ -7,9 +7,15 @@ in `protocol/schema/` that the editors use is generated from them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from memory_recall.protocol.limits import MAX_QUERY_CHARS, MAX_WRITE_TEXT_CHARS, REFINED_LIMIT
+from memory_recall.protocol.limits import (
+    MAX_QUERY_CHARS,
+    MAX_RECENT_TOOLS,
+    MAX_TOOL_NAME_CHARS,
+    MAX_WRITE_TEXT_CHARS,
+    REFINED_LIMIT,
+)
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
@@ -58,6 +64,11 @@ class SelectorOptions(WireModel):
     timeout_ms: StrictInt | None = Field(
         default=None, gt=0, description="selector deadline; never above the 30 s ceiling"
     )
+    allow_plain_http: StrictBool = Field(
+        default=False,
+        description="http: allow an http:// URL to a host other than this machine (the "
+        "manifest, the query and the API key would travel unencrypted)",
+    )
 
 
 class OrganiseOptions(WireModel):
@@ -95,6 +106,15 @@ class WriteOptions(WireModel):
     )
 
 
+class HostCapabilities(WireModel):
+    """What the host can do for the daemon (protocol v2)."""
+
+    complete: StrictBool = Field(
+        default=False,
+        description="the host answers memory/complete (its own model runs extraction tasks)",
+    )
+
+
 class InitializationOptions(WireModel):
     """`initialize` → `initializationOptions` (all optional)."""
 
@@ -111,6 +131,7 @@ class InitializationOptions(WireModel):
     organise: OrganiseOptions = Field(default_factory=OrganiseOptions)
     context: ContextOptions = Field(default_factory=ContextOptions)
     write: WriteOptions = Field(default_factory=WriteOptions)
+    capabilities: HostCapabilities = Field(default_factory=HostCapabilities)
 
 
 # -- memory/recall --------------------------------------------------------------
@@ -123,7 +144,11 @@ class RecallParams(WireModel):
     token: StrictStr | StrictInt | None = Field(
         default=None, description="client-chosen id echoed in every notification of this recall"
     )
-    recent_tools: list[StrictStr] = Field(default_factory=list)
+    recent_tools: list[Annotated[StrictStr, Field(max_length=MAX_TOOL_NAME_CHARS)]] = Field(
+        default_factory=list,
+        max_length=MAX_RECENT_TOOLS,
+        description="names of tools used lately (at most 256, each at most 256 characters)",
+    )
     exclude_paths: list[StrictStr] = Field(default_factory=list)
     limit: StrictInt | None = Field(
         default=None, ge=1, le=REFINED_LIMIT, description="most documents in the refined phase"
@@ -138,6 +163,13 @@ class StaleMark(WireModel):
     )
 
 
+class Excerpt(WireModel):
+    """Where a delivered `body` lies in the memory's whole body: code-point offsets."""
+
+    start: int = Field(ge=0, description="offset of the first character delivered")
+    end: int = Field(ge=0, description="offset just past the last character delivered")
+
+
 class MemoryDoc(WireModel):
     """One delivered memory."""
 
@@ -147,8 +179,17 @@ class MemoryDoc(WireModel):
     type: MemoryType
     title: str
     description: str
-    body: str = Field(description="the body window, at most 1,200 characters")
-    truncated: bool
+    body: str = Field(
+        description="at most 1,200 characters: the whole body when it fits, else (ranker "
+        "bm25f) the passage that best matches the query, cut on sentence or line boundaries "
+        "where possible, or (ranker spec) the first 1,200 characters"
+    )
+    truncated: bool = Field(description="true when `body` is not the whole body")
+    excerpt: Excerpt | None = Field(
+        default=None,
+        description="where `body` lies in the whole body (always sent by this daemon; "
+        "absent from older ones, whose body is the first 1,200 characters)",
+    )
     mtime_ms: float
     score: float
     stale: StaleMark | None = Field(
@@ -212,6 +253,31 @@ class SelectParams(WireModel):
 
 class SelectResult(WireModel):
     selected: list[StrictStr]
+
+
+# -- memory/complete (server → client, protocol v2) ---------------------------------
+
+CompletionTask = Literal["extract", "reconcile", "consolidate"]
+
+
+class ChatMessage(WireModel):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class CompleteParams(WireModel):
+    """`memory/complete`: the daemon asks the host's model for one JSON answer."""
+
+    task: CompletionTask
+    messages: list[ChatMessage]
+    response_schema: dict[str, object] = Field(
+        description="JSON Schema the answer's content must satisfy (it is validated anyway)"
+    )
+    max_tokens: int
+
+
+class CompleteResult(WireModel):
+    content: StrictStr = Field(description="the model's answer: JSON text per responseSchema")
 
 
 # -- telemetry/event ----------------------------------------------------------------
@@ -299,10 +365,18 @@ class StatusResult(WireModel):
     watcher: WatcherStatus
     recall: RecallCounters
     catalog: CatalogCountersStatus
+    faults: list[str] = Field(
+        default_factory=list,
+        description="what is wrong now, in words: a root that cannot be read, a snapshot cache "
+        "that cannot be written, a failed watcher (each also shown once with window/showMessage)",
+    )
     runtime: RuntimeStatus | None = Field(
         default=None, description="always sent by this daemon; optional for older ones"
     )
     write: WriteStatus | None = Field(default=None, description="the write side (protocol v2)")
+    extract: ExtractCounters | None = Field(
+        default=None, description="extraction calls and outcomes (protocol v2)"
+    )
 
 
 # -- the write side (SPEC §7–8) -------------------------------------------------------------
@@ -398,7 +472,10 @@ class WriteSkipped(WireModel):
     """A memory not written, and the gate rule that stopped it (the text is never echoed)."""
 
     title: str | None = None
-    reason: str = Field(description="secret | injection | size | ephemeral")
+    reason: str = Field(
+        description="secret | injection | size | ephemeral; extraction adds malformed | limit"
+        " | unreadable (a workspace file projectInit could not parse)"
+    )
     message: str
 
 
@@ -422,6 +499,74 @@ class WriteResult(WireModel):
     indexes: list[IndexStatus] = Field(
         default_factory=list, description="MEMORY.md of each root the operation changed"
     )
+
+
+# -- memory/extract (SPEC §9) ----------------------------------------------------------------
+
+ExtractTrigger = Literal["sessionEnd", "codeAccepted", "projectInit", "explicit"]
+MAX_TRANSCRIPT_TURNS = (
+    2_000  # longer sessions are cut to a budget anyway; one message stays bounded
+)
+
+
+class ExtractTurn(WireModel):
+    role: Literal["user", "assistant", "system", "tool"]
+    content: StrictStr = Field(max_length=MAX_WRITE_TEXT_CHARS * 4)
+
+
+class ExtractFile(WireModel):
+    path: StrictStr = Field(min_length=1, max_length=4096)
+    content: StrictStr | None = Field(default=None, max_length=MAX_WRITE_TEXT_CHARS * 4)
+
+
+class ExtractParams(WireModel):
+    """`memory/extract`: memories from a session, accepted code, or the workspace."""
+
+    trigger: ExtractTrigger
+    transcript: list[ExtractTurn] | None = Field(default=None, max_length=MAX_TRANSCRIPT_TURNS)
+    files: list[ExtractFile] | None = Field(default=None, max_length=200)
+    diff: StrictStr | None = Field(default=None, max_length=MAX_WRITE_TEXT_CHARS * 4)
+    scope: Scope | None = Field(default=None, description="default project; team: proposals only")
+    apply: StrictBool = Field(
+        default=True,
+        description="false: the same decisions with action `proposed`, nothing written",
+    )
+
+
+class ExtractModelStatus(WireModel):
+    kind: Literal["client", "http"]
+    elapsed_ms: float | None = Field(description="the model call, when it answered")
+
+
+class ExtractTranscriptStatus(WireModel):
+    """What the model was shown of the session."""
+
+    turns: int
+    turns_cut: int = Field(description="turns left out to fit the budget")
+    chars_cut: int
+    redactions: int = Field(
+        description="secrets replaced by [REDACTED:kind] before the model saw them"
+    )
+
+
+class ExtractResult(WriteResult):
+    """`memory/extract` result: the writes (or proposals), every skip with its reason."""
+
+    failure: str | None = Field(
+        default=None, description="why the model gave no usable answer; nothing was written"
+    )
+    model: ExtractModelStatus | None = Field(default=None, description="null for projectInit")
+    transcript: ExtractTranscriptStatus | None = None
+
+
+class ExtractCounters(WireModel):
+    calls: int = 0
+    completed: int = 0
+    refused: int = Field(default=0, description="model triggers without a model (-32803)")
+    failed: int = 0
+    model_failures: int = 0
+    written: int = Field(default=0, description="memories created or updated")
+    skipped: int = 0
 
 
 class HistoryEntry(WireModel):
@@ -635,6 +780,10 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     PhaseNotification,
     SelectParams,
     SelectResult,
+    CompleteParams,
+    CompleteResult,
+    ExtractParams,
+    ExtractResult,
     RecallTelemetry,
     StatusResult,
     TreeParams,

@@ -17,6 +17,12 @@ RESTORE = "memory/restore"
 UNDO = "memory/undo"
 HISTORY = "memory/history"
 LIST = "memory/list"
+EXTRACT = "memory/extract"
+# Every request above: what a host must send with an id (as a notification it is ignored).
+REQUESTS = frozenset(
+    {RECALL, STATUS, TREE, CONTEXT, CONSOLIDATE, REMEMBER, UPDATE, FORGET, RESTORE, UNDO,
+     HISTORY, LIST, EXTRACT}
+)  # fmt: skip
 
 # server → client notifications
 FAST_RESULT = "memory/fastResult"
@@ -25,6 +31,8 @@ TELEMETRY = "telemetry/event"
 
 # server → client request (selector kind "client")
 SELECT = "memory/select"
+# server → client request (protocol v2: hosts advertising capabilities.complete)
+COMPLETE = "memory/complete"
 
 # JSON-RPC / LSP error codes used by the daemon
 PARSE_ERROR = -32700

@@ -19,8 +19,12 @@ from pathlib import Path
 
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.prompt import format_age
-from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
-from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.ranking.registry import (
+    DEFAULT_RANKER,
+    RANKERS,
+    accepted_names,
+    ranker_named,
+)
 from memory_recall.server.roots import MemoryRoot, Scope, default_roots, parse_root_arg
 
 SCOPES = ", ".join(s.value for s in Scope)
@@ -106,40 +110,51 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
+    from memory_recall.server.recall import RecallRequest, lexical_phases
+
     started = time.perf_counter()
-    catalog = MemoryCatalog(_roots(args))
+    spec = ranker_named(args.ranker)
+    assert spec is not None  # argparse checked the name
+    catalog = MemoryCatalog(_roots(args), spec.index_kind)
     catalog.scan()
     indexed = time.perf_counter()
-    spec = RANKERS[args.ranker]
-    shortlist = build_shortlist(
-        catalog.snapshot(),
-        args.query,
-        recent_tools=args.recent_tool or (),
-        ranker=spec.rank,
-        tokenizer=spec.tokenize,
-    )
+    request = RecallRequest("cli", args.query, recent_tools=tuple(args.recent_tool or ()))
+    fast, refined = lexical_phases(catalog.snapshot(), request, spec)
     done = time.perf_counter()
+    if args.json:
+        phases = {"fast": fast.wire() if fast else None, "refined": refined.wire()}
+        print(json.dumps(phases, ensure_ascii=False, indent=2))
+        return 0
     print(f"query: {args.query!r}")
-    print(f"tokens ({len(shortlist.tokens)}): {' '.join(shortlist.tokens) or '(none)'}")
-    for label, scored in (("fast", shortlist.fast), ("fallback", shortlist.fallback)):
-        print(f"\n{label} ({len(scored)}):")
-        if not scored:
+    print(f"ranker: {spec.name}; tokens ({len(spec.tokenize(args.query))}): "
+          f"{' '.join(spec.tokenize(args.query)) or '(none)'}")  # fmt: skip
+    for label, phase in (
+        ("fast (sent first when a model is configured)", fast),
+        ("refined without a model (the lexical top 5)", refined),
+    ):
+        docs = phase.docs if phase else []
+        print(f"\n{label}: {len(docs)}")
+        if not docs:
             print("  (nothing relevant)")
             continue
         rows = [
             [
-                str(s.score),
-                s.document.scope.value,
-                s.document.type,
-                format_age(s.document.mtime_ms),
-                clip(s.document.title, 48),
-                s.document.relative_path,
+                f"{d.score:g}",
+                d.scope,
+                d.type,
+                format_age(d.mtime_ms),
+                clip(d.title, 48),
+                d.relative_path,
+                f"{d.excerpt.start}–{d.excerpt.end}" if d.excerpt and d.truncated else "whole",
             ]
-            for s in scored
+            for d in docs
         ]
-        print(table(rows, ["score", "scope", "type", "age", "title", "path"]))
+        print(table(rows, ["score", "scope", "type", "age", "title", "path", "body"]))
+    if refined.prompt:
+        print("\nprompt (what a host without a model injects):\n")
+        print(refined.prompt)
     print(
-        f"\n{plural(len(catalog), 'document')} in {plural(len(catalog.roots), 'root')}, "
+        f"{plural(len(catalog), 'document')} in {plural(len(catalog.roots), 'root')}, "
         f"{len(catalog.skipped)} skipped; index {1000 * (indexed - started):.1f} ms, "
         f"recall {1000 * (done - indexed):.2f} ms"
     )
@@ -148,34 +163,60 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from memory_recall.server.dev.evaluation import (
+        compare_to_baseline,
         evaluate_all,
+        evaluate_corpora,
         format_table,
         load_corpus,
         silence_sweep,
     )
 
-    if _is_category_set(args.corpus):
+    for path in args.corpus:
+        _existing(path, "corpus")
+    categories = [path for path in args.corpus if _is_category_set(path)]
+    if categories:  # labelled category sets: the topic tree's accuracy
         import dataclasses
 
         from memory_recall.server.dev.category_eval import evaluate_categories, format_report
 
-        report = evaluate_categories(args.corpus)
-        if args.json:
-            print(json.dumps(dataclasses.asdict(report), ensure_ascii=False, indent=2))
-        else:
-            print(format_report(report))
-        return 0
-    corpus = load_corpus(args.corpus)
-    if args.silence_sweep:
-        print(silence_sweep(corpus))
-        return 0
+        for path in categories:
+            report = evaluate_categories(path)
+            if args.json:
+                print(json.dumps(dataclasses.asdict(report), ensure_ascii=False, indent=2))
+            else:
+                print(format_report(report))
+        args.corpus = [path for path in args.corpus if path not in categories]
+        if not args.corpus:
+            return 0
     names = args.ranker or [DEFAULT_RANKER]
-    reports = evaluate_all(corpus, names)
-    if args.json:
-        payload = reports[0].as_json() if len(reports) == 1 else [r.as_json() for r in reports]
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-    else:
-        print(format_table(reports))
+    if args.silence_sweep:
+        for path in args.corpus:
+            print(f"{path}\n{silence_sweep(load_corpus(path))}")
+        return 0
+    if args.check:
+        baseline = json.loads(_existing(args.check, "baseline").read_text(encoding="utf-8"))
+        rankers = args.ranker or sorted({r for c in baseline["corpora"].values() for r in c})
+        regressions, improvements = compare_to_baseline(
+            evaluate_corpora(args.corpus, rankers), baseline
+        )
+        for line in improvements:
+            print(f"better  {line}")
+        for line in regressions:
+            print(f"WORSE   {line}")
+        print(f"{len(regressions)} regressions beyond tolerance, {len(improvements)} improvements")
+        return 1 if regressions else 0
+    if args.json and not args.per_case:
+        print(json.dumps(evaluate_corpora(args.corpus, names), ensure_ascii=False, indent=2))
+        return 0
+    for path in args.corpus:
+        reports = evaluate_all(load_corpus(path), names)
+        if args.json:
+            payload = [r.as_json() for r in reports]
+            print(json.dumps(payload[0] if len(payload) == 1 else payload, ensure_ascii=False))
+        else:
+            if len(args.corpus) > 1:
+                print(f"\n{path}")
+            print(format_table(reports))
     return 0
 
 
@@ -205,11 +246,28 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+TTY_HINT = (
+    "memory-recall: this is the daemon; it speaks JSON-RPC (LSP framing) on stdin/stdout "
+    'for editors. Try `memory-recall --help`, or `memory-recall recall "your question"`. '
+    "Ctrl-D ends it."
+)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from memory_recall.server.daemon.server import run_stdio
 
+    if _is_terminal(sys.stdin):  # started by hand: say what this is instead of waiting silently
+        print(TTY_HINT, file=sys.stderr, flush=True)
+
     ceiling = args.selector_ceiling_ms / 1000 if args.selector_ceiling_ms else None
     return run_stdio(selector_ceiling_s=ceiling, log_level=args.log_level)
+
+
+def _is_terminal(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def run_bench(argv: Sequence[str]) -> int:
@@ -252,8 +310,68 @@ def cmd_delivery(args: argparse.Namespace) -> int:
     return delivery(str(corpus), args.latency or LATENCIES_MS, args.json)
 
 
+def cmd_project_init(args: argparse.Namespace) -> int:
+    from memory_recall.server.extract.project.reader import read_project
+    from memory_recall.server.extract.project.render import render
+
+    workspace = _existing(args.workspace, "folder")
+    if not workspace.is_dir():
+        raise UsageError(f"{workspace} is not a folder")
+    report = read_project(workspace)
+    memory = render(report)
+    for problem in report.problems:
+        print(f"skipped  {problem.path}: {problem.reason}", file=sys.stderr)
+    if not args.write:
+        print(memory.markdown(), end="")
+        return 0
+    # Written as memory/extract {trigger: projectInit} writes it: the daemon's writer.
+    from memory_recall.server.cli_writes import _print_result, _side
+    from memory_recall.server.daemon.extracting import project_memory_request
+
+    roots = [root_from_arg(r) for r in args.root] if args.root else None
+    roots = roots or [MemoryRoot.of(str(workspace / ".memory"), "project")]
+    project = next((r for r in roots if r.scope.value == "project"), None)
+    if project is None:
+        raise UsageError("--write needs a project root (--root DIR:project)")
+    project.path.mkdir(parents=True, exist_ok=True)
+    side = _side(roots)
+    index = roots.index(project)
+    docs = [d for d in side.writer.catalog.snapshot().documents if d.root_index == index]
+    kind, request = project_memory_request(memory, docs, "project", True)
+    run = side.writer.update if kind == "update" else side.writer.remember
+    return _print_result(run(request), args.json)  # type: ignore[arg-type]
+
+
+def cmd_eval_project(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.project_eval import evaluate, format_report
+
+    directory = _existing(args.fixtures, "folder")
+    if not (directory / "expected.json").is_file():
+        raise UsageError(f"{directory} has no expected.json (the labels)")
+    report = evaluate(directory)
+    print(json.dumps(report.as_json(), indent=2) if args.json else format_report(report))
+    return 0
+
+
+def cmd_eval_extract(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.extract_eval import run
+
+    corpus = _existing(args.corpus, "corpus")
+    if args.model_url is None and (args.model or args.api_key_env):
+        raise UsageError("--model and --api-key-env need --model-url")
+    return run(
+        str(corpus),
+        model_url=args.model_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        deadline_s=args.timeout_ms / 1000,
+        as_json=args.json,
+    )
+
+
 def _ranker_help() -> str:
-    return "; ".join(f"{name}: {spec.description}" for name, spec in RANKERS.items())
+    names = "; ".join(f"{name}: {spec.description}" for name, spec in RANKERS.items())
+    return f"{names}. Old names: default = bm25f, indexed and reference = spec"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -283,18 +401,34 @@ def build_parser() -> argparse.ArgumentParser:
     _add_root_option(recall)
     recall.add_argument("--recent-tool", action="append", help="a recently used tool name")
     recall.add_argument(
-        "--ranker", choices=sorted(RANKERS), default=DEFAULT_RANKER,
+        "--ranker", choices=accepted_names(), default=DEFAULT_RANKER, metavar="RANKER",
         help=f"default {DEFAULT_RANKER}. {_ranker_help()}",
+    )  # fmt: skip
+    recall.add_argument(
+        "--json", action="store_true",
+        help="print both phases as the daemon sends them (memory/fastResult, memory/refinedResult)",
     )  # fmt: skip
     recall.set_defaults(func=cmd_recall)
 
-    ev = sub.add_parser("eval", help="evaluate rankers on a labelled corpus")
+    ev = sub.add_parser("eval", help="evaluate rankers on labelled corpora")
     ev.add_argument(
-        "corpus", help="a labelled corpus (JSON: docs and cases), e.g. fixtures/eval/corpus.json"
+        "corpus", nargs="+",
+        help="labelled corpora (JSON: docs and cases), e.g. fixtures/eval/*.json",
+    )  # fmt: skip
+    ev.add_argument(
+        "--json", action="store_true",
+        help="print the figures (overall, per category, per script) as one JSON object: "
+        "the format of fixtures/eval/baseline.json",
+    )  # fmt: skip
+    ev.add_argument(
+        "--per-case", action="store_true", help="with --json: every case's top 5, per corpus"
     )
-    ev.add_argument("--json", action="store_true", help="print one JSON object")
     ev.add_argument(
-        "--ranker", action="append", choices=sorted(RANKERS),
+        "--check", metavar="BASELINE",
+        help="compare with a baseline written by --json; exit 1 on a drop beyond tolerance",
+    )  # fmt: skip
+    ev.add_argument(
+        "--ranker", action="append", choices=accepted_names(), metavar="RANKER",
         help=f"repeat to compare side by side (default {DEFAULT_RANKER}). {_ranker_help()}",
     )  # fmt: skip
     ev.add_argument(
@@ -337,6 +471,52 @@ def build_parser() -> argparse.ArgumentParser:
     )
     delivery.add_argument("--json", action="store_true", help="print JSON rows")
     delivery.set_defaults(func=cmd_delivery)
+
+    init = sub.add_parser(
+        "project-init",
+        help="the project memory projectInit would write for a workspace (read-only, no model)",
+    )
+    init.add_argument("workspace", nargs="?", default=".", help="the workspace folder (default .)")
+    init.add_argument(
+        "--write", action="store_true",
+        help="create or update the memory in the project root (default WORKSPACE/.memory)",
+    )  # fmt: skip
+    _add_root_option(init)
+    init.add_argument("--json", action="store_true", help="with --write: the result as JSON")
+    init.set_defaults(func=cmd_project_init)
+
+    evp = sub.add_parser(
+        "eval-project", help="projectInit against labelled fixture repositories (prints accuracy)"
+    )
+    evp.add_argument(
+        "fixtures", nargs="?", default="fixtures/projects",
+        help="a folder of repositories with expected.json (default fixtures/projects)",
+    )  # fmt: skip
+    evp.add_argument("--json", action="store_true", help="print one JSON object")
+    evp.set_defaults(func=cmd_eval_project)
+
+    exv = sub.add_parser(
+        "eval-extract",
+        help="extraction against labelled sessions: precision, recall, duplicates, secrets leaked",
+    )
+    exv.add_argument(
+        "corpus", nargs="?", default="fixtures/extract/corpus.json",
+        help="labelled sessions (default fixtures/extract/corpus.json)",
+    )  # fmt: skip
+    exv.add_argument(
+        "--model-url", default=None,
+        help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1 (Ollama); "
+        "default: the scripted model with the corpus's prepared answers",
+    )  # fmt: skip
+    exv.add_argument("--model", default=None, help="model name, e.g. qwen2.5:7b-instruct")
+    exv.add_argument(
+        "--api-key-env", default=None, help="name of the environment variable with the API key"
+    )
+    exv.add_argument(
+        "--timeout-ms", type=int, default=30_000, help="deadline per model call (default 30000)"
+    )
+    exv.add_argument("--json", action="store_true", help="print one JSON object")
+    exv.set_defaults(func=cmd_eval_extract)
 
     status = sub.add_parser("status", help="roots, document counts, skipped and stale files")
     _add_root_option(status)

@@ -2,6 +2,12 @@
 
 Parsing is a pure function of the file's text so that it can be tested without
 a file system; `load_document` adds the file-system facts (mtime, size).
+
+Front matter is read line by line (`key: value`, SPEC §2), and as YAML where
+the block needs it and is valid YAML of scalars and lists: tools that rewrite
+front matter fold long values onto continuation lines, quote multi-line
+strings and write lists, which the line reader would cut short. YAML comes
+from PyYAML's safe loader (composed only, never constructed: values stay text).
 """
 
 from __future__ import annotations
@@ -12,8 +18,9 @@ import stat
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
+import yaml
 from memory_recall.protocol.limits import BODY_WINDOW_CHARS
 from memory_recall.server.roots import Scope
 from memory_recall.server.tokens import normalize
@@ -36,14 +43,20 @@ class InvalidMemory(ValueError):
     """A file under a memory root that is not a memory; the message is the reason."""
 
 
+class UnreadableMemory(InvalidMemory):
+    """A file that cannot be read now (permissions): a fact about the moment, not the
+    content, so nothing may remember it past the file's next change of mode."""
+
+
 @dataclass(frozen=True)
 class FrontMatter:
-    fields: dict[str, str]
+    fields: dict[str, str]  # every value as text (a list's items joined by ", ")
     body: str
+    lists: dict[str, list[str]] = field(default_factory=dict)  # the keys whose value is a list
 
 
 def split_front_matter(text: str) -> FrontMatter:
-    """Split `---` front matter from the body, reading `key: value` lines.
+    """Split `---` front matter from the body and read its keys (lowercased).
 
     Raises InvalidMemory when the first line is not `---` or no closing `---`
     line follows.
@@ -55,20 +68,102 @@ def split_front_matter(text: str) -> FrontMatter:
     end = text.find("\n")
     if (text if end < 0 else text[:end]).rstrip() != "---":
         raise InvalidMemory("no front matter: the first line is not '---'")
-    fields: dict[str, str] = {}
+    lines: list[str] = []
     while end >= 0:
         start = end + 1
         end = text.find("\n", start)
         line = text[start:] if end < 0 else text[start:end]
         if line.rstrip() == "---":
-            return FrontMatter(fields=fields, body="" if end < 0 else text[end + 1 :])
+            body = "" if end < 0 else text[end + 1 :]
+            if _needs_yaml(lines):
+                read = _yaml_fields(lines)
+                if read is not None:
+                    return FrontMatter(fields=read[0], body=body, lists=read[1])
+            return FrontMatter(fields=_line_fields(lines), body=body)
+        lines.append(line)
+    raise InvalidMemory("unterminated front matter: no closing '---' line")
+
+
+def _line_fields(lines: list[str]) -> dict[str, str]:
+    """SPEC §2 v1: `key: value` per line, values may hold `:`, one pair of quotes stripped."""
+    fields: dict[str, str] = {}
+    for line in lines:
         key, sep, value = line.partition(":")
         if not sep:
             continue
         key = key.strip().lower()
         if key:
             fields[key] = _unquote(value.strip())
-    raise InvalidMemory("unterminated front matter: no closing '---' line")
+    return fields
+
+
+# A value that starts like this is YAML syntax the line reader would keep as text.
+_YAML_VALUE_START = tuple("\"'[{|>&*!")
+
+
+def _needs_yaml(lines: list[str]) -> bool:
+    """Whether the line reader could read this block differently from YAML.
+
+    A block of single-line `key: plain value` lines reads the same both ways
+    (and the line reader's value is kept for such lines, see `_yaml_fields`),
+    so only continuation lines, list items and quoted, flow, block or tagged
+    values are worth a YAML parse.
+    """
+    for line in lines:
+        if not line.strip():
+            continue
+        if line[0] in " \t-":
+            return True
+        value = line.partition(":")[2].strip()
+        if value.startswith(_YAML_VALUE_START):
+            return True
+    return False
+
+
+_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _yaml_fields(lines: list[str]) -> tuple[dict[str, str], dict[str, list[str]]] | None:
+    """The block as YAML when it is a mapping of scalars and lists of scalars, else None.
+
+    Values are the text YAML reads (folded, unquoted, unescaped), never typed:
+    `yes`, `1.10` and `2024-05-01` stay as written. A plain value on a single
+    line keeps the line reader's reading, so that a `#` in it (`see issue
+    #12`) is text as SPEC §2 reads it, not a YAML comment.
+    """
+    try:
+        node = yaml.compose("\n".join(lines), Loader=_YamlLoader)
+    except yaml.YAMLError:
+        return None
+    if node is None:
+        return {}, {}
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    fields: dict[str, str] = {}
+    lists: dict[str, list[str]] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            return None
+        key = key_node.value.strip().lower()
+        if isinstance(value_node, yaml.SequenceNode):
+            items = [
+                item.value.strip() for item in value_node.value if isinstance(item, yaml.ScalarNode)
+            ]
+            if len(items) != len(value_node.value):
+                return None  # a list of lists or mappings: not front matter we read
+            fields[key], lists[key] = ", ".join(items), items
+            continue
+        if not isinstance(value_node, yaml.ScalarNode):
+            return None
+        lists.pop(key, None)
+        one_line = (
+            value_node.start_mark.line == value_node.end_mark.line == key_node.start_mark.line
+        )
+        if value_node.style is None and key_node.style is None and one_line:
+            fields[key] = _unquote(lines[key_node.start_mark.line].partition(":")[2].strip())
+        else:
+            fields[key] = value_node.value.strip()
+    return {k: v for k, v in fields.items() if k}, lists
 
 
 def _unquote(value: str) -> str:
@@ -90,23 +185,27 @@ class MemoryDocument:
     body: str
     mtime_ms: float
     root_index: int = 0
+    # The file's bytes as read, hashed (`content_hash`): what a writer's
+    # `ifMatch` is compared with. Empty for documents not read from a file.
+    content_hash: str = ""
     # The other front-matter keys, as read (SPEC §7: created, updated, category,
     # pinned, always, related, supersedes, expires, and any unknown key), in file
     # order. A tuple: most memories have none, and the empty tuple is shared.
     extra: tuple[tuple[str, str], ...] = ()
-    # The file's bytes as read, hashed (`content_hash`): what a writer's
-    # `ifMatch` is compared with. Empty for documents not read from a file.
-    content_hash: str = ""
     # Derived fields: normalized once here, never per query.
     norm_title: str = field(init=False, repr=False, compare=False)
     norm_description: str = field(init=False, repr=False, compare=False)
-    norm_body_window: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "norm_title", normalize(self.title))
         set_(self, "norm_description", normalize(self.description))
-        set_(self, "norm_body_window", normalize(self.body_window))
+
+    @property
+    def norm_body_window(self) -> str:
+        """The normalized body window SPEC §3 scores, computed when asked: the SPEC
+        index reads it when it indexes the document, the plain scan per query."""
+        return normalize(self.body_window)
 
     @property
     def noise_text(self) -> str:
@@ -195,8 +294,8 @@ def parse_memory(
         body=body,
         mtime_ms=mtime_ms,
         root_index=root_index,
-        extra=tuple((k, v) for k, v in front.fields.items() if k not in PARSED_KEYS),
         content_hash=content_hash,
+        extra=tuple((k, v) for k, v in front.fields.items() if k not in PARSED_KEYS),
     )
 
 
@@ -248,7 +347,7 @@ def load_document(
     except FileNotFoundError as exc:
         raise missing_file(path) from exc
     except PermissionError as exc:
-        raise InvalidMemory("permission denied") from exc
+        raise UnreadableMemory("permission denied") from exc
     if b"\x00" in raw:
         raise InvalidMemory("binary file (contains NUL bytes)")
     try:

@@ -1,11 +1,25 @@
-"""The ready-to-inject markdown block of a phase (SPEC §5 `prompt`)."""
+"""The ready-to-inject markdown block of a phase (SPEC §5 `prompt`): excerpts marked where cut."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.passage import Excerpt, opening
+
+# A title or description is a line of the prompt, not a second body: a
+# 1 MB `name:` must not make a 1 MB prompt.
+PROMPT_TITLE_CHARS = 200
+PROMPT_DESCRIPTION_CHARS = 1000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
+
+
+def one_line(text: str, limit: int) -> str:
+    """Text on one line (a newline in a file name must not split the heading), cut to `limit`."""
+    text = " ".join(_CONTROL.sub(" ", text[: limit * 2]).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def format_age(mtime_ms: float, now_ms: float | None = None) -> str:
@@ -30,26 +44,34 @@ def format_age(mtime_ms: float, now_ms: float | None = None) -> str:
 def render_prompt(
     docs: Sequence[MemoryDocument],
     now_ms: float | None = None,
+    excerpts: Sequence[Excerpt] | None = None,
     stale: Mapping[str, str] | None = None,
 ) -> str:
     """`## Relevant memory` with one `### title (relative path)` section per document.
 
-    `stale`: path → why a memory may be outdated (SPEC §10); its section says so.
+    Each body is its excerpt (by default the first 1,200 characters), with "…"
+    where the text was cut: before it when it starts inside the body, after it
+    when the body goes on. `stale`: path → why a memory may be outdated (SPEC §10);
+    its section says so.
     """
     if not docs:
         return ""
     parts = ["## Relevant memory"]
-    for doc in docs:
+    for i, doc in enumerate(docs):
         section = [
-            f"### {doc.title} ({doc.relative_path})",
+            f"### {one_line(doc.title, PROMPT_TITLE_CHARS)} "
+            f"({one_line(doc.relative_path, PROMPT_TITLE_CHARS * 2)})",
             f"_saved {format_age(doc.mtime_ms, now_ms)}_",
         ]
         if stale and doc.path in stale:
             section.append(f"_May be outdated: it {stale[doc.path]}._")
         if doc.description:
-            section.append(doc.description)
-        window = doc.body_window
-        if window:
-            section.append(window + (" …" if doc.truncated else ""))
+            section.append(one_line(doc.description, PROMPT_DESCRIPTION_CHARS))
+        excerpt = excerpts[i] if excerpts is not None else opening(doc.body, exact=True)
+        passage = doc.body[excerpt.start : excerpt.end]
+        if passage:
+            before = "… " if excerpt.start > 0 else ""
+            after = " …" if excerpt.end < len(doc.body) else ""
+            section.append(before + passage + after)
         parts.append("\n\n".join(section))
     return "\n\n".join(parts) + "\n"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from memory_recall.protocol.limits import FAST_LIMIT, REFINED_LIMIT, SELECTOR_CEILING_S
+from memory_recall.protocol.messages import Excerpt as WireExcerpt
 from memory_recall.protocol.messages import (
     MemoryDoc,
     PhaseName,
@@ -30,6 +31,7 @@ from memory_recall.protocol.messages import (
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.models import SelectionRequest, Selector, SelectorError
 from memory_recall.server.prompt import render_prompt
+from memory_recall.server.ranking.passage import Excerpt
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.ranking.shortlist import RecallQuery, Shortlist
 from memory_recall.server.ranking.spec import ScoredDocument
@@ -73,7 +75,8 @@ class ExclusionSet:
         return [s for s in docs if s.document.path not in self.paths]
 
 
-def to_wire(scored: ScoredDocument, stale: str | None = None) -> MemoryDoc:
+def to_wire(scored: ScoredDocument, excerpt: Excerpt, stale: str | None = None) -> MemoryDoc:
+    """A delivered document: its body is the excerpt the ranker chose."""
     doc = scored.document
     return MemoryDoc(
         path=doc.path,
@@ -82,8 +85,9 @@ def to_wire(scored: ScoredDocument, stale: str | None = None) -> MemoryDoc:
         type=doc.type,
         title=doc.title,
         description=doc.description,
-        body=doc.body_window,
-        truncated=doc.truncated,
+        body=doc.body[excerpt.start : excerpt.end],
+        truncated=(excerpt.start, excerpt.end) != (0, len(doc.body)),
+        excerpt=WireExcerpt(start=excerpt.start, end=excerpt.end),
         mtime_ms=doc.mtime_ms,
         score=scored.score,
         stale=StaleMark(reason=stale) if stale else None,
@@ -109,9 +113,11 @@ class _Timer:
 
 @dataclass(frozen=True)
 class _Phases:
-    """Builds the phase objects of one recall, timed from its arrival."""
+    """Builds the phase objects of one recall, timed from its arrival; each document's
+    body is cut to the excerpt the ranking gives it."""
 
     timer: _Timer
+    excerpt: Callable[[MemoryDocument], Excerpt]
     stale_check: StaleCheck | None = None
 
     def build(
@@ -127,15 +133,42 @@ class _Phases:
             docs = [s for s in docs if s.document.path not in stale] + [
                 s for s in docs if s.document.path in stale
             ]
+        excerpts = [self.excerpt(s.document) for s in docs]
         return PhaseResult(
             phase=name,
             strategy=strategy,
             status=status,
-            docs=[to_wire(s, stale.get(s.document.path)) for s in docs],
-            prompt=render_prompt([s.document for s in docs], stale=stale),
+            docs=[
+                to_wire(s, e, stale.get(s.document.path))
+                for s, e in zip(docs, excerpts, strict=True)
+            ],
+            prompt=render_prompt([s.document for s in docs], excerpts=excerpts, stale=stale),
             elapsed_ms=self.timer.ms(),
             failure=failure,
         )
+
+
+def lexical_phases(
+    snapshot: CorpusView, request: RecallRequest, ranker: RankerSpec
+) -> tuple[PhaseResult | None, PhaseResult]:
+    """What the daemon would send for a request, without a model: the fast phase a host
+    with a selector gets first (None when nothing matches), and the refined phase a host
+    without one gets (the lexical top 5). `memory-recall recall` prints these."""
+    query = RecallQuery.build(
+        snapshot,
+        request.query,
+        recent_tools=request.recent_tools,
+        exclude_paths=request.exclude_paths,
+        ranker=ranker.rank,
+        tokenizer=ranker.tokenize,
+    )
+    shortlist = query.shortlist()
+    phases = _Phases(_Timer(), shortlist.excerpt)
+    top = shortlist.fast
+    fast = phases.build("fast", "heuristic", "delivered", top) if top else None
+    if not shortlist.tokens or not shortlist.candidates:
+        return fast, phases.build("refined", "none", "no_relevant_results", [])
+    return fast, RecallService._fallback_phase(shortlist, ExclusionSet(), phases, request.limit)
 
 
 class RecallService:
@@ -211,7 +244,11 @@ class RecallService:
             ranker=self.ranker.rank,
             tokenizer=self.ranker.tokenize,
         )
-        phases = _Phases(timer, self.staleness() if self.staleness else None)
+        phases = _Phases(
+            timer,
+            lambda doc: query.ranking.excerpt(doc),
+            self.staleness() if self.staleness else None,
+        )
 
         def notify(result: PhaseResult) -> PhaseNotification:
             return PhaseNotification(
@@ -220,8 +257,8 @@ class RecallService:
 
         fast: PhaseResult | None = None
         if self.selector is not None:
-            # The host is waiting for this one: rank the top 2 and send them
-            # before building the model's 200-candidate manifest.
+            # The host is waiting for this one: send the ranking's top 2 before
+            # building the model's 200-candidate manifest.
             top = query.top(FAST_LIMIT)
             if top:
                 exclusion.add(top)
@@ -307,7 +344,8 @@ def _validate_selection(
     manifest = {doc.path: doc for doc in shortlist.candidates}
     unknown = [p for p in unique if p not in manifest]
     if unknown:
-        raise SelectorError(f"selector chose a path not in its manifest: {unknown[0]}")
+        shown = unknown[0] if len(unknown[0]) <= 200 else unknown[0][:199] + "…"
+        raise SelectorError(f"selector chose a path not in its manifest: {shown!r}")
     # `ranked` holds only the lexical top 180; a recent candidate may score too.
     return [ScoredDocument(manifest[p], shortlist.score_of(manifest[p])) for p in unique]
 

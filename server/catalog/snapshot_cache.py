@@ -43,11 +43,13 @@ from typing import Any, BinaryIO
 
 import regex
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.ranking.index import DocumentIndex
+from memory_recall.server.ranking.bm25f.index import Bm25Index
+from memory_recall.server.ranking.postings import TermIndex
 from memory_recall.server.roots import MemoryRoot, Scope, user_data_dir
 
-FORMAT_VERSION = 7  # bump when the payload's layout changes (6: content hashes, team scope;
-# 7: the other front-matter keys)
+# Bump when the payload's layout changes (8: content hashes, team scope, the index's
+# kind, coded bodies, extra front-matter keys).
+FORMAT_VERSION = 8
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20
@@ -58,7 +60,11 @@ _PRODUCERS = (
     "tokens.py",
     "roots.py",
     "catalog/catalog.py",
+    "ranking/postings.py",
     "ranking/index.py",
+    "ranking/bm25f/terms.py",
+    "ranking/bm25f/index.py",
+    "ranking/bm25f/tokens.py",
     "ranking/view.py",
     "catalog/snapshot_cache.py",
 )
@@ -77,26 +83,32 @@ class FileRecord:
 @dataclass
 class CachedCatalog:
     files: dict[str, FileRecord]
-    index: DocumentIndex
+    index: TermIndex
 
 
 CACHE_DIR_ENV = "MEMORY_RECALL_CACHE_DIR"  # where snapshots go; "off" disables them
 FORGET_AFTER_S = 30 * 24 * 3600  # snapshots of roots no daemon has opened for a month
 
 
-def snapshot_cache(roots: Sequence[MemoryRoot]) -> SnapshotCache | None:
-    """The daemon's cache for these roots: `$MEMORY_RECALL_CACHE_DIR`, else the user data dir."""
+def snapshot_cache(
+    roots: Sequence[MemoryRoot], kind: type[TermIndex] = Bm25Index
+) -> SnapshotCache | None:
+    """The daemon's cache for these roots and this kind of index:
+    `$MEMORY_RECALL_CACHE_DIR`, else the user data dir."""
 
     configured = os.environ.get(CACHE_DIR_ENV)
     if configured == "off":
         return None
     cache_dir = Path(configured) if configured else user_data_dir() / "cache"
-    return SnapshotCache(default_cache_path(roots, cache_dir), roots)
+    return SnapshotCache(default_cache_path(roots, cache_dir, kind), roots)
 
 
-def default_cache_path(roots: Sequence[MemoryRoot], cache_dir: Path) -> Path:
-    """One snapshot per set of roots, under `cache_dir` (the user data dir's cache/)."""
-    return cache_dir / f"catalog-{_roots_key(roots)[:16]}.snapshot"
+def default_cache_path(
+    roots: Sequence[MemoryRoot], cache_dir: Path, kind: type[TermIndex] = Bm25Index
+) -> Path:
+    """One snapshot per set of roots and kind of index, under `cache_dir` (the user data
+    dir's cache/): two windows with different rankers do not overwrite each other's."""
+    return cache_dir / f"catalog-{_roots_key(roots)[:16]}-{kind.KIND}.snapshot"
 
 
 def _roots_key(roots: Sequence[MemoryRoot]) -> str:
@@ -124,10 +136,13 @@ class SnapshotCache:
         self.roots = roots
         self.last_problem: str | None = None  # why the last load found nothing usable
 
-    def load(self, tiebreak: Callable[[MemoryDocument], Any]) -> CachedCatalog | None:
+    def load(
+        self, tiebreak: Callable[[MemoryDocument], Any], kind: type[TermIndex] = Bm25Index
+    ) -> CachedCatalog | None:
         """The cached catalog, or None (and `last_problem`) when there is none to trust.
 
-        `tiebreak` is the one the index was built with (the catalog's input order).
+        `tiebreak` is the one the index was built with (the catalog's input order);
+        `kind` the index the snapshot must hold.
         """
         self.last_problem = None
         try:
@@ -136,7 +151,7 @@ class SnapshotCache:
                 files: dict[str, FileRecord] = {}
                 while (chunk := pickle.load(f)) != _END_OF_FILES:
                     files.update(_files_from_columns(chunk))
-                index = DocumentIndex.from_parts(iter(lambda: pickle.load(f), _END), tiebreak)
+                index = kind.from_parts(iter(lambda: pickle.load(f), _END), tiebreak)
             documents = {p: r.document for p, r in files.items() if r.document is not None}
             index.relink(documents)
             return CachedCatalog(files, index)
@@ -146,7 +161,7 @@ class SnapshotCache:
             self.last_problem = f"unusable snapshot ({type(exc).__name__}: {exc}): rebuilding"
         return None
 
-    def save(self, files: dict[str, FileRecord], index: DocumentIndex) -> None:
+    def save(self, files: dict[str, FileRecord], index: TermIndex) -> None:
         """Write atomically: a temporary file in the same directory, then a rename.
 
         The payload is streamed (no second copy of it in memory); the header,
@@ -310,8 +325,8 @@ def _files_from_columns(columns: dict[str, Any]) -> dict[str, FileRecord]:
             body=text["body"][at],
             mtime_ms=columns["mtime_ms"][at],
             root_index=columns["root_index"][at],
-            extra=columns["extra"][at],
             content_hash=text["content_hash"][at],
+            extra=columns["extra"][at],
         )
         files[path] = FileRecord(size, mtime_ns, doc, None)
         at += 1

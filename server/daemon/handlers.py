@@ -7,6 +7,7 @@ process; `server.py` only registers them.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from memory_recall.protocol import methods
@@ -15,6 +16,7 @@ from memory_recall.protocol.messages import (
     CatalogCountersStatus,
     ConsolidateParams,
     ContextParams,
+    ExtractParams,
     ForgetParams,
     HistoryParams,
     ListParams,
@@ -32,6 +34,7 @@ from memory_recall.protocol.messages import (
     UpdateParams,
 )
 from memory_recall.server.daemon.adapter import MemoryProtocol
+from memory_recall.server.daemon.extracting import ExtractionService
 from memory_recall.server.daemon.organising import (
     OrganiseSide,
     consolidate_wire,
@@ -103,11 +106,12 @@ async def recall(
     service: RecallService,
     session: CatalogSession,
     write: WriteSide | None = None,
+    extraction: ExtractionService | None = None,
 ) -> dict[str, Any]:
     """`memory/recall` (SPEC §4–5)."""
     recall_params = validate(RecallParams, params)
     request = RecallRequest(
-        request_id=protocol.current_request_id() or "",
+        request_id=_request_id(protocol),
         query=recall_params.query,
         token=recall_params.token,
         recent_tools=recall_params.recent_tools,
@@ -118,6 +122,12 @@ async def recall(
     return result.wire()
 
 
+def _request_id(protocol: MemoryProtocol) -> str | int:
+    """The JSON-RPC id of the running request (0 is an id like any other)."""
+    msg_id = protocol.current_request_id()
+    return "" if msg_id is None else msg_id
+
+
 def status(
     _params: Any,
     *,
@@ -125,6 +135,7 @@ def status(
     service: RecallService,
     session: CatalogSession,
     write: WriteSide | None = None,
+    extraction: ExtractionService | None = None,
 ) -> dict[str, Any]:
     """`memory/status`: roots, counts, skipped files, index, watcher, counters, write side."""
     catalog = session.catalog
@@ -133,7 +144,7 @@ def status(
         protocol_version=methods.PROTOCOL_VERSION,
         ready=session.ready.is_set(),
         roots=[
-            RootStatus(path=str(r.path), scope=r.scope.wire, exists=r.path.is_dir(), documents=n)
+            RootStatus(path=str(r.path), scope=r.scope.wire, exists=_is_dir(r.path), documents=n)
             for r, n in zip(catalog.roots, counts, strict=True)
         ],
         documents=len(catalog),
@@ -144,12 +155,14 @@ def status(
         watcher=session.watcher_state,
         recall=service.counters,
         catalog=CatalogCountersStatus(**vars(catalog.counters)),
+        faults=session.current_faults(),
         runtime=RuntimeStatus(
             tasks=len(asyncio.all_tasks()),
             pending_requests=protocol.pending_request_count(),
             exclusion_sets=len(service.active),
         ),
         write=write.status() if write is not None and session.ready.is_set() else None,
+        extract=extraction.counters if extraction is not None else None,
     ).wire()
 
 
@@ -193,6 +206,13 @@ async def consolidate(
     return consolidate_wire(runs, dreamer.writer.roots, consolidate_params.dry_run)
 
 
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # unreachable (permissions) or not a path (a NUL)
+        return False
+
+
 # -- the write side (SPEC §8) ------------------------------------------------------------
 
 
@@ -203,6 +223,13 @@ async def _write(write: WriteSide, session: CatalogSession, kind: str, request: 
     except WriteError as exc:
         raise wire_error(exc) from None
     return result_wire(result).wire()
+
+
+async def extract(
+    params: Any, *, write: WriteSide, session: CatalogSession, extraction: ExtractionService
+) -> Any:
+    """`memory/extract` (SPEC §9): extraction through the same gate, conflicts and writer."""
+    return await extraction.extract(validate(ExtractParams, params), write, session)
 
 
 async def remember(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:

@@ -22,10 +22,13 @@ from memory_recall.protocol import methods
 from memory_recall.protocol.messages import InitializationOptions
 from memory_recall.server.daemon import handlers
 from memory_recall.server.daemon.adapter import MemoryProtocol, make_converter
+from memory_recall.server.daemon.extracting import ExtractionService
 from memory_recall.server.daemon.options import (
+    build_completer,
     build_selector,
     choose_ranker,
     choose_roots,
+    completer_problem,
     parse_options,
     selector_timeout_s,
     workspace_path,
@@ -37,6 +40,7 @@ from memory_recall.server.daemon.writing import WriteSide
 from memory_recall.server.organise.dream import CHECK_EVERY_S
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.recall import RecallService
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger("memory_recall")
@@ -65,7 +69,10 @@ class MemoryServer(LanguageServer):
         self.service = RecallService(None, RANKERS[DEFAULT_RANKER], ceiling_s=selector_ceiling_s)
         self.organise = OrganiseSide([], None)
         self.write: WriteSide | None = None
+        self.extraction: ExtractionService | None = None
         self._option_problems: list[str] = []
+        self._initialized = False  # the client's `initialized` arrived (once is enough)
+        self._untold_faults: list[str] = []  # found before `initialized`: shown at it
         self._exit = asyncio.Event()
         self.exit_code = 0
         self._register()
@@ -113,6 +120,13 @@ class MemoryServer(LanguageServer):
         ):
             self._register_write(method, handler)
 
+        @self.feature(methods.EXTRACT)
+        async def extract(params: Any) -> Any:
+            assert self.write is not None and self.extraction is not None
+            return await handlers.extract(
+                params, write=self.write, session=self.session, extraction=self.extraction
+            )
+
     async def _warm_writer(self) -> None:
         await self.session.ready.wait()
         if self.write is not None:
@@ -148,6 +162,7 @@ class MemoryServer(LanguageServer):
             "service": self.service,
             "session": self.session,
             "write": self.write,
+            "extraction": self.extraction,
         }
 
     # lifecycle ------------------------------------------------------------------
@@ -160,10 +175,12 @@ class MemoryServer(LanguageServer):
         self.options, self._option_problems = parse_options(params.initialization_options)
         workspace = workspace_path(params)
         roots = choose_roots(self.options, workspace)
-        self.session = CatalogSession(roots, self.tasks)
         ranker, problem = choose_ranker(self.options.ranker)
         if problem:
             self._option_problems.append(problem)
+        self.session = CatalogSession(
+            roots, self.tasks, ranker.index_kind, on_fault=self._show_fault
+        )
         selector_options = self.options.selector
         self.service = RecallService(
             build_selector(selector_options, self._send_select_request, self._cancel_request),
@@ -174,6 +191,15 @@ class MemoryServer(LanguageServer):
         self.write = WriteSide.open(self.session.catalog, ranker, self.options.write)
         self.organise = OrganiseSide(roots, workspace, self.options, self.write)
         self.service.staleness = self.organise.staleness.for_recall
+        # Extraction asks the selector's model (or the host's, memory/complete) within its deadline.
+        self.extraction = ExtractionService(
+            build_completer(self.options, self._send_select_request, self._cancel_request),
+            self.service.deadline_s,
+            workspace,
+        )
+        problem = completer_problem(self.options)
+        if problem:
+            self._option_problems.append(problem)
         # The watcher's echo of the daemon's own writes is not a change to re-read.
         self.session.ignore = self.write.writer.own_writes.filter
         self.tasks.spawn(self.write.flush_periodically(), "delivery-statistics")
@@ -183,20 +209,42 @@ class MemoryServer(LanguageServer):
         self.session.start(watch=self.options.watch)
 
     def on_initialized(self, _params: types.InitializedParams) -> None:
+        if self._initialized:  # a repeated `initialized` must not repeat every message
+            return
+        self._initialized = True
         for problem in self._option_problems:
-            self.window_show_message(
-                types.ShowMessageParams(
-                    type=types.MessageType.Warning,
-                    message="memory-recall: invalid initializationOptions, "
-                    f"using defaults: {problem}",
-                )
+            self._show(
+                types.MessageType.Warning,
+                f"memory-recall: invalid initializationOptions, using defaults: {problem}",
             )
+        for fault in self._untold_faults:
+            self._show(types.MessageType.Warning, f"memory-recall: {fault}")
+        self._untold_faults.clear()
         caps = self.client_capabilities.window
         if caps and caps.work_done_progress and not self.session.ready.is_set():
             self.tasks.spawn(
                 report_index_progress(self.session, self.work_done_progress, str(uuid.uuid4())),
                 "index-progress",
             )
+
+    def _show_fault(self, message: str) -> None:
+        """A fault of the session (an unreadable root, an unwritable cache): shown once."""
+        if self._initialized:
+            self._show(types.MessageType.Warning, f"memory-recall: {message}")
+        else:
+            self._untold_faults.append(message)
+
+    def _show(self, kind: types.MessageType, message: str) -> None:
+        with contextlib.suppress(Exception):  # a client gone away: nothing to tell
+            self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls would pop "Error in server" up in the editor for any failed
+        # notification handler; a bug of ours belongs in the log. A failed
+        # request was answered already (an unknown method is the client's).
+        if source is FeatureRequestError:
+            return
+        log.error("internal error: %s: %s", type(error).__name__, error)
 
     # server → client requests (selector kind `client`) ----------------------------
 

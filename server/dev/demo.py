@@ -27,7 +27,7 @@ from memory_recall.server.roots import Scope
 
 # The stand-in model's reading of the manifest: the lexical ranker that knows
 # every script and stays silent when a query's rare words match nothing.
-STAND_IN_RANKER = RANKERS["default"]
+STAND_IN_RANKER = RANKERS["bm25f"]
 # A good model picks what clearly answers the question, not everything that
 # shares a word (or a stem: "redis" in "vendredi") with it: only candidates
 # scoring close to the best match are kept.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -18,11 +18,11 @@ from typing import Any
 from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.bm25f import DEFAULT_PARAMS, Bm25Ranker
-from memory_recall.server.ranking.registry import RANKERS, RankerSpec
+from memory_recall.server.ranking.bm25f.tokens import recall_tokens
+from memory_recall.server.ranking.registry import RankerSpec, ranker_named
 from memory_recall.server.ranking.shortlist import build_shortlist
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import Scope
-from memory_recall.server.tokens import recall_tokens
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,11 @@ class _Tally:
     unanswerable: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"cases": self.cases}
+        out: dict[str, Any] = {
+            "cases": self.cases,
+            "answerable": self.answerable,
+            "unanswerable": self.unanswerable,
+        }
         if self.answerable:
             out["recallAt5"] = round(self.recall_sum / self.answerable, 4)
             out["top1"] = round(self.top1_hits / self.answerable, 4)
@@ -118,6 +122,7 @@ class EvalReport:
     per_case: list[dict[str, Any]] = field(default_factory=list)
     # The same figures by the writing systems of the query (see `query_script`).
     by_script: dict[str, dict[str, Any]] = field(default_factory=dict)
+    overall: dict[str, Any] = field(default_factory=dict)  # the tally of every case
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -185,6 +190,7 @@ def evaluate(
         by_category={name: t.as_dict() for name, t in sorted(by_category.items())},
         per_case=per_case,
         by_script={name: t.as_dict() for name, t in sorted(by_script.items())},
+        overall=total.as_dict(),
     )
 
 
@@ -217,8 +223,85 @@ def _ratio(numerator: float, denominator: int) -> float:
     return round(numerator / denominator, 4) if denominator else 0.0
 
 
+def ranker(name: str) -> RankerSpec:
+    """A ranker by name or alias; ValueError for an unknown one."""
+    spec = ranker_named(name)
+    if spec is None:
+        raise ValueError(f"unknown ranker {name!r}")
+    return spec
+
+
 def evaluate_all(corpus: EvalCorpus, ranker_names: Sequence[str]) -> list[EvalReport]:
-    return [evaluate(corpus, RANKERS[name]) for name in ranker_names]
+    return [evaluate(corpus, ranker(name)) for name in ranker_names]
+
+
+# -- the figures baseline -------------------------------------------------------
+# `memory-recall eval CORPUS… --json` prints these figures; fixtures/eval/baseline.json
+# is that output, committed. tests/unit/test_eval_baseline.py fails when a figure
+# drops below it by more than the tolerance, never when one rises: a better ranker
+# rewrites the baseline in the same commit.
+
+METRICS = ("recallAt5", "top1", "silentRate")
+# A figure may fall by one point or by one of its cases, whichever is more: one
+# question changing places in a tie order is noise, two are a regression.
+TOLERANCE = 0.01
+
+
+def figures(report: EvalReport) -> dict[str, Any]:
+    """What the baseline keeps of a report: overall, per category, per script."""
+    return {"all": report.overall, "category": report.by_category, "script": report.by_script}
+
+
+def evaluate_corpora(paths: Sequence[str | Path], ranker_names: Sequence[str]) -> dict[str, Any]:
+    """`{"corpora": {name: {ranker: figures}}}` for every corpus and ranker."""
+    out: dict[str, Any] = {}
+    for path in paths:
+        corpus = load_corpus(path)
+        out[Path(path).stem] = {
+            name: figures(evaluate(corpus, ranker(name))) for name in ranker_names
+        }
+    return {"corpora": out}
+
+
+def _slices(figs: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    yield "all", figs["all"]
+    for kind in ("category", "script"):
+        for name, tally in figs[kind].items():
+            yield f"{kind} {name}", tally
+
+
+def tolerance(metric: str, tally: dict[str, Any]) -> float:
+    """How far a figure may fall: one point, or one of the cases it is measured on."""
+    over = tally.get("unanswerable" if metric == "silentRate" else "answerable") or 1
+    return max(TOLERANCE, 1.0 / over)
+
+
+def compare_to_baseline(
+    current: dict[str, Any], baseline: dict[str, Any]
+) -> tuple[list[str], list[str]]:
+    """(regressions beyond tolerance, improvements) of `current` against `baseline`,
+    as readable lines. Figures only in one of the two are neither."""
+    regressions, improvements = [], []
+    for corpus, by_ranker in baseline["corpora"].items():
+        for ranker, figs in by_ranker.items():
+            now = current["corpora"].get(corpus, {}).get(ranker)
+            if now is None:
+                continue
+            now_slices = dict(_slices(now))
+            for slice_name, was in _slices(figs):
+                tally = now_slices.get(slice_name)
+                if tally is None:
+                    continue
+                for metric in METRICS:
+                    if metric not in was or metric not in tally:
+                        continue
+                    before, after = was[metric], tally[metric]
+                    where = f"{corpus} {ranker} {slice_name} {metric}: {before:.4f} → {after:.4f}"
+                    if after < before - tolerance(metric, tally) - 1e-9:
+                        regressions.append(where)
+                    elif after > before + 1e-9:
+                        improvements.append(where)
+    return regressions, improvements
 
 
 def format_table(reports: Sequence[EvalReport]) -> str:
@@ -278,13 +361,13 @@ SILENCE_SHARES = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 
 
 def silence_sweep(corpus: EvalCorpus, shares: Sequence[float] = SILENCE_SHARES) -> str:
-    """The default ranker's silence threshold against what it costs, as a table:
+    """bm25f's silence threshold against what it costs, as a table:
     per `min_coverage` share, Recall@5 and top-1 of the answerable cases and the
     share of no-result/abstention cases answered with silence."""
     lines = ["min_coverage  Recall@5  top-1   silent"]
     for share in shares:
-        ranker = Bm25Ranker(replace(DEFAULT_PARAMS, min_coverage=share))
-        report = evaluate(corpus, RankerSpec(f"default@{share}", "", ranker, recall_tokens))
+        swept = Bm25Ranker(replace(DEFAULT_PARAMS, min_coverage=share))
+        report = evaluate(corpus, RankerSpec(f"bm25f@{share}", "", swept, recall_tokens))
         marker = "  <- default" if share == DEFAULT_PARAMS.min_coverage else ""
         lines.append(
             f"{share:12.2f}  {report.recall_at5 * 100:7.1f}%  {report.top1 * 100:5.1f}%"

@@ -25,7 +25,8 @@ from importlib import resources
 from typing import Literal
 
 import regex
-from memory_recall.server.tokens import CJK_CHAR, CJK_CLASS, date_tokens, normalize
+from memory_recall.server.ranking.bm25f.tokens import date_tokens
+from memory_recall.server.tokens import CJK_CHAR, CJK_CLASS, normalize
 
 # -- The tree ------------------------------------------------------------------
 

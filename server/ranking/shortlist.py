@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 from memory_recall.protocol.limits import (
@@ -20,8 +21,11 @@ from memory_recall.protocol.limits import (
     REFINED_LIMIT,
 )
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.index import DocumentIndex
 from memory_recall.server.ranking.noise import NoiseFilter
-from memory_recall.server.ranking.spec import ScoredDocument, rank_scan
+from memory_recall.server.ranking.passage import Excerpt
+from memory_recall.server.ranking.result import Ranking, window_excerpt
+from memory_recall.server.ranking.spec import ScoredDocument, rank_scan, score_document
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.tokens import query_tokens
 
@@ -29,7 +33,12 @@ Keep = Callable[[MemoryDocument], bool]
 
 
 class Ranker(Protocol):
-    """Kept documents that match, best first; only the first `limit` when given."""
+    """Kept documents that match, best first; only the first `limit` when given.
+
+    A ranker may also offer `ranking(snapshot, tokens, keep, limit) -> Ranking`,
+    with every document's score and excerpt (`Ranking`); one that does not
+    delivers the body window.
+    """
 
     def __call__(
         self,
@@ -40,26 +49,58 @@ class Ranker(Protocol):
     ) -> list[ScoredDocument]: ...
 
 
-def reference_ranker(
-    snapshot: CorpusView, tokens: Sequence[str], keep: Keep, limit: int | None = None
-) -> list[ScoredDocument]:
-    """SPEC §3's scan over every document."""
-    ranked = rank_scan(snapshot.documents, tokens, keep)
-    return ranked if limit is None else ranked[:limit]
+class SpecRanker:
+    """SPEC §3's ranking: through the snapshot's index (`indexed`), or as a plain scan."""
 
+    def __init__(self, *, indexed: bool) -> None:
+        self.indexed = indexed
+        self.index_kind = DocumentIndex
 
-def index_ranker(
-    snapshot: CorpusView,
-    tokens: Sequence[str],
-    keep: Callable[[MemoryDocument], bool],
-    limit: int | None = None,
-) -> list[ScoredDocument]:
-    """SPEC §3's ranking through the snapshot's index: the reference's answer, faster."""
-    index = snapshot.index()
-    if index is None:  # the catalog changed after this snapshot was taken
+    def __call__(
+        self,
+        snapshot: CorpusView,
+        tokens: Sequence[str],
+        keep: Keep,
+        limit: int | None = None,
+    ) -> list[ScoredDocument]:
+        index = snapshot.index(DocumentIndex) if self.indexed else None
+        if isinstance(index, DocumentIndex):
+            return index.rank(tokens, keep, limit)
+        # The plain scan, or a snapshot the catalog changed after: the same answers.
         ranked = rank_scan(snapshot.documents, tokens, keep)
         return ranked if limit is None else ranked[:limit]
-    return index.rank(tokens, keep, limit)
+
+    def ranking(
+        self,
+        snapshot: CorpusView,
+        tokens: Sequence[str],
+        keep: Keep,
+        limit: int | None = None,
+    ) -> Ranking:
+        def score(doc: MemoryDocument) -> int:
+            return score_document(doc, tokens) if tokens else 0
+
+        return Ranking(self(snapshot, tokens, keep, limit), score, window_excerpt)
+
+
+reference_ranker = SpecRanker(indexed=False)  # SPEC §3's scan over every document
+index_ranker = SpecRanker(indexed=True)  # the same answers through the index, faster
+
+
+def ranking_of(
+    ranker: Ranker, snapshot: CorpusView, tokens: Sequence[str], keep: Keep, limit: int | None
+) -> Ranking:
+    """A ranker's `Ranking`; for a plain ranking function, scores by ranking one document."""
+    method = getattr(ranker, "ranking", None)
+    if method is not None:
+        ranking: Ranking = method(snapshot, tokens, keep, limit)
+        return ranking
+
+    def score(doc: MemoryDocument) -> int:
+        found = ranker(snapshot, tokens, lambda d: d.path == doc.path, 1)
+        return found[0].score if found else 0
+
+    return Ranking(ranker(snapshot, tokens, keep, limit), score, window_excerpt)
 
 
 @dataclass(frozen=True)
@@ -69,9 +110,10 @@ class Shortlist:
     # LEXICAL_CANDIDATES, all that any list below needs.
     ranked: list[ScoredDocument]
     candidates: list[MemoryDocument]
-    # The score of a document outside `ranked` (a recent candidate the model
-    # chose) by the ranker that made `ranked`.
-    score_outside: Callable[[MemoryDocument], int]
+    # Every candidate's score, taken when the shortlist was made: a model's pick
+    # is scored on the scale of `ranked` even if the catalog has changed since.
+    scores: dict[str, int]
+    ranking: Ranking
 
     @property
     def fast(self) -> list[ScoredDocument]:
@@ -83,10 +125,12 @@ class Shortlist:
 
     def score_of(self, doc: MemoryDocument) -> int:
         """A document's score, also for one outside `ranked`, on the scale of `ranked`."""
-        for scored in self.ranked:
-            if scored.document.path == doc.path:
-                return scored.score
-        return self.score_outside(doc)
+        score = self.scores.get(doc.path)
+        return self.ranking.score(doc) if score is None else score
+
+    def excerpt(self, doc: MemoryDocument) -> Excerpt:
+        """The part of the document's body to deliver."""
+        return self.ranking.excerpt(doc)
 
 
 def interleave_candidates(
@@ -106,9 +150,10 @@ def interleave_candidates(
 class RecallQuery:
     """One query against one snapshot: tokens and the keep-predicate built once.
 
-    `top(2)` is cheap and comes first in a recall (the host is waiting for the
-    fast phase); `shortlist()` adds the lexical top 180 and the recent others
-    for the model.
+    The ranking is computed once, for the lexical top 180: the fast phase's top 2
+    are its first two (they are what the host waits for, so a recall asks for
+    them first), the fallback its first five, the model's manifest all of it and
+    the most recent others.
     """
 
     snapshot: CorpusView
@@ -135,15 +180,21 @@ class RecallQuery:
 
         return cls(snapshot, tokenizer(query), keep, ranker)
 
-    def top(self, limit: int) -> list[ScoredDocument]:
+    @cached_property
+    def ranking(self) -> Ranking:
         if not self.tokens or not self.snapshot.documents:
-            return []
-        return self.ranker(self.snapshot, self.tokens, self.keep, limit)
+            return Ranking.empty()
+        return ranking_of(self.ranker, self.snapshot, self.tokens, self.keep, LEXICAL_CANDIDATES)
+
+    def top(self, limit: int) -> list[ScoredDocument]:
+        """The first `limit` (at most LEXICAL_CANDIDATES) of the one ranking."""
+        return self.ranking.ranked[:limit]
 
     def shortlist(self) -> Shortlist:
-        if not self.tokens or not self.snapshot.documents:
-            return Shortlist(self.tokens, [], [], self.score_alone)
-        ranked = self.top(LEXICAL_CANDIDATES)
+        ranking = self.ranking
+        ranked = ranking.ranked
+        if not ranked and (not self.tokens or not self.snapshot.documents):
+            return Shortlist(self.tokens, [], [], {}, ranking)
         lexical = [s.document for s in ranked]
         in_lexical = {doc.path for doc in lexical}
         room = MAX_CANDIDATES - len(lexical)
@@ -154,17 +205,11 @@ class RecallQuery:
                     recent.append(doc)
                     if len(recent) == room:
                         break
+        scores = {s.document.path: s.score for s in ranked}
+        scores.update((doc.path, ranking.score(doc)) for doc in recent)
         return Shortlist(
-            self.tokens, ranked, interleave_candidates(lexical, recent), self.score_alone
+            self.tokens, ranked, interleave_candidates(lexical, recent), scores, ranking
         )
-
-    def score_alone(self, doc: MemoryDocument) -> int:
-        """A document's score by this query's ranker, as the only document kept
-        (0 when the ranker would not return it)."""
-        if not self.tokens:
-            return 0
-        found = self.ranker(self.snapshot, self.tokens, lambda d: d.path == doc.path, 1)
-        return found[0].score if found else 0
 
 
 def build_shortlist(

@@ -13,6 +13,7 @@ from functools import cached_property
 
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.index import DocumentIndex
+from memory_recall.server.ranking.postings import TermIndex
 
 
 def input_order_key(doc: MemoryDocument) -> tuple[int, int, float, str]:
@@ -33,7 +34,7 @@ class CorpusView:
     version: int = 0
     # The catalog's live index and its version when this snapshot was taken:
     # it answers for this snapshot only while the catalog has not changed.
-    live_index: DocumentIndex | None = field(default=None, compare=False, repr=False)
+    live_index: TermIndex | None = field(default=None, compare=False, repr=False)
     live_index_version: int = field(default=-1, compare=False, repr=False)
 
     @classmethod
@@ -45,17 +46,21 @@ class CorpusView:
     def __len__(self) -> int:
         return len(self.documents)
 
-    def index(self) -> DocumentIndex | None:
-        """The index of exactly these documents, or None once the catalog has moved on.
+    def index(self, kind: type[TermIndex] = DocumentIndex) -> TermIndex | None:
+        """The index of exactly these documents, of the kind a ranker reads; None once
+        the catalog has moved on.
 
-        A snapshot made without a catalog (eval, tests) indexes itself on first use.
+        A snapshot made without a catalog (eval, tests), or whose catalog keeps
+        another kind, indexes itself on first use, one index per kind.
         """
-        if self.live_index is None:
-            return self._own_index
-        if self.live_index.version == self.live_index_version:
-            return self.live_index
-        return None
+        live = self.live_index
+        if live is not None and type(live) is kind:
+            return live if live.version == self.live_index_version else None
+        own = self._own_indexes.get(kind)
+        if own is None:
+            own = self._own_indexes[kind] = kind.of(self.documents)
+        return own
 
     @cached_property
-    def _own_index(self) -> DocumentIndex:
-        return DocumentIndex.of(self.documents)
+    def _own_indexes(self) -> dict[type[TermIndex], TermIndex]:
+        return {}

@@ -43,13 +43,8 @@ from typing import Literal
 
 import regex
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.tokens import (
-    ACRONYM_MARK,
-    acronym_tokens,
-    date_tokens,
-    normalize,
-    raw_tokens,
-)
+from memory_recall.server.ranking.bm25f.tokens import ACRONYM_MARK, acronym_tokens, date_tokens
+from memory_recall.server.tokens import normalize, raw_tokens
 
 VerdictKind = Literal["duplicate", "update", "independent"]
 # Which candidate wins in `decide`: knowing the fact already beats replacing one.

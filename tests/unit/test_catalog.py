@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.ranking.bm25f.index import Bm25Index
+from memory_recall.server.ranking.index import DocumentIndex
 from memory_recall.server.roots import MemoryRoot, Scope
 
 
@@ -184,7 +186,7 @@ def test_snapshot_order_and_index_follow_every_change(roots):
 def test_an_old_snapshot_does_not_use_the_moved_on_index(roots):
     project, _ = roots
     write(project / "a.md", memory("deploy"))
-    catalog = MemoryCatalog([MemoryRoot.of(project, "project")])
+    catalog = MemoryCatalog([MemoryRoot.of(project, "project")], DocumentIndex)
     catalog.scan()
     old = catalog.snapshot()
     assert old.index() is not None
@@ -192,3 +194,6 @@ def test_an_old_snapshot_does_not_use_the_moved_on_index(roots):
     catalog.upsert(project / "b.md")
     assert old.index() is None  # the indexed ranker scans this one instead
     assert len(catalog.snapshot().index().rank(["deploy"])) == 2
+    # The catalog keeps the index of one kind only; another kind is built for a view.
+    other = catalog.snapshot().index(Bm25Index)
+    assert isinstance(other, Bm25Index) and len(other) == 2

@@ -5,7 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memory_recall.server.dev.evaluation import EvalCorpus, evaluate, format_table, load_corpus
+from memory_recall.server.dev.evaluation import (
+    EvalCorpus,
+    evaluate,
+    format_table,
+    load_corpus,
+    query_script,
+)
 from memory_recall.server.ranking.registry import RANKERS
 
 CORPUS = Path(__file__).parents[2] / "fixtures" / "eval" / "corpus.json"
@@ -56,3 +62,19 @@ def test_per_case_lists_top5_doc_ids(corpus):
     for row in report.per_case:
         assert len(row["top5"]) <= 5
         assert set(row["top5"]) <= ids
+
+
+def test_eval_slices_queries_by_script():
+    assert query_script("deploy freeze") == "latin"
+    assert query_script("Ｋａｆｋａ　ｌａｇ") == "latin"
+    assert query_script("部署手順") == "cjk"
+    assert query_script("翻訳はどこで管理する？") == "japanese"
+    assert query_script("给王磊解释 Celery") == "cjk+latin"
+    assert query_script("ฐานข้อมูล") == "thai"
+    assert query_script("123") == "none"
+
+
+def test_eval_reads_an_optional_mtime():
+    by_id = {d.path: d for d in load_corpus(CORPUS.with_name("coding.json")).documents}
+    assert by_id["stack-db-postgres"].mtime_ms > by_id["stack-db-mysql"].mtime_ms
+    assert by_id["arch-overview"].mtime_ms == 1

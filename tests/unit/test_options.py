@@ -145,11 +145,35 @@ def test_no_ranker_name_is_the_default(name):
     assert choose_ranker(name) == (RANKERS[DEFAULT_RANKER], None)
 
 
-@pytest.mark.parametrize("name", sorted(RANKERS))
-def test_every_known_ranker_is_chosen_by_name(name):
+SERVED = sorted(name for name, spec in RANKERS.items() if spec.served)
+
+
+def test_the_default_is_bm25f_and_spec_is_served():
+    assert DEFAULT_RANKER == "bm25f"
+    assert {"bm25f", "spec"} <= set(SERVED)
+
+
+@pytest.mark.parametrize("name", SERVED)
+def test_every_served_ranker_is_chosen_by_name(name):
     ranker, problem = choose_ranker(name)
     assert problem is None
     assert ranker.name == name
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), [("default", "bm25f"), ("indexed", "spec"), ("reference", "spec")]
+)
+def test_the_names_of_protocol_v1_are_aliases(old, new):
+    ranker, problem = choose_ranker(old)
+    assert problem is None
+    assert ranker.name == new
+
+
+@pytest.mark.parametrize("name", sorted(set(RANKERS) - set(SERVED)))
+def test_an_eval_baseline_is_not_served(name):
+    ranker, problem = choose_ranker(name)
+    assert ranker == RANKERS[DEFAULT_RANKER]
+    assert problem is not None and repr(name) in problem
 
 
 def test_an_unknown_ranker_is_the_default_and_the_problem_lists_the_known_ones():
@@ -157,7 +181,7 @@ def test_an_unknown_ranker_is_the_default_and_the_problem_lists_the_known_ones()
     assert ranker == RANKERS[DEFAULT_RANKER]
     assert problem is not None
     assert "'bm26'" in problem
-    for known in RANKERS:
+    for known in [*SERVED, "default", "indexed", "reference"]:
         assert known in problem
     assert repr(DEFAULT_RANKER) in problem
 
@@ -246,3 +270,35 @@ def test_workspace_is_the_first_folder_then_root_uri_then_root_path(tmp_path):
     assert workspace_path(by_uri) == str(b)
     assert workspace_path(types.InitializeParams(capabilities=caps, root_path="/c")) == "/c"
     assert workspace_path(types.InitializeParams(capabilities=caps)) is None
+
+
+def test_completer_follows_the_selector_and_the_capability() -> None:
+    from concurrent.futures import Future
+
+    from memory_recall.server.daemon.options import (
+        build_completer,
+        completer_problem,
+        parse_options,
+    )
+    from memory_recall.server.models.complete import ClientCompleter, HttpCompleter
+
+    def send(method, params):
+        return "id", Future()
+
+    def cancel(msg_id):
+        return None
+
+    def options(raw):
+        return parse_options(raw)[0]
+
+    client = options({"selector": {"kind": "client"}, "capabilities": {"complete": True}})
+    assert isinstance(build_completer(client, send, cancel), ClientCompleter)
+    no_capability = options({"selector": {"kind": "client"}})
+    assert build_completer(no_capability, send, cancel) is None
+    http = options({"selector": {"kind": "http", "url": "http://127.0.0.1:1/v1"}})
+    assert isinstance(build_completer(http, send, cancel), HttpCompleter)
+    lonely = options({"capabilities": {"complete": True}})
+    assert build_completer(lonely, send, cancel) is None
+    assert "selector.kind 'client'" in (completer_problem(lonely) or "")
+    bad, problems = parse_options({"capabilities": {"complete": "yes"}})
+    assert bad.capabilities.complete is False and problems[0].startswith("capabilities.complete")

@@ -22,7 +22,7 @@ from memory_recall.server.recall import RecallRequest, RecallService
 from tests.conftest import make_doc
 
 QUERY = "deploy release checklist"
-SPEC_RANKER = RANKERS["reference"]  # SPEC §3 exactly: the expected order is derivable by hand
+SPEC_RANKER = RANKERS["spec"]  # SPEC §3 exactly: the expected order is derivable by hand
 
 # Title +4, description +3, body +1 per query token; mtime breaks no tie here.
 A = make_doc("deploy release checklist", path="/mem/a.md")

@@ -186,6 +186,21 @@ test('an invalid query reaches on_initial and on_refined as an error', function(
   eq(1, got.initial_calls)
 end)
 
+test('the rankers and their old names are served', function()
+  local served = { bm25f = 'bm25f', spec = 'spec', default = 'bm25f', indexed = 'spec', reference = 'spec' }
+  for name, want in pairs(served) do
+    eq(name, memory.init_options({ ranker = name }).ranker)
+  end
+  local status
+  memory.status(function(s, err)
+    status = s or error(err)
+  end)
+  wait_for('status', function()
+    return status ~= nil
+  end)
+  eq('bm25f', status.ranker) -- the daemon's default: setup() passed no ranker
+end)
+
 test('memory/status: roots, counts, skipped files', function()
   local status
   memory.status(function(s, err)

@@ -30,6 +30,9 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
+  ChatMessage?: ChatMessage;
+  CompleteParams?: CompleteParams;
+  CompleteResult?: CompleteResult;
   ConsolidateParams?: ConsolidateParams;
   ConsolidateResult?: ConsolidateResult;
   ConsolidationArchive?: ConsolidationArchive;
@@ -42,10 +45,19 @@ export interface ProtocolModels {
   ContextOptions?: ContextOptions;
   ContextParams?: ContextParams;
   ContextResult?: ContextResult;
+  Excerpt?: Excerpt;
+  ExtractCounters?: ExtractCounters;
+  ExtractFile?: ExtractFile;
+  ExtractModelStatus?: ExtractModelStatus;
+  ExtractParams?: ExtractParams;
+  ExtractResult?: ExtractResult;
+  ExtractTranscriptStatus?: ExtractTranscriptStatus;
+  ExtractTurn?: ExtractTurn;
   ForgetParams?: ForgetParams;
   HistoryEntry?: HistoryEntry;
   HistoryParams?: HistoryParams;
   HistoryResult?: HistoryResult;
+  HostCapabilities?: HostCapabilities;
   IndexStatus?: IndexStatus;
   InitializationOptions?: InitializationOptions;
   ListParams?: ListParams;
@@ -90,6 +102,30 @@ export interface CatalogCountersStatus {
   scans: number;
   skippedUpdates: number;
   upserts: number;
+}
+export interface ChatMessage {
+  content: string;
+  role: 'system' | 'user' | 'assistant';
+}
+/**
+ * `memory/complete`: the daemon asks the host's model for one JSON answer.
+ */
+export interface CompleteParams {
+  maxTokens: number;
+  messages: ChatMessage[];
+  /**
+   * JSON Schema the answer's content must satisfy (it is validated anyway)
+   */
+  responseSchema: {
+    [k: string]: unknown;
+  };
+  task: 'extract' | 'reconcile' | 'consolidate';
+}
+export interface CompleteResult {
+  /**
+   * the model's answer: JSON text per responseSchema
+   */
+  content: string;
 }
 /**
  * `memory/consolidate`: merge duplicates, newer wins, prune to capacity, rebuild MEMORY.md.
@@ -227,7 +263,7 @@ export interface ConsolidationSupersede {
 export interface WriteSkipped {
   message: string;
   /**
-   * secret | injection | size | ephemeral
+   * secret | injection | size | ephemeral; extraction adds malformed | limit | unreadable (a workspace file projectInit could not parse)
    */
   reason: string;
   title?: string | null;
@@ -290,6 +326,101 @@ export interface ContextResult {
   usedChars: number;
 }
 /**
+ * Where a delivered `body` lies in the memory's whole body: code-point offsets.
+ */
+export interface Excerpt {
+  /**
+   * offset just past the last character delivered
+   */
+  end: number;
+  /**
+   * offset of the first character delivered
+   */
+  start: number;
+}
+export interface ExtractCounters {
+  calls?: number;
+  completed?: number;
+  failed?: number;
+  modelFailures?: number;
+  /**
+   * model triggers without a model (-32803)
+   */
+  refused?: number;
+  skipped?: number;
+  /**
+   * memories created or updated
+   */
+  written?: number;
+}
+export interface ExtractFile {
+  content?: string | null;
+  path: string;
+}
+export interface ExtractModelStatus {
+  /**
+   * the model call, when it answered
+   */
+  elapsedMs: number | null;
+  kind: 'client' | 'http';
+}
+/**
+ * `memory/extract`: memories from a session, accepted code, or the workspace.
+ */
+export interface ExtractParams {
+  /**
+   * false: the same decisions with action `proposed`, nothing written
+   */
+  apply?: boolean;
+  diff?: string | null;
+  files?: ExtractFile[] | null;
+  /**
+   * default project; team: proposals only
+   */
+  scope?: ('project' | 'user' | 'team') | null;
+  transcript?: ExtractTurn[] | null;
+  trigger: 'sessionEnd' | 'codeAccepted' | 'projectInit' | 'explicit';
+}
+export interface ExtractTurn {
+  content: string;
+  role: 'user' | 'assistant' | 'system' | 'tool';
+}
+/**
+ * `memory/extract` result: the writes (or proposals), every skip with its reason.
+ */
+export interface ExtractResult {
+  /**
+   * why the model gave no usable answer; nothing was written
+   */
+  failure?: string | null;
+  /**
+   * MEMORY.md of each root the operation changed
+   */
+  indexes?: IndexStatus[];
+  /**
+   * null for projectInit
+   */
+  model?: ExtractModelStatus | null;
+  operations: WriteOperation[];
+  skipped: WriteSkipped[];
+  transcript?: ExtractTranscriptStatus | null;
+}
+/**
+ * What the model was shown of the session.
+ */
+export interface ExtractTranscriptStatus {
+  charsCut: number;
+  /**
+   * secrets replaced by [REDACTED:kind] before the model saw them
+   */
+  redactions: number;
+  turns: number;
+  /**
+   * turns left out to fit the budget
+   */
+  turnsCut: number;
+}
+/**
  * `memory/forget`: move to `<root>/.archive/`; `hard: true` deletes (irreversibly).
  */
 export interface ForgetParams {
@@ -346,9 +477,19 @@ export interface HistoryResult {
   path: string;
 }
 /**
+ * What the host can do for the daemon (protocol v2).
+ */
+export interface HostCapabilities {
+  /**
+   * the host answers memory/complete (its own model runs extraction tasks)
+   */
+  complete?: boolean;
+}
+/**
  * `initialize` → `initializationOptions` (all optional).
  */
 export interface InitializationOptions {
+  capabilities?: HostCapabilities;
   context?: ContextOptions;
   organise?: OrganiseOptions;
   /**
@@ -391,6 +532,10 @@ export interface RootOption {
  * Which model picks the refined memories.
  */
 export interface SelectorOptions {
+  /**
+   * http: allow an http:// URL to a host other than this machine (the manifest, the query and the API key would travel unencrypted)
+   */
+  allowPlainHttp?: boolean;
   /**
    * http: name of the environment variable holding the API key
    */
@@ -464,7 +609,7 @@ export interface MemoryStatistics {
  */
 export interface MemoryDoc {
   /**
-   * the body window, at most 1,200 characters
+   * at most 1,200 characters: the whole body when it fits, else (ranker bm25f) the passage that best matches the query, cut on sentence or line boundaries where possible, or (ranker spec) the first 1,200 characters
    */
   body: string;
   /**
@@ -472,6 +617,10 @@ export interface MemoryDoc {
    */
   contentHash?: string | null;
   description: string;
+  /**
+   * where `body` lies in the whole body (always sent by this daemon; absent from older ones, whose body is the first 1,200 characters)
+   */
+  excerpt?: Excerpt | null;
   mtimeMs: number;
   path: string;
   relativePath: string;
@@ -482,6 +631,9 @@ export interface MemoryDoc {
    */
   stale?: StaleMark | null;
   title: string;
+  /**
+   * true when `body` is not the whole body
+   */
   truncated: boolean;
   type: 'user' | 'feedback' | 'project' | 'reference';
 }
@@ -558,6 +710,11 @@ export interface RecallParams {
    */
   limit?: number | null;
   query: string;
+  /**
+   * names of tools used lately (at most 256, each at most 256 characters)
+   *
+   * @maxItems 256
+   */
   recentTools?: string[];
   /**
    * client-chosen id echoed in every notification of this recall
@@ -678,6 +835,14 @@ export interface SkippedFileStatus {
 export interface StatusResult {
   catalog: CatalogCountersStatus;
   documents: number;
+  /**
+   * extraction calls and outcomes (protocol v2)
+   */
+  extract?: ExtractCounters | null;
+  /**
+   * what is wrong now, in words: a root that cannot be read, a snapshot cache that cannot be written, a failed watcher (each also shown once with window/showMessage)
+   */
+  faults?: string[];
   indexBuildMs: number | null;
   protocolVersion: number;
   ranker: string;

@@ -18,8 +18,8 @@ export const DEFAULTS = {
   'server.env': {} as Record<string, string>,
   roots: [] as { path: string; scope?: 'project' | 'user' }[],
   watch: true,
-  // Empty: the daemon's default (the SPEC §3 scorer); see the package.json description.
-  ranker: '' as '' | 'indexed' | 'reference' | 'default',
+  // Empty: the daemon's default (bm25f); `default`, `indexed`, `reference` are the old names.
+  ranker: '' as '' | 'bm25f' | 'spec' | 'default' | 'indexed' | 'reference',
   'selector.kind': 'client' as SelectorKind,
   'selector.timeoutMs': null as number | null,
   'selector.url': '',

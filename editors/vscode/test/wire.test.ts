@@ -11,7 +11,7 @@ import { ErrorCode, isCancelledError, Methods } from '../src/memoryClient';
 import type { PhaseNotification, RecallTelemetry, SelectParams } from '../src/protocol.generated';
 import { PROTOCOL_VERSION } from '../src/protocol.generated';
 import { userMemoryDir } from '../src/settings';
-import { DEMO_PROJECT, DEMO_ROOTS, Daemon, sleep, startDaemon, withTimeout } from './daemon';
+import { DEMO_PROJECT, DEMO_ROOTS, Daemon, MANIFEST, sleep, startDaemon, withTimeout } from './daemon';
 import { schemaValidator } from './schema';
 
 const validate = schemaValidator();
@@ -41,6 +41,40 @@ async function stopCleanly(daemon: Daemon) {
 }
 
 const DEPLOY_FREEZE = join(DEMO_PROJECT, 'deploy-freeze.md');
+
+describe('the ranker setting', () => {
+  // Every value the setting offers (package.json), and the ranker the daemon serves for it.
+  const SERVED: Record<string, string> = {
+    bm25f: 'bm25f',
+    spec: 'spec',
+    default: 'bm25f',
+    indexed: 'spec',
+    reference: 'spec',
+  };
+  const offered: string[] = MANIFEST.contributes.configuration.properties['memoryRecall.ranker'].enum.filter(
+    (name: string) => name !== '',
+  );
+
+  test('offers the two rankers and the old names', () => {
+    assert.deepEqual([...offered].sort(), Object.keys(SERVED).sort());
+  });
+
+  for (const name of Object.keys(SERVED)) {
+    test(`${name} is served as ${SERVED[name]}`, async () => {
+      const daemon = await startDaemon({ roots: DEMO_ROOTS, selector: { kind: 'none' }, watch: false, ranker: name });
+      try {
+        const status = await daemon.client.status();
+        assert.equal(status.ranker, SERVED[name]);
+        const { refined } = await daemon.client.recall('deploy freeze on friday', { initialWaitMs: 5000 });
+        const result = await refined;
+        assert.equal(result?.docs[0].path, DEPLOY_FREEZE);
+        assert.deepEqual(result?.docs[0].excerpt, { start: 0, end: result?.docs[0].body.length });
+      } finally {
+        await stopCleanly(daemon);
+      }
+    });
+  }
+});
 
 describe('selector kind none', () => {
   let daemon: Daemon;

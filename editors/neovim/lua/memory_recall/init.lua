@@ -35,8 +35,9 @@ M.defaults = {
   select = nil,
   --- Re-index memory files when they change on disk.
   watch = true,
-  --- Fast-phase ranking: 'default' (BM25F, silent when nothing specific
-  --- matches), 'indexed' or 'reference' (the SPEC scorer). nil: the daemon's.
+  --- Fast-phase ranking: 'bm25f' (BM25F over whole bodies, silent when nothing
+  --- specific matches; the daemon's default) or 'spec' (the SPEC scorer). The
+  --- old names 'default', 'indexed' and 'reference' still work. nil: the daemon's.
   ranker = nil,
   --- How long recall() waits before on_initial(nil).
   initial_wait_ms = daemon.DEFAULT_INITIAL_WAIT_MS,

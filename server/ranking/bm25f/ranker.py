@@ -1,0 +1,521 @@
+"""The `bm25f` ranker: BM25F over title, description and whole body, exact, on its index.
+
+What it keeps from SPEC §3: substring matching of multilingual tokens, title >
+description > body, ties by mtime then input order, never by type, nothing
+returned without a match. What it adds:
+
+- rarity and saturation: each term weighs its IDF (document frequency read
+  from the index's postings), and its frequency in the body (summed over the
+  words that hold it) saturates (k1) after the body's length is normalized
+  against the corpus's average (b);
+- the whole body, not its first 1,200 characters: long session logs and
+  incident write-ups keep most of their evidence further in;
+- function words of a dozen languages are not scored (bm25f.query);
+- a compound identifier (`billing-api`) is a term of its own, found through
+  its parts, so it weighs what its own rarity says;
+- overlapping grams (CJK pairs, Thai trigrams) weigh by their overlap;
+- light stemming of query words (`deployments` finds `deployment`);
+- near-ties go to the newer memory (`recency_band`), among the best
+  NEAR_TIE_WINDOW: of two memories about the same thing, the later one is
+  usually the update;
+- silence: nothing is returned unless one of the best ANSWER_WINDOW documents
+  matches query content terms carrying at least `min_coverage` of their IDF
+  mass, or is about one of the query's rarest words (`rare_share`).
+
+Exact, and fast. A term's impact on a document is an integer, fixed by the
+term's IDF and, per document, by whether the title and the description hold it,
+its count in the body and the body's length class (lengths within 9 %): a
+handful of values per term, each a bitmap of documents. Every impact goes into
+bit-sliced counters (one bitmap per bit of the sum), so every matching
+document's score is known at once, and the best are read off from the top bits
+down without scoring any document one by one. So the ranking does not depend
+on how many documents are asked for: the fast phase's top 2 are the first 2 of
+the shortlist's 180, which are the first 180 of every match
+(`server.ranking.bm25f.scan` scores the same definition document by document;
+a property test holds them equal).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f.index import BODY, DESCRIPTION, TITLE, Bm25Index
+from memory_recall.server.ranking.bm25f.query import (
+    QUERY_STOPWORDS,
+    idf,
+    is_spaced,
+    names_a_lack,
+    scored_tokens,
+    without_clitic,
+)
+from memory_recall.server.ranking.bm25f.tokens import UNSPACED_CHAR, is_acronym
+from memory_recall.server.ranking.index import CJK_PAIR, WORD
+from memory_recall.server.ranking.passage import Excerpt, PassageTerm, best_passage
+from memory_recall.server.ranking.postings import (
+    Counters,
+    bitmap_of,
+    class_length,
+    length_class,
+    slots_of,
+)
+from memory_recall.server.ranking.result import Ranking
+from memory_recall.server.ranking.spec import ScoredDocument
+from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.tokens import CJK_CHAR
+
+# Scores are integers (ScoredDocument.score): thousandths of the BM25F score.
+SCORE_SCALE = 1000
+# Near-ties are resolved, and silence decided, among this many of the best:
+# what a recall can deliver, and then some.
+NEAR_TIE_WINDOW = 32
+ANSWER_WINDOW = 32
+# A term whose body postings are this few (or fewer than 1/64 of the documents)
+# is scored document by document; one with more, through bitmaps.
+SPARSE_POSTINGS = 256
+# A compound whose parts match more documents than this is not verified (the
+# parts still count): reading that many bodies would cost milliseconds.
+COMPOUND_CANDIDATES = 1024
+
+
+@dataclass(frozen=True)
+class Bm25Params:
+    """One ranker's settings (the index fixes length normalization: bm25f.terms)."""
+
+    field_weights: tuple[float, float, float] = (3.0, 2.0, 1.0)  # title, description, body
+    k1: float = 1.2
+    # Silence: the share of the query's content IDF mass that one of the best
+    # documents must match, or nothing is returned (0 never silences). On the seven
+    # eval corpora it was chosen on, 0.15 is the highest share that costs none of them
+    # more than a point of Recall@5; above it, paraphrased and cross-language
+    # questions fall silent with the abstentions. `memory-recall eval --silence-sweep`
+    # prints the trade-off.
+    min_coverage: float = 0.15
+    # ... unless the document is about one of the query's rarest words: its title
+    # or description holds a name or identifier found in at most this share of
+    # the memories (and at least one). Such a word answers in any language, even
+    # when the rest of the question (inflected, or in another language than the
+    # memory) matches nothing as written. 0 turns this off.
+    rare_share: float = 0.001
+    # A term met only in the body (not the title or description) is weaker
+    # evidence that the memory is about it: it covers this share of its IDF.
+    body_coverage_weight: float = 0.7
+    # Near-ties go to the newer memory: when two memories say nearly as much
+    # about the query, the later one is usually the update of the earlier.
+    recency_band: float = 0.2
+    stem: bool = True  # see bm25f.query.light_stem
+    # A term found only inside longer words (`park` in `bürgerpark`, `cat` in
+    # `vietnamese`) is weak evidence too. (For the score it counts fully: a
+    # prefix such as `deploy` in `deployment` is the common case there.)
+    inside_coverage_weight: float = 0.1
+    # Overlapping grams say the same characters several times over: every
+    # character of a Thai/Lao/Khmer/Myanmar run is in three trigrams, of a CJK
+    # run in two pairs. Each gram weighs this share of its IDF, so a phrase in
+    # those scripts weighs about what the same words would weigh spaced.
+    unspaced_gram_weight: float = 1 / 3
+    cjk_pair_weight: float = 1 / 2
+
+
+DEFAULT_PARAMS = Bm25Params()
+
+
+def term_weight(token: str, df: int, n: int, params: Bm25Params) -> float:
+    """A term's IDF, for overlapping grams the share of it each gram carries."""
+    weight = idf(df, n)
+    if CJK_CHAR.match(token):
+        weight *= params.cjk_pair_weight
+    elif UNSPACED_CHAR.search(token):
+        weight *= params.unspaced_gram_weight
+    return weight
+
+
+# Length normalization of the body (BM25's b): a body of the corpus's average
+# length counts its terms as they are, a longer one for less.
+BODY_B = 0.75
+
+
+def body_norm(length: float, average: float) -> float:
+    return 1.0 - BODY_B + BODY_B * length / average
+
+
+def impact(
+    weight: float, in_title: bool, in_description: bool, count: int, norm: float, p: Bm25Params
+) -> int:
+    """What one term adds to a document's score (0 when the document lacks it).
+
+    `count`: the term's occurrences in the body (over every word holding it);
+    `norm`: the body's length normalization (`body_norm` of its length class).
+    """
+    wt, wd, wb = p.field_weights
+    tf = wt * in_title + wd * in_description + (wb * count / norm if count else 0.0)
+    if tf <= 0:
+        return 0
+    return max(1, round(SCORE_SCALE * weight * tf / (p.k1 + tf)))
+
+
+def coverage(weight: float, in_summary: bool, starts: bool, p: Bm25Params) -> int:
+    """How much of the query's content mass one content term covers in a document."""
+    share = 1.0 if in_summary else p.body_coverage_weight
+    share *= 1.0 if starts else p.inside_coverage_weight
+    return round(SCORE_SCALE * weight * share)
+
+
+def coverage_needed(mass: float, p: Bm25Params) -> int:
+    return math.ceil(round(SCORE_SCALE * p.min_coverage * mass, 6))
+
+
+def rare_limit(n: int, p: Bm25Params) -> int:
+    """A term found in at most this many documents is one of the rarest (0: none is)."""
+    return max(1, int(p.rare_share * n)) if p.rare_share else 0
+
+
+def word_start(token: str) -> regex.Pattern[str]:
+    return regex.compile(r"(?<![\p{L}\p{M}\p{N}])" + regex.escape(token))
+
+
+def newer_first_in_near_ties(scored: list[tuple[int, Any, Any]], band: float) -> None:
+    """Move a newer document above an older one scoring at most `band` more (in place).
+
+    `scored` holds (score, (-mtime, tiebreak), item), best first. An insertion
+    pass: each document climbs over the older ones just above it while it stays
+    within the band of them; equal mtimes never move.
+    """
+    for i in range(1, len(scored)):
+        j = i
+        while j > 0:
+            above, here = scored[j - 1], scored[j]
+            if here[1][0] < above[1][0] and here[0] >= (1.0 - band) * above[0]:
+                scored[j - 1], scored[j] = here, above
+                j -= 1
+            else:
+                break
+
+
+@dataclass
+class _Found:
+    """Where one query term is: per field, with its count in the body, and where it
+    starts a word."""
+
+    title: int
+    description: int
+    body: int  # the slots whose body holds it
+    starts: int
+    # Its count in each body: slot → count for a term of few postings, else counters.
+    counts: dict[int, int] | Counters
+
+    @property
+    def anywhere(self) -> int:
+        return self.title | self.description | self.body
+
+
+@dataclass
+class _Term:
+    token: str
+    weight: float  # IDF (times the gram share)
+    found: _Found
+    anywhere: int
+    content: bool  # counts toward the IDF mass a document must cover
+    kind: str = field(default="text")  # how a passage finds it: "text" or "acronym"
+
+
+class Bm25Ranker:
+    """A `Ranker` (server.ranking.shortlist) scoring BM25F through the warm index."""
+
+    def __init__(
+        self,
+        params: Bm25Params = DEFAULT_PARAMS,
+        index_kind: type[Bm25Index] = Bm25Index,
+        *,
+        sparse_postings: int = SPARSE_POSTINGS,
+    ) -> None:
+        self.params = params
+        self.index_kind = index_kind
+        self.sparse_postings = sparse_postings  # tests lower it to reach the bitmap path
+
+    def __call__(
+        self,
+        snapshot: CorpusView,
+        tokens: Sequence[str],
+        keep: Callable[[MemoryDocument], bool],
+        limit: int | None = None,
+    ) -> list[ScoredDocument]:
+        return self.ranking(snapshot, tokens, keep, limit).ranked
+
+    def ranking(
+        self,
+        snapshot: CorpusView,
+        tokens: Sequence[str],
+        keep: Callable[[MemoryDocument], bool],
+        limit: int | None = None,
+    ) -> Ranking:
+        index = snapshot.index(self.index_kind)
+        if not isinstance(index, Bm25Index):  # the catalog moved on after this snapshot
+            index = self.index_kind.of(snapshot.documents)
+        return self.rank_index(index, tokens, keep, limit)
+
+    def rank(
+        self,
+        index: Bm25Index,
+        tokens: Sequence[str],
+        keep: Callable[[MemoryDocument], bool] = lambda _doc: True,
+        limit: int | None = None,
+    ) -> list[ScoredDocument]:
+        """Kept documents best first: score, then mtime, then the index's input order."""
+        return self.rank_index(index, tokens, keep, limit).ranked
+
+    def rank_index(
+        self,
+        index: Bm25Index,
+        tokens: Sequence[str],
+        keep: Callable[[MemoryDocument], bool],
+        limit: int | None,
+    ) -> Ranking:
+        n = len(index)
+        if not tokens or not n or limit == 0:
+            return Ranking.empty()
+        p = self.params
+        terms = self._terms(index, tokens)
+        matched = 0
+        for term in terms:
+            matched |= term.anywhere
+        if not matched:
+            return Ranking.empty()
+        scores, covered = Counters(), Counters()
+        average = index.average_length()
+        for term in terms:
+            if term.anywhere:
+                scores.add_counters(self._impacts(index, term, average))
+                if term.content:
+                    covered.add_counters(self._coverage(term))
+        ordered = self._ordered(index, scores, matched, keep, limit)
+        window = bitmap_of(slot for slot, _ in ordered[:ANSWER_WINDOW])
+        mass = sum(t.weight for t in terms if t.content)
+        rare = rare_limit(n, p)
+        anchors = 0
+        for term in terms:
+            if term.content and 0 < term.anywhere.bit_count() <= rare:
+                anchors |= term.found.title | term.found.description
+        if not (covered.at_least(coverage_needed(mass, p), window) or anchors & window):
+            return Ranking.empty()
+        head = [(score, index.order_key(slot), slot) for slot, score in ordered[:NEAR_TIE_WINDOW]]
+        if p.recency_band:
+            newer_first_in_near_ties(head, p.recency_band)
+        order = [(slot, score) for score, _, slot in head] + ordered[NEAR_TIE_WINDOW:]
+        if limit is not None:
+            order = order[:limit]
+        passage_terms = [
+            PassageTerm(t.token, t.weight, t.kind) for t in terms if t.anywhere and t.content
+        ]
+
+        def score_of(doc: MemoryDocument) -> int:
+            slot = index.slot(doc.path)
+            if slot is None or index.document(slot) is not doc:
+                return 0
+            return scores.value(slot)
+
+        def excerpt(doc: MemoryDocument) -> Excerpt:
+            return best_passage(doc.body, passage_terms)
+
+        return Ranking(
+            [ScoredDocument(index.document(slot), score) for slot, score in order],
+            score_of,
+            excerpt,
+        )
+
+    def _ordered(
+        self,
+        index: Bm25Index,
+        scores: Counters,
+        among: int,
+        keep: Callable[[MemoryDocument], bool],
+        limit: int | None,
+    ) -> list[tuple[int, int]]:
+        """The first kept (slot, score) pairs in score order (score descending, then
+        recency order): at least NEAR_TIE_WINDOW of them, or every match."""
+        need = len(index) if limit is None else max(limit, NEAR_TIE_WINDOW)
+        among = scores.at_least(1, among)
+        out: list[tuple[int, int]] = []
+        while among and len(out) < need:
+            wanted = need - len(out)
+            threshold = max(1, scores.kth(among, wanted))
+            above = scores.at_least(threshold + 1, among)
+            level = scores.at_least(threshold, among) ^ above
+            values = scores.values(above)
+            for slot in sorted(values, key=lambda s: (-values[s], index.order_key(s))):
+                if keep(index.document(slot)):
+                    out.append((slot, values[slot]))
+            for slot in index.in_order(level, need - len(out)):
+                if len(out) == need:
+                    break
+                if keep(index.document(slot)):
+                    out.append((slot, threshold))
+            among &= ~(above | level)
+        return out[:need]
+
+    def _impacts(self, index: Bm25Index, term: _Term, average: float) -> Counters:
+        """The term's impact on every document that holds it, as counters.
+
+        The impact depends on the title, the description, the body count and the
+        body's length class: a few cells of documents per term, each written once.
+        """
+        p, found = self.params, term.found
+        out = Counters()
+        title, description, body = found.title, found.description, found.body
+        values: dict[tuple[bool, bool, int, int], int] = {}
+
+        def value(in_title: bool, in_description: bool, count: int, group: int) -> int:
+            key = (in_title, in_description, count, group)
+            known = values.get(key)
+            if known is None:
+                norm = body_norm(class_length(group), average)
+                known = values[key] = impact(term.weight, in_title, in_description, count, norm, p)
+            return known
+
+        summary = title | description
+        if isinstance(found.counts, dict):
+            # Few postings: document by document, slots grouped by their impact.
+            in_title = set(slots_of(title & body)) if title else set()
+            in_description = set(slots_of(description & body)) if description else set()
+            groups: dict[int, list[int]] = {}
+            for slot, count in found.counts.items():
+                group = length_class(index.length_of(slot))
+                worth = value(slot in in_title, slot in in_description, count, group)
+                groups.setdefault(worth, []).append(slot)
+            for worth, slots in groups.items():
+                out.put(bitmap_of(slots, index.capacity), worth)
+        else:
+            classes = [(g, bits & body) for g, bits in index.length_classes().items()]
+            classes = [(g, bits) for g, bits in classes if bits]
+            for count, level in found.counts.levels(body):
+                parts = [((False, False), level & ~summary if summary else level)]
+                if summary & level:
+                    parts += [
+                        ((True, True), level & title & description),
+                        ((True, False), level & title & ~description),
+                        ((False, True), level & description & ~title),
+                    ]
+                for (in_t, in_d), part in parts:
+                    if not part:
+                        continue
+                    for group, bits in classes:
+                        cell = part & bits
+                        if cell:
+                            out.put(cell, value(in_t, in_d, count, group))
+        for (in_t, in_d), only in (
+            ((True, True), title & description),
+            ((True, False), title & ~description),
+            ((False, True), description & ~title),
+        ):
+            only &= ~body
+            if only:
+                out.put(only, value(in_t, in_d, 0, 0))
+        return out
+
+    def _coverage(self, term: _Term) -> Counters:
+        p, found = self.params, term.found
+        out = Counters()
+        summary = found.title | found.description
+        body_only = term.anywhere & ~summary
+        for in_summary, slots in ((True, summary), (False, body_only)):
+            for starts, part in ((True, slots & found.starts), (False, slots & ~found.starts)):
+                if part:
+                    value = coverage(term.weight, in_summary, starts, p)
+                    if value:
+                        out.put(part, value)
+        return out
+
+    def _terms(self, index: Bm25Index, tokens: Sequence[str]) -> list[_Term]:
+        """The query's terms, with their IDF and where they are, function words left out.
+
+        Words, CJK pairs and acronyms are looked up in the index; compound
+        identifiers (`billing-api`) through their parts, then checked in the
+        text. A compound the index cannot narrow down is left out (its parts are
+        tokens too).
+        """
+        p = self.params
+        n = len(index)
+        terms: list[_Term] = []
+        seen: set[str] = set()
+        for token in scored_tokens(tokens, p.stem):
+            found = self._find(index, token)
+            if found is None:
+                continue
+            anywhere = found.anywhere
+            bare = without_clitic(token) if p.stem and not anywhere else None
+            if bare is not None:
+                bare_found = self._find(index, bare)
+                if bare_found is not None and bare_found.anywhere:
+                    token, found, anywhere = bare, bare_found, bare_found.anywhere
+            if token in seen:
+                continue
+            seen.add(token)
+            df = anywhere.bit_count()
+            content = token not in QUERY_STOPWORDS and (df > 0 or names_a_lack(token, tokens))
+            weight = term_weight(token, df, n, p)
+            kind = "acronym" if is_acronym(token) else "text"
+            terms.append(_Term(token, weight, found, anywhere, content, kind))
+        return terms
+
+    def _find(self, index: Bm25Index, token: str) -> _Found | None:
+        """Where a token is in the index, or None for one it cannot look up."""
+        if is_acronym(token) or CJK_PAIR.fullmatch(token):
+            words = [token]
+        elif WORD.fullmatch(token):
+            words = index.words_containing(token)
+        else:
+            return self._find_compound(index, token)
+        title = index.field_bits(TITLE, words)
+        description = index.field_bits(DESCRIPTION, words)
+        counts: dict[int, int] | Counters
+        if index.field_postings(BODY, words) <= max(self.sparse_postings, index.capacity // 64):
+            counts = index.field_counts(BODY, words)
+            body = bitmap_of(counts, index.capacity)
+        else:
+            counts = index.field_sums(BODY, words)
+            body = 0
+            for bitmap in counts.slices:
+                body |= bitmap
+        found = _Found(title, description, body, 0, counts)
+        starting = [w for w in words if w.startswith(token)] if is_spaced(token) else words
+        if len(starting) == len(words):
+            found.starts = found.anywhere
+        elif starting:
+            starts = index.field_bits(TITLE, starting) | index.field_bits(DESCRIPTION, starting)
+            found.starts = starts | bitmap_of(index.field_counts(BODY, starting), index.capacity)
+        return found
+
+    def _find_compound(self, index: Bm25Index, token: str) -> _Found | None:
+        """A compound identifier (`billing-api`, `services/billing/refund.ts`, `2025-04`):
+        the documents holding every part of three letters or more, checked in the text."""
+        parts = set(WORD.findall(token))
+        if not parts:
+            return None
+        candidates = -1
+        for part in parts:
+            found = self._find(index, part)
+            candidates &= found.anywhere if found else 0
+            if not candidates:
+                return _Found(0, 0, 0, 0, {})
+        if candidates.bit_count() > COMPOUND_CANDIDATES:
+            return None
+        pattern = word_start(token)
+        title = description = starts = 0
+        counts: dict[int, int] = {}
+        for slot in slots_of(candidates):
+            doc = index.document(slot)
+            text = index.body_text(doc)[0]
+            fields = (doc.norm_title, doc.norm_description, text)
+            held = [token in f for f in fields]
+            if held[0]:
+                title |= 1 << slot
+            if held[1]:
+                description |= 1 << slot
+            if held[2]:
+                counts[slot] = text.count(token)
+            if any(h and pattern.search(f) for h, f in zip(held, fields, strict=True)):
+                starts |= 1 << slot
+        return _Found(title, description, bitmap_of(counts), starts, counts)

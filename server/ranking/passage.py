@@ -1,0 +1,150 @@
+"""The passage of a long body to deliver: at most 1,200 characters, the part that matched.
+
+A body of at most 1,200 characters is delivered whole. A longer one is cut into
+segments on line and sentence boundaries (a segment longer than the window is
+cut at a space, or hard where there is none); the passage is the run of
+consecutive segments, at most 1,200 characters in all, that holds the most of
+the query's terms, each distinct term counted once with its weight (IDF), the
+earliest run on a tie. A body that holds none of them is delivered from its
+start, cut on a boundary.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import regex
+from memory_recall.protocol.limits import BODY_WINDOW_CHARS
+from memory_recall.server.tokens import normalize
+
+ACRONYM_MARK = "\x01"
+_ACRONYM = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{Lu}{2}(?![\p{L}\p{M}\p{N}])")
+# Where a segment ends: after a line break, or after a sentence's end and its spaces.
+_SEGMENT_END = regex.compile(r"\n+|(?<=[.!?;:。！？；])[\s\u3000]+|(?<=[。！？])")
+# A cut inside a segment too long for the window prefers a space.
+_SPACE = regex.compile(r"\s")
+# A window that must end on a boundary ends at the last one in its second half.
+MIN_SHARE_KEPT = 0.5
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """Code-point offsets of the delivered part of a body: body[start:end]."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class PassageTerm:
+    token: str  # normalized (as the ranker matched it)
+    weight: float
+    kind: str = "text"  # "acronym": an acronym term, found as written
+
+
+def opening(body: str, limit: int = BODY_WINDOW_CHARS, *, exact: bool = False) -> Excerpt:
+    """The start of a body: all of it when it fits; else its first `limit` characters,
+    `exact`ly (SPEC §3's window) or cut at the last boundary in their second half."""
+    if len(body) <= limit or exact:
+        return Excerpt(0, min(len(body), limit))
+    ends = [end for end in _segment_ends(body[: limit + 1]) if end <= limit]
+    good = [end for end in ends if end >= limit * MIN_SHARE_KEPT]
+    end = good[-1] if good else _cut(body, 0, limit)
+    return Excerpt(0, _rstrip(body, 0, end))
+
+
+def best_passage(
+    body: str, terms: Sequence[PassageTerm], limit: int = BODY_WINDOW_CHARS
+) -> Excerpt:
+    """The passage of at most `limit` characters that holds the most weight of `terms`."""
+    if len(body) <= limit:
+        return Excerpt(0, len(body))
+    if not terms:
+        return opening(body, limit)
+    segments = _segments(body, limit)
+    found = [_terms_in(body[start:end], terms) for start, end in segments]
+    if not any(found):
+        return opening(body, limit)
+    best: tuple[float, int, int] | None = None  # (weight, first segment, past the last)
+    held: Counter[int] = Counter()
+    weight = 0.0
+    last = 0  # the window is segments[first:last]
+    for first in range(len(segments)):
+        if last < first:
+            last = first
+        while last < len(segments) and segments[last][1] - segments[first][0] <= limit:
+            for term in found[last]:
+                if not held[term]:
+                    weight += terms[term].weight
+                held[term] += 1
+            last += 1
+        if best is None or weight > best[0] + 1e-12:
+            best = (weight, first, last)
+        for term in found[first]:
+            held[term] -= 1
+            if not held[term]:
+                weight -= terms[term].weight
+    assert best is not None
+    _, first, last = best
+    start = segments[first][0]
+    end = segments[last - 1][1] if last > first else min(len(body), start + limit)
+    start = _lstrip(body, start, end)
+    return Excerpt(start, _rstrip(body, start, end))
+
+
+def _terms_in(text: str, terms: Sequence[PassageTerm]) -> list[int]:
+    normalized = normalize(text)
+    acronyms = None
+    out = []
+    for i, term in enumerate(terms):
+        if term.kind == "acronym":
+            if acronyms is None:
+                acronyms = {ACRONYM_MARK + normalize(a) for a in _ACRONYM.findall(text)}
+            if term.token in acronyms:
+                out.append(i)
+        elif term.token in normalized:
+            out.append(i)
+    return out
+
+
+def _segment_ends(text: str) -> list[int]:
+    return [match.end() for match in _SEGMENT_END.finditer(text)]
+
+
+def _segments(body: str, limit: int) -> list[tuple[int, int]]:
+    """(start, end) of every segment, in order, each at most `limit` long, covering the body."""
+    out = []
+    start = 0
+    for end in [*_segment_ends(body), len(body)]:
+        while end - start > limit:
+            cut = _cut(body, start, start + limit)
+            out.append((start, cut))
+            start = cut
+        if end > start:
+            out.append((start, end))
+            start = end
+    return out
+
+
+def _cut(body: str, start: int, end: int) -> int:
+    """Where to cut `body[start:end]` short of its end: after its last space in the
+    second half, else at `end`."""
+    floor = start + int((end - start) * MIN_SHARE_KEPT)
+    for at in range(end - 1, floor, -1):
+        if _SPACE.match(body, at):
+            return at + 1
+    return end
+
+
+def _rstrip(body: str, start: int, end: int) -> int:
+    while end > start and body[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def _lstrip(body: str, start: int, end: int) -> int:
+    while start < end and body[start].isspace():
+        start += 1
+    return start

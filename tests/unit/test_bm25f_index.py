@@ -1,0 +1,152 @@
+"""bm25f's index against its definition: whatever the corpus and its history of changes,
+the indexed ranking equals the plain document-by-document scan, and the fast phase is
+exactly the first two of it."""
+
+from __future__ import annotations
+
+import pickle
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from memory_recall.protocol.limits import FAST_LIMIT, LEXICAL_CANDIDATES
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f.index import Bm25Index, Bm25WindowIndex
+from memory_recall.server.ranking.bm25f.ranker import Bm25Ranker
+from memory_recall.server.ranking.bm25f.scan import rank_scan
+from memory_recall.server.ranking.bm25f.terms import body_window, whole_body
+from memory_recall.server.ranking.bm25f.tokens import recall_tokens
+from memory_recall.server.ranking.shortlist import RecallQuery
+from memory_recall.server.ranking.view import CorpusView, input_order_key
+
+from tests.conftest import make_doc
+from tests.unit.test_index import as_pairs, documents, queries, vocabularies
+
+# What bm25f reads beyond SPEC tokens: acronyms, compounds, camelCase, dates, repeats.
+EXTRA = [
+    "CI", "PR", "ci", "GP", "billing-api", "billing", "api", "services/billing/refund.ts",
+    "getUserName", "user", "2025-04-06", "2025", "deploy deploy deploy", "ฐานข้อมูล",
+]  # fmt: skip
+
+
+@st.composite
+def scenarios(draw: st.DrawFn, most: int = 12):
+    vocabulary = draw(vocabularies) + draw(st.lists(st.sampled_from(EXTRA), max_size=4))
+    paths = [f"/m/{i}.md" for i in range(draw(st.integers(0, most)))]
+    docs = {p: draw(documents(p, vocabulary)) for p in paths}
+    changes = []
+    for _ in range(draw(st.integers(0, 8))):
+        path = f"/m/{draw(st.integers(0, most + 2))}.md"
+        changes.append((path, draw(documents(path, vocabulary)) if draw(st.booleans()) else None))
+    return vocabulary, docs, changes
+
+
+def apply(index: Bm25Index, docs: dict[str, MemoryDocument], changes) -> None:
+    for doc in docs.values():
+        index.add(doc)
+    for path, doc in changes:
+        index.remove(path)
+        docs.pop(path, None)
+        if doc is not None:
+            index.add(doc)
+            docs[path] = doc
+
+
+KINDS = {Bm25Index: whole_body, Bm25WindowIndex: body_window}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data())
+def test_the_incremental_index_ranks_exactly_like_the_scan(scenario, data):
+    vocabulary, docs, changes = scenario
+    kind = data.draw(st.sampled_from(sorted(KINDS, key=lambda k: k.KIND)))
+    # Small thresholds put short posting lists behind bitmaps, and score through them.
+    index = kind(dense_postings=data.draw(st.sampled_from((1, 2, 512))), tiebreak=input_order_key)
+    ranker = Bm25Ranker(index_kind=kind, sparse_postings=data.draw(st.sampled_from((0, 256))))
+    apply(index, docs, changes)
+    if data.draw(st.booleans()):
+        index.warm(share=1_000_000)
+    snapshot = CorpusView.of(docs.values())
+    excluded = data.draw(st.sets(st.sampled_from(sorted(docs) or ["/none"])))
+
+    def keep(doc):
+        return doc.path not in excluded
+
+    for _ in range(3):
+        tokens = recall_tokens(data.draw(queries(list(docs.values()), vocabulary)))
+        want = rank_scan(snapshot.documents, tokens, keep, body=KINDS[kind])
+        for limit in (None, 1, 2, 5):
+            got = ranker.rank(index, tokens, keep, limit)
+            assert as_pairs(got) == as_pairs(want[:limit]), (tokens, limit)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(most=40), st.data())
+def test_the_fast_phase_is_exactly_the_top_two_of_the_ranking(scenario, data):
+    vocabulary, docs, _ = scenario
+    snapshot = CorpusView.of(docs.values())
+    ranker = Bm25Ranker(sparse_postings=data.draw(st.sampled_from((0, 256))))
+    for _ in range(3):
+        query = data.draw(queries(list(docs.values()), vocabulary))
+        recall = RecallQuery.build(snapshot, query, ranker=ranker, tokenizer=recall_tokens)
+        exact = rank_scan(snapshot.documents, recall.tokens)
+        assert as_pairs(recall.top(FAST_LIMIT)) == as_pairs(exact[:FAST_LIMIT]), query
+        shortlist = recall.shortlist()
+        assert as_pairs(shortlist.fast) == as_pairs(exact[:FAST_LIMIT])
+        assert as_pairs(shortlist.ranked) == as_pairs(exact[:LEXICAL_CANDIDATES])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data())
+def test_a_saved_index_reloads_to_the_same_answers_and_keeps_changing(scenario, data):
+    vocabulary, docs, changes = scenario
+    index = Bm25Index(tiebreak=input_order_key)
+    apply(index, docs, changes)
+    parts = pickle.loads(pickle.dumps(list(index.parts())))
+    reloaded = Bm25Index.from_parts(parts, input_order_key)
+    reloaded.relink(docs)
+    ranker = Bm25Ranker()
+    tokens = recall_tokens(data.draw(queries(list(docs.values()), vocabulary)))
+    assert as_pairs(ranker.rank(reloaded, tokens)) == as_pairs(ranker.rank(index, tokens))
+    if docs:
+        gone = data.draw(st.sampled_from(sorted(docs)))
+        reloaded.remove(gone)
+        del docs[gone]
+        want = rank_scan(CorpusView.of(docs.values()).documents, tokens)
+        assert as_pairs(ranker.rank(reloaded, tokens)) == as_pairs(want)
+
+
+def test_the_whole_body_is_indexed_and_its_length_normalizes_it():
+    filler = "Notes about the team and the week. " * 60  # ~2,100 characters
+    deep = make_doc("Session log", body=filler + "The flaky test was fixed by pinning xdist.")
+    short = make_doc("xdist", body="Pinning xdist fixed it.")
+    index = Bm25Index.of([deep, short])
+    window = Bm25WindowIndex.of([deep, short])
+    ranker, window_ranker = Bm25Ranker(), Bm25Ranker(index_kind=Bm25WindowIndex)
+    found = [s.document for s in ranker.rank(index, recall_tokens("flaky test pinning"))]
+    assert found == [deep, short]  # past character 1,200, and "flaky" only there
+    assert [s.document for s in window_ranker.rank(window, recall_tokens("flaky pinning"))] == [
+        short
+    ]
+
+
+def test_acronyms_are_indexed_as_written_and_survive_a_reload():
+    gp = make_doc("Doctor", body="My GP is Dr. Byrne; the GP practice is near.", path="/m/gp.md")
+    build = make_doc("Build", body="gp ci build guide", path="/m/build.md")  # lowercase: words
+    index = Bm25Index.of([gp, build])
+    assert index.field_counts(2, ["\x01gp"]) == {0: 2}
+    assert index.field_counts(2, ["\x01ci"]) == {}
+    parts = pickle.loads(pickle.dumps(list(index.parts())))
+    reloaded = Bm25Index.from_parts(parts)
+    reloaded.relink({doc.path: doc for doc in (gp, build)})
+    assert reloaded.field_counts(2, ["\x01gp"]) == {0: 2}
+    reloaded.remove("/m/gp.md")
+    assert reloaded.field_counts(2, ["\x01gp"]) == {}
+    assert [s.document for s in Bm25Ranker().rank(index, recall_tokens("my GP"))] == [gp]
+
+
+def test_the_spec_index_holds_no_acronyms():
+    from memory_recall.server.ranking.index import DocumentIndex
+
+    gp = make_doc("Doctor", body="My GP is Dr. Byrne.")
+    index = DocumentIndex.of([gp])
+    assert not [t for field in index.document_terms(gp).fields for t in field if t < " "]
