@@ -27,6 +27,8 @@ from typing import Any
 from memory_recall.protocol import methods
 from memory_recall.protocol.messages import (
     CompleteParams,
+    ConsolidateResult,
+    ContextResult,
     ExtractParams,
     ExtractResult,
     ForgetParams,
@@ -39,6 +41,7 @@ from memory_recall.protocol.messages import (
     RestoreParams,
     SelectParams,
     StatusResult,
+    TreeResult,
     UndoParams,
     UpdateParams,
     WireModel,
@@ -265,6 +268,25 @@ class MemoryRecallClient:
 
     async def status(self) -> StatusResult:
         return StatusResult.model_validate(await self.request(methods.STATUS, {}))
+
+    async def tree(self, scope: str | None = None) -> TreeResult:
+        """The topic tree (SPEC §10): categories with counts and members."""
+        params = {} if scope is None else {"scope": scope}
+        return TreeResult.model_validate(await self.request(methods.TREE, params))
+
+    async def consolidate(
+        self, scope: str | None = None, *, dry_run: bool = False
+    ) -> ConsolidateResult:
+        """Consolidate the roots (SPEC §10): one undoable operation per root; `dry_run` reports."""
+        params: dict[str, Any] = {"dryRun": dry_run}
+        if scope is not None:
+            params["scope"] = scope
+        return ConsolidateResult.model_validate(await self.request(methods.CONSOLIDATE, params))
+
+    async def context(self, budget_chars: int | None = None) -> ContextResult:
+        """The always-loaded memories within the budget, and what did not fit."""
+        params = {} if budget_chars is None else {"budgetChars": budget_chars}
+        return ContextResult.model_validate(await self.request(methods.CONTEXT, params))
 
     # -- the write side (SPEC §8): each raises RpcError (-32602, -32803) when refused --
 

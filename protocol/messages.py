@@ -71,6 +71,29 @@ class SelectorOptions(WireModel):
     )
 
 
+class OrganiseOptions(WireModel):
+    """Retention and consolidation (SPEC §10)."""
+
+    capacity: StrictInt | None = Field(
+        default=None, ge=1, le=1_000_000,
+        description="memories per root before the lowest-retention ones are archived "
+        "(default 300)",
+    )  # fmt: skip
+    auto_consolidate: StrictBool = Field(
+        default=False,
+        description="consolidate each writable root on its own when the host has been idle, "
+        "at least 24 h and 5 writes after its last consolidation",
+    )
+
+
+class ContextOptions(WireModel):
+    """The always-loaded memories (SPEC §10 `memory/context`)."""
+
+    budget_chars: StrictInt | None = Field(
+        default=None, ge=100, le=1_000_000, description="characters of the block (default 4000)"
+    )
+
+
 class WriteOptions(WireModel):
     """How the daemon writes memories (SPEC §8)."""
 
@@ -105,6 +128,8 @@ class InitializationOptions(WireModel):
     ranker: StrictStr | None = Field(
         default=None, description="fast-phase ranker by name; default: the server's default"
     )
+    organise: OrganiseOptions = Field(default_factory=OrganiseOptions)
+    context: ContextOptions = Field(default_factory=ContextOptions)
     write: WriteOptions = Field(default_factory=WriteOptions)
     capabilities: HostCapabilities = Field(default_factory=HostCapabilities)
 
@@ -127,6 +152,14 @@ class RecallParams(WireModel):
     exclude_paths: list[StrictStr] = Field(default_factory=list)
     limit: StrictInt | None = Field(
         default=None, ge=1, le=REFINED_LIMIT, description="most documents in the refined phase"
+    )
+
+
+class StaleMark(WireModel):
+    """Why a delivered memory may be outdated (SPEC §10)."""
+
+    reason: str = Field(
+        description="e.g. 'cites src/app/pay.ts, which no longer exists', 'expired on 2025-06-30'"
     )
 
 
@@ -159,6 +192,11 @@ class MemoryDoc(WireModel):
     )
     mtime_ms: float
     score: float
+    stale: StaleMark | None = Field(
+        default=None,
+        description="set when a cited path is gone or `expires` has passed; the memory is "
+        "delivered after the fresh ones of its phase",
+    )
     content_hash: str | None = Field(
         default=None, description="the file's version: pass it as memory/update's ifMatch"
     )
@@ -595,6 +633,146 @@ class WriteStatus(WireModel):
     indexes: list[IndexStatus]
 
 
+# -- organisation (SPEC §10) ---------------------------------------------------------
+
+PlaceSource = Literal["declared", "declared-top", "inferred"]
+
+
+class TreeParams(WireModel):
+    """`memory/tree`: the topic tree of one scope, or of every root."""
+
+    scope: Scope | None = None
+
+
+class TreeMember(WireModel):
+    path: str
+    relative_path: str
+    scope: Scope
+    title: str
+    source: PlaceSource = Field(
+        description="declared: `category:` front matter; declared-top: its category declared, "
+        "the subcategory inferred; inferred: by the rules"
+    )
+
+
+class TreeNode(WireModel):
+    """A category or subcategory; `count` includes its subcategories' members."""
+
+    slug: str = Field(description="`lessons`, `lessons/errors`: what `category:` may say")
+    label: str
+    count: int
+    members: list[TreeMember]
+    children: list[TreeNode] = Field(default_factory=list)
+
+
+class TreeResult(WireModel):
+    """`memory/tree` result: the five categories (SPEC §10 order), empty ones included."""
+
+    categories: list[TreeNode]
+    total: int
+
+
+class ContextParams(WireModel):
+    """`memory/context`: the always-loaded block (`always: true` memories)."""
+
+    budget_chars: StrictInt | None = Field(
+        default=None, ge=100, le=1_000_000,
+        description="characters; default: context.budgetChars of initialize, else 4000",
+    )  # fmt: skip
+
+
+class ContextDoc(WireModel):
+    path: str
+    relative_path: str
+    scope: Scope
+    type: MemoryType
+    title: str
+    chars: int = Field(description="its section's size in the prompt")
+
+
+class ContextOmission(ContextDoc):
+    reason: str
+
+
+class ContextResult(WireModel):
+    """`memory/context` result: what fits, in order, and what did not (never dropped silently)."""
+
+    prompt: str = Field(description="`## Always-loaded memory` and one section per doc; '' if none")
+    docs: list[ContextDoc]
+    truncated: list[ContextOmission] = Field(
+        description="the always-loaded memories that did not fit the budget"
+    )
+    budget_chars: int
+    used_chars: int
+
+
+# -- memory/consolidate (SPEC §10) ------------------------------------------------------------
+
+ArchiveCause = Literal["merged", "superseded", "covered", "capacity"]
+NoticeKind = Literal["stale", "protected", "possible", "over-capacity"]
+
+
+class ConsolidateParams(WireModel):
+    """`memory/consolidate`: merge duplicates, newer wins, prune to capacity, rebuild MEMORY.md."""
+
+    scope: Scope | None = Field(default=None, description="only the roots of this scope")
+    dry_run: StrictBool = Field(default=False, description="report the plan, change nothing")
+
+
+class ConsolidationMerge(WireModel):
+    into: str = Field(description="the newest duplicate, which keeps every distinct line")
+    merged_from: list[str]
+    added_lines: int
+
+
+class ConsolidationSupersede(WireModel):
+    path: str = Field(description="the newer memory, kept")
+    supersedes: list[str] = Field(description="relative paths of the older ones, archived")
+
+
+class ConsolidationArchive(WireModel):
+    path: str
+    cause: ArchiveCause
+    reason: str
+    into: str | None = Field(default=None, description="the memory holding its content or fact")
+    retention: float | None = Field(default=None, description="its score, when over capacity")
+
+
+class ConsolidationNotice(WireModel):
+    """Something consolidation saw and only reports (it never changes these)."""
+
+    path: str
+    kind: NoticeKind
+    reason: str
+
+
+class ConsolidationReport(WireModel):
+    """One root's consolidation: what it found and did (or, in a dry run, would do)."""
+
+    root: str
+    scope: Scope
+    capacity: int
+    before: int
+    after: int
+    operation: str | None = Field(default=None, description="the journal operation: undo takes it")
+    merges: list[ConsolidationMerge]
+    supersessions: list[ConsolidationSupersede]
+    archived: list[ConsolidationArchive]
+    notices: list[ConsolidationNotice]
+    pairs_judged: int
+    elapsed_ms: dict[str, float]
+
+
+class ConsolidateResult(WireModel):
+    """`memory/consolidate` result: the reports, and the write result of what was carried out."""
+
+    dry_run: bool
+    reports: list[ConsolidationReport]
+    operations: list[WriteOperation] = Field(default_factory=list)
+    skipped: list[WriteSkipped] = Field(default_factory=list)
+    indexes: list[IndexStatus] = Field(default_factory=list)
+
+
 ALL_MODELS: tuple[type[WireModel], ...] = (
     InitializationOptions,
     RecallParams,
@@ -608,6 +786,12 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     ExtractResult,
     RecallTelemetry,
     StatusResult,
+    TreeParams,
+    TreeResult,
+    ContextParams,
+    ContextResult,
+    ConsolidateParams,
+    ConsolidateResult,
     RememberParams,
     UpdateParams,
     ForgetParams,

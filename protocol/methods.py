@@ -5,6 +5,10 @@ PROTOCOL_VERSION = 1
 # client → server requests
 RECALL = "memory/recall"
 STATUS = "memory/status"
+# organisation (SPEC §10)
+TREE = "memory/tree"
+CONTEXT = "memory/context"
+CONSOLIDATE = "memory/consolidate"
 # the write side (SPEC §8)
 REMEMBER = "memory/remember"
 UPDATE = "memory/update"
@@ -14,6 +18,11 @@ UNDO = "memory/undo"
 HISTORY = "memory/history"
 LIST = "memory/list"
 EXTRACT = "memory/extract"
+# Every request above: what a host must send with an id (as a notification it is ignored).
+REQUESTS = frozenset(
+    {RECALL, STATUS, TREE, CONTEXT, CONSOLIDATE, REMEMBER, UPDATE, FORGET, RESTORE, UNDO,
+     HISTORY, LIST, EXTRACT}
+)  # fmt: skip
 
 # server → client notifications
 FAST_RESULT = "memory/fastResult"

@@ -29,6 +29,9 @@ def build_schema() -> dict[str, object]:
         "requests": {
             methods.RECALL: "RecallParams → RecallResult",
             methods.STATUS: "→ StatusResult",
+            methods.TREE: "TreeParams → TreeResult",
+            methods.CONTEXT: "ContextParams → ContextResult",
+            methods.CONSOLIDATE: "ConsolidateParams → ConsolidateResult",
             methods.REMEMBER: "RememberParams → WriteResult",
             methods.UPDATE: "UpdateParams → WriteResult",
             methods.FORGET: "ForgetParams → WriteResult",

@@ -173,6 +173,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     for path in args.corpus:
         _existing(path, "corpus")
+    categories = [path for path in args.corpus if _is_category_set(path)]
+    if categories:  # labelled category sets: the topic tree's accuracy
+        import dataclasses
+
+        from memory_recall.server.dev.category_eval import evaluate_categories, format_report
+
+        for path in categories:
+            report = evaluate_categories(path)
+            if args.json:
+                print(json.dumps(dataclasses.asdict(report), ensure_ascii=False, indent=2))
+            else:
+                print(format_report(report))
+        args.corpus = [path for path in args.corpus if path not in categories]
+        if not args.corpus:
+            return 0
     names = args.ranker or [DEFAULT_RANKER]
     if args.silence_sweep:
         for path in args.corpus:
@@ -205,6 +220,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_category_set(path: str) -> bool:
+    """A labelled category set (`{"memories": [...]}`) rather than a ranking corpus."""
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False  # load_corpus says what is wrong with it
+    return isinstance(data, dict) and "memories" in data and "cases" not in data
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     catalog = MemoryCatalog(_roots(args))
     catalog.scan()
@@ -215,6 +239,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"index built in {catalog.build_ms or 0:.1f} ms")
     for skipped in catalog.skipped:
         print(f"skipped  {skipped.path}: {skipped.reason}")
+    from memory_recall.server.cli_organise import stale_lines
+
+    for line in stale_lines(catalog, os.path.abspath(args.workspace or os.getcwd())):
+        print(line)
     return 0
 
 
@@ -490,10 +518,17 @@ def build_parser() -> argparse.ArgumentParser:
     exv.add_argument("--json", action="store_true", help="print one JSON object")
     exv.set_defaults(func=cmd_eval_extract)
 
-    status = sub.add_parser("status", help="roots, document counts and skipped files")
+    status = sub.add_parser("status", help="roots, document counts, skipped and stale files")
     _add_root_option(status)
+    status.add_argument(
+        "--workspace", metavar="DIR",
+        help="the workspace cited paths are checked against (default: the current folder)",
+    )  # fmt: skip
     status.set_defaults(func=cmd_status)
 
+    from memory_recall.server.cli_organise import add_commands as add_organise_commands
+
+    add_organise_commands(sub, _add_root_option, _roots)
     from memory_recall.server.cli_writes import add_commands
 
     add_commands(sub, _add_root_option, _roots, table=table, clip=clip)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.passage import Excerpt, opening
@@ -45,12 +45,14 @@ def render_prompt(
     docs: Sequence[MemoryDocument],
     now_ms: float | None = None,
     excerpts: Sequence[Excerpt] | None = None,
+    stale: Mapping[str, str] | None = None,
 ) -> str:
     """`## Relevant memory` with one `### title (relative path)` section per document.
 
     Each body is its excerpt (by default the first 1,200 characters), with "…"
     where the text was cut: before it when it starts inside the body, after it
-    when the body goes on.
+    when the body goes on. `stale`: path → why a memory may be outdated (SPEC §10);
+    its section says so.
     """
     if not docs:
         return ""
@@ -61,6 +63,8 @@ def render_prompt(
             f"({one_line(doc.relative_path, PROMPT_TITLE_CHARS * 2)})",
             f"_saved {format_age(doc.mtime_ms, now_ms)}_",
         ]
+        if stale and doc.path in stale:
+            section.append(f"_May be outdated: it {stale[doc.path]}._")
         if doc.description:
             section.append(one_line(doc.description, PROMPT_DESCRIPTION_CHARS))
         excerpt = excerpts[i] if excerpts is not None else opening(doc.body, exact=True)

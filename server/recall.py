@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -24,6 +24,7 @@ from memory_recall.protocol.messages import (
     RecallCounters,
     RecallResult,
     RecallTelemetry,
+    StaleMark,
     Status,
     Strategy,
 )
@@ -47,6 +48,14 @@ class RecallRequest:
     limit: int = REFINED_LIMIT
 
 
+# Staleness (SPEC §10), checked as documents are about to be delivered: a factory
+# called once per recall (its `stat` cache lives as long as the recall) returning
+# a check of path → why the memory may be outdated. The daemon passes
+# `organise.staleness.StalenessChecker.for_recall`.
+StaleCheck = Callable[[Sequence[MemoryDocument]], Mapping[str, str]]
+StalenessSource = Callable[[], StaleCheck]
+
+
 class RecallListener(Protocol):
     def fast_result(self, note: PhaseNotification) -> None: ...
     def refined_result(self, note: PhaseNotification) -> None: ...
@@ -66,7 +75,7 @@ class ExclusionSet:
         return [s for s in docs if s.document.path not in self.paths]
 
 
-def to_wire(scored: ScoredDocument, excerpt: Excerpt) -> MemoryDoc:
+def to_wire(scored: ScoredDocument, excerpt: Excerpt, stale: str | None = None) -> MemoryDoc:
     """A delivered document: its body is the excerpt the ranker chose."""
     doc = scored.document
     return MemoryDoc(
@@ -81,6 +90,7 @@ def to_wire(scored: ScoredDocument, excerpt: Excerpt) -> MemoryDoc:
         excerpt=WireExcerpt(start=excerpt.start, end=excerpt.end),
         mtime_ms=doc.mtime_ms,
         score=scored.score,
+        stale=StaleMark(reason=stale) if stale else None,
         content_hash=doc.content_hash or None,
     )
 
@@ -108,6 +118,7 @@ class _Phases:
 
     timer: _Timer
     excerpt: Callable[[MemoryDocument], Excerpt]
+    stale_check: StaleCheck | None = None
 
     def build(
         self,
@@ -117,13 +128,21 @@ class _Phases:
         docs: list[ScoredDocument],
         failure: str | None = None,
     ) -> PhaseResult:
+        stale = self.stale_check([s.document for s in docs]) if self.stale_check and docs else {}
+        if stale:  # demoted: after every fresh memory of the phase
+            docs = [s for s in docs if s.document.path not in stale] + [
+                s for s in docs if s.document.path in stale
+            ]
         excerpts = [self.excerpt(s.document) for s in docs]
         return PhaseResult(
             phase=name,
             strategy=strategy,
             status=status,
-            docs=[to_wire(s, e) for s, e in zip(docs, excerpts, strict=True)],
-            prompt=render_prompt([s.document for s in docs], excerpts=excerpts),
+            docs=[
+                to_wire(s, e, stale.get(s.document.path))
+                for s, e in zip(docs, excerpts, strict=True)
+            ],
+            prompt=render_prompt([s.document for s in docs], excerpts=excerpts, stale=stale),
             elapsed_ms=self.timer.ms(),
             failure=failure,
         )
@@ -162,9 +181,11 @@ class RecallService:
         *,
         ceiling_s: float | None = None,
         timeout_s: float | None = None,
+        staleness: StalenessSource | None = None,
     ) -> None:
         self.selector = selector
         self.ranker = ranker
+        self.staleness = staleness
         self.ceiling_s = SELECTOR_CEILING_S if ceiling_s is None else ceiling_s
         self.deadline_s = min(self.ceiling_s, timeout_s) if timeout_s else self.ceiling_s
         self.counters = RecallCounters()
@@ -223,7 +244,11 @@ class RecallService:
             ranker=self.ranker.rank,
             tokenizer=self.ranker.tokenize,
         )
-        phases = _Phases(timer, lambda doc: query.ranking.excerpt(doc))
+        phases = _Phases(
+            timer,
+            lambda doc: query.ranking.excerpt(doc),
+            self.staleness() if self.staleness else None,
+        )
 
         def notify(result: PhaseResult) -> PhaseNotification:
             return PhaseNotification(

@@ -14,6 +14,8 @@ from memory_recall.protocol import methods
 from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.protocol.messages import (
     CatalogCountersStatus,
+    ConsolidateParams,
+    ContextParams,
     ExtractParams,
     ForgetParams,
     HistoryParams,
@@ -27,11 +29,18 @@ from memory_recall.protocol.messages import (
     RuntimeStatus,
     SkippedFileStatus,
     StatusResult,
+    TreeParams,
     UndoParams,
     UpdateParams,
 )
 from memory_recall.server.daemon.adapter import MemoryProtocol
 from memory_recall.server.daemon.extracting import ExtractionService
+from memory_recall.server.daemon.organising import (
+    OrganiseSide,
+    consolidate_wire,
+    context_wire,
+    tree_wire,
+)
 from memory_recall.server.daemon.session import CatalogSession
 from memory_recall.server.daemon.writing import (
     WriteSide,
@@ -45,7 +54,7 @@ from memory_recall.server.store import inventory
 from memory_recall.server.store.errors import WriteError
 from memory_recall.server.store.writer import ForgetRequest, RememberRequest, UpdateRequest
 from pydantic import BaseModel, ValidationError
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 
 def validate(model: type[BaseModel], params: Any) -> Any:
@@ -155,6 +164,46 @@ def status(
         write=write.status() if write is not None and session.ready.is_set() else None,
         extract=extraction.counters if extraction is not None else None,
     ).wire()
+
+
+# -- organisation (SPEC §10) ------------------------------------------------------------
+
+
+async def tree(params: Any, *, session: CatalogSession, organise: OrganiseSide) -> dict[str, Any]:
+    """`memory/tree`: the topic tree with counts and members."""
+    tree_params = validate(TreeParams, params)
+    view = await session.view()
+    # Placing thousands of memories the first time takes a while: off the event loop.
+    found = await asyncio.to_thread(organise.organiser.tree, view.documents, tree_params.scope)
+    return tree_wire(found, view.documents, organise.organiser)
+
+
+async def context(
+    params: Any, *, session: CatalogSession, organise: OrganiseSide
+) -> dict[str, Any]:
+    """`memory/context`: the always-loaded memories within the budget; what did not fit."""
+    context_params = validate(ContextParams, params)
+    view = await session.view()
+    return context_wire(organise.organiser.context(view.documents, context_params.budget_chars))
+
+
+async def consolidate(
+    params: Any, *, session: CatalogSession, organise: OrganiseSide
+) -> dict[str, Any]:
+    """`memory/consolidate`: plan each root in scope and (unless `dryRun`) carry the plan out
+    as one journal operation per root."""
+    consolidate_params = validate(ConsolidateParams, params)
+    await session.ready.wait()
+    dreamer = organise.dreamer
+    if dreamer is None:
+        raise JsonRpcException("consolidation needs the write side", code=methods.REQUEST_FAILED)
+    runs = []
+    try:
+        for index in dreamer.indexes(consolidate_params.scope):
+            runs.append(await dreamer.run_async(index, dry_run=consolidate_params.dry_run))
+    except WriteError as exc:
+        raise wire_error(exc) from None
+    return consolidate_wire(runs, dreamer.writer.roots, consolidate_params.dry_run)
 
 
 def _is_dir(path: Path) -> bool:

@@ -34,9 +34,11 @@ from memory_recall.server.daemon.options import (
     selector_timeout_s,
     workspace_path,
 )
+from memory_recall.server.daemon.organising import OrganiseSide
 from memory_recall.server.daemon.session import CatalogSession, TaskRegistry, report_index_progress
 from memory_recall.server.daemon.transport import read_frames
 from memory_recall.server.daemon.writing import WriteSide
+from memory_recall.server.organise.dream import CHECK_EVERY_S
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.recall import RecallService
 from pygls.exceptions import FeatureRequestError
@@ -66,6 +68,7 @@ class MemoryServer(LanguageServer):
         self.tasks = TaskRegistry()
         self.session = CatalogSession([], self.tasks)
         self.service = RecallService(None, RANKERS[DEFAULT_RANKER], ceiling_s=selector_ceiling_s)
+        self.organise = OrganiseSide([], None)
         self.write: WriteSide | None = None
         self.extraction: ExtractionService | None = None
         self._option_problems: list[str] = []
@@ -97,6 +100,15 @@ class MemoryServer(LanguageServer):
         def status(params: Any) -> dict[str, Any]:
             return handlers.status(params, **self._services())
 
+        # Organisation (SPEC §10): the topic tree, the always-loaded context, consolidation.
+        organise_handlers: tuple[tuple[str, Any], ...] = (
+            (methods.TREE, handlers.tree),
+            (methods.CONTEXT, handlers.context),
+            (methods.CONSOLIDATE, handlers.consolidate),
+        )
+        for method, handler in organise_handlers:
+            self._register_organise(method, handler)
+
         # The write side (SPEC §8): one handler per request, all through the session's writer.
         for method, handler in (
             (methods.REMEMBER, handlers.remember),
@@ -125,9 +137,27 @@ class MemoryServer(LanguageServer):
         @self.feature(method)
         async def write(params: Any) -> Any:
             assert self.write is not None  # requests before `initialize` are refused
+            self.organise.touch()
             return await handler(params, write=self.write, session=self.session)
 
+    def _register_organise(self, method: str, handler: Any) -> None:
+        @self.feature(method)
+        async def organise(params: Any) -> Any:
+            self.organise.touch()
+            return await handler(params, session=self.session, organise=self.organise)
+
+    async def _consolidate_when_idle(self) -> None:
+        """`organise.autoConsolidate`: every minute, consolidate what is due if idle."""
+        await self.session.ready.wait()
+        while True:
+            await asyncio.sleep(CHECK_EVERY_S)
+            try:
+                await self.organise.auto_tick()
+            except Exception as exc:  # a failed run is logged; the next tick tries again
+                log.warning("automatic consolidation failed: %s", exc)
+
     def _services(self) -> dict[str, Any]:
+        self.organise.touch()  # recall and status: the host is active
         return {
             "protocol": self.protocol,
             "service": self.service,
@@ -144,7 +174,8 @@ class MemoryServer(LanguageServer):
 
     def on_initialize(self, params: types.InitializeParams) -> None:
         self.options, self._option_problems = parse_options(params.initialization_options)
-        roots = choose_roots(self.options, workspace_path(params))
+        workspace = workspace_path(params)
+        roots = choose_roots(self.options, workspace)
         ranker, problem = choose_ranker(self.options.ranker)
         if problem:
             self._option_problems.append(problem)
@@ -159,11 +190,13 @@ class MemoryServer(LanguageServer):
             timeout_s=selector_timeout_s(selector_options),
         )
         self.write = WriteSide.open(self.session.catalog, ranker, self.options.write)
+        self.organise = OrganiseSide(roots, workspace, self.options, self.write)
+        self.service.staleness = self.organise.staleness.for_recall
         # Extraction asks the selector's model (or the host's, memory/complete) within its deadline.
         self.extraction = ExtractionService(
             build_completer(self.options, self._send_select_request, self._cancel_request),
             self.service.deadline_s,
-            workspace_path(params),
+            workspace,
         )
         problem = completer_problem(self.options)
         if problem:
@@ -172,6 +205,8 @@ class MemoryServer(LanguageServer):
         self.session.ignore = self.write.writer.own_writes.filter
         self.tasks.spawn(self.write.flush_periodically(), "delivery-statistics")
         self.tasks.spawn(self._warm_writer(), "writer-warm-up")
+        if self.organise.auto is not None:
+            self.tasks.spawn(self._consolidate_when_idle(), "auto-consolidation")
         self.session.start(watch=self.options.watch)
 
     def on_initialized(self, _params: types.InitializedParams) -> None:

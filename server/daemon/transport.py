@@ -27,9 +27,9 @@ from pygls.exceptions import JsonRpcException
 
 log = logging.getLogger("memory_recall")
 
-# Requests whose result only a requester can receive: sent as notifications,
-# running them would only spend a selector call.
-REQUEST_ONLY_METHODS = frozenset({methods.RECALL, methods.STATUS})
+# Requests sent as notifications are not run: their result reaches no one, and a
+# write (forget, consolidate) must not happen without an answer saying what it did.
+REQUEST_ONLY_METHODS = methods.REQUESTS
 
 
 # -- the envelope: a pure classifier -------------------------------------------

@@ -37,6 +37,7 @@ from memory_recall.server.organise.consolidate import ConsolidationPlan
 FULL_SIZE = 600
 FULL_CAPACITY = 300
 CITED_FILE_LINES = 20  # every cited file has this many lines; `path:line` past it is stale
+INDEX_LINES = 200  # MEMORY.md as the daemon keeps it: its default cap
 
 # Parts of the full-size fixture (scaled with `memories`); the rest are plain facts.
 PARTS = {
@@ -349,6 +350,13 @@ def generate(
         target.write_text(memory.text(), encoding="utf-8")
         moment = datetime(*memory.created.timetuple()[:3], 12, tzinfo=timezone.utc).timestamp()
         os.utime(target, (moment, moment))
+    # The index a daemon kept over the year: the user's heading, then the newest memories
+    # within the default cap (200 lines).
+    newest = sorted(w.memories, key=lambda m: (m.created, m.rel), reverse=True)
+    index_lines = ["# Project memory", ""] + [
+        f"- [{m.title}]({m.rel}) — {m.description}" for m in newest[: INDEX_LINES - 2]
+    ]
+    (root / "MEMORY.md").write_text("\n".join(index_lines) + "\n", encoding="utf-8")
     labels["memories"] = len(w.memories)
     labels["files"] = w.files
     labels_path = base / "labels.json"
@@ -501,40 +509,3 @@ def check(plan: ConsolidationPlan, labels: dict[str, Any], root: Path) -> Agreem
         if want is None or want[0] != action.cause:
             a.wrong_actions.append(f"{path}: {action.cause} ({action.reason})")
     return a
-
-
-def format_plan(plan: ConsolidationPlan, root: Path, *, limit: int = 10) -> str:
-    """A consolidation plan for people: counts, then examples of each action."""
-
-    def rel(path: str) -> str:
-        return os.path.relpath(path, root)
-
-    g = plan.gather
-    lines = [
-        f"consolidation of {plan.root}: {plan.before} memories, capacity {plan.capacity}",
-        f"  gather: {g.pairs_judged} pairs judged, {g.duplicates} duplicate and {g.updates}"
-        f" changed-fact verdicts",
-        f"  merged: {len(plan.archived('merged'))} duplicates into"
-        f" {sum(1 for r in plan.rewrites if r.merged_from)} memories",
-        f"  superseded (newer wins): {len(plan.archived('superseded'))}",
-        f"  covered by a protected memory: {len(plan.archived('covered'))}",
-        f"  pruned over capacity: {len(plan.archived('capacity'))}",
-        f"  after: {plan.after} memories",
-        f"  reported only: {len(plan.notices)} ("
-        + ", ".join(
-            f"{kind} {sum(1 for n in plan.notices if n.kind == kind)}"
-            for kind in ("stale", "protected", "possible", "over-capacity")
-        )
-        + ")",
-        "  timings: " + ", ".join(f"{k} {v:.0f} ms" for k, v in g.elapsed_ms.items()),
-    ]
-    for title, items in (
-        ("merges", [f"{rel(r.path)} ← {', '.join(rel(p) for p in r.merged_from)}"
-                    f" (+{len(r.added_lines)} lines)" for r in plan.rewrites if r.merged_from]),
-        ("archives", [f"{rel(x.path)}: {x.cause}: {x.reason}" for x in plan.archives]),
-        ("reported", [f"{rel(n.path)}: {n.kind}: {n.reason}" for n in plan.notices]),
-    ):  # fmt: skip
-        if items:
-            lines.append(f"  {title} (first {min(limit, len(items))} of {len(items)}):")
-            lines.extend(f"    {item}" for item in items[:limit])
-    return "\n".join(lines)

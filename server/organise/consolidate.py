@@ -34,14 +34,16 @@ not bring back a superseded line, pruning must see what merging kept.
 from __future__ import annotations
 
 import time
+from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Literal
 
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.organise.merge import covers, merge_bodies
+from memory_recall.server.organise.pairs import Vocabulary, candidate_pairs, contains
 from memory_recall.server.organise.retention import (
     NO_USAGE,
     Retention,
@@ -49,19 +51,10 @@ from memory_recall.server.organise.retention import (
     UsageStats,
     edited_ms,
     plan_capacity,
+    protection,
     retention,
 )
 from memory_recall.server.store.conflicts import MemoryText, judge, subject_key, title_key
-from memory_recall.server.tokens import normalize, raw_tokens
-
-# Gathering pairs: each memory's rarest tokens are its signature; two memories
-# sharing at least SHARED_SIGNATURE of them (or a title) are compared. Tokens in
-# more than MAX_BUCKET memories are too common to say two memories are one.
-SIGNATURE_TOKENS = 12
-SHARED_SIGNATURE = 2
-MAX_BUCKET = 64
-# Word overlap (Jaccard of distinct tokens) below which a pair is not judged.
-MIN_OVERLAP = 0.25
 
 ArchiveCause = Literal["merged", "superseded", "covered", "capacity"]
 NoticeKind = Literal["stale", "protected", "over-capacity", "possible"]
@@ -143,8 +136,8 @@ class _Memory:
     doc: MemoryDocument
     edited_ms: float
     protected: str | None
-    tokens: frozenset[str]
-    title_tokens: frozenset[str]
+    words: array[int]  # distinct words, as vocabulary ids (pairs.py)
+    title_words: tuple[int, ...]
     title_key: str
     subject_key: str
 
@@ -158,57 +151,23 @@ class _Memory:
         return (self.edited_ms, self.doc.mtime_ms, self.doc.path)
 
 
-def _tokens(doc: MemoryDocument) -> frozenset[str]:
-    return frozenset(raw_tokens(normalize(f"{doc.title}\n{doc.description}\n{doc.body}")))
-
-
-def _orient(docs: Iterable[MemoryDocument], team: bool) -> list[_Memory]:
+def _orient(docs: Iterable[MemoryDocument], team: bool) -> tuple[list[_Memory], Vocabulary]:
+    vocabulary = Vocabulary()
     out = []
-    for doc in docs:
-        facts_protected = "team memory" if team else RetentionFacts.of(doc).protected
-        title = frozenset(raw_tokens(normalize(doc.title)))
+    for doc in sorted(docs, key=lambda d: d.path):
+        protected = "team memory" if team else protection(doc)
         out.append(
             _Memory(
                 doc,
                 edited_ms(doc),
-                facts_protected,
-                _tokens(doc),
-                title,
+                protected,
+                vocabulary.words(f"{doc.title}\n{doc.description}\n{doc.body}"),
+                tuple(vocabulary.words(doc.title)),
                 title_key(doc.title),
                 subject_key(doc.title),
             )
         )
-    out.sort(key=lambda m: m.path)
-    return out
-
-
-def candidate_pairs(memories: Sequence[_Memory]) -> list[tuple[int, int]]:
-    """Index pairs (i < j) worth judging: same title, or shared rare words and overlap."""
-    df: dict[str, int] = defaultdict(int)
-    for m in memories:
-        for token in m.tokens:
-            df[token] += 1
-    buckets: dict[str, list[int]] = defaultdict(list)
-    for i, m in enumerate(memories):
-        rare = sorted((t for t in m.tokens if 1 < df[t] <= MAX_BUCKET), key=lambda t: (df[t], t))
-        for token in rare[:SIGNATURE_TOKENS]:
-            buckets[token].append(i)
-    shared: dict[tuple[int, int], int] = defaultdict(int)
-    for members in buckets.values():
-        for a in range(len(members)):
-            for b in range(a + 1, len(members)):
-                shared[(members[a], members[b])] += 1
-    by_title: dict[str, list[int]] = defaultdict(list)
-    for i, m in enumerate(memories):
-        by_title[m.title_key].append(i)
-    pairs = set()
-    for (i, j), count in shared.items():
-        if count >= SHARED_SIGNATURE and _overlap(memories[i], memories[j]) >= MIN_OVERLAP:
-            pairs.add((i, j))
-    for members in by_title.values():
-        if len(members) <= MAX_BUCKET:
-            pairs.update((a, b) for x, a in enumerate(members) for b in members[x + 1 :])
-    return sorted(pairs)
+    return out, vocabulary
 
 
 def _same_subject(a: _Memory, b: _Memory, kind: str) -> bool:
@@ -228,12 +187,9 @@ def _same_subject(a: _Memory, b: _Memory, kind: str) -> bool:
         return True
     if kind == "update":
         return a.subject_key == b.subject_key
-    return not (a.title_tokens - b.tokens and b.title_tokens - a.tokens)
-
-
-def _overlap(a: _Memory, b: _Memory) -> float:
-    union = len(a.tokens | b.tokens)
-    return len(a.tokens & b.tokens) / union if union else 0.0
+    a_names_more = any(not contains(b.words, w) for w in a.title_words)
+    b_names_more = any(not contains(a.words, w) for w in b.title_words)
+    return not (a_names_more and b_names_more)
 
 
 class _Clusters:
@@ -295,6 +251,7 @@ class _Planner:
         self.root, self.capacity, self.now_ms = root, capacity, now_ms
         self.usage, self.stale, self.team = usage, stale, team
         self.memories: list[_Memory] = []
+        self.vocabulary = Vocabulary()
         self.duplicate_edges: list[tuple[int, int]] = []
         self.update_edges: list[tuple[int, int]] = []  # (older, newer)
         # Verdicts too weak to act on unattended: (older, newer, kind, reason), reported.
@@ -313,7 +270,7 @@ class _Planner:
         self._clock = now
 
     def run(self, docs: Iterable[MemoryDocument]) -> ConsolidationPlan:
-        self.memories = _orient(docs, self.team)
+        self.memories, self.vocabulary = _orient(docs, self.team)
         self._lap("orient")
         self.gather()
         self._lap("gather")
@@ -350,7 +307,8 @@ class _Planner:
     def gather(self) -> None:
         """Judge the candidate pairs, the newer memory as the new one."""
         memories = self.memories
-        for i, j in candidate_pairs(memories):
+        keys = [m.title_key for m in memories]
+        for i, j in candidate_pairs([m.words for m in memories], keys, len(self.vocabulary)):
             a, b = memories[i], memories[j]
             if not (_same_subject(a, b, "update") or _same_subject(a, b, "duplicate")):
                 self.set_aside += 1  # no verdict could be acted on: see _same_subject

@@ -240,12 +240,13 @@ class CapacityPlan:
 def plan_capacity(scores: Sequence[Retention], capacity: int) -> CapacityPlan:
     """Archive the lowest-retention unprotected memories until at most `capacity` remain.
 
-    Order, lowest first: score, then the older path order for ties (deterministic).
+    Order, lowest first: score; on a tie (memories of the same age with no
+    statistics) the shorter half-life goes first, then the path (deterministic).
     Protected memories always stay, even past the capacity (then `protected_over`).
     """
     if capacity < 0:
         raise ValueError("capacity must be at least 0")
-    ranked = sorted(scores, key=lambda r: (-r.score, r.path))
+    ranked = sorted(scores, key=lambda r: (-r.score, -r.half_life_days, r.path))
     protected = [r for r in ranked if r.protected]
     free = [r for r in ranked if not r.protected]
     room = max(0, capacity - len(protected))

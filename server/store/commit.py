@@ -115,6 +115,10 @@ class Plan:
     uses_view: bool = True
     seen_seq: int = 0  # the newest operation of this root the view knew
     operation_id: str = field(default_factory=new_operation_id)
+    # Set when the plan writes MEMORY.md itself, as one of its journaled changes (a
+    # consolidation rebuilds it; an undo of one puts it back byte for byte): the commit
+    # does not maintain the index again after the files, and reports this instead.
+    index: IndexReport | None = None
 
 
 @dataclass
@@ -221,7 +225,10 @@ class Committer:
             )
             self._fault("journaled")
             self._apply_files(plan, record)
-            report = self._maintain_index(plan, recovered)
+            if plan.index is not None and not recovered:
+                report = plan.index
+            else:
+                report = self._maintain_index(plan, recovered)
             when = now_ms()
             with self.state.transaction() as tx:
                 self.journal.finish(record.seq, APPLIED, tx=tx, result=_summary(plan, report))
@@ -289,6 +296,8 @@ class Committer:
         if change.after is None:
             if change.before is not None:
                 delete_checked(target, expected=change.before)
+                if change.path.startswith(ARCHIVE_DIR + "/"):
+                    _prune_empty_folders(target.parent, root.path)
         else:
             temp = change.temp or temp_name(target.name, new_operation_id()[3:])
             write_atomic(target, change.after, expected=change.before, temp=temp)
@@ -411,6 +420,17 @@ class Committer:
             except WriteError as exc:
                 return INTERRUPTED, f"could not replay the rest: {exc}"
         return APPLIED, "replayed the files the process had not written yet"
+
+
+def _prune_empty_folders(folder: Path, root: Path) -> None:
+    """Archive folders a restore or an undo left empty go too, up to and with `.archive/`
+    itself: an undone operation leaves the root as it found it."""
+    while folder != root and folder.is_relative_to(root / ARCHIVE_DIR):
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def _entry_of(root: MemoryRoot, path: str) -> IndexEntry | None:

@@ -174,7 +174,6 @@ _IDENTIFIER = regex.compile(
     r"(?<![\p{L}\p{N}])(?:[#@]?[\p{L}\p{N}]+(?:[-_./:@#][\p{L}\p{N}]+)+|[\p{L}]+\p{N}[\p{L}\p{N}]*)"
     r"(?![\p{L}\p{N}])"
 )
-_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
 # A hyphenated word is an identifier only with a digit or a code separator in it:
 # `k8s-prod` is, `force-push` and `Code-Kommentare` are words.
 _CODE_MARK = regex.compile(r"[_./:@#]|\p{N}")
@@ -232,7 +231,7 @@ def _names(nfkc: str) -> set[str]:
     names.update(
         m.group().lower()
         for m in _IDENTIFIER.finditer(nfkc)
-        if _CODE_MARK.search(m.group()) and not _UNSPACED.search(m.group())
+        if _CODE_MARK.search(m.group()) and not _CJK_START.search(m.group())
     )
     if len(_OTHER_LETTER.findall(nfkc)) > len(regex.findall(r"\p{Latin}", nfkc)):
         # Latin words in Chinese, Japanese, Korean or Russian text are names.

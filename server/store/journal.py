@@ -248,9 +248,11 @@ class Journal:
         return newest, list(dict.fromkeys(row[0] for row in rows))
 
     def last_forget(self, root_id: int, path: str) -> OperationRecord | None:
-        """The latest applied, not undone, forget that archived `path` (or to `path`)."""
+        """The latest applied, not undone, forget (or consolidation) that archived `path`
+        (or to `path`)."""
         found = self._records(
-            f"state = '{APPLIED}' AND kind = 'forget' AND undone_by IS NULL AND seq IN"
+            f"state = '{APPLIED}' AND kind IN ('forget', 'consolidate') AND undone_by IS NULL"
+            " AND seq IN"
             " (SELECT operation_seq FROM changes WHERE root_id = ? AND path = ?)",
             (root_id, path),
         )

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memory_recall.server.documents import INDEX_FILE_NAME
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.commit import Plan, PlannedChange
 from memory_recall.server.store.edits import archive_changes, description_of, title_of
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
 from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target
-from memory_recall.server.store.index_file import IndexEntry
+from memory_recall.server.store.index_file import IndexEntry, IndexReport, index_target
 from memory_recall.server.store.journal import APPLIED, Change
 from memory_recall.server.store.requests import Action, ForgetRequest
 from memory_recall.server.store.secrets import redact
@@ -88,9 +89,14 @@ def _archived_of(writer: MemoryWriter, root: MemoryRoot, rel: str) -> str:
     if writer.journal is not None:
         record = writer.journal.last_forget(writer.state_root_id(root), rel)
         if record is not None:
-            for change in record.changes:
-                if change.path.startswith(ARCHIVE_DIR + "/") and change.after_hash:
-                    return change.path
+            # A move is two changes, the archive copy then the removal (edits.archive_changes);
+            # an operation may move many memories (a consolidation): pair them by position.
+            changes = record.changes
+            for at, change in enumerate(changes):
+                if change.path == rel and change.after_hash is None and at > 0:
+                    copy = changes[at - 1]
+                    if copy.path.startswith(ARCHIVE_DIR + "/") and copy.after_hash:
+                        return copy.path
     return f"{ARCHIVE_DIR}/{rel}"
 
 
@@ -98,10 +104,18 @@ def _original_of(writer: MemoryWriter, root: MemoryRoot, archived: str) -> str:
     if writer.journal is not None:
         record = writer.journal.last_forget(writer.state_root_id(root), archived)
         if record is not None:
-            for change in record.changes:
-                if not change.path.startswith(ARCHIVE_DIR + "/"):
-                    return change.path
+            changes = record.changes
+            for at, change in enumerate(changes[:-1]):
+                following = changes[at + 1]
+                if change.path == archived and not following.path.startswith(ARCHIVE_DIR + "/"):
+                    return following.path
     return archived.removeprefix(ARCHIVE_DIR + "/")
+
+
+def _index_report(root: MemoryRoot, text: bytes | None, cap: int) -> IndexReport:
+    lines = (text or b"").decode("utf-8", "replace").splitlines()
+    listed = sum(1 for line in lines if index_target(line) is not None)
+    return IndexReport(str(root.path / INDEX_FILE_NAME), len(lines), cap, listed, changed=True)
 
 
 # -- undo ----------------------------------------------------------------------------------------
@@ -135,6 +149,13 @@ def plan_undo(writer: MemoryWriter, operation: str) -> Plan:
                 f"operation {record.id} cannot be undone: the journal does not keep the"
                 f" content of {change.path} (a hard delete, or text that held a credential)"
             )
+        if change.path == INDEX_FILE_NAME:  # the operation journaled MEMORY.md: back as it was
+            plan.index = _index_report(root, change.before, writer.settings.index_cap)
+            if change.before != change.after:
+                plan.changes.append(
+                    PlannedChange(Change(change.path, "undone", change.after, change.before))
+                )
+            continue
         if change.before == change.after:
             continue
         entry = None

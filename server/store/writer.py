@@ -216,11 +216,21 @@ class MemoryWriter:
             "restore": lambda: reversal.plan_restore(self, str(request)),
             "undo": lambda: reversal.plan_undo(self, str(request)),
         }
+        return await self.run_plan_async(planners[kind])
+
+    def run_plan(self, planner: Callable[[], Plan | WriteResult]) -> WriteResult:
+        """An operation planned elsewhere (consolidation) through the same engine: `planner`
+        builds the Plan from the current catalog and is called again when another process
+        changed the root meanwhile; it may answer a WriteResult instead (nothing to do)."""
+        return self._run(planner)
+
+    async def run_plan_async(self, planner: Callable[[], Plan | WriteResult]) -> WriteResult:
+        """`run_plan` for the daemon: planned on the event loop, committed in a worker thread."""
         if self._async_lock is None:
             self._async_lock = asyncio.Lock()
         async with self._async_lock:
             for attempt in range(MAX_ATTEMPTS):
-                plan = self._attempt(planners[kind], attempt)
+                plan = self._attempt(planner, attempt)
                 if isinstance(plan, WriteResult):
                     return plan
                 committer = self._committer()
@@ -327,6 +337,20 @@ class MemoryWriter:
             if root.scope is not Scope.TEAM:
                 return index, root
         raise InvalidWrite("scope", "no project or user root is configured to write into")
+
+    def new_plan(self, index: int, kind: str, trigger: str) -> Plan:
+        """An empty plan of one root for a caller outside the store (consolidation): the
+        root's index lines and the newest operation its view knew, as every write starts."""
+        root = self.roots[index]
+        plan = Plan(index, root, kind, trigger, [], uses_view=True)
+        plan.entries = self._root_view(index).entries
+        plan.seen_seq = self._seen_seq(root)
+        return plan
+
+    def current(self, index: int, doc: MemoryDocument) -> bytes:
+        """The bytes on disk of a memory the catalog holds; the catalog is refreshed and the
+        planner called again when they are not the version it holds (see `run_plan`)."""
+        return self._current(self.roots[index], _posix(doc.relative_path), doc)
 
     def _root_view(self, index: int) -> _RootView:
         """The root's memories from the current catalog snapshot, reusing unchanged docs."""

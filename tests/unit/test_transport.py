@@ -258,8 +258,12 @@ def test_a_notification_method_sent_with_an_id_is_answered_invalid_request(metho
     assert method in verdict.message and "notification" in verdict.message
 
 
-@pytest.mark.parametrize("method", [methods.RECALL, methods.STATUS])
+@pytest.mark.parametrize(
+    "method",
+    [methods.RECALL, methods.STATUS, methods.FORGET, methods.CONSOLIDATE, methods.REMEMBER],
+)
 def test_a_request_only_method_sent_as_a_notification_is_ignored_with_a_warning(method):
+    """A write sent without an id never runs: no answer could say what it did."""
     verdict = classify(body({"jsonrpc": "2.0", "method": method, "params": {"query": "x"}}))
     assert isinstance(verdict, Ignore)
     assert verdict.warning is not None

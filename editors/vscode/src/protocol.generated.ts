@@ -10,6 +10,8 @@ export const PROTOCOL_METHODS = {
     'telemetry/event': 'RecallTelemetry'
   },
   'requests': {
+    'memory/consolidate': 'ConsolidateParams → ConsolidateResult',
+    'memory/context': 'ContextParams → ContextResult',
     'memory/forget': 'ForgetParams → WriteResult',
     'memory/history': 'HistoryParams → HistoryResult',
     'memory/list': 'ListParams → ListResult',
@@ -17,6 +19,7 @@ export const PROTOCOL_METHODS = {
     'memory/remember': 'RememberParams → WriteResult',
     'memory/restore': 'RestoreParams → WriteResult',
     'memory/status': '→ StatusResult',
+    'memory/tree': 'TreeParams → TreeResult',
     'memory/undo': 'UndoParams → WriteResult',
     'memory/update': 'UpdateParams → WriteResult'
   },
@@ -30,6 +33,18 @@ export interface ProtocolModels {
   ChatMessage?: ChatMessage;
   CompleteParams?: CompleteParams;
   CompleteResult?: CompleteResult;
+  ConsolidateParams?: ConsolidateParams;
+  ConsolidateResult?: ConsolidateResult;
+  ConsolidationArchive?: ConsolidationArchive;
+  ConsolidationMerge?: ConsolidationMerge;
+  ConsolidationNotice?: ConsolidationNotice;
+  ConsolidationReport?: ConsolidationReport;
+  ConsolidationSupersede?: ConsolidationSupersede;
+  ContextDoc?: ContextDoc;
+  ContextOmission?: ContextOmission;
+  ContextOptions?: ContextOptions;
+  ContextParams?: ContextParams;
+  ContextResult?: ContextResult;
   Excerpt?: Excerpt;
   ExtractCounters?: ExtractCounters;
   ExtractFile?: ExtractFile;
@@ -50,6 +65,7 @@ export interface ProtocolModels {
   ListedMemory?: ListedMemory;
   MemoryDoc?: MemoryDoc;
   MemoryStatistics?: MemoryStatistics;
+  OrganiseOptions?: OrganiseOptions;
   PhaseNotification?: PhaseNotification;
   PhaseResult?: PhaseResult;
   RecallCounters?: RecallCounters;
@@ -66,7 +82,12 @@ export interface ProtocolModels {
   SelectResult?: SelectResult;
   SelectorOptions?: SelectorOptions;
   SkippedFileStatus?: SkippedFileStatus;
+  StaleMark?: StaleMark;
   StatusResult?: StatusResult;
+  TreeMember?: TreeMember;
+  TreeNode?: TreeNode;
+  TreeParams?: TreeParams;
+  TreeResult?: TreeResult;
   UndoParams?: UndoParams;
   UpdateParams?: UpdateParams;
   WatcherStatus?: WatcherStatus;
@@ -105,6 +126,204 @@ export interface CompleteResult {
    * the model's answer: JSON text per responseSchema
    */
   content: string;
+}
+/**
+ * `memory/consolidate`: merge duplicates, newer wins, prune to capacity, rebuild MEMORY.md.
+ */
+export interface ConsolidateParams {
+  /**
+   * report the plan, change nothing
+   */
+  dryRun?: boolean;
+  /**
+   * only the roots of this scope
+   */
+  scope?: ('project' | 'user' | 'team') | null;
+}
+/**
+ * `memory/consolidate` result: the reports, and the write result of what was carried out.
+ */
+export interface ConsolidateResult {
+  dryRun: boolean;
+  indexes?: IndexStatus[];
+  operations?: WriteOperation[];
+  reports: ConsolidationReport[];
+  skipped?: WriteSkipped[];
+}
+/**
+ * A root's MEMORY.md: its lines against the cap, and the memories that do not fit.
+ */
+export interface IndexStatus {
+  cap: number;
+  lines: number;
+  listed: number;
+  /**
+   * the first of them, by path inside the root
+   */
+  omitted: string[];
+  /**
+   * memories without a line: the cap is reached
+   */
+  omittedCount: number;
+  path: string;
+  /**
+   * why the file could not be rewritten
+   */
+  problem?: string | null;
+}
+/**
+ * One thing an operation did (or, `proposed`, would do).
+ */
+export interface WriteOperation {
+  action:
+    | 'created'
+    | 'updated'
+    | 'merged'
+    | 'unchanged'
+    | 'archived'
+    | 'restored'
+    | 'deleted'
+    | 'proposed';
+  /**
+   * the operation id: memory/undo takes it
+   */
+  operation: string;
+  path: string;
+  /**
+   * why: the conflict verdict, the reason
+   */
+  reason?: string | null;
+  scope: 'project' | 'user' | 'team';
+  title: string;
+}
+/**
+ * One root's consolidation: what it found and did (or, in a dry run, would do).
+ */
+export interface ConsolidationReport {
+  after: number;
+  archived: ConsolidationArchive[];
+  before: number;
+  capacity: number;
+  elapsedMs: {
+    [k: string]: number;
+  };
+  merges: ConsolidationMerge[];
+  notices: ConsolidationNotice[];
+  /**
+   * the journal operation: undo takes it
+   */
+  operation?: string | null;
+  pairsJudged: number;
+  root: string;
+  scope: 'project' | 'user' | 'team';
+  supersessions: ConsolidationSupersede[];
+}
+export interface ConsolidationArchive {
+  cause: 'merged' | 'superseded' | 'covered' | 'capacity';
+  /**
+   * the memory holding its content or fact
+   */
+  into?: string | null;
+  path: string;
+  reason: string;
+  /**
+   * its score, when over capacity
+   */
+  retention?: number | null;
+}
+export interface ConsolidationMerge {
+  addedLines: number;
+  /**
+   * the newest duplicate, which keeps every distinct line
+   */
+  into: string;
+  mergedFrom: string[];
+}
+/**
+ * Something consolidation saw and only reports (it never changes these).
+ */
+export interface ConsolidationNotice {
+  kind: 'stale' | 'protected' | 'possible' | 'over-capacity';
+  path: string;
+  reason: string;
+}
+export interface ConsolidationSupersede {
+  /**
+   * the newer memory, kept
+   */
+  path: string;
+  /**
+   * relative paths of the older ones, archived
+   */
+  supersedes: string[];
+}
+/**
+ * A memory not written, and the gate rule that stopped it (the text is never echoed).
+ */
+export interface WriteSkipped {
+  message: string;
+  /**
+   * secret | injection | size | ephemeral; extraction adds malformed | limit | unreadable (a workspace file projectInit could not parse)
+   */
+  reason: string;
+  title?: string | null;
+}
+export interface ContextDoc {
+  /**
+   * its section's size in the prompt
+   */
+  chars: number;
+  path: string;
+  relativePath: string;
+  scope: 'project' | 'user' | 'team';
+  title: string;
+  type: 'user' | 'feedback' | 'project' | 'reference';
+}
+export interface ContextOmission {
+  /**
+   * its section's size in the prompt
+   */
+  chars: number;
+  path: string;
+  reason: string;
+  relativePath: string;
+  scope: 'project' | 'user' | 'team';
+  title: string;
+  type: 'user' | 'feedback' | 'project' | 'reference';
+}
+/**
+ * The always-loaded memories (SPEC §10 `memory/context`).
+ */
+export interface ContextOptions {
+  /**
+   * characters of the block (default 4000)
+   */
+  budgetChars?: number | null;
+}
+/**
+ * `memory/context`: the always-loaded block (`always: true` memories).
+ */
+export interface ContextParams {
+  /**
+   * characters; default: context.budgetChars of initialize, else 4000
+   */
+  budgetChars?: number | null;
+}
+/**
+ * `memory/context` result: what fits, in order, and what did not (never dropped silently).
+ */
+export interface ContextResult {
+  budgetChars: number;
+  docs: ContextDoc[];
+  /**
+   * `## Always-loaded memory` and one section per doc; '' if none
+   */
+  prompt: string;
+  /**
+   * the always-loaded memories that did not fit the budget
+   */
+  truncated: ContextOmission[];
+  usedChars: number;
 }
 /**
  * Where a delivered `body` lies in the memory's whole body: code-point offsets.
@@ -185,63 +404,6 @@ export interface ExtractResult {
   operations: WriteOperation[];
   skipped: WriteSkipped[];
   transcript?: ExtractTranscriptStatus | null;
-}
-/**
- * A root's MEMORY.md: its lines against the cap, and the memories that do not fit.
- */
-export interface IndexStatus {
-  cap: number;
-  lines: number;
-  listed: number;
-  /**
-   * the first of them, by path inside the root
-   */
-  omitted: string[];
-  /**
-   * memories without a line: the cap is reached
-   */
-  omittedCount: number;
-  path: string;
-  /**
-   * why the file could not be rewritten
-   */
-  problem?: string | null;
-}
-/**
- * One thing an operation did (or, `proposed`, would do).
- */
-export interface WriteOperation {
-  action:
-    | 'created'
-    | 'updated'
-    | 'merged'
-    | 'unchanged'
-    | 'archived'
-    | 'restored'
-    | 'deleted'
-    | 'proposed';
-  /**
-   * the operation id: memory/undo takes it
-   */
-  operation: string;
-  path: string;
-  /**
-   * why: the conflict verdict, the reason
-   */
-  reason?: string | null;
-  scope: 'project' | 'user' | 'team';
-  title: string;
-}
-/**
- * A memory not written, and the gate rule that stopped it (the text is never echoed).
- */
-export interface WriteSkipped {
-  message: string;
-  /**
-   * secret | injection | size | ephemeral; extraction adds malformed | limit | unreadable (a workspace file projectInit could not parse)
-   */
-  reason: string;
-  title?: string | null;
 }
 /**
  * What the model was shown of the session.
@@ -328,6 +490,8 @@ export interface HostCapabilities {
  */
 export interface InitializationOptions {
   capabilities?: HostCapabilities;
+  context?: ContextOptions;
+  organise?: OrganiseOptions;
   /**
    * fast-phase ranker by name; default: the server's default
    */
@@ -339,6 +503,19 @@ export interface InitializationOptions {
   selector?: SelectorOptions;
   watch?: boolean;
   write?: WriteOptions;
+}
+/**
+ * Retention and consolidation (SPEC §10).
+ */
+export interface OrganiseOptions {
+  /**
+   * consolidate each writable root on its own when the host has been idle, at least 24 h and 5 writes after its last consolidation
+   */
+  autoConsolidate?: boolean;
+  /**
+   * memories per root before the lowest-retention ones are archived (default 300)
+   */
+  capacity?: number | null;
 }
 /**
  * A memory directory and its scope.
@@ -449,12 +626,25 @@ export interface MemoryDoc {
   relativePath: string;
   scope: 'project' | 'user' | 'team';
   score: number;
+  /**
+   * set when a cited path is gone or `expires` has passed; the memory is delivered after the fresh ones of its phase
+   */
+  stale?: StaleMark | null;
   title: string;
   /**
    * true when `body` is not the whole body
    */
   truncated: boolean;
   type: 'user' | 'feedback' | 'project' | 'reference';
+}
+/**
+ * Why a delivered memory may be outdated (SPEC §10).
+ */
+export interface StaleMark {
+  /**
+   * e.g. 'cites src/app/pay.ts, which no longer exists', 'expired on 2025-06-30'
+   */
+  reason: string;
 }
 /**
  * `memory/fastResult` and `memory/refinedResult` params.
@@ -686,6 +876,42 @@ export interface WriteStatus {
    */
   statePath: string | null;
   stateProblem?: string | null;
+}
+export interface TreeMember {
+  path: string;
+  relativePath: string;
+  scope: 'project' | 'user' | 'team';
+  /**
+   * declared: `category:` front matter; declared-top: its category declared, the subcategory inferred; inferred: by the rules
+   */
+  source: 'declared' | 'declared-top' | 'inferred';
+  title: string;
+}
+/**
+ * A category or subcategory; `count` includes its subcategories' members.
+ */
+export interface TreeNode {
+  children?: TreeNode[];
+  count: number;
+  label: string;
+  members: TreeMember[];
+  /**
+   * `lessons`, `lessons/errors`: what `category:` may say
+   */
+  slug: string;
+}
+/**
+ * `memory/tree`: the topic tree of one scope, or of every root.
+ */
+export interface TreeParams {
+  scope?: ('project' | 'user' | 'team') | null;
+}
+/**
+ * `memory/tree` result: the five categories (SPEC §10 order), empty ones included.
+ */
+export interface TreeResult {
+  categories: TreeNode[];
+  total: number;
 }
 /**
  * `memory/undo`: put back every file one operation touched.
