@@ -76,6 +76,7 @@ def to_wire(scored: ScoredDocument) -> MemoryDoc:
         truncated=doc.truncated,
         mtime_ms=doc.mtime_ms,
         score=scored.score,
+        content_hash=doc.content_hash or None,
     )
 
 
