@@ -30,7 +30,7 @@ would need the others' insides.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -170,7 +170,9 @@ class MemoryNetwork:
     # Mentionable titles (their mention form, stripped) by anchor; title → the
     # memories holding it, → the memories mentioning it.
     _titles_by_anchor: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    _cjk_titles: int = 0  # mentionable CJK titles: only then are CJK pairs looked at
+    # The first characters of CJK anchors (with how many anchors start with each):
+    # where a body's CJK pairs are worth looking at.
+    _cjk_starts: Counter[str] = field(default_factory=Counter)
     _title_holders: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     _mentioned_by: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     _co_use: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -325,7 +327,9 @@ class MemoryNetwork:
         if entry.title is not None:
             self._title_holders[entry.title].add(path)
             self._titles_by_anchor[anchor(entry.title)].add(entry.title)
-            self._cjk_titles += bool(CJK_CHAR.search(entry.title))
+            key = anchor(entry.title)
+            if CJK_CHAR.search(key):
+                self._cjk_starts[key[0]] += 1
 
     def _unregister(self, entry: _Entry) -> None:
         path = entry.doc.path
@@ -341,7 +345,11 @@ class MemoryNetwork:
         for title in entry.mentions:
             _discard(self._mentioned_by, title, path)
         if entry.title is not None:
-            self._cjk_titles -= bool(CJK_CHAR.search(entry.title))
+            key = anchor(entry.title)
+            if CJK_CHAR.search(key):
+                self._cjk_starts[key[0]] -= 1
+                if not self._cjk_starts[key[0]]:
+                    del self._cjk_starts[key[0]]
             _discard(self._title_holders, entry.title, path)
             if entry.title not in self._title_holders:
                 _discard(self._titles_by_anchor, anchor(entry.title), entry.title)
@@ -383,7 +391,7 @@ class MemoryNetwork:
     def _find_mentions(self, entry: _Entry) -> frozenset[str]:
         """The mentionable titles (of other memories) that a body writes."""
         form = entry.mention_text
-        anchors = self._titles_by_anchor.keys() & units(form, self._cjk_titles > 0)
+        anchors = self._titles_by_anchor.keys() & units(form, self._cjk_starts.keys())
         if not anchors:
             return frozenset()
         own = entry.title

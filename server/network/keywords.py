@@ -47,6 +47,7 @@ _NAME = regex.compile(
 # (`=`, quotes, brackets, commas): `RL_BURST_FACTOR=3` is two pieces.
 _NOT_IDENTIFIER = re.compile(r"[^\w./:-]+")
 _EDGES = "./:-"  # a sentence's full stop or a trailing colon is not part of a name
+_PUNCTUATION = ".,;:!?()[]{}<>\"'*`"
 
 
 def _camel(word: str) -> bool:
@@ -87,11 +88,14 @@ def keyword_candidates(*texts: str) -> set[str]:
                     found.add(normalize(span))
         # Lowercase words, most of any text, are never candidates: left out at C speed.
         for token in [t for t in text.split() if not (t.islower() and t.isalpha())]:
-            if token.isalpha():
-                if MIN_KEYWORD_CHARS <= len(token) <= MAX_KEYWORD_CHARS and _camel(token):
-                    found.add(normalize(token))
+            core = token.strip(_PUNCTUATION)  # `word,` `(word)` `word.` are words
+            if len(core) < MIN_KEYWORD_CHARS:
                 continue
-            for piece in _NOT_IDENTIFIER.split(token):
+            if core.isalpha():
+                if len(core) <= MAX_KEYWORD_CHARS and _camel(core):
+                    found.add(normalize(core))
+                continue
+            for piece in _NOT_IDENTIFIER.split(core):
                 piece = piece.strip(_EDGES)
                 if len(piece) < MIN_KEYWORD_CHARS:
                     continue

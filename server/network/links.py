@@ -79,7 +79,9 @@ def without_code(body: str) -> str:
     def blank(match: regex.Match[str]) -> str:
         return " " * len(match.group())
 
-    return _CODE_SPAN.sub(blank, _FENCED.sub(blank, body))
+    if "```" in body or "~~~" in body:
+        body = _FENCED.sub(blank, body)
+    return _CODE_SPAN.sub(blank, body) if "`" in body else body
 
 
 def without_destinations(body: str) -> str:
@@ -97,7 +99,10 @@ def prose(body: str) -> str:
     def blank(match: regex.Match[str]) -> str:
         return " " * len(match.group())
 
-    return _WIKI.sub(blank, _INLINE.sub(blank, without_code(body)))
+    text = without_code(body)
+    if "](" in text:
+        text = _INLINE.sub(blank, text)
+    return _WIKI.sub(blank, text) if "[[" in text else text
 
 
 def _resolve_relative(source_relative: str, target: str) -> str | None:
@@ -125,6 +130,8 @@ def _memory_file_target(source_relative: str, raw: str) -> str | None:
 def body_links(source_relative: str, body: str) -> Iterator[LinkTarget]:
     """The markdown and wiki links of a body, in order, repeats included."""
     text = without_code(body)
+    if "](" not in text and "[[" not in text and "]:" not in text:
+        return
     for match in _INLINE.finditer(text):
         resolved = _memory_file_target(source_relative, match.group(1) or match.group(2))
         if resolved is not None:

@@ -10,6 +10,7 @@ few titles whose anchor it holds.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 
 from memory_recall.server.ranking.bm25f import QUERY_STOPWORDS
 from memory_recall.server.tokens import CJK_CHAR, normalize
@@ -49,12 +50,17 @@ def anchor(title: str) -> str:
     return word[:2] if CJK_CHAR.search(word) else word
 
 
-def units(form: str, pairs: bool) -> set[str]:
-    """The words of a mention form, and (with `pairs`) the character pairs of its CJK words."""
+def units(form: str, pair_starts: AbstractSet[str]) -> set[str]:
+    """The words of a mention form, and the CJK character pairs that start with one of
+    `pair_starts` (the first characters of the CJK anchors: pairs are only looked for
+    where one could be)."""
     words = set(form.split())
-    if pairs:
-        for word in [w for w in words if not w.isascii() and CJK_CHAR.search(w)]:
-            words.update(word[i : i + 2] for i in range(len(word) - 1))
+    if pair_starts and not form.isascii():
+        for char in pair_starts & set(form):
+            at = form.find(char)
+            while at >= 0:
+                words.add(form[at : at + 2])
+                at = form.find(char, at + 1)
     return words
 
 
