@@ -285,6 +285,34 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run_bench(args.options)
 
 
+def run_network_eval(argv: Sequence[str]) -> int:
+    # The memory network's figures (quality, and with --bench speed) own their options.
+    from memory_recall.server.dev import network_bench, network_eval
+
+    if "--bench" in argv:
+        parser = argparse.ArgumentParser(
+            prog="memory-recall network-eval --bench",
+            description="the memory network at size: build, activation, update (prints figures)",
+        )
+        parser.add_argument("--bench", action="store_true", help="run the benchmark")
+        network_bench.add_arguments(parser)
+        return network_bench.main(parser.parse_args(argv))
+    parser = argparse.ArgumentParser(
+        prog="memory-recall network-eval",
+        description="the memory network on the labelled corpora, with and without it, and the "
+        "suggestion matcher's precision and recall; --bench for its speed at size",
+    )
+    network_eval.add_arguments(parser)
+    parser.add_argument(
+        "--bench", action="store_true", help="benchmark instead (see `network-eval --bench -h`)"
+    )
+    return network_eval.main(parser.parse_args(argv))
+
+
+def cmd_network_eval(args: argparse.Namespace) -> int:
+    return run_network_eval(args.options)
+
+
 def _existing(path: str, what: str) -> Path:
     if not Path(path).exists():
         raise UsageError(f"{what} {path} does not exist")
@@ -459,6 +487,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("options", nargs=argparse.REMAINDER)
     bench.set_defaults(func=cmd_bench)
 
+    network_eval = sub.add_parser(
+        "network-eval",
+        help="the memory network's figures: multi-hop recall with and without it, "
+        "suggestions, --bench for speed (`network-eval --help` for options)",
+        add_help=False,
+    )
+    network_eval.add_argument("options", nargs=argparse.REMAINDER)
+    network_eval.set_defaults(func=cmd_network_eval)
+
     delivery = sub.add_parser(
         "delivery", help="benchmark: what a host waiting 100 ms gets, per model latency"
     )
@@ -566,6 +603,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"]:
         return run_bench(argv[1:])
+    if argv[:1] == ["network-eval"]:
+        return run_network_eval(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):  # editors start us with no arguments

@@ -1,0 +1,127 @@
+"""Suggestions: what an observed event brings, and what a session lets through."""
+
+from __future__ import annotations
+
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.organise.suggestions import (
+    ObservedEvent,
+    Suggestion,
+    SuggestionIndex,
+    SuggestionSession,
+)
+from memory_recall.server.roots import Scope
+
+
+def memory(path: str, title: str, description: str, body: str, type_: str = "feedback"):
+    return MemoryDocument(
+        path=path,
+        relative_path=path,
+        scope=Scope.PROJECT,
+        type=type_,  # type: ignore[arg-type]
+        title=title,
+        description=description,
+        body=body,
+        mtime_ms=1,
+    )
+
+
+LESSON = memory(
+    "lessons/econnreset.md",
+    "ioredis ECONNRESET behind the NAT gateway",
+    "Idle Redis connections are cut by the NAT after 350 seconds",
+    "ioredis logs `Error: read ECONNRESET` every six minutes. Fix: `keepAlive: 30000` in "
+    "`src/lib/redis.ts`.",
+)
+CONVENTION = memory(
+    "conventions/migrations.md",
+    "Applied migrations are never edited",
+    "db/migrations/ is append-only: write a new migration instead",
+    "Checksums break every environment. Run `alembic upgrade head` after adding one.",
+)
+PUBLISH = memory(
+    "conventions/publish.md",
+    "Publishing the npm package",
+    "Releases are published by CI only",
+    "`pnpm publish` runs only in the release workflow. An old `pnpm dev` has nothing to do "
+    "with it.",
+)
+PROJECT = memory(
+    "project/overview.md",
+    "Orbit architecture",
+    "Services in services/, the app in src/",
+    "`src/lib/redis.ts` wraps ioredis; ECONNRESET is logged there.",
+    "project",
+)
+DECLARED = {
+    LESSON.path: "lessons/errors",
+    CONVENTION.path: "conventions/code",
+    PUBLISH.path: "conventions/release",
+}
+
+
+def index() -> SuggestionIndex:
+    return SuggestionIndex.build([LESSON, CONVENTION, PUBLISH, PROJECT], DECLARED)
+
+
+def paths(event: ObservedEvent) -> list[str]:
+    return [s.path for s in index().match(event)]
+
+
+def test_an_edit_of_a_cited_file_or_inside_a_cited_folder():
+    assert paths(ObservedEvent("edit", path="src/lib/redis.ts")) == [LESSON.path]
+    assert paths(ObservedEvent("edit", path="/home/me/orbit/src/lib/redis.ts")) == [LESSON.path]
+    assert paths(ObservedEvent("edit", path="db/migrations/0042_orders.sql")) == [CONVENTION.path]
+    assert paths(ObservedEvent("edit", path="src/lib/other.ts")) == []
+    assert paths(ObservedEvent("edit", path="src/app.ts")) == []  # `src/` is the project's
+
+
+def test_an_error_needs_two_signals():
+    strong = ObservedEvent("error", "[ioredis] Error: read ECONNRESET at TCP.onStreamRead")
+    (suggestion,) = index().match(strong)
+    assert suggestion.path == LESSON.path
+    assert suggestion.category == "lessons/errors"
+    assert any("econnreset" in e for e in suggestion.evidence)
+    assert paths(ObservedEvent("error", "ECONNRESET")) == []
+    assert paths(ObservedEvent("error", "")) == []
+
+
+def test_a_command_the_memory_is_about():
+    assert paths(ObservedEvent("command", "pnpm publish --access public")) == [PUBLISH.path]
+    assert paths(ObservedEvent("command", "pnpm dev")) == []  # cited, but not what it is about
+    assert paths(ObservedEvent("command", "npm publish")) == []  # another program
+
+
+def test_only_lessons_and_conventions_are_suggested():
+    event = ObservedEvent("toolResult", "src/lib/redis.ts: ECONNRESET from ioredis")
+    assert PROJECT.path not in paths(event)
+
+
+def suggestion(path: str) -> Suggestion:
+    return Suggestion(path, "lessons/errors", ())
+
+
+def test_a_session_suggests_a_memory_once():
+    session = SuggestionSession()
+    assert session.admit([suggestion("a"), suggestion("b")], now=0) == [
+        suggestion("a"),
+        suggestion("b"),
+    ]
+    assert session.admit([suggestion("a")], now=100) == []
+    assert session.admit([suggestion("c"), suggestion("a")], now=200) == [suggestion("c")]
+
+
+def test_a_session_is_rate_limited():
+    session = SuggestionSession(max_per_window=2, window_s=60)
+    assert session.admit([suggestion("a")], now=0)
+    assert session.admit([suggestion("b")], now=1)
+    assert session.admit([suggestion("c")], now=2) == []
+    assert session.admit([suggestion("c")], now=61) == [suggestion("c")]
+
+
+def test_never_during_a_recalls_fast_window():
+    session = SuggestionSession()
+    session.recall_started(now=10.0, fast_window_s=0.1)
+    assert session.wait_s(10.05) > 0
+    assert session.admit([suggestion("a")], now=10.05) == []
+    assert session.wait_s(10.1) == 0
+    assert session.admit([suggestion("a")], now=10.1) == [suggestion("a")]
