@@ -25,7 +25,7 @@ ACRONYM_MARK = "\x01"
 _ACRONYM = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{Lu}{2}(?![\p{L}\p{M}\p{N}])")
 # Where a segment ends: after line breaks, after a sentence's end and the spaces
 # that follow it, or after a CJK full stop.
-_SEGMENT_END = re.compile(r"\n+|[.!?;:][ \t\u3000]+|[。！？；][ \t\u3000]*")
+_SEGMENT_END = re.compile(r"\n+|[.!?][ \t\u3000]+|[。！？][ \t\u3000]*")
 # A cut inside a segment too long for the window prefers a space.
 _SPACE = re.compile(r"\s")
 # A window that must end on a boundary ends at the last one in its second half.

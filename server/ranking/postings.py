@@ -32,9 +32,11 @@ import math
 import re
 from array import array
 from bisect import bisect_left, insort
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
+from itertools import repeat
+from operator import or_
 from typing import Any, ClassVar, NamedTuple
 
 from memory_recall.server.documents import MemoryDocument
@@ -92,6 +94,8 @@ def is_word(term: str) -> bool:
 
 
 _BITS = tuple(1 << i for i in range(8))
+_APPEND = array.append
+drain = deque(maxlen=0).extend  # runs an iterator to its end, keeping nothing
 
 
 def bitmap_of(slots: Iterable[Slot], capacity: int = 0) -> int:
@@ -365,14 +369,14 @@ class TermIndex:
                 self._classes.append(group)
                 by_length[group].append(slot)
             for field, terms in enumerate(kept.fields):
-                lists = growing[field]
+                # lists[term].append(value) for every term, looped in C: this is
+                # the bulk of a cold start (millions of postings).
+                arrays = map(growing[field].__getitem__, terms)
                 if weighted[field]:
-                    packed = slot << CODE_BITS
-                    for term, code in terms.items():
-                        lists[term].append(packed | code)
+                    values = map(or_, repeat(slot << CODE_BITS), terms.values())
                 else:
-                    for term in terms:
-                        lists[term].append(slot)
+                    values = repeat(slot)
+                drain(map(_APPEND, arrays, values))
         self._next_slot = len(self._docs)
         self._postings = tuple(dict(lists) for lists in growing)
         self._type_bits = {t: bitmap_of(slots, self._next_slot) for t, slots in by_type.items()}

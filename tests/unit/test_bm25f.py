@@ -319,3 +319,26 @@ def test_a_huge_query_costs_linear_time(unit):
         return best
 
     assert cost(32_768) < 24 * cost(4_096)
+
+
+def test_every_word_list_is_a_data_file_that_says_where_it_comes_from():
+    from importlib import resources
+
+    data = resources.files("memory_recall.server.ranking.bm25f").joinpath("data")
+    files = sorted(f.name for f in data.iterdir() if f.name.endswith(".txt"))
+    assert files == [
+        "clitics.txt", "months.txt", "stopwords.txt", "stopwords_thai.txt", "two_letter_words.txt"
+    ]  # fmt: skip
+    for name in files:
+        text = data.joinpath(name).read_text(encoding="utf-8")
+        header = [line for line in text.splitlines() if line.startswith("#")]
+        assert header and text.startswith("#"), name
+        assert "by hand" in " ".join(header), f"{name} says where its words come from"
+        assert [line for line in text.splitlines() if line and not line.startswith("#")], name
+
+
+def test_the_spec_tokens_module_holds_spec_tokens_only():
+    import memory_recall.server.tokens as spec_tokens
+
+    public = {name for name in vars(spec_tokens) if not name.startswith("_")}
+    assert not public & {"recall_tokens", "acronym_tokens", "date_tokens", "ACRONYM_MARK"}
