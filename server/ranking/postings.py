@@ -95,7 +95,8 @@ def is_word(term: str) -> bool:
 
 _BITS = tuple(1 << i for i in range(8))
 _APPEND = array.append
-drain = deque(maxlen=0).extend  # runs an iterator to its end, keeping nothing
+_SINK: deque[None] = deque(maxlen=0)
+drain = _SINK.extend  # runs an iterator to its end, keeping nothing
 
 
 def bitmap_of(slots: Iterable[Slot], capacity: int = 0) -> int:
@@ -372,6 +373,7 @@ class TermIndex:
                 # lists[term].append(value) for every term, looped in C: this is
                 # the bulk of a cold start (millions of postings).
                 arrays = map(growing[field].__getitem__, terms)
+                values: Iterable[int]
                 if weighted[field]:
                     values = map(or_, repeat(slot << CODE_BITS), terms.values())
                 else:
