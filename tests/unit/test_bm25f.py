@@ -7,10 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memory_recall.server.dev.evaluation import (
-    EvalCorpus,
-    load_corpus,
-)
+from memory_recall.server.dev.evaluation import EvalCorpus, evaluate, load_corpus
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.bm25f import (
     QUERY_STOPWORDS,
@@ -342,3 +339,14 @@ def test_the_spec_tokens_module_holds_spec_tokens_only():
 
     public = {name for name in vars(spec_tokens) if not name.startswith("_")}
     assert not public & {"recall_tokens", "acronym_tokens", "date_tokens", "ACRONYM_MARK"}
+
+
+def test_whole_bodies_beat_the_window_and_plain_bm25_on_long_memories():
+    """Issue 14's bar: on long memories (evidence mostly past character 1,200), bm25f with
+    whole bodies finds more than its window-only self and a plain whole-body BM25."""
+    corpus = load_corpus(EVAL / "longform.json")
+    recall = {
+        name: evaluate(corpus, RANKERS[name]).recall_at5
+        for name in ("bm25f", "bm25f-window", "bm25")
+    }
+    assert recall["bm25f"] > recall["bm25"] > recall["bm25f-window"], recall
