@@ -26,10 +26,20 @@ from typing import Any
 
 from memory_recall.protocol import methods
 from memory_recall.protocol.messages import (
+    ForgetParams,
+    HistoryResult,
+    ListParams,
+    ListResult,
     PhaseNotification,
     RecallResult,
+    RememberParams,
+    RestoreParams,
     SelectParams,
     StatusResult,
+    UndoParams,
+    UpdateParams,
+    WireModel,
+    WriteResult,
 )
 
 DEFAULT_INITIAL_WAIT_MS = 100
@@ -237,6 +247,43 @@ class MemoryRecallClient:
 
     async def status(self) -> StatusResult:
         return StatusResult.model_validate(await self.request(methods.STATUS, {}))
+
+    # -- the write side (SPEC §8): each raises RpcError (-32602, -32803) when refused --
+
+    async def _write_request(self, method: str, params: WireModel) -> WriteResult:
+        payload = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return WriteResult.model_validate(await self.request(method, payload))
+
+    async def remember(self, text: str, **fields: Any) -> WriteResult:
+        """`memory/remember`; `fields`: scope, type, title, description, pinned, always, force."""
+        return await self._write_request(methods.REMEMBER, RememberParams(text=text, **fields))
+
+    async def update(self, path: str, **fields: Any) -> WriteResult:
+        """`memory/update`; `fields`: if_match (a contentHash), title, description, type, body…"""
+        return await self._write_request(methods.UPDATE, UpdateParams(path=path, **fields))
+
+    async def forget(
+        self, path: str, *, reason: str | None = None, hard: bool = False
+    ) -> WriteResult:
+        return await self._write_request(
+            methods.FORGET, ForgetParams(path=path, reason=reason, hard=hard)
+        )
+
+    async def restore(self, path: str) -> WriteResult:
+        return await self._write_request(methods.RESTORE, RestoreParams(path=path))
+
+    async def undo(self, operation: str) -> WriteResult:
+        return await self._write_request(methods.UNDO, UndoParams(operation=operation))
+
+    async def history(self, path: str) -> HistoryResult:
+        return HistoryResult.model_validate(await self.request(methods.HISTORY, {"path": path}))
+
+    async def list_memories(
+        self, *, scope: str | None = None, category: str | None = None
+    ) -> ListResult:
+        params = ListParams(scope=scope, category=category)  # type: ignore[arg-type]
+        payload = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return ListResult.model_validate(await self.request(methods.LIST, payload))
 
     async def request(self, method: str, params: Any) -> Any:
         return await self._send_request(next(self._ids), method, params)

@@ -1,4 +1,4 @@
-"""Pydantic models of every protocol v1 message (SPEC §5).
+"""Pydantic models of every protocol message (SPEC §5; the write side of §7–8).
 
 These are the single source of truth for the wire: the daemon validates and
 serializes with them, the Python client parses with them, and the JSON Schema
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from memory_recall.protocol.limits import MAX_QUERY_CHARS, REFINED_LIMIT
+from memory_recall.protocol.limits import MAX_QUERY_CHARS, MAX_WRITE_TEXT_CHARS, REFINED_LIMIT
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
-Scope = Literal["project", "user"]
+Scope = Literal["project", "user", "team"]
 MemoryType = Literal["user", "feedback", "project", "reference"]
 PhaseName = Literal["fast", "refined"]
 Strategy = Literal["heuristic", "model", "none"]
@@ -60,6 +60,18 @@ class SelectorOptions(WireModel):
     )
 
 
+class WriteOptions(WireModel):
+    """How the daemon writes memories (SPEC §8)."""
+
+    max_chars: StrictInt | None = Field(
+        default=None, gt=0, le=MAX_WRITE_TEXT_CHARS,
+        description="longest memory body written, in characters (default 4000)",
+    )  # fmt: skip
+    index_cap: StrictInt | None = Field(
+        default=None, ge=1, description="most lines in a root's MEMORY.md (default 200)"
+    )
+
+
 class InitializationOptions(WireModel):
     """`initialize` → `initializationOptions` (all optional)."""
 
@@ -73,6 +85,7 @@ class InitializationOptions(WireModel):
     ranker: StrictStr | None = Field(
         default=None, description="fast-phase ranker by name; default: the server's default"
     )
+    write: WriteOptions = Field(default_factory=WriteOptions)
 
 
 # -- memory/recall --------------------------------------------------------------
@@ -121,6 +134,9 @@ class MemoryDoc(WireModel):
     )
     mtime_ms: float
     score: float
+    content_hash: str | None = Field(
+        default=None, description="the file's version: pass it as memory/update's ifMatch"
+    )
 
 
 class PhaseResult(WireModel):
@@ -264,6 +280,190 @@ class StatusResult(WireModel):
     runtime: RuntimeStatus | None = Field(
         default=None, description="always sent by this daemon; optional for older ones"
     )
+    write: WriteStatus | None = Field(default=None, description="the write side (protocol v2)")
+
+
+# -- the write side (SPEC §7–8) -------------------------------------------------------------
+
+WriteAction = Literal[
+    "created", "updated", "merged", "unchanged", "archived", "restored", "deleted", "proposed"
+]
+_TEXT = Field(min_length=1, max_length=MAX_WRITE_TEXT_CHARS)
+_PATH = Field(min_length=1, max_length=4096, description="a memory's path, as recall gives it")
+
+
+class RememberParams(WireModel):
+    """`memory/remember`: the user's explicit "remember this". Missing metadata is derived."""
+
+    text: StrictStr = _TEXT
+    scope: Scope | None = Field(
+        default=None, description="default: user for type user, else project; team only by name"
+    )
+    type: MemoryType | None = None
+    title: StrictStr | None = Field(default=None, max_length=MAX_WRITE_TEXT_CHARS)
+    description: StrictStr | None = Field(default=None, max_length=MAX_WRITE_TEXT_CHARS)
+    category: StrictStr | None = Field(default=None, max_length=200)
+    pinned: StrictBool | None = None
+    always: StrictBool | None = None
+    force: StrictBool = Field(
+        default=False, description="write it even though it reads like an instruction to the agent"
+    )
+
+
+class UpdateParams(WireModel):
+    """`memory/update`: edit one memory; only the fields given change."""
+
+    path: StrictStr = _PATH
+    if_match: StrictStr | None = Field(
+        default=None, description="the contentHash last seen; a file changed since is not touched"
+    )
+    title: StrictStr | None = Field(default=None, min_length=1, max_length=MAX_WRITE_TEXT_CHARS)
+    description: StrictStr | None = Field(default=None, max_length=MAX_WRITE_TEXT_CHARS)
+    type: MemoryType | None = None
+    body: StrictStr | None = Field(default=None, max_length=MAX_WRITE_TEXT_CHARS)
+    pinned: StrictBool | None = None
+    always: StrictBool | None = None
+    force: StrictBool = False
+
+
+class ForgetParams(WireModel):
+    """`memory/forget`: move to `<root>/.archive/`; `hard: true` deletes (irreversibly)."""
+
+    path: StrictStr = _PATH
+    reason: StrictStr | None = Field(default=None, max_length=2000)
+    hard: StrictBool = False
+
+
+class RestoreParams(WireModel):
+    """`memory/restore`: bring an archived memory back (its old path or its archived one)."""
+
+    path: StrictStr = _PATH
+
+
+class UndoParams(WireModel):
+    """`memory/undo`: put back every file one operation touched."""
+
+    operation: StrictStr = Field(min_length=1, max_length=200)
+
+
+class HistoryParams(WireModel):
+    """`memory/history`: a memory's versions, from the journal."""
+
+    path: StrictStr = _PATH
+
+
+class ListParams(WireModel):
+    """`memory/list`: memories with their statistics."""
+
+    scope: Scope | None = None
+    category: StrictStr | None = Field(
+        default=None, max_length=200, description="a topic-tree slug: `lessons` or `lessons/errors`"
+    )
+
+
+class WriteOperation(WireModel):
+    """One thing an operation did (or, `proposed`, would do)."""
+
+    operation: str = Field(description="the operation id: memory/undo takes it")
+    action: WriteAction
+    path: str
+    scope: Scope
+    title: str
+    reason: str | None = Field(default=None, description="why: the conflict verdict, the reason")
+
+
+class WriteSkipped(WireModel):
+    """A memory not written, and the gate rule that stopped it (the text is never echoed)."""
+
+    title: str | None = None
+    reason: str = Field(description="secret | injection | size | ephemeral")
+    message: str
+
+
+class IndexStatus(WireModel):
+    """A root's MEMORY.md: its lines against the cap, and the memories that do not fit."""
+
+    path: str
+    lines: int
+    cap: int
+    listed: int
+    omitted_count: int = Field(description="memories without a line: the cap is reached")
+    omitted: list[str] = Field(description="the first of them, by path inside the root")
+    problem: str | None = Field(default=None, description="why the file could not be rewritten")
+
+
+class WriteResult(WireModel):
+    """What every write request returns (SPEC §8)."""
+
+    operations: list[WriteOperation]
+    skipped: list[WriteSkipped]
+    indexes: list[IndexStatus] = Field(
+        default_factory=list, description="MEMORY.md of each root the operation changed"
+    )
+
+
+class HistoryEntry(WireModel):
+    """One change to one file, as the journal holds it."""
+
+    operation: str
+    kind: str = Field(description="remember | update | forget | restore | undo")
+    trigger: str
+    time_ms: int
+    action: str
+    path: str
+    title: str | None
+    before_hash: str | None
+    after_hash: str | None
+    before: str | None = Field(description="content before; null when absent or not kept")
+    after: str | None = Field(description="content after; null when absent or not kept")
+    kept: bool = Field(description="false: a hard delete or a credential; not undoable")
+    undone_by: str | None
+    undoes: str | None
+    note: str | None
+
+
+class HistoryResult(WireModel):
+    path: str
+    entries: list[HistoryEntry]
+
+
+class MemoryStatistics(WireModel):
+    writes: int
+    delivered: int
+    last_delivered_ms: int | None
+    created_ms: int | None
+    updated_ms: int | None
+
+
+class ListedMemory(WireModel):
+    path: str
+    relative_path: str
+    scope: Scope
+    type: MemoryType
+    title: str
+    description: str
+    category: str | None
+    pinned: bool
+    always: bool
+    created: str | None
+    updated: str | None
+    expires: str | None
+    content_hash: str
+    mtime_ms: float
+    stats: MemoryStatistics
+
+
+class ListResult(WireModel):
+    memories: list[ListedMemory]
+
+
+class WriteStatus(WireModel):
+    """`memory/status` → `write`: where the journal is and what each MEMORY.md holds."""
+
+    state_path: str | None = Field(description="the state database; null when it is off")
+    state_problem: str | None = None
+    schema_version: int | None = None
+    indexes: list[IndexStatus]
 
 
 ALL_MODELS: tuple[type[WireModel], ...] = (
@@ -275,4 +475,16 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     SelectResult,
     RecallTelemetry,
     StatusResult,
+    RememberParams,
+    UpdateParams,
+    ForgetParams,
+    RestoreParams,
+    UndoParams,
+    HistoryParams,
+    ListParams,
+    WriteResult,
+    HistoryResult,
+    ListResult,
 )
+
+StatusResult.model_rebuild()  # it refers to WriteStatus, defined after it

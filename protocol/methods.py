@@ -5,6 +5,14 @@ PROTOCOL_VERSION = 1
 # client → server requests
 RECALL = "memory/recall"
 STATUS = "memory/status"
+# the write side (SPEC §8)
+REMEMBER = "memory/remember"
+UPDATE = "memory/update"
+FORGET = "memory/forget"
+RESTORE = "memory/restore"
+UNDO = "memory/undo"
+HISTORY = "memory/history"
+LIST = "memory/list"
 
 # server → client notifications
 FAST_RESULT = "memory/fastResult"

@@ -29,6 +29,13 @@ def build_schema() -> dict[str, object]:
         "requests": {
             methods.RECALL: "RecallParams → RecallResult",
             methods.STATUS: "→ StatusResult",
+            methods.REMEMBER: "RememberParams → WriteResult",
+            methods.UPDATE: "UpdateParams → WriteResult",
+            methods.FORGET: "ForgetParams → WriteResult",
+            methods.RESTORE: "RestoreParams → WriteResult",
+            methods.UNDO: "UndoParams → WriteResult",
+            methods.HISTORY: "HistoryParams → HistoryResult",
+            methods.LIST: "ListParams → ListResult",
         },
         "notifications": {
             methods.FAST_RESULT: "PhaseNotification",

@@ -88,7 +88,7 @@ def _add_root_option(parser: argparse.ArgumentParser) -> None:
         "--root",
         action="append",
         metavar="DIR[:scope]",
-        help="a memory root (scope project or user, default project); repeatable. "
+        help="a memory root (scope project, user or team; default project); repeatable. "
         "Default: ./.memory (project) and the user data dir (user).",
     )
 
@@ -371,7 +371,38 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="roots, document counts and skipped files")
     _add_root_option(status)
     status.set_defaults(func=cmd_status)
+
+    from memory_recall.server.cli_writes import add_commands
+
+    add_commands(sub, _add_root_option, _roots, table=table, clip=clip)
+
+    bench_write = sub.add_parser(
+        "bench-write", help="benchmark: remember end to end, and recall with vs without the store"
+    )
+    bench_write.add_argument("--docs", type=int, default=10_000, help="memories in the tree")
+    bench_write.add_argument("--writes", type=int, default=200, help="remembers timed")
+    bench_write.add_argument("--recalls", type=int, default=300, help="recalls per daemon")
+    bench_write.add_argument("--json", action="store_true", help="print one JSON object")
+    bench_write.set_defaults(func=cmd_bench_write)
+
+    evw = sub.add_parser(
+        "eval-write", help="figures of the write side's rules on their labelled sets"
+    )
+    evw.add_argument("--json", action="store_true", help="print one JSON object")
+    evw.set_defaults(func=cmd_eval_write)
     return parser
+
+
+def cmd_bench_write(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.write_bench import main as write_bench
+
+    return write_bench(args)
+
+
+def cmd_eval_write(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.write_eval import main as write_eval
+
+    return write_eval(as_json=args.json)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

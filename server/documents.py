@@ -6,6 +6,7 @@ a file system; `load_document` adds the file-system facts (mtime, size).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -85,6 +86,9 @@ class MemoryDocument:
     body: str
     mtime_ms: float
     root_index: int = 0
+    # The file's bytes as read, hashed (`content_hash`): what a writer's
+    # `ifMatch` is compared with. Empty for documents not read from a file.
+    content_hash: str = ""
     # Derived fields: normalized once here, never per query. (The body's normal
     # form is not kept: an index reads it once, when the document is indexed.)
     norm_title: str = field(init=False, repr=False, compare=False)
@@ -127,6 +131,7 @@ def parse_memory(
     scope: Scope,
     mtime_ms: float,
     root_index: int = 0,
+    content_hash: str = "",
 ) -> MemoryDocument:
     """Parse a memory file's text; raises InvalidMemory with the reason."""
     front = split_front_matter(text)
@@ -152,7 +157,13 @@ def parse_memory(
         body=body,
         mtime_ms=mtime_ms,
         root_index=root_index,
+        content_hash=content_hash,
     )
+
+
+def content_hash(raw: bytes) -> str:
+    """The `contentHash` of a file's bytes: 128 bits of SHA-256, hex."""
+    return hashlib.sha256(raw).hexdigest()[:32]
 
 
 def is_memory_file_name(name: str) -> bool:
@@ -212,4 +223,5 @@ def load_document(
         scope=scope,
         mtime_ms=st.st_mtime_ns / 1_000_000,
         root_index=root_index,
+        content_hash=content_hash(raw),
     )

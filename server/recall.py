@@ -81,6 +81,7 @@ def to_wire(scored: ScoredDocument, excerpt: Excerpt) -> MemoryDoc:
         excerpt=WireExcerpt(start=excerpt.start, end=excerpt.end),
         mtime_ms=doc.mtime_ms,
         score=scored.score,
+        content_hash=doc.content_hash or None,
     )
 
 

@@ -16,18 +16,24 @@ APP_DIR_NAME = "memory-recall"
 
 
 class Scope(str, Enum):
-    """Where a memory lives; project memories come before user ones on ties."""
+    """Where a memory lives; on ties project comes first, then team, then user (SPEC §13)."""
 
     PROJECT = "project"
     USER = "user"
+    # Shared with everyone on the project (committed to git): the daemon
+    # writes there only when asked to explicitly (SPEC §13).
+    TEAM = "team"
 
     @property
     def rank(self) -> int:
-        return 0 if self is Scope.PROJECT else 1
+        return _SCOPE_RANK[self]
 
     @property
-    def wire(self) -> Literal["project", "user"]:
-        return "project" if self is Scope.PROJECT else "user"
+    def wire(self) -> Literal["project", "user", "team"]:
+        return self.value
+
+
+_SCOPE_RANK = {Scope.PROJECT: 0, Scope.TEAM: 1, Scope.USER: 2}
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ def default_roots(workspace: str | os.PathLike[str] | None) -> list[MemoryRoot]:
 
 
 def parse_root_arg(spec: str) -> MemoryRoot:
-    """`DIR` or `DIR:scope` (scope project or user; project when omitted)."""
+    """`DIR` or `DIR:scope` (scope project, user or team; project when omitted)."""
     path, sep, scope = spec.rpartition(":")
     if sep and scope in {s.value for s in Scope}:
         return MemoryRoot.of(path, scope)

@@ -42,5 +42,7 @@ def doc_factory():
 
 @pytest.fixture(autouse=True, scope="session")
 def _snapshot_cache_in_tmp(tmp_path_factory):
-    """Daemons started by tests keep their snapshot caches out of the user's data dir."""
+    """Daemons started by tests keep their snapshot caches out of the user's data dir …"""
     os.environ.setdefault("MEMORY_RECALL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    # … and their journal and statistics too (the state store, SPEC §7).
+    os.environ.setdefault("MEMORY_RECALL_STATE_DIR", str(tmp_path_factory.mktemp("state")))

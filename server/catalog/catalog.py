@@ -171,6 +171,8 @@ class MemoryCatalog:
         if located is None:
             return
         index, root, p = located
+        if p != root.path and _hidden(p, root.path):
+            return  # nothing hidden is ever scanned (temp files, .archive/, .git/)
         if p.is_dir():
             self._remove_under(p, keep_existing=True)
             for file in self._walk(index, root, p):
@@ -178,6 +180,8 @@ class MemoryCatalog:
             self._changed()
         elif p.exists() or p.is_symlink():
             self.upsert(p)
+        elif str(p) in self._docs or str(p) in self._skipped:
+            self.remove(p)  # a file that was read: nothing can be under it
         else:
             self._remove_under(p, keep_existing=False)
             self.remove(p)
@@ -290,7 +294,10 @@ class MemoryCatalog:
             gone = [k for k in gone if not os.path.isfile(k)]
         for key in gone:
             self._file_stats.pop(key, None)
-        self.counters.removals += self._drop(gone)
+        dropped = self._drop(gone)
+        self.counters.removals += dropped
+        if dropped:
+            self._changed()  # a snapshot taken before must not serve the removed documents
 
     def _load(
         self,

@@ -47,7 +47,9 @@ from memory_recall.server.ranking.bm25f.index import Bm25Index
 from memory_recall.server.ranking.postings import TermIndex
 from memory_recall.server.roots import MemoryRoot, Scope, user_data_dir
 
-FORMAT_VERSION = 6  # bump when the payload's layout changes (6: the index's kind, coded bodies)
+# Bump when the payload's layout changes (6: content hashes, team scope; 7: the
+# index's kind, bm25f's coded bodies).
+FORMAT_VERSION = 7
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20
@@ -270,6 +272,10 @@ def _split(joined: str, count: int) -> list[str]:
     return joined.split(_SEP) if count else []
 
 
+# A document's scope as one byte: its position here.
+_SCOPES = (Scope.PROJECT, Scope.USER, Scope.TEAM)
+
+
 def _columns_from_files(files: dict[str, FileRecord]) -> dict[str, Any]:
     docs = [r.document for r in files.values() if r.document is not None]
     reasons = [r.skipped or "" for r in files.values() if r.document is None]
@@ -280,11 +286,12 @@ def _columns_from_files(files: dict[str, FileRecord]) -> dict[str, Any]:
         "is_document": bytes(r.document is not None for r in files.values()),
         "skipped": _SEP.join(reasons),
         "relative_path": _SEP.join(d.relative_path for d in docs),
-        "scope": bytes(d.scope is Scope.USER for d in docs),
+        "scope": bytes(_SCOPES.index(d.scope) for d in docs),
         "type": _SEP.join(d.type for d in docs),
         "title": _SEP.join(d.title for d in docs),
         "description": _SEP.join(d.description for d in docs),
         "body": _SEP.join(d.body for d in docs),
+        "content_hash": _SEP.join(d.content_hash for d in docs),
         "mtime_ms": array("d", (d.mtime_ms for d in docs)),
         "root_index": array("I", (d.root_index for d in docs)),
     }
@@ -296,10 +303,10 @@ def _files_from_columns(columns: dict[str, Any]) -> dict[str, FileRecord]:
     count = sum(is_document)
     text = {
         name: _split(columns[name], count)
-        for name in ("relative_path", "type", "title", "description", "body")
+        for name in ("relative_path", "type", "title", "description", "body", "content_hash")
     }
     skipped = iter(_split(columns["skipped"], len(sizes) - count))
-    scopes = (Scope.PROJECT, Scope.USER)
+    scopes = _SCOPES
     files = {}
     at = 0
     for path, size, mtime_ns, has_doc in zip(paths, sizes, mtimes, is_document, strict=True):
@@ -316,6 +323,7 @@ def _files_from_columns(columns: dict[str, Any]) -> dict[str, FileRecord]:
             body=text["body"][at],
             mtime_ms=columns["mtime_ms"][at],
             root_index=columns["root_index"][at],
+            content_hash=text["content_hash"][at],
         )
         files[path] = FileRecord(size, mtime_ns, doc, None)
         at += 1

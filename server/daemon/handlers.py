@@ -13,17 +13,34 @@ from memory_recall.protocol import methods
 from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.protocol.messages import (
     CatalogCountersStatus,
+    ForgetParams,
+    HistoryParams,
+    ListParams,
     PhaseNotification,
     RecallParams,
     RecallTelemetry,
+    RememberParams,
+    RestoreParams,
     RootStatus,
     RuntimeStatus,
     SkippedFileStatus,
     StatusResult,
+    UndoParams,
+    UpdateParams,
 )
 from memory_recall.server.daemon.adapter import MemoryProtocol
 from memory_recall.server.daemon.session import CatalogSession
+from memory_recall.server.daemon.writing import (
+    WriteSide,
+    history_wire,
+    list_wire,
+    result_wire,
+    wire_error,
+)
 from memory_recall.server.recall import RecallRequest, RecallService
+from memory_recall.server.store import inventory
+from memory_recall.server.store.errors import WriteError
+from memory_recall.server.store.writer import ForgetRequest, RememberRequest, UpdateRequest
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -49,14 +66,22 @@ def validate(model: type[BaseModel], params: Any) -> Any:
 class WireNotifier:
     """Sends one recall's notifications to the client (a `RecallListener`)."""
 
-    def __init__(self, protocol: MemoryProtocol) -> None:
+    def __init__(self, protocol: MemoryProtocol, write: WriteSide | None = None) -> None:
         self._protocol = protocol
+        self._write = write
 
     def fast_result(self, note: PhaseNotification) -> None:
         self._protocol.notify(methods.FAST_RESULT, note.wire())
+        self._count(note)
 
     def refined_result(self, note: PhaseNotification) -> None:
         self._protocol.notify(methods.REFINED_RESULT, note.wire())
+        self._count(note)
+
+    def _count(self, note: PhaseNotification) -> None:
+        if self._write is not None:
+            for doc in note.docs:
+                self._write.count_delivery(doc.path, doc.relative_path)
 
     def telemetry(self, event: RecallTelemetry) -> None:
         self._protocol.notify(methods.TELEMETRY, event.wire())
@@ -68,6 +93,7 @@ async def recall(
     protocol: MemoryProtocol,
     service: RecallService,
     session: CatalogSession,
+    write: WriteSide | None = None,
 ) -> dict[str, Any]:
     """`memory/recall` (SPEC §4–5)."""
     recall_params = validate(RecallParams, params)
@@ -79,7 +105,7 @@ async def recall(
         exclude_paths=recall_params.exclude_paths,
         limit=recall_params.limit or REFINED_LIMIT,
     )
-    result = await service.recall(request, session.view, WireNotifier(protocol))
+    result = await service.recall(request, session.view, WireNotifier(protocol, write))
     return result.wire()
 
 
@@ -89,8 +115,9 @@ def status(
     protocol: MemoryProtocol,
     service: RecallService,
     session: CatalogSession,
+    write: WriteSide | None = None,
 ) -> dict[str, Any]:
-    """`memory/status`: roots, counts, skipped files, index, watcher, counters."""
+    """`memory/status`: roots, counts, skipped files, index, watcher, counters, write side."""
     catalog = session.catalog
     counts = catalog.count_by_root()
     return StatusResult(
@@ -113,4 +140,90 @@ def status(
             pending_requests=protocol.pending_request_count(),
             exclusion_sets=len(service.active),
         ),
+        write=write.status() if write is not None and session.ready.is_set() else None,
     ).wire()
+
+
+# -- the write side (SPEC §8) ------------------------------------------------------------
+
+
+async def _write(write: WriteSide, session: CatalogSession, kind: str, request: object) -> Any:
+    await session.ready.wait()  # decisions are made on the warm catalog
+    try:
+        result = await write.writer.run_async(kind, request)
+    except WriteError as exc:
+        raise wire_error(exc) from None
+    return result_wire(result).wire()
+
+
+async def remember(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:
+    """`memory/remember`: the user's "remember this", gated, conflict-checked, written."""
+    p = validate(RememberParams, params)
+    request = RememberRequest(
+        text=p.text,
+        scope=p.scope,
+        type=p.type,
+        title=p.title,
+        description=p.description,
+        pinned=p.pinned,
+        always=p.always,
+        force=p.force,
+        category=p.category,
+    )
+    return await _write(write, session, "remember", request)
+
+
+async def update(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:
+    """`memory/update`: edit one memory, refused when it changed since `ifMatch`."""
+    p = validate(UpdateParams, params)
+    request = UpdateRequest(
+        path=p.path,
+        if_match=p.if_match,
+        title=p.title,
+        description=p.description,
+        type=p.type,
+        body=p.body,
+        pinned=p.pinned,
+        always=p.always,
+        force=p.force,
+    )
+    return await _write(write, session, "update", request)
+
+
+async def forget(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:
+    """`memory/forget`: archive (or, `hard`, delete) one memory."""
+    p = validate(ForgetParams, params)
+    return await _write(
+        write, session, "forget", ForgetRequest(path=p.path, reason=p.reason, hard=p.hard)
+    )
+
+
+async def restore(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:
+    """`memory/restore`: bring an archived memory back."""
+    return await _write(write, session, "restore", validate(RestoreParams, params).path)
+
+
+async def undo(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:
+    """`memory/undo`: put back every file one operation touched."""
+    return await _write(write, session, "undo", validate(UndoParams, params).operation)
+
+
+async def history(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:
+    """`memory/history`: a memory's versions from the journal."""
+    path = validate(HistoryParams, params).path
+    await session.ready.wait()
+    try:
+        entries = await asyncio.to_thread(inventory.memory_history, write.writer, path)
+    except WriteError as exc:
+        raise wire_error(exc) from None
+    return history_wire(path, entries).wire()
+
+
+async def list_memories(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:
+    """`memory/list`: the memories with their categories and statistics."""
+    p = validate(ListParams, params)
+    snapshot = await session.view()
+    memories = await asyncio.to_thread(
+        inventory.list_memories, write.writer, snapshot, scope=p.scope, category=p.category
+    )
+    return list_wire(memories).wire()

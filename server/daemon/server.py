@@ -32,6 +32,7 @@ from memory_recall.server.daemon.options import (
 )
 from memory_recall.server.daemon.session import CatalogSession, TaskRegistry, report_index_progress
 from memory_recall.server.daemon.transport import StdoutWriter, open_reader, read_frames
+from memory_recall.server.daemon.writing import WriteSide
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.recall import RecallService
 from pygls.lsp.server import LanguageServer
@@ -60,6 +61,7 @@ class MemoryServer(LanguageServer):
         self.tasks = TaskRegistry()
         self.session = CatalogSession([], self.tasks)
         self.service = RecallService(None, RANKERS[DEFAULT_RANKER], ceiling_s=selector_ceiling_s)
+        self.write: WriteSide | None = None
         self._option_problems: list[str] = []
         self._exit = asyncio.Event()
         self.exit_code = 0
@@ -87,8 +89,36 @@ class MemoryServer(LanguageServer):
         def status(params: Any) -> dict[str, Any]:
             return handlers.status(params, **self._services())
 
+        # The write side (SPEC §8): one handler per request, all through the session's writer.
+        for method, handler in (
+            (methods.REMEMBER, handlers.remember),
+            (methods.UPDATE, handlers.update),
+            (methods.FORGET, handlers.forget),
+            (methods.RESTORE, handlers.restore),
+            (methods.UNDO, handlers.undo),
+            (methods.HISTORY, handlers.history),
+            (methods.LIST, handlers.list_memories),
+        ):
+            self._register_write(method, handler)
+
+    async def _warm_writer(self) -> None:
+        await self.session.ready.wait()
+        if self.write is not None:
+            await asyncio.to_thread(self.write.writer.warm_up)
+
+    def _register_write(self, method: str, handler: Any) -> None:
+        @self.feature(method)
+        async def write(params: Any) -> Any:
+            assert self.write is not None  # requests before `initialize` are refused
+            return await handler(params, write=self.write, session=self.session)
+
     def _services(self) -> dict[str, Any]:
-        return {"protocol": self.protocol, "service": self.service, "session": self.session}
+        return {
+            "protocol": self.protocol,
+            "service": self.service,
+            "session": self.session,
+            "write": self.write,
+        }
 
     # lifecycle ------------------------------------------------------------------
 
@@ -110,6 +140,11 @@ class MemoryServer(LanguageServer):
             ceiling_s=self.selector_ceiling_s,
             timeout_s=selector_timeout_s(selector_options),
         )
+        self.write = WriteSide.open(self.session.catalog, ranker, self.options.write)
+        # The watcher's echo of the daemon's own writes is not a change to re-read.
+        self.session.ignore = self.write.writer.own_writes.filter
+        self.tasks.spawn(self.write.flush_periodically(), "delivery-statistics")
+        self.tasks.spawn(self._warm_writer(), "writer-warm-up")
         self.session.start(watch=self.options.watch)
 
     def on_initialized(self, _params: types.InitializedParams) -> None:
@@ -150,6 +185,8 @@ class MemoryServer(LanguageServer):
             task.cancel()
         self.tasks.cancel_all()
         self.session.stop()
+        if self.write is not None:
+            self.write.flush()  # the last deliveries counted, before the process ends
         if not self._exit.is_set():  # stdin closed without `exit`
             self.exit_code = 0 if self.protocol.is_shut_down() else 1
         return self.exit_code

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from lsprotocol import types
@@ -65,6 +65,8 @@ class CatalogSession:
         self.watcher_state = WatcherStatus(state="off")
         self._tasks = tasks
         self._pending_changes: set[str] = set()
+        # Drops the paths that are this process's own writes (the writer's echo filter).
+        self.ignore: Callable[[set[str]], set[str]] | None = None
 
     def start(self, *, watch: bool) -> None:
         """Start watching (when asked) and building the index, both in the background."""
@@ -117,6 +119,8 @@ class CatalogSession:
 
     def apply_changes(self, paths: set[str]) -> None:
         """Re-read changed paths; while the index is still building, remember them."""
+        if self.ignore is not None and paths:
+            paths = self.ignore(paths)
         self._pending_changes |= paths
         if not self.ready.is_set():
             return

@@ -238,7 +238,9 @@ async def test_cancel_storm(tmp_path: Path, figures: dict[str, str]) -> None:
         status = await assert_back_to_baseline(client, before)
         assert status.recall.cancelled == cancelled
         assert status.recall.completed == CANCEL_STORM - cancelled
-        assert 0 < cancelled < CANCEL_STORM  # some cancels were in time, some too late
+        # Some cancels must land in time; how many arrive too late depends on the machine's
+        # load (on a busy machine every one may be in time), so that split is reported only.
+        assert cancelled > 0
         assert not error_lines(client.stderr_log), error_lines(client.stderr_log)
     finally:
         await client.close()

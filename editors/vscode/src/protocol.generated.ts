@@ -10,8 +10,15 @@ export const PROTOCOL_METHODS = {
     'telemetry/event': 'RecallTelemetry'
   },
   'requests': {
+    'memory/forget': 'ForgetParams → WriteResult',
+    'memory/history': 'HistoryParams → HistoryResult',
+    'memory/list': 'ListParams → ListResult',
     'memory/recall': 'RecallParams → RecallResult',
-    'memory/status': '→ StatusResult'
+    'memory/remember': 'RememberParams → WriteResult',
+    'memory/restore': 'RestoreParams → WriteResult',
+    'memory/status': '→ StatusResult',
+    'memory/undo': 'UndoParams → WriteResult',
+    'memory/update': 'UpdateParams → WriteResult'
   },
   'serverRequests': {
     'memory/select': 'SelectParams → SelectResult'
@@ -21,14 +28,25 @@ export const PROTOCOL_METHODS = {
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
   Excerpt?: Excerpt;
+  ForgetParams?: ForgetParams;
+  HistoryEntry?: HistoryEntry;
+  HistoryParams?: HistoryParams;
+  HistoryResult?: HistoryResult;
+  IndexStatus?: IndexStatus;
   InitializationOptions?: InitializationOptions;
+  ListParams?: ListParams;
+  ListResult?: ListResult;
+  ListedMemory?: ListedMemory;
   MemoryDoc?: MemoryDoc;
+  MemoryStatistics?: MemoryStatistics;
   PhaseNotification?: PhaseNotification;
   PhaseResult?: PhaseResult;
   RecallCounters?: RecallCounters;
   RecallParams?: RecallParams;
   RecallResult?: RecallResult;
   RecallTelemetry?: RecallTelemetry;
+  RememberParams?: RememberParams;
+  RestoreParams?: RestoreParams;
   RootOption?: RootOption;
   RootStatus?: RootStatus;
   RuntimeStatus?: RuntimeStatus;
@@ -38,7 +56,14 @@ export interface ProtocolModels {
   SelectorOptions?: SelectorOptions;
   SkippedFileStatus?: SkippedFileStatus;
   StatusResult?: StatusResult;
+  UndoParams?: UndoParams;
+  UpdateParams?: UpdateParams;
   WatcherStatus?: WatcherStatus;
+  WriteOperation?: WriteOperation;
+  WriteOptions?: WriteOptions;
+  WriteResult?: WriteResult;
+  WriteSkipped?: WriteSkipped;
+  WriteStatus?: WriteStatus;
 }
 export interface CatalogCountersStatus {
   removals: number;
@@ -60,6 +85,83 @@ export interface Excerpt {
   start: number;
 }
 /**
+ * `memory/forget`: move to `<root>/.archive/`; `hard: true` deletes (irreversibly).
+ */
+export interface ForgetParams {
+  hard?: boolean;
+  /**
+   * a memory's path, as recall gives it
+   */
+  path: string;
+  reason?: string | null;
+}
+/**
+ * One change to one file, as the journal holds it.
+ */
+export interface HistoryEntry {
+  action: string;
+  /**
+   * content after; null when absent or not kept
+   */
+  after: string | null;
+  afterHash: string | null;
+  /**
+   * content before; null when absent or not kept
+   */
+  before: string | null;
+  beforeHash: string | null;
+  /**
+   * false: a hard delete or a credential; not undoable
+   */
+  kept: boolean;
+  /**
+   * remember | update | forget | restore | undo
+   */
+  kind: string;
+  note: string | null;
+  operation: string;
+  path: string;
+  timeMs: number;
+  title: string | null;
+  trigger: string;
+  undoes: string | null;
+  undoneBy: string | null;
+}
+/**
+ * `memory/history`: a memory's versions, from the journal.
+ */
+export interface HistoryParams {
+  /**
+   * a memory's path, as recall gives it
+   */
+  path: string;
+}
+export interface HistoryResult {
+  entries: HistoryEntry[];
+  path: string;
+}
+/**
+ * A root's MEMORY.md: its lines against the cap, and the memories that do not fit.
+ */
+export interface IndexStatus {
+  cap: number;
+  lines: number;
+  listed: number;
+  /**
+   * the first of them, by path inside the root
+   */
+  omitted: string[];
+  /**
+   * memories without a line: the cap is reached
+   */
+  omittedCount: number;
+  path: string;
+  /**
+   * why the file could not be rewritten
+   */
+  problem?: string | null;
+}
+/**
  * `initialize` → `initializationOptions` (all optional).
  */
 export interface InitializationOptions {
@@ -73,6 +175,7 @@ export interface InitializationOptions {
   roots?: RootOption[] | null;
   selector?: SelectorOptions;
   watch?: boolean;
+  write?: WriteOptions;
 }
 /**
  * A memory directory and its scope.
@@ -83,7 +186,7 @@ export interface RootOption {
    */
   followSymlinks?: boolean;
   path: string;
-  scope?: 'project' | 'user';
+  scope?: 'project' | 'user' | 'team';
 }
 /**
  * Which model picks the refined memories.
@@ -108,6 +211,56 @@ export interface SelectorOptions {
   url?: string | null;
 }
 /**
+ * How the daemon writes memories (SPEC §8).
+ */
+export interface WriteOptions {
+  /**
+   * most lines in a root's MEMORY.md (default 200)
+   */
+  indexCap?: number | null;
+  /**
+   * longest memory body written, in characters (default 4000)
+   */
+  maxChars?: number | null;
+}
+/**
+ * `memory/list`: memories with their statistics.
+ */
+export interface ListParams {
+  /**
+   * a topic-tree slug: `lessons` or `lessons/errors`
+   */
+  category?: string | null;
+  scope?: ('project' | 'user' | 'team') | null;
+}
+export interface ListResult {
+  memories: ListedMemory[];
+}
+export interface ListedMemory {
+  always: boolean;
+  category: string | null;
+  contentHash: string;
+  created: string | null;
+  description: string;
+  expires: string | null;
+  mtimeMs: number;
+  path: string;
+  pinned: boolean;
+  relativePath: string;
+  scope: 'project' | 'user' | 'team';
+  stats: MemoryStatistics;
+  title: string;
+  type: 'user' | 'feedback' | 'project' | 'reference';
+  updated: string | null;
+}
+export interface MemoryStatistics {
+  createdMs: number | null;
+  delivered: number;
+  lastDeliveredMs: number | null;
+  updatedMs: number | null;
+  writes: number;
+}
+/**
  * One delivered memory.
  */
 export interface MemoryDoc {
@@ -115,6 +268,10 @@ export interface MemoryDoc {
    * at most 1,200 characters: the whole body when it fits, else (ranker bm25f) the passage that best matches the query, cut on sentence or line boundaries where possible, or (ranker spec) the first 1,200 characters
    */
   body: string;
+  /**
+   * the file's version: pass it as memory/update's ifMatch
+   */
+  contentHash?: string | null;
   description: string;
   /**
    * where `body` lies in the whole body (always sent by this daemon; absent from older ones, whose body is the first 1,200 characters)
@@ -123,7 +280,7 @@ export interface MemoryDoc {
   mtimeMs: number;
   path: string;
   relativePath: string;
-  scope: 'project' | 'user';
+  scope: 'project' | 'user' | 'team';
   score: number;
   title: string;
   /**
@@ -239,11 +396,40 @@ export interface RecallTelemetry {
   strategy: ('heuristic' | 'model' | 'none') | null;
   token?: string | number | null;
 }
+/**
+ * `memory/remember`: the user's explicit "remember this". Missing metadata is derived.
+ */
+export interface RememberParams {
+  always?: boolean | null;
+  category?: string | null;
+  description?: string | null;
+  /**
+   * write it even though it reads like an instruction to the agent
+   */
+  force?: boolean;
+  pinned?: boolean | null;
+  /**
+   * default: user for type user, else project; team only by name
+   */
+  scope?: ('project' | 'user' | 'team') | null;
+  text: string;
+  title?: string | null;
+  type?: ('user' | 'feedback' | 'project' | 'reference') | null;
+}
+/**
+ * `memory/restore`: bring an archived memory back (its old path or its archived one).
+ */
+export interface RestoreParams {
+  /**
+   * a memory's path, as recall gives it
+   */
+  path: string;
+}
 export interface RootStatus {
   documents: number;
   exists: boolean;
   path: string;
-  scope: 'project' | 'user';
+  scope: 'project' | 'user' | 'team';
 }
 /**
  * What the process holds right now: a leak shows as a count that stays up after load.
@@ -300,8 +486,97 @@ export interface StatusResult {
   selector: 'client' | 'http' | 'none';
   skipped: SkippedFileStatus[];
   watcher: WatcherStatus;
+  /**
+   * the write side (protocol v2)
+   */
+  write?: WriteStatus | null;
 }
 export interface WatcherStatus {
   detail?: string | null;
   state: 'off' | 'starting' | 'watching' | 'polling' | 'failed' | 'stopped';
+}
+/**
+ * `memory/status` → `write`: where the journal is and what each MEMORY.md holds.
+ */
+export interface WriteStatus {
+  indexes: IndexStatus[];
+  schemaVersion?: number | null;
+  /**
+   * the state database; null when it is off
+   */
+  statePath: string | null;
+  stateProblem?: string | null;
+}
+/**
+ * `memory/undo`: put back every file one operation touched.
+ */
+export interface UndoParams {
+  operation: string;
+}
+/**
+ * `memory/update`: edit one memory; only the fields given change.
+ */
+export interface UpdateParams {
+  always?: boolean | null;
+  body?: string | null;
+  description?: string | null;
+  force?: boolean;
+  /**
+   * the contentHash last seen; a file changed since is not touched
+   */
+  ifMatch?: string | null;
+  /**
+   * a memory's path, as recall gives it
+   */
+  path: string;
+  pinned?: boolean | null;
+  title?: string | null;
+  type?: ('user' | 'feedback' | 'project' | 'reference') | null;
+}
+/**
+ * One thing an operation did (or, `proposed`, would do).
+ */
+export interface WriteOperation {
+  action:
+    | 'created'
+    | 'updated'
+    | 'merged'
+    | 'unchanged'
+    | 'archived'
+    | 'restored'
+    | 'deleted'
+    | 'proposed';
+  /**
+   * the operation id: memory/undo takes it
+   */
+  operation: string;
+  path: string;
+  /**
+   * why: the conflict verdict, the reason
+   */
+  reason?: string | null;
+  scope: 'project' | 'user' | 'team';
+  title: string;
+}
+/**
+ * What every write request returns (SPEC §8).
+ */
+export interface WriteResult {
+  /**
+   * MEMORY.md of each root the operation changed
+   */
+  indexes?: IndexStatus[];
+  operations: WriteOperation[];
+  skipped: WriteSkipped[];
+}
+/**
+ * A memory not written, and the gate rule that stopped it (the text is never echoed).
+ */
+export interface WriteSkipped {
+  message: string;
+  /**
+   * secret | injection | size | ephemeral
+   */
+  reason: string;
+  title?: string | null;
 }

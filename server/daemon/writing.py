@@ -1,0 +1,193 @@
+"""The write side of a session: the writer built from the options, and its results on the wire.
+
+The store (server/store) never sees the wire; this module is where its plain
+results become protocol models and its errors JSON-RPC errors:
+`InvalidWrite` → -32602 naming the field, `WriteFailed` → -32803 with the
+reason. The CLI builds its writer here too, so a command line `remember` and
+a host's `memory/remember` run the same code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memory_recall.protocol import methods
+from memory_recall.protocol.messages import (
+    HistoryEntry,
+    HistoryResult,
+    IndexStatus,
+    ListedMemory,
+    ListResult,
+    MemoryStatistics,
+    WriteOperation,
+    WriteOptions,
+    WriteResult,
+    WriteSkipped,
+    WriteStatus,
+)
+from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.organise.categories import infer_category
+from memory_recall.server.ranking.registry import RankerSpec
+from memory_recall.server.store import inventory
+from memory_recall.server.store.commit import OMITTED_SHOWN
+from memory_recall.server.store.errors import InvalidWrite, WriteError
+from memory_recall.server.store.files import root_key
+from memory_recall.server.store.gate import GateLimits
+from memory_recall.server.store.index_file import DEFAULT_INDEX_CAP, IndexReport
+from memory_recall.server.store.state import DeliveryCounter, StateStore
+from memory_recall.server.store.writer import MemoryWriter, WriteSettings
+from memory_recall.server.store.writer import WriteResult as StoreResult
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+log = logging.getLogger("memory_recall")
+
+# Deliveries are written to the state store this often, off the event loop.
+DELIVERY_FLUSH_S = 2.0
+
+
+def categorize(
+    memory_type: str, title: str, description: str, body: str, declared: str | None
+) -> str:
+    """The topic-tree slug of a memory (SPEC §10): declared when valid, else inferred."""
+    return infer_category(
+        type=memory_type, title=title, description=description, body=body, declared=declared
+    ).slug
+
+
+def open_state() -> tuple[StateStore | None, str | None]:
+    """The user's state store, or None and why (off, unusable, written by a newer release)."""
+    try:
+        store = StateStore.open_default()
+    except Exception as exc:  # a newer schema, an unwritable folder: recall still works
+        log.warning("state store unavailable: %s", exc)
+        return None, f"the state store is unavailable ({exc})"
+    if store is None:
+        return None, None
+    return store, store.problem
+
+
+class WriteSide:
+    """The session's writer, its state store and the deliveries it counts."""
+
+    def __init__(
+        self,
+        catalog: MemoryCatalog,
+        ranker: RankerSpec,
+        options: WriteOptions | None = None,
+        *,
+        state: StateStore | None = None,
+        state_problem: str | None = None,
+    ) -> None:
+        options = options or WriteOptions()
+        limits = GateLimits(body=options.max_chars) if options.max_chars else GateLimits()
+        settings = WriteSettings(limits=limits, index_cap=options.index_cap or DEFAULT_INDEX_CAP)
+        self.state = state
+        self.writer = MemoryWriter(
+            catalog,
+            state,
+            ranker=ranker,
+            categorize=categorize,
+            settings=settings,
+            state_problem=state_problem,
+        )
+        self.deliveries = DeliveryCounter()
+        self._root_keys = [root_key(r) for r in catalog.roots]
+
+    @classmethod
+    def open(
+        cls, catalog: MemoryCatalog, ranker: RankerSpec, options: WriteOptions | None = None
+    ) -> WriteSide:
+        state, problem = open_state()
+        return cls(catalog, ranker, options, state=state, state_problem=problem)
+
+    # -- statistics -----------------------------------------------------------------------
+
+    def count_delivery(self, path: str, relative_path: str) -> None:
+        """A memory delivered by a recall: counted in memory, written later in a batch."""
+        located = self.writer.catalog.locate(path)
+        if located is not None:
+            self.deliveries.add(self._root_keys[located[0]], Path(relative_path).as_posix())
+
+    def flush(self) -> None:
+        if self.state is not None:
+            try:
+                self.deliveries.flush(self.state)
+            except Exception as exc:
+                log.warning("could not write delivery statistics: %s", exc)
+
+    async def flush_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(DELIVERY_FLUSH_S)
+            await asyncio.to_thread(self.flush)
+
+    # -- status -------------------------------------------------------------------------------
+
+    def status(self) -> WriteStatus:
+        indexes: list[IndexStatus] = []
+        with contextlib.suppress(Exception):  # status must answer even if a root is odd
+            indexes = [index_wire(r) for r in inventory.index_status(self.writer)]
+        return WriteStatus(
+            state_path=str(self.state.path) if self.state else None,
+            state_problem=self.writer.state_problem,
+            schema_version=self.state.schema_version if self.state else None,
+            indexes=indexes,
+        )
+
+
+# -- errors and results on the wire -----------------------------------------------------------
+
+
+def wire_error(exc: WriteError) -> JsonRpcException:
+    if isinstance(exc, InvalidWrite):
+        return JsonRpcInvalidParams(f"invalid params: {exc.field}: {exc.message}")
+    return JsonRpcException(str(exc), code=methods.REQUEST_FAILED)
+
+
+def index_wire(report: IndexReport) -> IndexStatus:
+    return IndexStatus(
+        path=report.path,
+        lines=report.lines,
+        cap=report.cap,
+        listed=report.listed,
+        omitted_count=report.omitted_count,
+        omitted=report.omitted[:OMITTED_SHOWN],
+        problem=report.problem,
+    )
+
+
+def result_wire(result: StoreResult) -> WriteResult:
+    return WriteResult(
+        operations=[
+            WriteOperation(
+                operation=o.operation,
+                action=o.action,
+                path=o.path,
+                scope=o.scope,  # type: ignore[arg-type]
+                title=o.title,
+                reason=o.reason,
+            )
+            for o in result.operations
+        ],
+        skipped=[
+            WriteSkipped(title=s.title, reason=s.reason, message=s.message) for s in result.skipped
+        ],
+        indexes=[index_wire(r) for r in result.indexes],
+    )
+
+
+def history_wire(path: str, entries: Sequence[inventory.HistoryEntry]) -> HistoryResult:
+    return HistoryResult(path=path, entries=[HistoryEntry(**vars(e)) for e in entries])
+
+
+def list_wire(memories: Sequence[inventory.ListedMemory]) -> ListResult:
+    out = []
+    for memory in memories:
+        fields: dict[str, Any] = dict(vars(memory))
+        stats = fields.pop("stats")
+        out.append(ListedMemory(**fields, stats=MemoryStatistics(**vars(stats))))
+    return ListResult(memories=out)

@@ -1,0 +1,210 @@
+"""`MEMORY.md`, the one-line-per-memory index of a writable root (SPEC §7).
+
+An *index line* is `- [Title](relative/path.md) — description` pointing at a
+file inside the root (Claude Code and qwen-code write the same lines). Index
+lines are the daemon's to keep true: rewritten in place when their memory
+changes, removed when it is gone, one per memory, new ones added after the
+last. Every other line — headings, notes, links elsewhere — is the user's,
+kept where it is, never counted out.
+
+The file is capped (default 200 lines: what Claude Code loads). When the
+memories do not fit beside the user's lines, the least important ones (not
+pinned, least recently changed) are left out and *reported* — in the
+operation's result and in `memory/status` — never dropped in silence.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import posixpath
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+import regex
+from memory_recall.server.documents import INDEX_FILE_NAME
+
+DEFAULT_INDEX_CAP = 200  # lines; Claude Code reads the first 200 lines of MEMORY.md
+
+_INDEX_LINE = regex.compile(
+    r"^\s*[-*+]\s+\[(?P<title>(?:\\.|[^\]\\\n])*)\]\((?P<target><[^>\n]+>|[^)\s]+)\)(?P<rest>.*)$"
+)
+
+
+# How many left-out memories a report names (the count is always exact).
+OMITTED_SAMPLE = 50
+
+
+@dataclass(frozen=True)
+class IndexPlan:
+    text: str
+    omitted: list[str]  # the first OMITTED_SAMPLE left out, by path
+    omitted_count: int
+    listed: int
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """A memory as its index line shows it, and how much it matters when room is short."""
+
+    path: str  # inside the root
+    title: str
+    description: str
+    pinned: bool = False
+    changed_ms: float = 0.0
+
+    @property
+    def priority(self) -> tuple[bool, float]:
+        return (self.pinned, self.changed_ms)
+
+
+@dataclass
+class IndexReport:
+    """What maintaining one root's MEMORY.md did."""
+
+    path: str
+    lines: int
+    cap: int
+    listed: int
+    omitted: list[str] = field(default_factory=list)  # memories without a line (a sample)
+    omitted_count: int = 0
+    changed: bool = False
+    problem: str | None = None  # why the file could not be rewritten, when it could not
+
+
+def render_line(entry: IndexEntry) -> str:
+    title = " ".join(entry.title.split()).replace("\\", "\\\\")
+    title = title.replace("[", "\\[").replace("]", "\\]")
+    target = entry.path if regex.fullmatch(r"[^\s()<>]+", entry.path) else f"<{entry.path}>"
+    description = " ".join(entry.description.split())
+    return f"- [{title}]({target})" + (f" — {description}" if description else "")
+
+
+def index_target(line: str) -> str | None:
+    """The root-relative memory path an index line points at, or None for any other line."""
+    match = _INDEX_LINE.match(line)
+    if match is None:
+        return None
+    target = match.group("target")
+    if target.startswith("<"):
+        target = target[1:-1]
+    target = unquote(target.split("#", 1)[0])
+    if "://" in target or target.startswith(("/", "mailto:")) or not target.endswith(".md"):
+        return None
+    normalized = posixpath.normpath(target.removeprefix("./"))
+    if normalized.startswith("../") or normalized == "..":
+        return None
+    return normalized
+
+
+def plan_index(
+    text: str,
+    entries: Mapping[str, IndexEntry],
+    *,
+    exists: Callable[[str], bool],
+    changed_ms: Callable[[str], float],
+    gone: frozenset[str] = frozenset(),
+    cap: int = DEFAULT_INDEX_CAP,
+    fresh: Collection[str] | None = None,
+) -> IndexPlan:
+    """The new text of MEMORY.md, and what it lists and leaves out.
+
+    `entries`: the memories the caller knows, by path; an index line for a file
+    it does not know that still exists is kept as it is (another process
+    wrote that memory); `gone`: paths this operation removed. `fresh`: the
+    paths this operation wrote — then the lines already in the file are taken
+    to be the most important memories (every write keeps them so) and only
+    these compete with them, instead of ranking every memory of the root.
+    """
+    lines = text.splitlines()
+    kept: list[tuple[str, str | None]] = []  # (line, memory path or None for the user's)
+    listed: set[str] = set()
+    for line in lines:
+        target = index_target(line)
+        if target is None:
+            kept.append((line, None))
+            continue
+        if target in listed:
+            continue  # one line per memory
+        if target in entries:
+            kept.append((render_line(entries[target]), target))
+        elif target not in gone and exists(target):
+            kept.append((line, target))
+        else:
+            continue  # its memory is gone
+        listed.add(target)
+
+    def priority(path: str) -> tuple[bool, float, str]:
+        entry = entries.get(path)
+        pinned, changed = entry.priority if entry else (False, changed_ms(path))
+        return (pinned, changed, path)
+
+    user_lines = sum(1 for _, path in kept if path is None)
+    room = max(0, cap - user_lines)
+    listed_paths = [path for _, path in kept if path is not None]
+    unlisted_count = len(entries) - sum(1 for path in listed_paths if path in entries)
+    total = len(listed_paths) + unlisted_count
+    omitted: set[str] | frozenset[str] = frozenset()
+    omitted_sample: list[str] = []
+    if total <= room:
+        new = [entries[p] for p in entries if p not in listed]
+    else:
+        if fresh is None:
+            pool = listed_paths + [p for p in entries if p not in listed]
+        else:
+            pool = listed_paths + [p for p in fresh if p in entries and p not in listed]
+            if len(pool) < room:  # room left by removals: the best of the rest fill it
+                taken = set(pool)
+                rest = [p for p in entries if p not in taken]
+                pool += heapq.nlargest(room - len(pool), rest, key=priority)
+        chosen = set(heapq.nlargest(room, pool, key=priority))
+        omitted = set(listed_paths) - chosen
+        new = [entries[p] for p in chosen if p not in listed]
+        # The count is exact; the sample is the first left out, without a pass over all.
+        left_out = _unique(p for p in itertools.chain(listed_paths, entries) if p not in chosen)
+        omitted_sample = sorted(itertools.islice(left_out, OMITTED_SAMPLE))
+    new.sort(key=lambda e: (not e.pinned, -e.changed_ms, e.path))
+    out: list[str] = []
+    last_index = None
+    for line, path in kept:
+        if path is None or path not in omitted:
+            if path is not None:
+                last_index = len(out)
+            out.append(line)
+    additions = [render_line(e) for e in new]
+    if additions:
+        if last_index is None:
+            at = len(out)  # below the user's text
+            while at and not out[at - 1].strip():
+                at -= 1  # above its trailing blank lines
+        else:
+            at = last_index + 1
+        out[at:at] = additions
+    new_text = "\n".join(out) + "\n" if out else ""
+    listed_now = len(listed_paths) - len(omitted) + len(new)
+    return IndexPlan(new_text, omitted_sample, total - listed_now, listed_now)
+
+
+def _unique(paths: Iterable[str]) -> Iterator[str]:
+    seen: set[str] = set()
+    for path in paths:
+        if path not in seen:
+            seen.add(path)
+            yield path
+
+
+def index_path(root: Path) -> Path:
+    return root / INDEX_FILE_NAME
+
+
+def file_changed_ms(root: Path) -> Callable[[str], float]:
+    def changed(path: str) -> float:
+        try:
+            return os.stat(root / path).st_mtime_ns / 1e6
+        except OSError:
+            return 0.0
+
+    return changed

@@ -1,0 +1,236 @@
+"""What the write side can tell without changing anything: `list`, `history`, index status.
+
+- `list_memories`: the catalog's memories with what their front matter says
+  beyond SPEC §2 (category, pinned, always, dates) and their statistics. A
+  category that is not declared is inferred once per version of the file and
+  kept in the state store.
+- `memory_history`: a memory's versions, from the journal (its archive path
+  included once forgotten).
+- `index_status`: for each root, what its MEMORY.md holds and what does not fit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.store.errors import WriteFailed
+from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target, root_key
+from memory_recall.server.store.index_file import (
+    IndexReport,
+    file_changed_ms,
+    index_path,
+    plan_index,
+)
+from memory_recall.server.store.memory_file import MemoryFile
+from memory_recall.server.store.state import MemoryStats
+from memory_recall.server.store.writer import MemoryWriter
+
+
+@dataclass(frozen=True)
+class ListedMemory:
+    path: str
+    relative_path: str
+    scope: str
+    type: str
+    title: str
+    description: str
+    category: str | None
+    pinned: bool
+    always: bool
+    created: str | None
+    updated: str | None
+    expires: str | None
+    content_hash: str
+    mtime_ms: float
+    stats: MemoryStats = field(default_factory=MemoryStats)
+
+
+def _in_category(slug: str | None, wanted: str | None) -> bool:
+    if wanted is None:
+        return True
+    if slug is None:
+        return False
+    wanted = wanted.strip().strip("/")
+    return slug == wanted or slug.startswith(wanted + "/")
+
+
+def list_memories(
+    writer: MemoryWriter,
+    snapshot: CorpusView,
+    *,
+    scope: str | None = None,
+    category: str | None = None,
+) -> list[ListedMemory]:
+    """Every memory of `snapshot` (of one scope, under one category), in input order.
+
+    Reads each file's front matter; safe off the event loop (the snapshot is immutable).
+    """
+    state = writer.state
+    stats: dict[str, dict[str, MemoryStats]] = {}
+    categories: dict[str, dict[str, tuple[str, str]]] = {}
+    learned: dict[str, dict[str, tuple[str, str]]] = {}
+    out = []
+    for doc in snapshot.documents:
+        if scope is not None and doc.scope.value != scope:
+            continue
+        root = writer.roots[doc.root_index]
+        key = root_key(root)
+        rel = Path(doc.relative_path).as_posix()
+        if state is not None and key not in stats:
+            stats[key] = state.stats(key)
+            categories[key] = state.cached_categories(key)
+        data = read_or_none(Path(doc.path))
+        if data is None:
+            continue  # removed since the snapshot
+        try:
+            memory = MemoryFile.parse(data.decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        slug = None
+        if writer.categorize is not None:
+            declared = memory.get("category")
+            cached = categories.get(key, {}).get(rel)
+            if declared:
+                slug = writer.categorize(doc.type, doc.title, doc.description, doc.body, declared)
+            elif cached and cached[0] == doc.content_hash:
+                slug = cached[1]
+            else:
+                slug = writer.categorize(doc.type, doc.title, doc.description, doc.body, None)
+                learned.setdefault(key, {})[rel] = (doc.content_hash, slug)
+        if not _in_category(slug, category):
+            continue
+        out.append(
+            ListedMemory(
+                path=doc.path,
+                relative_path=doc.relative_path,
+                scope=doc.scope.value,
+                type=doc.type,
+                title=doc.title,
+                description=doc.description,
+                category=slug,
+                pinned=memory.get_bool("pinned"),
+                always=memory.get_bool("always"),
+                created=memory.get("created"),
+                updated=memory.get("updated"),
+                expires=memory.get("expires"),
+                content_hash=doc.content_hash,
+                mtime_ms=doc.mtime_ms,
+                stats=stats.get(key, {}).get(rel, MemoryStats()),
+            )
+        )
+    if state is not None:
+        for key, found in learned.items():
+            # A busy store only costs the next list the inference again.
+            with contextlib.suppress(WriteFailed):
+                state.cache_categories(key, found)
+    return out
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    operation: str
+    kind: str
+    trigger: str
+    time_ms: int
+    action: str
+    path: str
+    title: str | None
+    before_hash: str | None
+    after_hash: str | None
+    before: str | None  # None: absent, or not kept (a hard delete, a credential)
+    after: str | None
+    kept: bool
+    undone_by: str | None
+    undoes: str | None
+    note: str | None
+
+
+def memory_history(writer: MemoryWriter, path: str) -> list[HistoryEntry]:
+    """Every applied change to the memory at `path`, oldest first."""
+    if writer.journal is None:
+        writer._committer()  # raises: the state store is off
+    assert writer.journal is not None
+    index, rel = resolve_target(writer.roots, path, archived=True)
+    root = writer.roots[index]
+    root_id = writer.state_root_id(root)
+    paths = [rel]
+    # Its archived copies, found through the forget operations that made them.
+    for record in writer.journal.history(root_id, [rel]):
+        if record.kind == "forget":
+            paths += [c.path for c in record.changes if c.path.startswith(ARCHIVE_DIR + "/")]
+    entries = []
+    for record in writer.journal.history(root_id, list(dict.fromkeys(paths))):
+        for change in record.changes:
+            if change.path not in paths:
+                continue
+            entries.append(
+                HistoryEntry(
+                    operation=record.id,
+                    kind=record.kind,
+                    trigger=record.trigger,
+                    time_ms=record.finished_ms or record.started_ms,
+                    action=change.action,
+                    path=str(root.path / change.path),
+                    title=change.title,
+                    before_hash=change.before_hash,
+                    after_hash=change.after_hash,
+                    before=_text(change.before),
+                    after=_text(change.after),
+                    kept=change.kept,
+                    undone_by=record.undone_by,
+                    undoes=record.undoes,
+                    note=record.note,
+                )
+            )
+    return entries
+
+
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+_STATUS_CACHE: dict[tuple[str, int, int, int], IndexReport] = {}
+
+
+def index_status(writer: MemoryWriter) -> list[IndexReport]:
+    """Each existing root's MEMORY.md as the next change would leave it: lines, what is left out."""
+    reports = []
+    cap = writer.settings.index_cap
+    version = writer.catalog.snapshot().version
+    for number, root in enumerate(writer.roots):
+        if not root.path.is_dir():
+            continue
+        path = index_path(root.path)
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            mtime = 0
+        key = (str(root.path), version, mtime, cap)
+        if key not in _STATUS_CACHE:
+            data = read_or_none(path)
+            text = data.decode("utf-8", "replace") if data is not None else ""
+            entries = writer._root_view(number).entries
+            planned = plan_index(
+                text,
+                entries,
+                exists=lambda rel, r=root: (r.path / rel).is_file(),  # type: ignore[misc]
+                changed_ms=file_changed_ms(root.path),
+                cap=cap,
+            )
+            if len(_STATUS_CACHE) > 64:
+                _STATUS_CACHE.clear()
+            _STATUS_CACHE[key] = IndexReport(
+                str(path),
+                planned.text.count("\n"),
+                cap,
+                planned.listed,
+                planned.omitted,
+                planned.omitted_count,
+                planned.text != text,
+            )
+        reports.append(_STATUS_CACHE[key])
+    return reports

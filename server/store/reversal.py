@@ -1,0 +1,168 @@
+"""Taking writes back: forget (to the archive, or a hard delete), restore, undo (SPEC §7, §8).
+
+Each is planned here as an operation of its own, carried out by the same
+commit as every write (lock, journal, atomic files, MEMORY.md), so that it can
+itself be undone — except a hard delete, the one change that is final.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memory_recall.server.roots import MemoryRoot
+from memory_recall.server.store.commit import Plan, PlannedChange
+from memory_recall.server.store.edits import archive_changes, description_of, title_of
+from memory_recall.server.store.errors import InvalidWrite, WriteFailed
+from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target
+from memory_recall.server.store.index_file import IndexEntry
+from memory_recall.server.store.journal import APPLIED, Change
+from memory_recall.server.store.requests import Action, ForgetRequest
+from memory_recall.server.store.secrets import redact
+
+if TYPE_CHECKING:
+    from memory_recall.server.store.writer import MemoryWriter
+
+
+# -- forget and restore --------------------------------------------------------------------------
+
+
+def plan_forget(writer: MemoryWriter, request: ForgetRequest) -> Plan:
+    """`forget`: a move into the root's archive, or (`hard`) a delete that purges the journal."""
+    index, rel = resolve_target(writer.roots, request.path, archived=True)
+    root = writer.roots[index]
+    data = read_or_none(root.path / rel)
+    if data is None:
+        raise InvalidWrite("path", f"no memory at {root.path / rel}")
+    title = title_of(data, rel)
+    plan = Plan(index, root, "forget", request.trigger, [], uses_view=False)
+    plan.seen_seq = writer._seen_seq(root)
+    plan.entries = writer._root_view(index).entries
+    plan.note = request.reason
+    reason = redact(request.reason) if request.reason else None  # echoed: never a credential
+    archived = rel.startswith(ARCHIVE_DIR + "/")
+    if request.hard:
+        plan.changes.append(
+            PlannedChange(Change(rel, "deleted", data, None, title, keep_content=False))
+        )
+        plan.purge.append(rel)
+        plan.answers.append((0, "deleted", title, reason))
+        return plan
+    if archived:
+        raise InvalidWrite("path", f"{rel} is already archived (hard: true deletes it)")
+    plan.changes += archive_changes(rel, data, title)
+    plan.answers.append((1, "archived", title, reason))
+    return plan
+
+
+def plan_restore(writer: MemoryWriter, path: str, trigger: str = "explicit") -> Plan:
+    """`restore`: the archived copy back at its old path (beside a newer one: `-2`)."""
+    index, rel = resolve_target(writer.roots, path, archived=True)
+    root = writer.roots[index]
+    plan = Plan(index, root, "restore", trigger, [], uses_view=False)
+    plan.seen_seq = writer._seen_seq(root)
+    plan.entries = writer._root_view(index).entries
+    if rel.startswith(ARCHIVE_DIR + "/"):
+        archived, original = rel, _original_of(writer, root, rel)
+    else:
+        archived, original = _archived_of(writer, root, rel), rel
+    data = read_or_none(root.path / archived)
+    if data is None:
+        raise InvalidWrite("path", f"no archived memory for {root.path / original}")
+    title = title_of(data, original)
+    folder, _, name = original.rpartition("/")
+    taken = (root.path / original).exists()
+    restore = PlannedChange(
+        Change(original, "restored", None, data, title),
+        new_in=folder if taken else None,
+        slug=name.removesuffix(".md") if taken else None,
+        entry=IndexEntry(original, title, description_of(data), False, float("inf")),
+        moved_from=archived,
+    )
+    plan.changes.append(restore)
+    plan.changes.append(PlannedChange(Change(archived, "restored", data, None, title)))
+    plan.answers.append((0, "restored", title, None))
+    return plan
+
+
+def _archived_of(writer: MemoryWriter, root: MemoryRoot, rel: str) -> str:
+    if writer.journal is not None:
+        record = writer.journal.last_forget(writer.state_root_id(root), rel)
+        if record is not None:
+            for change in record.changes:
+                if change.path.startswith(ARCHIVE_DIR + "/") and change.after_hash:
+                    return change.path
+    return f"{ARCHIVE_DIR}/{rel}"
+
+
+def _original_of(writer: MemoryWriter, root: MemoryRoot, archived: str) -> str:
+    if writer.journal is not None:
+        record = writer.journal.last_forget(writer.state_root_id(root), archived)
+        if record is not None:
+            for change in record.changes:
+                if not change.path.startswith(ARCHIVE_DIR + "/"):
+                    return change.path
+    return archived.removeprefix(ARCHIVE_DIR + "/")
+
+
+# -- undo ----------------------------------------------------------------------------------------
+
+
+def plan_undo(writer: MemoryWriter, operation: str) -> Plan:
+    """`undo`: every file of one operation back to its before-state, as a new operation."""
+    if writer.journal is None:
+        writer._committer()  # raises: no journal, nothing to undo
+    assert writer.journal is not None
+    record = writer.journal.get(operation.strip())
+    if record is None:
+        raise InvalidWrite("operation", f"unknown operation {operation!r}")
+    if record.state != APPLIED:
+        raise WriteFailed(f"operation {record.id} was {record.state}: there is nothing to undo")
+    if record.undone_by:
+        raise WriteFailed(f"operation {record.id} was already undone by {record.undone_by}")
+    found = [
+        (i, r) for i, r in enumerate(writer.roots) if writer.state_root_id(r) == record.root_id
+    ]
+    if not found:
+        raise WriteFailed(f"operation {record.id} changed a root this daemon does not serve")
+    index, root = found[0]
+    plan = Plan(index, root, "undo", "undo", [], uses_view=False, undoes=record.id)
+    plan.redoes = record.undoes if record.kind == "undo" else None
+    plan.seen_seq = writer._seen_seq(root)
+    plan.entries = writer._root_view(index).entries
+    for change in reversed(record.changes):
+        if not change.kept:
+            raise WriteFailed(
+                f"operation {record.id} cannot be undone: the journal does not keep the"
+                f" content of {change.path} (a hard delete, or text that held a credential)"
+            )
+        if change.before == change.after:
+            continue
+        entry = None
+        if change.before is not None and not change.path.startswith(ARCHIVE_DIR + "/"):
+            entry = IndexEntry(
+                change.path,
+                title_of(change.before, change.path),
+                description_of(change.before),
+                False,
+                float("inf"),
+            )
+        restored_title = title_of(change.before, change.path) if change.before else change.title
+        plan.changes.append(
+            PlannedChange(
+                Change(change.path, "undone", change.after, change.before, restored_title),
+                entry=entry,
+                stats="updated" if entry is not None else None,
+            )
+        )
+        if not change.path.startswith(ARCHIVE_DIR + "/"):
+            action: Action = (
+                "deleted"
+                if change.before is None
+                else "restored"
+                if change.after is None
+                else "updated"
+            )
+            plan.answers.append(
+                (len(plan.changes) - 1, action, restored_title or "", f"undoes {record.id}")
+            )
+    return plan

@@ -1,0 +1,619 @@
+"""The writer: remember, update, forget, restore, undo (SPEC §7, §8, §13).
+
+One service for every caller — the daemon's handlers, the CLI, and later
+extraction and consolidation — that takes an operation and returns
+`{operations, skipped}`. Each operation is decided (`_plan_*`, on the caller's
+thread: it reads the warm catalog), carried out (`Committer.commit`, which may
+run in a worker thread: lock, journal, files, MEMORY.md) and applied back to
+the catalog (so the next recall sees it, and the watcher's echo is ignored).
+
+Decisions, in SPEC §8's order for a new memory: metadata by rules when not
+given (metadata.py) → the quality gate (gate.py) → conflict detection against
+the same root (the best lexical matches of the new text and every memory with
+the same title, judged by conflicts.py): `duplicate` refreshes the old file's
+`updated` date, `update` rewrites it (newer wins; the old text stays in the
+journal; other memories the new fact also replaces are archived and listed in
+`supersedes`), `independent` creates `<root>/<slug>.md`.
+
+Team roots (SPEC §13) are written only when asked for by name (`scope:
+"team"`, or a path inside one); an extracted memory for a team root is only
+ever proposed.
+
+Forget, restore and undo are planned in reversal.py, the new file's text in
+edits.py; this module runs them all.
+
+One job past 400 lines: every operation goes through the same plan → commit →
+apply engine here, and `remember`'s conflict handling (duplicate, update,
+create, proposals) decides which plan that is; split, each half would need
+the other's internals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.documents import (
+    MEMORY_TYPES,
+    MemoryDocument,
+    content_hash,
+)
+from memory_recall.server.ranking.registry import RankerSpec
+from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.roots import MemoryRoot, Scope
+from memory_recall.server.store import reversal
+from memory_recall.server.store.commit import Committed, Committer, OwnWrites, Plan, PlannedChange
+from memory_recall.server.store.conflicts import (
+    PRECEDENCE,
+    MemoryText,
+    Verdict,
+    judge,
+    title_key,
+)
+from memory_recall.server.store.edits import archive_changes, parse_file, set_flags, title_survives
+from memory_recall.server.store.errors import InvalidWrite, WriteFailed
+from memory_recall.server.store.files import read_or_none, resolve_target, root_key, slugify
+from memory_recall.server.store.gate import MemoryDraft, check
+from memory_recall.server.store.index_file import IndexEntry, IndexReport
+from memory_recall.server.store.journal import Change, Journal
+from memory_recall.server.store.memory_file import MemoryFile
+from memory_recall.server.store.metadata import derive
+from memory_recall.server.store.requests import (
+    Action,
+    ForgetRequest,
+    OperationEntry,
+    RememberRequest,
+    SkippedEntry,
+    UpdateRequest,
+    WriteResult,
+    WriteSettings,
+)
+from memory_recall.server.store.secrets import redact
+from memory_recall.server.store.state import StateStore
+
+# (type, title, description, body, declared category) → a topic-tree slug. The
+# organisation layer provides it (the store sits below it and cannot import it).
+Categorizer = Callable[[str, str, str, str, "str | None"], str]
+
+# Lexical matches judged per new memory, besides those with an equal title: the
+# memory a new one repeats or updates shares its words, so it ranks near the top;
+# each judged pair costs a few milliseconds on first sight.
+CONFLICT_CANDIDATES = 5
+MAX_ATTEMPTS = 3  # plans made again when another process changed the root meanwhile
+# A second memory the new fact updates is archived only when this close to it (the
+# conflict rules' duplicate threshold): a false `update` then costs an undo, not a fact.
+ALSO_REPLACED_SIMILARITY = 0.6
+
+
+class _ViewChanged(Exception):
+    """The catalog was behind the disk for a file a decision needs: plan again."""
+
+
+@dataclass
+class _RootView:
+    """The memories of one root as the writer needs them, rebuilt only where docs changed."""
+
+    docs: dict[str, MemoryDocument] = field(default_factory=dict)  # by path inside the root
+    entries: dict[str, IndexEntry] = field(default_factory=dict)
+    title_keys: dict[str, str] = field(default_factory=dict)
+    version: int = -1
+
+    def patch(self, rel: str, doc: MemoryDocument | None) -> None:
+        """The writer's own change to one file, without walking the whole root again."""
+        if doc is None:
+            self.docs.pop(rel, None)
+            self.entries.pop(rel, None)
+            self.title_keys.pop(rel, None)
+            return
+        self.docs[rel] = doc
+        self.entries[rel] = _entry(rel, doc)
+        self.title_keys[rel] = title_key(doc.title)
+
+
+def _entry(rel: str, doc: MemoryDocument) -> IndexEntry:
+    return IndexEntry(rel, doc.title, doc.description, False, doc.mtime_ms)
+
+
+def _posix(relative_path: str) -> str:
+    return relative_path if os.sep == "/" else relative_path.replace(os.sep, "/")
+
+
+def _clean(value: str) -> str:
+    return " ".join(value.split())
+
+
+def _today() -> str:
+    return datetime.date.today().isoformat()
+
+
+class MemoryWriter:
+    """Every change the daemon makes to memory files."""
+
+    def __init__(
+        self,
+        catalog: MemoryCatalog,
+        state: StateStore | None,
+        *,
+        ranker: RankerSpec,
+        categorize: Categorizer | None = None,
+        settings: WriteSettings | None = None,
+        today: Callable[[], str] = _today,
+        own_writes: OwnWrites | None = None,
+        fault: Callable[[str], None] | None = None,
+        state_problem: str | None = None,
+    ) -> None:
+        self.catalog = catalog
+        self.state = state
+        self.ranker = ranker
+        self.categorize = categorize
+        self.settings = settings or WriteSettings()
+        self.today = today
+        self.own_writes = own_writes or OwnWrites()
+        self.state_problem = state_problem
+        self.committer = (
+            Committer(
+                state,
+                index_cap=self.settings.index_cap,
+                own_writes=self.own_writes,
+                fault=fault,
+            )
+            if state is not None
+            else None
+        )
+        self.journal = Journal(state) if state is not None else None
+        self._seen: dict[str, int] = {}
+        self._baseline = self.journal.last_seq() if self.journal else 0
+        self._views: dict[int, _RootView] = {}
+        self._async_lock: asyncio.Lock | None = None
+        self._sync_lock = threading.Lock()
+        self.last_index: dict[str, IndexReport] = {}  # by root path, for memory/status
+
+    @property
+    def roots(self) -> Sequence[MemoryRoot]:
+        return self.catalog.roots
+
+    def warm_up(self) -> None:
+        """Load the rules' word lists and patterns now (a quarter of a second), so that the
+        first `remember` of a session is as fast as the rest. Safe in a worker thread."""
+        text = "Never deploy on Fridays; the release train (v2.3) leaves Tuesday 2025-06-03."
+        derived = derive(text)
+        check(MemoryDraft(derived.title, derived.description, text), origin="remember")
+        new = MemoryText(derived.title, derived.description, text, derived.type)
+        judge(new, MemoryText("Deploys", "", "Deploy on Fridays until 15:00.", "project"))
+        if self.categorize is not None:
+            self.categorize(derived.type, derived.title, derived.description, text, None)
+
+    # -- running operations --------------------------------------------------------------------
+
+    def remember(self, request: RememberRequest) -> WriteResult:
+        return self._run(lambda: self._plan_remember(request))
+
+    def update(self, request: UpdateRequest) -> WriteResult:
+        return self._run(lambda: self._plan_update(request))
+
+    def forget(self, request: ForgetRequest) -> WriteResult:
+        return self._run(lambda: reversal.plan_forget(self, request))
+
+    def restore(self, path: str, trigger: str = "explicit") -> WriteResult:
+        return self._run(lambda: reversal.plan_restore(self, path, trigger))
+
+    def undo(self, operation: str) -> WriteResult:
+        return self._run(lambda: reversal.plan_undo(self, operation))
+
+    async def run_async(self, kind: str, request: object) -> WriteResult:
+        """The same operations for the daemon: decided on the event loop (which owns the
+        catalog), carried out in a worker thread (locks and fsync never block recalls)."""
+        planners: dict[str, Callable[[], Plan | WriteResult]] = {
+            "remember": lambda: self._plan_remember(request),  # type: ignore[arg-type]
+            "update": lambda: self._plan_update(request),  # type: ignore[arg-type]
+            "forget": lambda: reversal.plan_forget(self, request),  # type: ignore[arg-type]
+            "restore": lambda: reversal.plan_restore(self, str(request)),
+            "undo": lambda: reversal.plan_undo(self, str(request)),
+        }
+        if self._async_lock is None:
+            self._async_lock = asyncio.Lock()
+        async with self._async_lock:
+            for attempt in range(MAX_ATTEMPTS):
+                plan = self._attempt(planners[kind], attempt)
+                if isinstance(plan, WriteResult):
+                    return plan
+                committer = self._committer()
+                committed = await asyncio.to_thread(committer.commit, plan)
+                if committed.stale:
+                    self._catch_up(committed)
+                    continue
+                return self._finish(committed)
+        raise WriteFailed("the root kept changing while the write was decided; try again")
+
+    def _run(self, planner: Callable[[], Plan | WriteResult]) -> WriteResult:
+        with self._sync_lock:
+            for attempt in range(MAX_ATTEMPTS):
+                plan = self._attempt(planner, attempt)
+                if isinstance(plan, WriteResult):
+                    return plan
+                committed = self._committer().commit(plan)
+                if committed.stale:
+                    self._catch_up(committed)
+                    continue
+                return self._finish(committed)
+        raise WriteFailed("the root kept changing while the write was decided; try again")
+
+    def _attempt(
+        self, planner: Callable[[], Plan | WriteResult], attempt: int
+    ) -> Plan | WriteResult:
+        try:
+            plan = planner()
+        except _ViewChanged:
+            plan = planner()  # the catalog has just been refreshed for that file
+        if isinstance(plan, Plan) and attempt == MAX_ATTEMPTS - 1:
+            plan.uses_view = False  # last try: the re-read of each file decides
+        return plan
+
+    def _committer(self) -> Committer:
+        if self.committer is None:
+            reason = self.state_problem or "the state store is off (MEMORY_RECALL_STATE_DIR=off)"
+            raise WriteFailed(f"writes need the journal, and {reason}; nothing was written")
+        return self.committer
+
+    def _catch_up(self, committed: Committed) -> None:
+        """Another process changed the root: read those files before deciding again."""
+        root = committed.plan.root
+        for path in dict.fromkeys([*committed.stale, *committed.recovered]):
+            self.catalog.refresh(root.path / path)
+        self._seen[root_key(root)] = committed.newest_seq
+
+    def _finish(self, committed: Committed) -> WriteResult:
+        plan = committed.plan
+        root = plan.root
+        for path in dict.fromkeys([*committed.foreign, *committed.recovered]):
+            self.catalog.refresh(root.path / path)
+        view = self._views.get(plan.root_index)
+        current = view is not None and view.version == self.catalog.snapshot().version
+        for planned in plan.changes:
+            target = root.path / planned.path
+            if planned.change.after is None:
+                self.catalog.remove(target)
+            else:
+                doc = self.catalog.get(str(target))
+                if doc is None or doc.content_hash != planned.change.after_hash:
+                    self.catalog.upsert(target)
+            if current and view is not None:
+                view.patch(planned.path, self.catalog.get(str(target)))
+        if current and view is not None and not committed.foreign and not committed.recovered:
+            view.version = self.catalog.snapshot().version  # nothing else moved: still exact
+        self._seen[root_key(root)] = committed.newest_seq
+        operation = committed.record.id if committed.record else plan.operation_id
+        result = WriteResult(indexes=[committed.index] if committed.index else [])
+        if committed.index:
+            self.last_index[str(root.path)] = committed.index
+        for change_index, action, title, reason in plan.answers:
+            path = plan.changes[change_index].path if change_index >= 0 else ""
+            result.operations.append(
+                OperationEntry(
+                    operation,
+                    cast(Action, action),
+                    str(root.path / path),
+                    root.scope.value,
+                    title,
+                    reason,
+                )
+            )
+        return result
+
+    # -- where a write goes --------------------------------------------------------------------
+
+    def _seen_seq(self, root: MemoryRoot) -> int:
+        return self._seen.get(root_key(root), self._baseline)
+
+    def _root_for_scope(self, scope: str | None, memory_type: str) -> tuple[int, MemoryRoot]:
+        if scope is not None:
+            wanted = Scope(scope)
+        else:
+            # Who the memory is about decides: the person's preferences follow them
+            # across projects; everything else belongs to the project. Never team.
+            wanted = Scope.USER if memory_type == "user" else Scope.PROJECT
+        for index, root in enumerate(self.roots):
+            if root.scope is wanted:
+                return index, root
+        if scope is not None:
+            raise InvalidWrite("scope", f"no {scope} root is configured")
+        for index, root in enumerate(self.roots):
+            if root.scope is not Scope.TEAM:
+                return index, root
+        raise InvalidWrite("scope", "no project or user root is configured to write into")
+
+    def _root_view(self, index: int) -> _RootView:
+        """The root's memories from the current catalog snapshot, reusing unchanged docs."""
+        snapshot = self.catalog.snapshot()
+        cached = self._views.get(index) or _RootView()
+        if cached.version == snapshot.version:
+            return cached
+        view = _RootView(version=snapshot.version)
+        for doc in snapshot.documents:
+            if doc.root_index != index:
+                continue
+            rel = _posix(doc.relative_path)
+            old = cached.docs.get(rel)
+            view.docs[rel] = doc
+            if old is doc:
+                view.entries[rel] = cached.entries[rel]
+                view.title_keys[rel] = cached.title_keys[rel]
+            else:
+                view.entries[rel] = _entry(rel, doc)
+                view.title_keys[rel] = title_key(doc.title)
+        self._views[index] = view
+        return view
+
+    def _current(self, root: MemoryRoot, rel: str, doc: MemoryDocument | None) -> bytes:
+        """A memory file's bytes; when the catalog held another version, refresh it and
+        plan again (a decision is made on what is on disk)."""
+        data = read_or_none(root.path / rel)
+        if data is None:
+            if doc is not None:
+                self.catalog.refresh(root.path / rel)
+                raise _ViewChanged
+            raise InvalidWrite("path", f"no memory at {root.path / rel}")
+        if doc is not None and doc.content_hash and content_hash(data) != doc.content_hash:
+            self.catalog.refresh(root.path / rel)
+            raise _ViewChanged
+        return data
+
+    # -- remember ------------------------------------------------------------------------------
+
+    def _plan_remember(self, request: RememberRequest) -> Plan | WriteResult:
+        text = request.text.strip()
+        derived = derive(text)
+        memory_type = request.type or derived.type
+        if memory_type not in MEMORY_TYPES:
+            raise InvalidWrite("type", f"unknown type {memory_type!r}")
+        index, root = self._root_for_scope(request.scope, memory_type)
+        title = _clean(request.title) if request.title is not None else derived.title
+        description = (
+            _clean(request.description) if request.description is not None else derived.description
+        )
+        rejection = check(
+            MemoryDraft(title, description, text),
+            origin=request.origin,
+            force=request.force,
+            limits=self.settings.limits,
+        )
+        if rejection is not None:
+            return WriteResult(
+                skipped=[SkippedEntry(rejection.rule, rejection.message, redact(title) or None)]
+            )
+        new = MemoryText(title, description, text, memory_type)
+        view = self._root_view(index)
+        judged = self._judge(index, new, view)
+        propose = not request.apply or (request.origin == "extract" and root.scope is Scope.TEAM)
+        plan = Plan(index, root, "remember", request.trigger, [], uses_view=True)
+        plan.entries = view.entries
+        plan.seen_seq = self._seen_seq(root)
+        winner = judged[0] if judged and judged[0][1].kind != "independent" else None
+        if winner is not None and winner[1].kind == "duplicate":
+            self._plan_duplicate(plan, winner[0], winner[1])
+        elif winner is not None:
+            # Other memories of the same fact, stated the old way: put away too, so that
+            # the old fact is not recalled beside the new one. Only clear cases.
+            others = [
+                doc
+                for doc, verdict in judged[1:]
+                if verdict.kind == "update"
+                and verdict.decided
+                and verdict.similarity >= ALSO_REPLACED_SIMILARITY
+            ]
+            self._plan_rewrite(plan, request, new, winner[0], winner[1], others)
+        else:
+            self._plan_create(plan, request, new)
+        if propose:
+            return self._proposal(plan)
+        return plan
+
+    def _judge(
+        self, index: int, new: MemoryText, view: _RootView
+    ) -> list[tuple[MemoryDocument, Verdict]]:
+        """The root's candidates for the new memory, judged, the most telling first."""
+        snapshot: CorpusView = self.catalog.snapshot()
+        query = f"{new.title}\n{new.description}\n{new.body}"
+        tokens = self.ranker.tokenize(query)
+        candidates: dict[str, MemoryDocument] = {}
+        if tokens:
+            for scored in self.ranker.rank(
+                snapshot, tokens, lambda d: d.root_index == index, CONFLICT_CANDIDATES
+            ):
+                candidates[scored.document.path] = scored.document
+        key = title_key(new.title)
+        for rel, doc_key in view.title_keys.items():
+            if doc_key == key:
+                doc = view.docs[rel]
+                candidates.setdefault(doc.path, doc)
+        judged = [(doc, judge(new, MemoryText.of(doc))) for doc in candidates.values()]
+        judged.sort(key=lambda item: (PRECEDENCE[item[1].kind], -item[1].similarity))
+        return judged
+
+    def _plan_duplicate(self, plan: Plan, doc: MemoryDocument, verdict: Verdict) -> None:
+        rel = _posix(doc.relative_path)
+        data = self._current(plan.root, rel, doc)
+        memory = parse_file(data, plan.root.path / rel)
+        reason = f"duplicate of {rel}: {verdict.reason}"
+        if memory.get("updated") != self.today():
+            memory.set("updated", self.today())
+            after = memory.render().encode()
+            plan.changes.append(
+                PlannedChange(Change(rel, "unchanged", data, after, doc.title), entry=None)
+            )
+            plan.answers.append((0, "unchanged", doc.title, reason))
+        else:
+            plan.changes.append(PlannedChange(Change(rel, "unchanged", data, data, doc.title)))
+            plan.answers.append((0, "unchanged", doc.title, reason))
+
+    def _plan_rewrite(
+        self,
+        plan: Plan,
+        request: RememberRequest,
+        new: MemoryText,
+        doc: MemoryDocument,
+        verdict: Verdict,
+        others: list[MemoryDocument],
+    ) -> None:
+        rel = _posix(doc.relative_path)
+        data = self._current(plan.root, rel, doc)
+        memory = parse_file(data, plan.root.path / rel)
+        title = (
+            _clean(request.title)
+            if request.title is not None
+            else (doc.title if title_survives(doc.title, new.body) else new.title)
+        )
+        memory_type = request.type or memory.get("type") or new.type
+        memory.set("name", title)
+        memory.set("description", new.description)
+        memory.set("type", memory_type)
+        self._set_category(memory, memory_type, title, new.description, new.body, request.category)
+        memory.set("updated", self.today())
+        set_flags(memory, request.pinned, request.always)
+        replaced: list[str] = []
+        moves: list[PlannedChange] = []
+        for other in others:
+            other_rel = _posix(other.relative_path)
+            other_data = self._current(plan.root, other_rel, other)
+            other_file = parse_file(other_data, plan.root.path / other_rel)
+            if other_file.get_bool("pinned"):
+                continue  # a pinned memory is never put away by the daemon
+            replaced.append(other_rel)
+            moves += archive_changes(other_rel, other_data, other.title)
+        if replaced:
+            supersedes = [*memory.get_list("supersedes"), *replaced]
+            memory.set("supersedes", list(dict.fromkeys(supersedes)))
+        memory.set_body(new.body)
+        after = memory.render().encode()
+        entry = IndexEntry(rel, title, new.description, bool(request.pinned), float("inf"))
+        plan.changes.append(
+            PlannedChange(Change(rel, "updated", data, after, title), entry=entry, stats="updated")
+        )
+        plan.answers.append((0, "updated", title, f"updates {rel}: {verdict.reason}"))
+        plan.links.append((rel, rel, "supersedes"))
+        for other_rel in replaced:
+            plan.links.append((rel, other_rel, "supersedes"))
+        for planned in moves:
+            plan.changes.append(planned)
+            if planned.change.after is None:  # the original's removal answers for it
+                plan.answers.append(
+                    (len(plan.changes) - 1, "archived", planned.change.title or "",
+                     f"superseded by {rel}")
+                )  # fmt: skip
+
+    def _plan_create(self, plan: Plan, request: RememberRequest, new: MemoryText) -> None:
+        memory = MemoryFile.new({"name": new.title, "description": new.description}, new.body)
+        memory.set("type", new.type)
+        self._set_category(memory, new.type, new.title, new.description, new.body, request.category)
+        memory.set("created", self.today())
+        memory.set("updated", self.today())
+        set_flags(memory, request.pinned or None, request.always or None)
+        after = memory.render().encode()
+        entry = IndexEntry("", new.title, new.description, bool(request.pinned), float("inf"))
+        plan.changes.append(
+            PlannedChange(
+                Change("", "created", None, after, new.title),
+                new_in="",
+                slug=slugify(new.title),
+                entry=entry,
+                stats="created",
+            )
+        )
+        plan.answers.append((0, "created", new.title, None))
+
+    def _proposal(self, plan: Plan) -> WriteResult:
+        result = WriteResult()
+        for change_index, _action, title, reason in plan.answers:
+            planned = plan.changes[change_index]
+            path = planned.path or f"{slugify(planned.slug or title)}.md"
+            result.operations.append(
+                OperationEntry(
+                    plan.operation_id, "proposed", str(plan.root.path / path),
+                    plan.root.scope.value, title, reason,
+                )
+            )  # fmt: skip
+        return result
+
+    def _set_category(
+        self,
+        memory: MemoryFile,
+        memory_type: str,
+        title: str,
+        description: str,
+        body: str,
+        declared: str | None,
+    ) -> None:
+        if self.categorize is None:
+            return
+        if declared is None and memory.get("category"):
+            return  # the file's own category stands
+        memory.set("category", self.categorize(memory_type, title, description, body, declared))
+
+    # -- update --------------------------------------------------------------------------------
+
+    def _plan_update(self, request: UpdateRequest) -> Plan | WriteResult:
+        index, rel = resolve_target(self.roots, request.path)
+        root = self.roots[index]
+        data = read_or_none(root.path / rel)
+        if data is None:
+            raise InvalidWrite("path", f"no memory at {root.path / rel}")
+        if request.if_match is not None and content_hash(data) != request.if_match:
+            raise WriteFailed(
+                f"changed on disk: {root.path / rel} is not the version the host saw"
+                " (ifMatch differs); nothing was written. Read it again and repeat."
+            )
+        memory = parse_file(data, root.path / rel)
+        current_title = memory.get("name") or memory.get("title") or memory.get("type") or ""
+        title = _clean(request.title) if request.title is not None else current_title
+        description = (
+            _clean(request.description)
+            if request.description is not None
+            else memory.get("description") or ""
+        )
+        memory_type = request.type or memory.get("type") or "project"
+        body = request.body.strip() if request.body is not None else memory.body
+        rejection = check(
+            MemoryDraft(title, description, body),
+            origin="update",
+            force=request.force,
+            limits=self.settings.limits,
+        )
+        if rejection is not None:
+            return WriteResult(
+                skipped=[SkippedEntry(rejection.rule, rejection.message, redact(title) or None)]
+            )
+        if request.title is not None:
+            memory.set("name", title)
+        if request.description is not None:
+            memory.set("description", description)
+        if request.type is not None:
+            memory.set("type", memory_type)
+        if request.body is not None:
+            memory.set_body(body)
+        set_flags(memory, request.pinned, request.always)
+        self._set_category(memory, memory_type, title, description, body, None)
+        plan = Plan(index, root, "update", request.trigger, [], uses_view=False)
+        plan.seen_seq = self._seen_seq(root)
+        plan.entries = self._root_view(index).entries
+        if memory.render().encode() == data:
+            plan.changes.append(PlannedChange(Change(rel, "unchanged", data, data, title)))
+            plan.answers.append((0, "unchanged", title, "nothing to change"))
+            return plan
+        memory.set("updated", self.today())
+        entry = IndexEntry(rel, title, description, bool(request.pinned), float("inf"))
+        after = memory.render().encode()
+        plan.changes.append(
+            PlannedChange(Change(rel, "updated", data, after, title), entry=entry, stats="updated")
+        )
+        plan.answers.append((0, "updated", title, None))
+        return plan
+
+    def state_root_id(self, root: MemoryRoot) -> int:
+        assert self.state is not None
+        return self.state.root_id(root_key(root))

@@ -1,0 +1,107 @@
+"""The state store: WAL, schema versions and migrations, shared by several processes."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from memory_recall.server.store.journal import Change, Journal
+from memory_recall.server.store.state import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    DeliveryCounter,
+    StateStore,
+    default_state_dir,
+)
+
+
+def test_a_new_store_is_at_the_current_schema_in_wal_mode(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "state.sqlite3")
+    assert store.schema_version == SCHEMA_VERSION == len(MIGRATIONS)
+    assert store.query("PRAGMA journal_mode")[0][0] == "wal"
+    tables = {row[0] for row in store.query("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"roots", "operations", "changes", "memory_stats", "links"} <= tables
+
+
+def test_the_state_dir_follows_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMORY_RECALL_STATE_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    if sys.platform.startswith("linux"):
+        assert default_state_dir() == tmp_path / "xdg" / "memory-recall"
+    monkeypatch.setenv("MEMORY_RECALL_STATE_DIR", "off")
+    assert default_state_dir() is None
+    assert StateStore.open_default() is None
+
+
+def test_a_later_release_migrates_an_old_database_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    old = StateStore(path)
+    root = old.root_id("/mem")
+    Journal(old).begin(root, "remember", "explicit", [Change("a.md", "created", None, b"x")])
+    old.close()
+
+    def add_feedback(connection: sqlite3.Connection) -> None:
+        connection.execute("ALTER TABLE memory_stats ADD COLUMN used INTEGER NOT NULL DEFAULT 0")
+
+    newer = StateStore(path, migrations=[*MIGRATIONS, ("feedback statistics", add_feedback)])
+    assert newer.schema_version == len(MIGRATIONS) + 1
+    columns = {row[1] for row in newer.query("PRAGMA table_info(memory_stats)")}
+    assert "used" in columns
+    assert len(Journal(newer).pending(newer.root_id("/mem"))) == 1  # nothing lost
+    newer.close()
+    # The older release leaves a newer database alone and says why.
+    with pytest.raises(sqlite3.DatabaseError, match="newer"):
+        StateStore(path)
+
+
+def test_a_file_that_is_not_a_database_is_moved_aside(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    path.write_bytes(b"this is not sqlite" * 100)
+    store = StateStore(path)
+    assert store.schema_version == SCHEMA_VERSION
+    assert store.problem and "moved to" in store.problem
+    assert any(p.name.startswith("state.sqlite3.unreadable-") for p in tmp_path.iterdir())
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+from memory_recall.server.store.state import DeliveryCounter, StateStore
+store = StateStore(Path(sys.argv[1]))
+counter = DeliveryCounter()
+for i in range(200):
+    counter.add("/mem", f"m{i % 10}.md")
+    if i % 20 == 19:
+        counter.flush(store)
+"""
+
+
+def test_several_processes_share_one_database(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    StateStore(path).close()
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stderr=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    for proc in procs:
+        assert proc.wait(60) == 0, proc.stderr.read() if proc.stderr else ""
+    stats = StateStore(path).stats("/mem")
+    assert sum(s.delivered for s in stats.values()) == 600
+    assert stats["m3.md"].delivered == 60
+
+
+def test_deliveries_are_kept_when_a_flush_fails(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "s.sqlite3")
+    counter = DeliveryCounter()
+    counter.add("/mem", "a.md", 5)
+    store.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        counter.flush(store)
+    fresh = StateStore(tmp_path / "s.sqlite3")
+    assert counter.flush(fresh) == 1
+    assert fresh.stats("/mem")["a.md"].delivered == 1
