@@ -3,10 +3,10 @@
 A body of at most 1,200 characters is delivered whole. A longer one is cut into
 segments on line and sentence boundaries (a segment longer than the window is
 cut at a space, or hard where there is none); the passage is the run of
-consecutive segments, at most 1,200 characters in all, that holds the most of
-the query's terms, each distinct term counted once with its weight (IDF), the
-earliest run on a tie. A body that holds none of them is delivered from its
-start, cut on a boundary.
+consecutive segments, at most 1,200 characters in all and opening with a segment
+that holds one of the query's terms, that holds the most of them, each distinct
+term counted once with its weight (IDF), the earliest run on a tie. A body that
+holds none of them is delivered from its start, cut on a boundary.
 """
 
 from __future__ import annotations
@@ -83,7 +83,9 @@ def best_passage(
                     weight += terms[term].weight
                 held[term] += 1
             last += 1
-        if best is None or weight > best[0] + 1e-12:
+        # A passage opens with a segment that matched: what follows a match (the
+        # explanation, the fix) is worth more than what came before it.
+        if found[first] and (best is None or weight > best[0] + 1e-12):
             best = (weight, first, last)
         for term in found[first]:
             held[term] -= 1

@@ -37,7 +37,7 @@ from memory_recall.server.ranking.bm25f.ranker import (
 from memory_recall.server.ranking.bm25f.terms import BodyText, document_terms, whole_body
 from memory_recall.server.ranking.bm25f.tokens import is_acronym
 from memory_recall.server.ranking.index import CJK_PAIR, WORD
-from memory_recall.server.ranking.postings import class_length, length_class
+from memory_recall.server.ranking.postings import class_length, is_word, length_class
 from memory_recall.server.ranking.spec import ScoredDocument
 
 # (in the title, in the description, count in the body, at a word's start)
@@ -70,7 +70,7 @@ def _where(d: _Doc, token: str) -> Where | None:
         code = d.body.get(token, 0)
         here = (token in d.title, token in d.description, code, True)
         return here if any(here[:3]) else None
-    words = {w for w in d.words() if token in w}
+    words = {w for w in d.words() if token in w and is_word(w)}  # not acronyms, not pairs
     if not words:
         return None
     in_title = any(w in d.title for w in words)
