@@ -26,6 +26,7 @@ from typing import Any
 
 from memory_recall.protocol import methods
 from memory_recall.protocol.messages import (
+    CompleteParams,
     ForgetParams,
     HistoryResult,
     ListParams,
@@ -45,6 +46,8 @@ from memory_recall.protocol.messages import (
 DEFAULT_INITIAL_WAIT_MS = 100
 
 SelectHandler = Callable[[SelectParams], Awaitable[Sequence[str]]]
+# Answers `memory/complete` (protocol v2) with the model's text; raising declines.
+CompleteHandler = Callable[[CompleteParams], Awaitable[str]]
 
 
 class RpcError(Exception):
@@ -96,11 +99,13 @@ class MemoryRecallClient:
         *,
         process: asyncio.subprocess.Process | None = None,
         select_handler: SelectHandler | None = None,
+        complete_handler: CompleteHandler | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self.process = process
         self.select_handler = select_handler
+        self.complete_handler = complete_handler
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._recalls: dict[str, RecallHandle] = {}
@@ -121,6 +126,7 @@ class MemoryRecallClient:
         selector: dict[str, Any] | None = None,
         watch: bool = True,
         select_handler: SelectHandler | None = None,
+        complete_handler: CompleteHandler | None = None,
         workspace: str | None = None,
         env: dict[str, str] | None = None,
         stderr: Any = None,
@@ -136,8 +142,18 @@ class MemoryRecallClient:
             limit=1 << 24,
         )
         assert process.stdout and process.stdin
-        client = cls(process.stdout, process.stdin, process=process, select_handler=select_handler)
+        client = cls(
+            process.stdout,
+            process.stdin,
+            process=process,
+            select_handler=select_handler,
+            complete_handler=complete_handler,
+        )
         options = dict(initialization_options or {})
+        if complete_handler is not None:  # tell the daemon this host runs a model
+            capabilities = dict(options.get("capabilities") or {})
+            capabilities["complete"] = True
+            options["capabilities"] = capabilities
         if roots is not None:
             options["roots"] = [{"path": os.path.abspath(p), "scope": s} for p, s in roots]
         if selector is not None:
@@ -369,6 +385,12 @@ class MemoryRecallClient:
             try:
                 params = SelectParams.model_validate(message.get("params"))
                 reply["result"] = {"selected": list(await self.select_handler(params))}
+            except Exception as exc:
+                reply["error"] = {"code": methods.REQUEST_FAILED, "message": str(exc)}
+        elif method == methods.COMPLETE and self.complete_handler is not None:
+            try:
+                complete = CompleteParams.model_validate(message.get("params"))
+                reply["result"] = {"content": await self.complete_handler(complete)}
             except Exception as exc:
                 reply["error"] = {"code": methods.REQUEST_FAILED, "message": str(exc)}
         elif method == "window/workDoneProgress/create":

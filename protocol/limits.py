@@ -14,3 +14,7 @@ MAX_CANDIDATES = 200  # the manifest's size: a bounded prompt for the selector (
 MAX_QUERY_CHARS = 32_768  # the longest query accepted (SPEC §5)
 SELECTOR_CEILING_S = 30.0  # a slow hosted model's worst round trip; past it, fall back (§4)
 MAX_WRITE_TEXT_CHARS = 1_000_000  # a write's text on the wire; the gate's limits are far lower (§8)
+# `recentTools`: tools used lately, each checked against every candidate memory; a
+# host sends tens, and more than this would only make a recall slow (issue 21).
+MAX_RECENT_TOOLS = 256
+MAX_TOOL_NAME_CHARS = 256

@@ -7,9 +7,15 @@ in `protocol/schema/` that the editors use is generated from them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from memory_recall.protocol.limits import MAX_QUERY_CHARS, MAX_WRITE_TEXT_CHARS, REFINED_LIMIT
+from memory_recall.protocol.limits import (
+    MAX_QUERY_CHARS,
+    MAX_RECENT_TOOLS,
+    MAX_TOOL_NAME_CHARS,
+    MAX_WRITE_TEXT_CHARS,
+    REFINED_LIMIT,
+)
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
@@ -58,6 +64,11 @@ class SelectorOptions(WireModel):
     timeout_ms: StrictInt | None = Field(
         default=None, gt=0, description="selector deadline; never above the 30 s ceiling"
     )
+    allow_plain_http: StrictBool = Field(
+        default=False,
+        description="http: allow an http:// URL to a host other than this machine (the "
+        "manifest, the query and the API key would travel unencrypted)",
+    )
 
 
 class WriteOptions(WireModel):
@@ -69,6 +80,15 @@ class WriteOptions(WireModel):
     )  # fmt: skip
     index_cap: StrictInt | None = Field(
         default=None, ge=1, description="most lines in a root's MEMORY.md (default 200)"
+    )
+
+
+class HostCapabilities(WireModel):
+    """What the host can do for the daemon (protocol v2)."""
+
+    complete: StrictBool = Field(
+        default=False,
+        description="the host answers memory/complete (its own model runs extraction tasks)",
     )
 
 
@@ -86,6 +106,7 @@ class InitializationOptions(WireModel):
         default=None, description="fast-phase ranker by name; default: the server's default"
     )
     write: WriteOptions = Field(default_factory=WriteOptions)
+    capabilities: HostCapabilities = Field(default_factory=HostCapabilities)
 
 
 # -- memory/recall --------------------------------------------------------------
@@ -98,7 +119,11 @@ class RecallParams(WireModel):
     token: StrictStr | StrictInt | None = Field(
         default=None, description="client-chosen id echoed in every notification of this recall"
     )
-    recent_tools: list[StrictStr] = Field(default_factory=list)
+    recent_tools: list[Annotated[StrictStr, Field(max_length=MAX_TOOL_NAME_CHARS)]] = Field(
+        default_factory=list,
+        max_length=MAX_RECENT_TOOLS,
+        description="names of tools used lately (at most 256, each at most 256 characters)",
+    )
     exclude_paths: list[StrictStr] = Field(default_factory=list)
     limit: StrictInt | None = Field(
         default=None, ge=1, le=REFINED_LIMIT, description="most documents in the refined phase"
@@ -192,6 +217,31 @@ class SelectResult(WireModel):
     selected: list[StrictStr]
 
 
+# -- memory/complete (server → client, protocol v2) ---------------------------------
+
+CompletionTask = Literal["extract", "reconcile", "consolidate"]
+
+
+class ChatMessage(WireModel):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class CompleteParams(WireModel):
+    """`memory/complete`: the daemon asks the host's model for one JSON answer."""
+
+    task: CompletionTask
+    messages: list[ChatMessage]
+    response_schema: dict[str, object] = Field(
+        description="JSON Schema the answer's content must satisfy (it is validated anyway)"
+    )
+    max_tokens: int
+
+
+class CompleteResult(WireModel):
+    content: StrictStr = Field(description="the model's answer: JSON text per responseSchema")
+
+
 # -- telemetry/event ----------------------------------------------------------------
 
 
@@ -277,6 +327,11 @@ class StatusResult(WireModel):
     watcher: WatcherStatus
     recall: RecallCounters
     catalog: CatalogCountersStatus
+    faults: list[str] = Field(
+        default_factory=list,
+        description="what is wrong now, in words: a root that cannot be read, a snapshot cache "
+        "that cannot be written, a failed watcher (each also shown once with window/showMessage)",
+    )
     runtime: RuntimeStatus | None = Field(
         default=None, description="always sent by this daemon; optional for older ones"
     )
@@ -473,6 +528,8 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     PhaseNotification,
     SelectParams,
     SelectResult,
+    CompleteParams,
+    CompleteResult,
     RecallTelemetry,
     StatusResult,
     RememberParams,

@@ -21,6 +21,8 @@ TELEMETRY = "telemetry/event"
 
 # server → client request (selector kind "client")
 SELECT = "memory/select"
+# server → client request (protocol v2: hosts advertising capabilities.complete)
+COMPLETE = "memory/complete"
 
 # JSON-RPC / LSP error codes used by the daemon
 PARSE_ERROR = -32700

@@ -218,11 +218,28 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+TTY_HINT = (
+    "memory-recall: this is the daemon; it speaks JSON-RPC (LSP framing) on stdin/stdout "
+    'for editors. Try `memory-recall --help`, or `memory-recall recall "your question"`. '
+    "Ctrl-D ends it."
+)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from memory_recall.server.daemon.server import run_stdio
 
+    if _is_terminal(sys.stdin):  # started by hand: say what this is instead of waiting silently
+        print(TTY_HINT, file=sys.stderr, flush=True)
+
     ceiling = args.selector_ceiling_ms / 1000 if args.selector_ceiling_ms else None
     return run_stdio(selector_ceiling_s=ceiling, log_level=args.log_level)
+
+
+def _is_terminal(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def run_bench(argv: Sequence[str]) -> int:
@@ -263,6 +280,48 @@ def cmd_delivery(args: argparse.Namespace) -> int:
 
     corpus = _existing(args.corpus, "corpus") if args.corpus else bundled(DELIVERY_CORPUS)
     return delivery(str(corpus), args.latency or LATENCIES_MS, args.json)
+
+
+def cmd_project_init(args: argparse.Namespace) -> int:
+    from memory_recall.server.extract.project.reader import read_project
+    from memory_recall.server.extract.project.render import render
+
+    workspace = _existing(args.workspace, "folder")
+    if not workspace.is_dir():
+        raise UsageError(f"{workspace} is not a folder")
+    report = read_project(workspace)
+    memory = render(report)
+    print(memory.markdown(), end="")
+    for problem in report.problems:
+        print(f"skipped  {problem.path}: {problem.reason}", file=sys.stderr)
+    return 0
+
+
+def cmd_eval_project(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.project_eval import evaluate, format_report
+
+    directory = _existing(args.fixtures, "folder")
+    if not (directory / "expected.json").is_file():
+        raise UsageError(f"{directory} has no expected.json (the labels)")
+    report = evaluate(directory)
+    print(json.dumps(report.as_json(), indent=2) if args.json else format_report(report))
+    return 0
+
+
+def cmd_eval_extract(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.extract_eval import run
+
+    corpus = _existing(args.corpus, "corpus")
+    if args.model_url is None and (args.model or args.api_key_env):
+        raise UsageError("--model and --api-key-env need --model-url")
+    return run(
+        str(corpus),
+        model_url=args.model_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        deadline_s=args.timeout_ms / 1000,
+        as_json=args.json,
+    )
 
 
 def _ranker_help() -> str:
@@ -367,6 +426,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
     delivery.add_argument("--json", action="store_true", help="print JSON rows")
     delivery.set_defaults(func=cmd_delivery)
+
+    init = sub.add_parser(
+        "project-init",
+        help="the project memory projectInit would write for a workspace (read-only, no model)",
+    )
+    init.add_argument("workspace", nargs="?", default=".", help="the workspace folder (default .)")
+    init.set_defaults(func=cmd_project_init)
+
+    evp = sub.add_parser(
+        "eval-project", help="projectInit against labelled fixture repositories (prints accuracy)"
+    )
+    evp.add_argument(
+        "fixtures", nargs="?", default="fixtures/projects",
+        help="a folder of repositories with expected.json (default fixtures/projects)",
+    )  # fmt: skip
+    evp.add_argument("--json", action="store_true", help="print one JSON object")
+    evp.set_defaults(func=cmd_eval_project)
+
+    exv = sub.add_parser(
+        "eval-extract",
+        help="extraction against labelled sessions: precision, recall, duplicates, secrets leaked",
+    )
+    exv.add_argument(
+        "corpus", nargs="?", default="fixtures/extract/corpus.json",
+        help="labelled sessions (default fixtures/extract/corpus.json)",
+    )  # fmt: skip
+    exv.add_argument(
+        "--model-url", default=None,
+        help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1 (Ollama); "
+        "default: the scripted model with the corpus's prepared answers",
+    )  # fmt: skip
+    exv.add_argument("--model", default=None, help="model name, e.g. qwen2.5:7b-instruct")
+    exv.add_argument(
+        "--api-key-env", default=None, help="name of the environment variable with the API key"
+    )
+    exv.add_argument(
+        "--timeout-ms", type=int, default=30_000, help="deadline per model call (default 30000)"
+    )
+    exv.add_argument("--json", action="store_true", help="print one JSON object")
+    exv.set_defaults(func=cmd_eval_extract)
 
     status = sub.add_parser("status", help="roots, document counts and skipped files")
     _add_root_option(status)

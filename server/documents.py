@@ -2,6 +2,12 @@
 
 Parsing is a pure function of the file's text so that it can be tested without
 a file system; `load_document` adds the file-system facts (mtime, size).
+
+Front matter is read line by line (`key: value`, SPEC §2), and as YAML where
+the block needs it and is valid YAML of scalars and lists: tools that rewrite
+front matter fold long values onto continuation lines, quote multi-line
+strings and write lists, which the line reader would cut short. YAML comes
+from PyYAML's safe loader (composed only, never constructed: values stay text).
 """
 
 from __future__ import annotations
@@ -10,9 +16,11 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
+import yaml
 from memory_recall.protocol.limits import BODY_WINDOW_CHARS
 from memory_recall.server.roots import Scope
 from memory_recall.server.tokens import normalize
@@ -21,6 +29,9 @@ INDEX_FILE_NAME = "MEMORY.md"  # the one-line-per-memory index, never a memory i
 EMPTY_BODY_MARKER = "_No entries yet._"
 MemoryType = Literal["user", "feedback", "project", "reference"]
 MEMORY_TYPES: tuple[MemoryType, ...] = ("user", "feedback", "project", "reference")
+# Front-matter keys the parser turns into fields; every other key is kept in `extra`.
+PARSED_KEYS = frozenset({"name", "title", "description", "type"})
+_TRUE = frozenset({"true", "yes", "on", "1"})
 
 
 # Larger files are not memories a prompt could carry; reading them whole would
@@ -32,14 +43,20 @@ class InvalidMemory(ValueError):
     """A file under a memory root that is not a memory; the message is the reason."""
 
 
+class UnreadableMemory(InvalidMemory):
+    """A file that cannot be read now (permissions): a fact about the moment, not the
+    content, so nothing may remember it past the file's next change of mode."""
+
+
 @dataclass(frozen=True)
 class FrontMatter:
-    fields: dict[str, str]
+    fields: dict[str, str]  # every value as text (a list's items joined by ", ")
     body: str
+    lists: dict[str, list[str]] = field(default_factory=dict)  # the keys whose value is a list
 
 
 def split_front_matter(text: str) -> FrontMatter:
-    """Split `---` front matter from the body, reading `key: value` lines.
+    """Split `---` front matter from the body and read its keys (lowercased).
 
     Raises InvalidMemory when the first line is not `---` or no closing `---`
     line follows.
@@ -51,20 +68,102 @@ def split_front_matter(text: str) -> FrontMatter:
     end = text.find("\n")
     if (text if end < 0 else text[:end]).rstrip() != "---":
         raise InvalidMemory("no front matter: the first line is not '---'")
-    fields: dict[str, str] = {}
+    lines: list[str] = []
     while end >= 0:
         start = end + 1
         end = text.find("\n", start)
         line = text[start:] if end < 0 else text[start:end]
         if line.rstrip() == "---":
-            return FrontMatter(fields=fields, body="" if end < 0 else text[end + 1 :])
+            body = "" if end < 0 else text[end + 1 :]
+            if _needs_yaml(lines):
+                read = _yaml_fields(lines)
+                if read is not None:
+                    return FrontMatter(fields=read[0], body=body, lists=read[1])
+            return FrontMatter(fields=_line_fields(lines), body=body)
+        lines.append(line)
+    raise InvalidMemory("unterminated front matter: no closing '---' line")
+
+
+def _line_fields(lines: list[str]) -> dict[str, str]:
+    """SPEC §2 v1: `key: value` per line, values may hold `:`, one pair of quotes stripped."""
+    fields: dict[str, str] = {}
+    for line in lines:
         key, sep, value = line.partition(":")
         if not sep:
             continue
         key = key.strip().lower()
         if key:
             fields[key] = _unquote(value.strip())
-    raise InvalidMemory("unterminated front matter: no closing '---' line")
+    return fields
+
+
+# A value that starts like this is YAML syntax the line reader would keep as text.
+_YAML_VALUE_START = tuple("\"'[{|>&*!")
+
+
+def _needs_yaml(lines: list[str]) -> bool:
+    """Whether the line reader could read this block differently from YAML.
+
+    A block of single-line `key: plain value` lines reads the same both ways
+    (and the line reader's value is kept for such lines, see `_yaml_fields`),
+    so only continuation lines, list items and quoted, flow, block or tagged
+    values are worth a YAML parse.
+    """
+    for line in lines:
+        if not line.strip():
+            continue
+        if line[0] in " \t-":
+            return True
+        value = line.partition(":")[2].strip()
+        if value.startswith(_YAML_VALUE_START):
+            return True
+    return False
+
+
+_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _yaml_fields(lines: list[str]) -> tuple[dict[str, str], dict[str, list[str]]] | None:
+    """The block as YAML when it is a mapping of scalars and lists of scalars, else None.
+
+    Values are the text YAML reads (folded, unquoted, unescaped), never typed:
+    `yes`, `1.10` and `2024-05-01` stay as written. A plain value on a single
+    line keeps the line reader's reading, so that a `#` in it (`see issue
+    #12`) is text as SPEC §2 reads it, not a YAML comment.
+    """
+    try:
+        node = yaml.compose("\n".join(lines), Loader=_YamlLoader)
+    except yaml.YAMLError:
+        return None
+    if node is None:
+        return {}, {}
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    fields: dict[str, str] = {}
+    lists: dict[str, list[str]] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            return None
+        key = key_node.value.strip().lower()
+        if isinstance(value_node, yaml.SequenceNode):
+            items = [
+                item.value.strip() for item in value_node.value if isinstance(item, yaml.ScalarNode)
+            ]
+            if len(items) != len(value_node.value):
+                return None  # a list of lists or mappings: not front matter we read
+            fields[key], lists[key] = ", ".join(items), items
+            continue
+        if not isinstance(value_node, yaml.ScalarNode):
+            return None
+        lists.pop(key, None)
+        one_line = (
+            value_node.start_mark.line == value_node.end_mark.line == key_node.start_mark.line
+        )
+        if value_node.style is None and key_node.style is None and one_line:
+            fields[key] = _unquote(lines[key_node.start_mark.line].partition(":")[2].strip())
+        else:
+            fields[key] = value_node.value.strip()
+    return {k: v for k, v in fields.items() if k}, lists
 
 
 def _unquote(value: str) -> str:
@@ -89,6 +188,10 @@ class MemoryDocument:
     # The file's bytes as read, hashed (`content_hash`): what a writer's
     # `ifMatch` is compared with. Empty for documents not read from a file.
     content_hash: str = ""
+    # The other front-matter keys, as read (SPEC §7: created, updated, category,
+    # pinned, always, related, supersedes, expires, and any unknown key), in file
+    # order. A tuple: most memories have none, and the empty tuple is shared.
+    extra: tuple[tuple[str, str], ...] = ()
     # Derived fields: normalized once here, never per query. (The body's normal
     # form is not kept: an index reads it once, when the document is indexed.)
     norm_title: str = field(init=False, repr=False, compare=False)
@@ -121,6 +224,41 @@ class MemoryDocument:
     @property
     def truncated(self) -> bool:
         return len(self.body) > BODY_WINDOW_CHARS
+
+    # -- SPEC §7 front-matter keys ------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        """The value of a front-matter key other than name/title/description/type."""
+        for name, value in self.extra:
+            if name == key:
+                return value
+        return None
+
+    def flag(self, key: str) -> bool:
+        """A boolean key (`pinned: true`, `always: yes`); absent or anything else is False."""
+        value = self.meta(key)
+        return value is not None and value.strip().lower() in _TRUE
+
+    def date_of(self, key: str) -> date | None:
+        """A date key (`created`, `updated`, `expires`) as a date; None when absent or unreadable.
+
+        Accepts an ISO date or an ISO timestamp (`2025-03-01T09:30:00Z`): its date part.
+        """
+        value = self.meta(key)
+        if not value:
+            return None
+        try:
+            return date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+
+    def paths_of(self, key: str) -> tuple[str, ...]:
+        """A list key (`related`, `supersedes`): `[a.md, b.md]`, `a.md, b.md` or one path."""
+        value = self.meta(key)
+        if not value:
+            return ()
+        inner = value.strip().removeprefix("[").removesuffix("]")
+        return tuple(part for part in (_unquote(p.strip()) for p in inner.split(",")) if part)
 
 
 def parse_memory(
@@ -158,6 +296,7 @@ def parse_memory(
         mtime_ms=mtime_ms,
         root_index=root_index,
         content_hash=content_hash,
+        extra=tuple((k, v) for k, v in front.fields.items() if k not in PARSED_KEYS),
     )
 
 
@@ -209,7 +348,7 @@ def load_document(
     except FileNotFoundError as exc:
         raise missing_file(path) from exc
     except PermissionError as exc:
-        raise InvalidMemory("permission denied") from exc
+        raise UnreadableMemory("permission denied") from exc
     if b"\x00" in raw:
         raise InvalidMemory("binary file (contains NUL bytes)")
     try:

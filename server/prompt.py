@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.passage import Excerpt, opening
+
+# A title or description is a line of the prompt, not a second body: a
+# 1 MB `name:` must not make a 1 MB prompt.
+PROMPT_TITLE_CHARS = 200
+PROMPT_DESCRIPTION_CHARS = 1000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
+
+
+def one_line(text: str, limit: int) -> str:
+    """Text on one line (a newline in a file name must not split the heading), cut to `limit`."""
+    text = " ".join(_CONTROL.sub(" ", text[: limit * 2]).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def format_age(mtime_ms: float, now_ms: float | None = None) -> str:
@@ -44,11 +57,12 @@ def render_prompt(
     parts = ["## Relevant memory"]
     for i, doc in enumerate(docs):
         section = [
-            f"### {doc.title} ({doc.relative_path})",
+            f"### {one_line(doc.title, PROMPT_TITLE_CHARS)} "
+            f"({one_line(doc.relative_path, PROMPT_TITLE_CHARS * 2)})",
             f"_saved {format_age(doc.mtime_ms, now_ms)}_",
         ]
         if doc.description:
-            section.append(doc.description)
+            section.append(one_line(doc.description, PROMPT_DESCRIPTION_CHARS))
         excerpt = excerpts[i] if excerpts is not None else opening(doc.body, exact=True)
         passage = doc.body[excerpt.start : excerpt.end]
         if passage:

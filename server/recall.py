@@ -319,7 +319,8 @@ def _validate_selection(
     manifest = {doc.path: doc for doc in shortlist.candidates}
     unknown = [p for p in unique if p not in manifest]
     if unknown:
-        raise SelectorError(f"selector chose a path not in its manifest: {unknown[0]}")
+        shown = unknown[0] if len(unknown[0]) <= 200 else unknown[0][:199] + "…"
+        raise SelectorError(f"selector chose a path not in its manifest: {shown!r}")
     # `ranked` holds only the lexical top 180; a recent candidate may score too.
     return [ScoredDocument(manifest[p], shortlist.score_of(manifest[p])) for p in unique]
 

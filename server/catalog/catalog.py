@@ -1,7 +1,10 @@
 """MemoryCatalog: the warm, parsed set of memory documents under configured roots.
 
 Files are parsed once, when scanned or when the watcher reports a change;
-recalls read an immutable `CorpusView`, rebuilt lazily after a change.
+recalls read an immutable `CorpusView`, rebuilt lazily after a change. A
+change is read from disk by `read_change` (no catalog state is touched, so it
+can run off the event loop) and applied by `apply_change` in steps, so that a
+root of 20,000 files coming back never holds the daemon for seconds.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from memory_recall.server.catalog.snapshot_cache import (
 from memory_recall.server.documents import (
     InvalidMemory,
     MemoryDocument,
+    UnreadableMemory,
     is_memory_file_name,
     load_document,
     missing_file,
@@ -36,6 +40,33 @@ from memory_recall.server.roots import MemoryRoot
 class SkippedFile:
     path: str
     reason: str
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """One file as read from disk, not yet applied: a document or why it is not one."""
+
+    key: str
+    document: MemoryDocument | None = None
+    reason: str | None = None  # skipped with this reason
+    stats: tuple[int, int] | None = None  # (size, mtime_ns) to remember for the snapshot
+    vanished: bool = False  # deleted between listing and reading: nothing to report
+
+
+@dataclass
+class PathChange:
+    """What one changed path is on disk now, read by `read_change`.
+
+    `kind`: `tree` (a directory: everything under it not in `files` is gone),
+    `file`, `gone` (nothing there any more), `unreadable` (cannot be looked
+    at: `reason`), or `ignored` (outside every root, hidden, not a memory name).
+    """
+
+    path: Path
+    kind: str
+    files: list[FileRead] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # directories the walk could not enter
+    reason: str | None = None
 
 
 @dataclass
@@ -69,6 +100,7 @@ class MemoryCatalog:
     _file_stats: dict[str, tuple[int, int]] = field(default_factory=dict)
     build_ms: float | None = None
     cache_report: str | None = None  # what the last scan made of its snapshot cache
+    cache_fault: str | None = None  # why the snapshot could not be written, if it could not
     counters: CatalogCounters = field(default_factory=CatalogCounters)
 
     def __post_init__(self) -> None:
@@ -95,7 +127,9 @@ class MemoryCatalog:
 
     @property
     def skipped(self) -> list[SkippedFile]:
-        return [SkippedFile(p, r) for p, r in sorted(self._skipped.items())]
+        return [
+            SkippedFile(display_path(p), display_path(r)) for p, r in sorted(self._skipped.items())
+        ]
 
     def count_by_root(self) -> list[int]:
         counts = [0] * len(self.roots)
@@ -142,7 +176,14 @@ class MemoryCatalog:
         self._changed()
         self.counters.scans += 1
         if cache and changed:
-            self.save_cache(cache)
+            try:
+                self.save_cache(cache)
+            except (OSError, ValueError) as exc:  # a full disk, a read-only or missing home
+                self.cache_fault = (
+                    f"the snapshot cache {display_path(str(cache.path))} cannot be written "
+                    f"({_os_reason(exc) if isinstance(exc, OSError) else exc}); "
+                    "running without it (restarts re-read every file)"
+                )
         else:
             return_freed_memory()
         self.build_ms = (time.perf_counter() - started) * 1000
@@ -167,24 +208,77 @@ class MemoryCatalog:
         the rule is: exists → (re)load it, or rescan it if it is a directory;
         missing → drop it and everything that was under it.
         """
-        located = self.locate(path)
+        for _ in self.apply_change(self.read_change(path)):
+            pass
+
+    def read_change(self, path: str | os.PathLike[str]) -> PathChange:
+        """What `path` is on disk now. Reads files but changes nothing: safe in a thread."""
+        p = self._absolute(path)
+        located = self.locate(p)
         if located is None:
-            return
+            return PathChange(p, "ignored")
         index, root, p = located
         if p != root.path and _hidden(p, root.path):
-            return  # nothing hidden is ever scanned (temp files, .archive/, .git/)
-        if p.is_dir():
-            self._remove_under(p, keep_existing=True)
-            for file in self._walk(index, root, p):
-                self._load(index, root, file)
+            return PathChange(
+                p, "ignored"
+            )  # nothing hidden is scanned (temp files, .archive/, .git/)
+        bad_name = _undecodable(p, root.path)
+        if bad_name:
+            return PathChange(p, "unreadable", reason=bad_name)
+        try:
+            is_dir = p.is_dir()
+            present = is_dir or p.exists() or p.is_symlink()
+        except (OSError, ValueError) as exc:
+            return PathChange(p, "unreadable", reason=_unreadable(exc))
+        if is_dir:
+            change = PathChange(p, "tree")
+            for entry in self._walk_entries(index, root, p, change.skipped):
+                change.files.append(self._read(root, Path(entry.path), index))
+            return change
+        if not present:
+            return PathChange(p, "gone")
+        if not is_memory_file_name(p.name) or _hidden(p, root.path):
+            return PathChange(p, "ignored")
+        return PathChange(p, "file", files=[self._read(root, p, index)])
+
+    def apply_change(self, change: PathChange) -> Iterator[None]:
+        """Apply what `read_change` found, yielding between steps (each leaves the
+        catalog consistent, so a recall may run in between)."""
+        p, key = change.path, str(change.path)
+        if change.kind == "file":
+            self.counters.upserts += 1
+            self._apply_read(change.files[0])
             self._changed()
-        elif p.exists() or p.is_symlink():
-            self.upsert(p)
-        elif str(p) in self._docs or str(p) in self._skipped:
-            self.remove(p)  # a file that was read: nothing can be under it
-        else:
-            self._remove_under(p, keep_existing=False)
+        elif change.kind == "tree":
+            kept = {f.key for f in change.files} | set(change.skipped)
+            self._skipped.pop(key, None)  # the directory itself reads again
+            yield from self._remove_under(p, keep=kept)
+            for done, read in enumerate(change.files, 1):
+                self._apply_read(read)
+                if done % _STEP == 0:
+                    self._changed()
+                    yield
+            self._skipped.update(change.skipped)
+            self._changed()
+        elif change.kind in ("gone", "unreadable"):
+            yield from self._remove_under(p, keep=set())
             self.remove(p)
+            self._skipped.pop(display_path(key), None)
+            if change.kind == "unreadable":
+                assert change.reason is not None
+                self._skipped[display_path(key)] = change.reason
+            self._changed()
+
+    def root_problems(self) -> list[str]:
+        """Roots that exist but cannot be read, each with the reason, in words."""
+        problems = []
+        for root in self.roots:
+            reason = self._skipped.get(display_path(str(root.path)))
+            if reason:
+                problems.append(
+                    f"memory root {display_path(str(root.path))} cannot be read: {reason}"
+                )
+        return problems
 
     def upsert(self, path: str | os.PathLike[str]) -> MemoryDocument | None:
         """(Re)load one file; returns the document, or None when it is not a memory."""
@@ -195,7 +289,7 @@ class MemoryCatalog:
         if not is_memory_file_name(p.name) or _hidden(p, root.path):
             return None
         self.counters.upserts += 1
-        doc = self._load(index, root, p)
+        doc = self._apply_read(self._read(root, p, index))
         self._changed()
         return doc
 
@@ -283,21 +377,20 @@ class MemoryCatalog:
         self._file_stats[entry.path] = (record.size, record.mtime_ns)
         return True
 
-    def _remove_under(self, directory: Path, *, keep_existing: bool) -> None:
+    def _remove_under(self, directory: Path, *, keep: set[str]) -> Iterator[None]:
+        """Drop what was under `directory` but is not in `keep`, in steps."""
         prefix = str(directory) + os.sep
-        for key in [k for k in self._skipped if k.startswith(prefix)]:
-            if not (keep_existing and os.path.isfile(key)):
-                del self._skipped[key]
-                self._file_stats.pop(key, None)
-        gone = [k for k in self._docs if k.startswith(prefix)]
-        if keep_existing:
-            gone = [k for k in gone if not os.path.isfile(k)]
+        for key in [k for k in self._skipped if k.startswith(prefix) and k not in keep]:
+            del self._skipped[key]
+            self._file_stats.pop(key, None)
+        gone = [k for k in self._docs if k.startswith(prefix) and k not in keep]
         for key in gone:
             self._file_stats.pop(key, None)
-        dropped = self._drop(gone)
-        self.counters.removals += dropped
-        if dropped:
-            self._changed()  # a snapshot taken before must not serve the removed documents
+        for start in range(0, len(gone), _STEP):
+            self.counters.removals += self._drop(gone[start : start + _STEP])
+            self._changed()
+            if start + _STEP < len(gone):
+                yield
 
     def _load(
         self,
@@ -314,8 +407,11 @@ class MemoryCatalog:
         `_reindex`. `inside=True` says the walk found a file that is not a
         symlink in a directory inside the root: there is nothing to resolve.
         """
+        return self._apply_read(self._read(root, path, index, inside=inside), indexed=indexed)
+
+    def _read(self, root: MemoryRoot, path: Path, index: int, *, inside: bool = False) -> FileRead:
+        """One file read and parsed; touches nothing of the catalog."""
         key = str(path)
-        self._file_stats.pop(key, None)
         st: os.stat_result | None = None
         try:
             outside = None if inside else _leaves_root(path, root)
@@ -327,25 +423,41 @@ class MemoryCatalog:
                 raise missing_file(path) from exc
             doc = load_document(path, root=root.path, scope=root.scope, root_index=index, st=st)
         except (InvalidMemory, OSError) as exc:
+            if isinstance(exc, InvalidMemory) and str(exc).startswith("file vanished"):
+                return FileRead(key, vanished=True)
+            if isinstance(exc, UnreadableMemory):  # a fact of the moment: not remembered
+                return FileRead(key, reason=str(exc))
+            if isinstance(exc, InvalidMemory):  # the content is the reason: remembered
+                stats = (st.st_size, st.st_mtime_ns) if st is not None else None
+                return FileRead(key, reason=str(exc), stats=stats)
+            return FileRead(key, reason=_os_reason(exc))
+        return FileRead(key, document=doc, stats=(st.st_size, st.st_mtime_ns))
+
+    def _apply_read(self, read: FileRead, *, indexed: bool = True) -> MemoryDocument | None:
+        key = read.key
+        self._file_stats.pop(key, None)
+        if read.document is None:
             if indexed:
                 self._drop([key])
             else:
                 self._docs.pop(key, None)
-            if isinstance(exc, InvalidMemory) and str(exc).startswith("file vanished"):
+            if read.vanished:
                 self._skipped.pop(key, None)
                 return None
-            self._skipped[key] = str(exc) if isinstance(exc, InvalidMemory) else _os_reason(exc)
-            if isinstance(exc, InvalidMemory) and st is not None:  # the content is the reason
-                self._file_stats[key] = (st.st_size, st.st_mtime_ns)
+            assert read.reason is not None
+            self._skipped[key] = read.reason
+            if read.stats is not None:
+                self._file_stats[key] = read.stats
             self.counters.skipped_updates += 1
             return None
         self._skipped.pop(key, None)
-        self._file_stats[key] = (st.st_size, st.st_mtime_ns)
+        assert read.stats is not None
+        self._file_stats[key] = read.stats
         if indexed:
-            self._put(doc)
+            self._put(read.document)
         else:
-            self._docs[key] = doc
-        return doc
+            self._docs[key] = read.document
+        return read.document
 
     def _walk(self, index: int, root: MemoryRoot, start: Path) -> Iterator[Path]:
         """Memory files under `start`, recursively, symlink loops and hidden entries skipped."""
@@ -353,33 +465,47 @@ class MemoryCatalog:
             yield Path(entry.path)
 
     def _walk_entries(
-        self, index: int, root: MemoryRoot, start: Path
+        self,
+        index: int,
+        root: MemoryRoot,
+        start: Path,
+        skipped: dict[str, str] | None = None,
     ) -> Iterator[os.DirEntry[str]]:
-        root_real = os.path.realpath(root.path)
+        """Memory files under `start`; what cannot be entered goes to `skipped` (by
+        default the catalog's own list) with its reason, never an exception."""
+        skipped = self._skipped if skipped is None else skipped
+        try:
+            root_real = os.path.realpath(root.path)
+        except (OSError, ValueError) as exc:
+            skipped[display_path(str(start))] = _unreadable(exc)
+            return
         seen: set[str] = set()
         stack = [start]
         while stack:
             directory = stack.pop()
-            real = os.path.realpath(directory)
-            if directory.is_symlink() and directory != root.path and _inside(real, root_real):
+            try:
+                real = os.path.realpath(directory)
+                is_link = directory.is_symlink()
+            except (OSError, ValueError) as exc:
+                skipped[display_path(str(directory))] = _unreadable(exc)
+                continue
+            if is_link and directory != root.path and _inside(real, root_real):
                 # An alias of a directory that is walked under its own name: walking it
                 # too would list its memories twice, or only once depending on the order.
                 continue
             if real in seen:
                 continue
             seen.add(real)
-            leaves = directory.is_symlink() and not _inside(real, root_real)
+            leaves = is_link and not _inside(real, root_real)
             if leaves and not root.follow_symlinks_outside:
-                self._skipped[str(directory)] = (
-                    f"symlinked directory points outside the root (to {real})"
-                )
+                skipped[str(directory)] = f"symlinked directory points outside the root (to {real})"
                 continue
             try:
                 entries = sorted(os.scandir(directory), key=lambda e: e.name)
             except FileNotFoundError:
                 continue
-            except OSError as exc:
-                self._skipped[str(directory)] = _os_reason(exc)
+            except (OSError, ValueError) as exc:
+                skipped[display_path(str(directory))] = _unreadable(exc)
                 continue
             subdirs = []
             for entry in entries:
@@ -389,9 +515,15 @@ class MemoryCatalog:
                     is_dir = entry.is_dir()  # follows symlinks
                 except OSError:
                     is_dir = False
+                if not is_dir and not is_memory_file_name(entry.name):
+                    continue
+                if not _is_text(entry.name):
+                    # Not UTF-8: it cannot travel in JSON, nor through the watcher.
+                    skipped[display_path(entry.path)] = BAD_NAME_REASON
+                    continue
                 if is_dir:
                     subdirs.append(Path(entry.path))
-                elif is_memory_file_name(entry.name):
+                else:
                     yield entry
             stack.extend(reversed(subdirs))
 
@@ -410,6 +542,37 @@ def _leaves_root(path: Path, root: MemoryRoot) -> str | None:
 
 def _hidden(path: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+# Steps of a change applied on the event loop: one step of documents costs a
+# few milliseconds, so a large directory lets recalls and status run between.
+_STEP = 256
+BAD_NAME_REASON = "file name is not valid UTF-8 (rename it to read it)"
+
+
+def display_path(path: str) -> str:
+    """A path as text that can go anywhere (JSON, logs): undecodable bytes as `\\xNN`."""
+    if _is_text(path):
+        return path
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _is_text(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _undecodable(path: Path, root: Path) -> str | None:
+    return None if _is_text(str(path.relative_to(root))) else BAD_NAME_REASON
+
+
+def _unreadable(exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        return _os_reason(exc)
+    return f"not a usable path ({exc})"  # e.g. an embedded NUL character
 
 
 def _os_reason(exc: OSError) -> str:

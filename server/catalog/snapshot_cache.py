@@ -47,9 +47,9 @@ from memory_recall.server.ranking.bm25f.index import Bm25Index
 from memory_recall.server.ranking.postings import TermIndex
 from memory_recall.server.roots import MemoryRoot, Scope, user_data_dir
 
-# Bump when the payload's layout changes (6: content hashes, team scope; 7: the
-# index's kind, bm25f's coded bodies).
-FORMAT_VERSION = 7
+# Bump when the payload's layout changes (8: content hashes, team scope, the index's
+# kind, coded bodies, extra front-matter keys).
+FORMAT_VERSION = 8
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20
@@ -294,6 +294,8 @@ def _columns_from_files(files: dict[str, FileRecord]) -> dict[str, Any]:
         "content_hash": _SEP.join(d.content_hash for d in docs),
         "mtime_ms": array("d", (d.mtime_ms for d in docs)),
         "root_index": array("I", (d.root_index for d in docs)),
+        # Mostly the one shared empty tuple, which pickle writes once.
+        "extra": [d.extra for d in docs],
     }
 
 
@@ -324,6 +326,7 @@ def _files_from_columns(columns: dict[str, Any]) -> dict[str, FileRecord]:
             mtime_ms=columns["mtime_ms"][at],
             root_index=columns["root_index"][at],
             content_hash=text["content_hash"][at],
+            extra=columns["extra"][at],
         )
         files[path] = FileRecord(size, mtime_ns, doc, None)
         at += 1

@@ -10,19 +10,27 @@ cancellation. What protocol v1 needs beyond that lives here and nowhere else:
 - `initialize` advertises document sync by default and no protocol version;
 - requests before `initialize`, a second `initialize`, and requests after
   `shutdown` are answered with the right error instead of being run;
-- expected client errors (-32602 …) are answered without a logged traceback;
+- expected client errors (-32602 …) are answered without a logged traceback,
+  and our own bugs (-32603) without a traceback on the wire (it goes to the
+  log at DEBUG);
+- pygls keeps the client's requests and ours in one id table, so a client id
+  equal to one of ours would cross them: our requests to the client have a
+  table of their own;
 - the private members the daemon reads (`msg_id`, `_request_futures`,
   `_shutdown`, `_send_data`) are exposed as small public methods.
 """
 
 from __future__ import annotations
 
+import logging
+import uuid
+from concurrent.futures import Future
 from typing import Any, Protocol
 
 import attrs
 from lsprotocol import types
 from memory_recall.protocol import limits, methods
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -31,6 +39,8 @@ from pygls.protocol import (
     default_converter,
     lsp_method,
 )
+
+log = logging.getLogger("memory_recall")
 
 # Ids of server→client requests we gave up on, remembered so that a late
 # reply is dropped quietly; a host that never replies cannot grow this.
@@ -72,6 +82,11 @@ class MemoryProtocol(LanguageServerProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._abandoned: dict[Any, None] = {}  # insertion-ordered, bounded
+        # Our requests to the client, by id: apart from pygls' `_request_futures`,
+        # which holds the client's requests (for their cancellation).
+        self._outgoing: dict[Any, Future[Any]] = {}
+        # `shutdown` arrived (its handler may still run): LSP's exit code is 0 from here.
+        self._shutdown_received = False
 
     @property
     def host(self) -> SessionHost:
@@ -87,7 +102,7 @@ class MemoryProtocol(LanguageServerProtocol):
 
     def pending_request_count(self) -> int:
         """Server→client requests still waiting for a reply."""
-        return len(self._request_futures)
+        return len(self._outgoing)
 
     def is_shut_down(self) -> bool:
         return bool(self._shutdown)
@@ -100,11 +115,59 @@ class MemoryProtocol(LanguageServerProtocol):
 
     def abandon_request(self, msg_id: Any) -> None:
         """Forget a server→client request whose answer no longer matters."""
-        self._request_futures.pop(msg_id, None)
-        self._result_types.pop(msg_id, None)
+        self._outgoing.pop(msg_id, None)
         self._abandoned[msg_id] = None
         while len(self._abandoned) > MAX_ABANDONED_IDS:
             self._abandoned.pop(next(iter(self._abandoned)))
+
+    def fail_request(self, msg_id: Any, reason: str) -> bool:
+        """Fail our request `msg_id` at once (its reply was malformed); False if not ours."""
+        future = self._outgoing.pop(msg_id, None)
+        if future is None:
+            return False
+        if not future.done():
+            future.set_exception(MalformedReply(reason))
+        return True
+
+    def exit_now(self) -> None:
+        """`exit`: code 0 when `shutdown` was received before it, 1 otherwise (LSP)."""
+        self.host.request_exit(0 if self._shutdown or self._shutdown_received else 1)
+
+    def send_request(
+        self,
+        method: str,
+        params: Any | None = None,
+        callback: Any = None,
+        msg_id: Any = None,
+    ) -> Future[Any]:
+        """Send a request to the client; its reply resolves the returned future."""
+        if msg_id is None:
+            msg_id = str(uuid.uuid4())
+        future: Future[Any] = Future()
+        if callback is not None:
+            future.add_done_callback(lambda f: callback(f.result()))
+        self._outgoing[msg_id] = future
+        self._send_data(
+            JsonRPCRequestMessage(id=msg_id, method=method, params=params, jsonrpc="2.0")
+        )
+        return future
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """pygls' structuring without its ERROR log and traceback: a message that
+        does not fit its method's types is the client's mistake, answered -32602."""
+        if "id" in data and "error" in data:
+            cls: Any = types.ResponseErrorMessage
+        elif "id" in data and "method" in data:
+            cls = self.get_message_type(data["method"]) or JsonRPCRequestMessage
+        elif "id" in data:
+            cls = JsonRPCResponseMessage
+        else:
+            cls = self.get_message_type(data.get("method", "")) or JsonRPCNotification
+        try:
+            return self._converter.structure(data, cls)
+        except Exception as exc:
+            log.debug("could not structure a %s message", data.get("method"), exc_info=True)
+            raise JsonRpcInvalidParams() from exc
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -126,7 +189,7 @@ class MemoryProtocol(LanguageServerProtocol):
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Any:
-        self.host.request_exit(0 if self._shutdown else 1)
+        self.exit_now()
         yield from ()
 
     def handle_message(self, message: Any) -> None:
@@ -152,6 +215,8 @@ class MemoryProtocol(LanguageServerProtocol):
                     "invalid request: 'initialize' may only be sent once per session",
                 )
             return
+        if method == types.SHUTDOWN and is_request:
+            self._shutdown_received = True
         if self._shutdown and is_request and method != types.EXIT:
             self.send_error(
                 message.id, methods.INVALID_REQUEST, f"server is shutting down: {method!r} refused"
@@ -167,11 +232,16 @@ class MemoryProtocol(LanguageServerProtocol):
         if msg_id in self._abandoned:
             del self._abandoned[msg_id]
             return
-        future = self._request_futures.get(msg_id)
-        if future is not None and future.done():
-            self._request_futures.pop(msg_id, None)
+        future = self._outgoing.pop(msg_id, None)
+        if future is None:
+            log.warning("ignored a reply to %r: no request of ours has that id", msg_id)
             return
-        super()._handle_response(msg_id, result, error)
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(JsonRpcException.from_error(error))
+        else:
+            future.set_result(result)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # A cancel that crosses the answer on the wire is normal, not a warning.
@@ -179,9 +249,24 @@ class MemoryProtocol(LanguageServerProtocol):
             super()._handle_cancel_notification(msg_id)
 
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
-        # Expected client errors (-32602 …) are answered without a traceback in the log.
-        if not future.cancelled() and isinstance(future.exception(), JsonRpcException):
+        exc = None if future.cancelled() else future.exception()
+        if isinstance(exc, JsonRpcException):
+            # Expected client errors (-32602 …): answered, no traceback in the log.
             self._request_futures.pop(msg_id, None)
-            self._send_response(msg_id, error=future.exception().to_response_error())
+            self._send_response(msg_id, error=exc.to_response_error())
+            return
+        if exc is not None:
+            # Our bug: one line in the log, the traceback at DEBUG, none on the wire.
+            self._request_futures.pop(msg_id, None)
+            log.error(
+                "internal error answering request %r: %s: %s", msg_id, type(exc).__name__, exc
+            )
+            log.debug("traceback of the internal error", exc_info=exc)
+            error = JsonRpcInternalError(f"internal error: {type(exc).__name__}")
+            self._send_response(msg_id, error=error.to_response_error())
             return
         super()._send_handler_result(future, msg_id=msg_id)
+
+
+class MalformedReply(ValueError):
+    """The host's reply to one of our requests is not a JSON-RPC response; the reason."""

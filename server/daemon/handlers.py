@@ -7,6 +7,7 @@ process; `server.py` only registers them.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from memory_recall.protocol import methods
@@ -98,7 +99,7 @@ async def recall(
     """`memory/recall` (SPEC §4–5)."""
     recall_params = validate(RecallParams, params)
     request = RecallRequest(
-        request_id=protocol.current_request_id() or "",
+        request_id=_request_id(protocol),
         query=recall_params.query,
         token=recall_params.token,
         recent_tools=recall_params.recent_tools,
@@ -107,6 +108,12 @@ async def recall(
     )
     result = await service.recall(request, session.view, WireNotifier(protocol, write))
     return result.wire()
+
+
+def _request_id(protocol: MemoryProtocol) -> str | int:
+    """The JSON-RPC id of the running request (0 is an id like any other)."""
+    msg_id = protocol.current_request_id()
+    return "" if msg_id is None else msg_id
 
 
 def status(
@@ -124,7 +131,7 @@ def status(
         protocol_version=methods.PROTOCOL_VERSION,
         ready=session.ready.is_set(),
         roots=[
-            RootStatus(path=str(r.path), scope=r.scope.wire, exists=r.path.is_dir(), documents=n)
+            RootStatus(path=str(r.path), scope=r.scope.wire, exists=_is_dir(r.path), documents=n)
             for r, n in zip(catalog.roots, counts, strict=True)
         ],
         documents=len(catalog),
@@ -135,6 +142,7 @@ def status(
         watcher=session.watcher_state,
         recall=service.counters,
         catalog=CatalogCountersStatus(**vars(catalog.counters)),
+        faults=session.current_faults(),
         runtime=RuntimeStatus(
             tasks=len(asyncio.all_tasks()),
             pending_requests=protocol.pending_request_count(),
@@ -142,6 +150,13 @@ def status(
         ),
         write=write.status() if write is not None and session.ready.is_set() else None,
     ).wire()
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # unreachable (permissions) or not a path (a NUL)
+        return False
 
 
 # -- the write side (SPEC §8) ------------------------------------------------------------

@@ -2,18 +2,32 @@
 
 Invalid options fall back to their defaults, key by key, and every problem
 is returned as a sentence the daemon shows the user once.
+
+Trust model: `initializationOptions` are the user's own configuration, passed
+by the editor; the daemon trusts them as it trusts its command line. They can
+name any environment variable as the API key and any URL as the selector, so
+a host must not fill `selector` from settings a workspace controls (the VS
+Code extension reads them from user and machine settings only). Two mistakes
+are refused here whoever made them: a plain `http://` URL to another machine
+(the manifest, the query and the key would cross the network unencrypted;
+`selector.allowPlainHttp: true` allows it), and an `apiKeyEnv` that is not a
+variable name (most likely the key itself, which is then never echoed).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
+from urllib.parse import urlsplit
 
 from lsprotocol import types
 from memory_recall.protocol.messages import InitializationOptions, SelectorOptions
 from memory_recall.server.models import Selector
 from memory_recall.server.models.client import ClientSelector
+from memory_recall.server.models.complete import ClientCompleter, Completer, HttpCompleter
 from memory_recall.server.models.http import HttpSelector
 from memory_recall.server.ranking.registry import (
     DEFAULT_RANKER,
@@ -52,10 +66,58 @@ def parse_options(raw: Any) -> tuple[InitializationOptions, list[str]]:
     if selector.kind == "http" and not selector.url:
         problems.append("selector.url: required for kind 'http'; using kind 'none'")
         options.selector = SelectorOptions()
+    elif selector.kind == "http" and selector.url:
+        problem = url_problem(selector.url, allow_plain_http=selector.allow_plain_http)
+        if problem:
+            problems.append(f"selector.url: {problem}; using kind 'none'")
+            options.selector = SelectorOptions()
+    if options.selector.api_key_env is not None and not is_variable_name(
+        options.selector.api_key_env
+    ):
+        problems.append(API_KEY_ENV_PROBLEM)
     if options.roots == []:
         problems.append("roots: empty list; using the default roots")
         options.roots = None
     return options, problems
+
+
+# What an environment variable name looks like on every platform we run on.
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+API_KEY_ENV_PROBLEM = (
+    "selector.apiKeyEnv: does not look like an environment variable name (it must name "
+    "the variable that holds the key, not be the key); the selector sends no key"
+)
+
+
+def is_variable_name(value: str) -> bool:
+    return _VARIABLE_NAME.fullmatch(value) is not None
+
+
+def url_problem(url: str, *, allow_plain_http: bool) -> str | None:
+    """Why the daemon will not send a selection to `url`, or None."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:
+        return f"not a URL ({exc})"
+    if parts.scheme not in ("http", "https") or not host:
+        return "expected an http:// or https:// URL with a host"
+    if parts.scheme == "http" and not allow_plain_http and not is_loopback(host):
+        return (
+            f"plain http to {host} would send the query, the memory manifest and the API key "
+            "unencrypted; use https, a loopback address, or set selector.allowPlainHttp"
+        )
+    return None
+
+
+def is_loopback(host: str) -> bool:
+    """This machine: `localhost`, 127.0.0.0/8, ::1."""
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def choose_roots(options: InitializationOptions, workspace: str | None) -> list[MemoryRoot]:
@@ -87,6 +149,32 @@ def build_selector(
     if options.kind == "http":
         assert options.url  # checked by parse_options
         return HttpSelector(options.url, options.model, options.api_key_env)
+    return None
+
+
+def build_completer(
+    options: InitializationOptions, send: SendRequest, cancel: CancelRequest
+) -> Completer | None:
+    """The model for extraction tasks (SPEC §9), or None: the same endpoint as the selector.
+
+    Kind `client` uses the host's model only when it advertised
+    `capabilities.complete`; kind `http` sends the same messages to its endpoint.
+    """
+    selector = options.selector
+    if selector.kind == "client" and options.capabilities.complete:
+        return ClientCompleter(send, cancel)
+    if selector.kind == "http" and selector.url:
+        return HttpCompleter(selector.url, selector.model, selector.api_key_env)
+    return None
+
+
+def completer_problem(options: InitializationOptions) -> str | None:
+    """A host that offers `memory/complete` but chose a selector that will not use it."""
+    if options.capabilities.complete and options.selector.kind == "none":
+        return (
+            "capabilities.complete: used with selector.kind 'client'; with 'none' the daemon "
+            "has no model for extraction"
+        )
     return None
 
 

@@ -35,6 +35,7 @@ from memory_recall.server.daemon.transport import StdoutWriter, open_reader, rea
 from memory_recall.server.daemon.writing import WriteSide
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.recall import RecallService
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger("memory_recall")
@@ -63,6 +64,8 @@ class MemoryServer(LanguageServer):
         self.service = RecallService(None, RANKERS[DEFAULT_RANKER], ceiling_s=selector_ceiling_s)
         self.write: WriteSide | None = None
         self._option_problems: list[str] = []
+        self._initialized = False  # the client's `initialized` arrived (once is enough)
+        self._untold_faults: list[str] = []  # found before `initialized`: shown at it
         self._exit = asyncio.Event()
         self.exit_code = 0
         self._register()
@@ -132,7 +135,9 @@ class MemoryServer(LanguageServer):
         ranker, problem = choose_ranker(self.options.ranker)
         if problem:
             self._option_problems.append(problem)
-        self.session = CatalogSession(roots, self.tasks, ranker.index_kind)
+        self.session = CatalogSession(
+            roots, self.tasks, ranker.index_kind, on_fault=self._show_fault
+        )
         selector_options = self.options.selector
         self.service = RecallService(
             build_selector(selector_options, self._send_select_request, self._cancel_request),
@@ -148,20 +153,42 @@ class MemoryServer(LanguageServer):
         self.session.start(watch=self.options.watch)
 
     def on_initialized(self, _params: types.InitializedParams) -> None:
+        if self._initialized:  # a repeated `initialized` must not repeat every message
+            return
+        self._initialized = True
         for problem in self._option_problems:
-            self.window_show_message(
-                types.ShowMessageParams(
-                    type=types.MessageType.Warning,
-                    message="memory-recall: invalid initializationOptions, "
-                    f"using defaults: {problem}",
-                )
+            self._show(
+                types.MessageType.Warning,
+                f"memory-recall: invalid initializationOptions, using defaults: {problem}",
             )
+        for fault in self._untold_faults:
+            self._show(types.MessageType.Warning, f"memory-recall: {fault}")
+        self._untold_faults.clear()
         caps = self.client_capabilities.window
         if caps and caps.work_done_progress and not self.session.ready.is_set():
             self.tasks.spawn(
                 report_index_progress(self.session, self.work_done_progress, str(uuid.uuid4())),
                 "index-progress",
             )
+
+    def _show_fault(self, message: str) -> None:
+        """A fault of the session (an unreadable root, an unwritable cache): shown once."""
+        if self._initialized:
+            self._show(types.MessageType.Warning, f"memory-recall: {message}")
+        else:
+            self._untold_faults.append(message)
+
+    def _show(self, kind: types.MessageType, message: str) -> None:
+        with contextlib.suppress(Exception):  # a client gone away: nothing to tell
+            self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls would pop "Error in server" up in the editor for any failed
+        # notification handler; a bug of ours belongs in the log. A failed
+        # request was answered already (an unknown method is the client's).
+        if source is FeatureRequestError:
+            return
+        log.error("internal error: %s: %s", type(error).__name__, error)
 
     # server → client requests (selector kind `client`) ----------------------------
 

@@ -1,7 +1,10 @@
 """One editor session's warm state: the index build, the watcher, background tasks, progress.
 
 Knows the catalog and the watcher, not JSON-RPC: progress and state changes
-are reported through the callables it is given.
+are reported through the callables it is given. Whatever the disk does (a
+root that cannot be entered, a snapshot cache that cannot be written, a
+watcher that dies), the session becomes ready and says what went wrong in
+`faults`, in words a user can act on.
 """
 
 from __future__ import annotations
@@ -10,12 +13,13 @@ import asyncio
 import contextlib
 import gc
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from lsprotocol import types
 from memory_recall.protocol.messages import WatcherStatus
-from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.catalog.catalog import MemoryCatalog, PathChange
 from memory_recall.server.catalog.snapshot_cache import snapshot_cache
 from memory_recall.server.catalog.watcher import CatalogWatcher
 from memory_recall.server.ranking.bm25f.index import Bm25Index
@@ -24,6 +28,12 @@ from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import MemoryRoot
 
 log = logging.getLogger("memory_recall")
+
+# Applying a large change (a root of thousands of files coming back) yields to
+# the event loop this often, so that status and recalls are never held longer.
+APPLY_SLICE_S = 0.005
+
+FaultSink = Callable[[str], None]
 
 
 class TaskRegistry:
@@ -58,15 +68,20 @@ class CatalogSession:
         roots: list[MemoryRoot],
         tasks: TaskRegistry,
         index_kind: type[TermIndex] = Bm25Index,
+        on_fault: FaultSink | None = None,
     ) -> None:
         self.catalog = MemoryCatalog(roots, index_kind)
         self.ready = asyncio.Event()
         self.watcher: CatalogWatcher | None = None
         self.watcher_state = WatcherStatus(state="off")
+        self.faults: list[str] = []  # what went wrong and stays true for the session
+        self._on_fault = on_fault
+        self._told: set[str] = set()
         self._tasks = tasks
         self._pending_changes: set[str] = set()
         # Drops the paths that are this process's own writes (the writer's echo filter).
         self.ignore: Callable[[set[str]], set[str]] | None = None
+        self._changes_waiting = asyncio.Event()
 
     def start(self, *, watch: bool) -> None:
         """Start watching (when asked) and building the index, both in the background."""
@@ -83,29 +98,74 @@ class CatalogSession:
         await self.ready.wait()
         return self.catalog.snapshot()
 
+    def fault(self, message: str) -> None:
+        """Record a fault that stays true for the session, and tell the user."""
+        if message not in self.faults:
+            self.faults.append(message)
+        self._tell(message)
+
+    def current_faults(self) -> list[str]:
+        """What is wrong now, in words: the session's faults, roots that cannot be
+        read, a watcher that failed (for `memory/status`)."""
+        faults = [*self.faults, *self.catalog.root_problems()]
+        if self.watcher_state.state == "failed" and self.watcher_state.detail:
+            faults.append(f"the file watcher failed: {self.watcher_state.detail}")
+        return faults
+
+    def _tell(self, message: str) -> None:
+        """Log and show each distinct problem once."""
+        if message in self._told:
+            return
+        self._told.add(message)
+        log.warning("%s", message)
+        if self._on_fault:
+            self._on_fault(message)
+
     async def _build_index(self) -> None:
         # A large tree takes seconds to parse: do it off the event loop so
         # the daemon keeps answering (recalls wait for `ready`).
-        with _collector_paused():
-            cache = snapshot_cache(self.catalog.roots, self.catalog.index_kind)
-            await asyncio.to_thread(self.catalog.scan, cache)
-        # The warm catalog is millions of long-lived objects: keep the cyclic
-        # GC from walking them again on every full collection (a pause of
-        # milliseconds in the middle of a recall). Collect the young
-        # generations first, where everything the scan made is: at 10,000
-        # memories that takes 10 ms; a full collection took 100 ms and found
-        # nothing more to free.
-        gc.collect(1)
-        gc.freeze()
-        self.ready.set()
+        try:
+            with _collector_paused():
+                await asyncio.to_thread(
+                    self.catalog.scan, snapshot_cache(self.catalog.roots, self.catalog.index_kind)
+                )
+        except Exception as exc:  # our bug: still serve what can be served
+            log.error("the index build failed: %s: %s", type(exc).__name__, exc)
+            log.debug("traceback of the failed index build", exc_info=True)
+            self.fault(
+                f"the index build failed ({type(exc).__name__}); "
+                "built again without the snapshot cache"
+            )
+            try:
+                await asyncio.to_thread(self.catalog.scan, None)
+            except Exception as again:
+                self.fault(f"the index could not be built ({type(again).__name__}: {again})")
+        finally:
+            # The warm catalog is millions of long-lived objects: keep the cyclic
+            # GC from walking them again on every full collection (a pause of
+            # milliseconds in the middle of a recall). Collect the young
+            # generations first, where everything the scan made is: at 10,000
+            # memories that takes 10 ms; a full collection took 100 ms and found
+            # nothing more to free.
+            gc.collect(1)
+            gc.freeze()
+            self.ready.set()
+        self._report_disk_faults()
         log.info("snapshot cache: %s", self.catalog.cache_report)
-        self.apply_changes(set())
+        self._tasks.spawn(self._apply_loop(), "changes")
+        self._changes_waiting.set()
         log.info(
             "indexed %d memories in %.0f ms (%d skipped)",
             len(self.catalog),
             self.catalog.build_ms or 0,
             len(self.catalog.skipped),
         )
+
+    def _report_disk_faults(self) -> None:
+        for problem in self.catalog.root_problems():
+            self._tell(f"{problem}; its memories are not served until it can be read")
+        if self.catalog.cache_fault:
+            self.fault(self.catalog.cache_fault)
 
     def _start_watcher(self) -> None:
         self.watcher_state = WatcherStatus(state="starting")
@@ -116,20 +176,56 @@ class CatalogSession:
 
     def _on_watcher_state(self, state: str, detail: str | None) -> None:
         self.watcher_state = WatcherStatus(state=state, detail=detail)  # type: ignore[arg-type]
+        if state == "failed" and detail:
+            # Told once per cause, not once per retry (the detail counts down).
+            self._tell(f"the file watcher failed: {detail.split(';')[0]}; rescanning instead")
 
     def apply_changes(self, paths: set[str]) -> None:
-        """Re-read changed paths; while the index is still building, remember them."""
+        """Queue changed paths; they are read off the event loop and applied in slices."""
         if self.ignore is not None and paths:
             paths = self.ignore(paths)
         self._pending_changes |= paths
-        if not self.ready.is_set():
-            return
-        pending, self._pending_changes = self._pending_changes, set()
-        for path in sorted(pending):
+        if paths:
+            self._changes_waiting.set()
+
+    async def _apply_loop(self) -> None:
+        """Apply queued changes, one batch at a time, in arrival order of batches."""
+        while True:
+            await self._changes_waiting.wait()
+            self._changes_waiting.clear()
+            pending, self._pending_changes = self._pending_changes, set()
+            if not pending:
+                continue
+            changes = await asyncio.to_thread(self._read_changes, sorted(pending))
+            for change in changes:
+                await self._apply(change)
+            self._report_disk_faults()
+
+    def _read_changes(self, paths: list[str]) -> list[PathChange]:
+        changes = []
+        for path in paths:
             try:
-                self.catalog.refresh(path)
-            except Exception:
-                log.exception("could not refresh %s", path)
+                changes.append(self.catalog.read_change(path))
+            except Exception as exc:  # our bug: the other paths still go in
+                log.error("could not read the change of %r: %s: %s", path, type(exc).__name__, exc)
+                log.debug("traceback", exc_info=True)
+        return changes
+
+    async def _apply(self, change: PathChange) -> None:
+        started = time.perf_counter()
+        try:
+            for _ in self.catalog.apply_change(change):
+                if time.perf_counter() - started > APPLY_SLICE_S:
+                    await asyncio.sleep(0)
+                    started = time.perf_counter()
+        except Exception as exc:
+            log.error(
+                "could not apply the change of %r: %s: %s",
+                str(change.path),
+                type(exc).__name__,
+                exc,
+            )
+            log.debug("traceback", exc_info=True)
 
 
 async def report_index_progress(session: CatalogSession, progress: Any, token: str) -> None:

@@ -4,6 +4,8 @@ pygls' own loop answers nothing to a body that is not JSON, or to an array,
 so framing and envelope checks are ours: every malformed message gets the
 right error and the daemon keeps serving. `classify` is pure (bytes in, a
 verdict out) so the fuzz tests can call it directly; `dispatch` acts on it.
+`FrameReader` cuts the byte stream into bodies; a header it cannot use is
+answered at once and reading resumes at the next `Content-Length` header.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -65,7 +69,32 @@ class Deliver:
     deferred: bool = False
 
 
-Verdict = Reply | Ignore | Deliver
+@dataclass(frozen=True)
+class Exit:
+    """`exit`: the process ends whatever came with it (LSP), after `reply` if any."""
+
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True)
+class BadResponse:
+    """A reply-shaped message that is not a valid response.
+
+    When `id` is one of our own requests in flight, that request fails at
+    once with `reason` (the host's reply is malformed: waiting longer cannot
+    fix it); otherwise the message is treated as `otherwise` says.
+    """
+
+    id: str | int
+    reason: str
+    otherwise: Reply | Ignore
+
+
+Verdict = Reply | Ignore | Deliver | Exit | BadResponse
+
+# A JSON escape that can decode to half of a surrogate pair: only bodies that
+# contain one can hold a lone surrogate, which is not Unicode text.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def classify(body: bytes) -> Verdict:
@@ -96,24 +125,50 @@ def classify(body: bytes) -> Verdict:
             methods.INVALID_REQUEST,
             f"invalid request: expected an object, got {type(data).__name__}",
         )
+    if data.get("params", ...) is None:
+        # JSON-RPC allows only omission, but several client libraries send
+        # `"params": null` for methods without parameters: the same thing.
+        data = {key: value for key, value in data.items() if key != "params"}
     msg_id = data.get("id")
     id_ok = (
         "id" not in data
         or (isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool))
         or msg_id is None
     )
+    unicode_problem = _SURROGATE_ESCAPE.search(text) and _lone_surrogate(data)
+    if unicode_problem == "id":
+        id_ok = False
     if not id_ok:
         msg_id = None  # never echo an id that is not one
     has_id = "id" in data
     method = data.get("method")
+    if method == types.EXIT:
+        reply = None
+        if has_id:
+            reply = Reply(
+                msg_id,
+                methods.INVALID_REQUEST,
+                "invalid request: 'exit' is a notification and must not carry an 'id'; exiting",
+            )
+        return Exit(reply)
+    if "method" not in data and has_id and id_ok and msg_id is not None:
+        bad = _bad_response(data, unicode_problem)
+        if bad is not None:
+            return bad
     problem = None
     if data.get("jsonrpc") != "2.0":
         problem = "'jsonrpc' must be \"2.0\""
     elif not id_ok:
-        problem = "'id' must be a string, a number or null"
+        problem = (
+            "'id' is not valid Unicode (a lone surrogate)"
+            if unicode_problem == "id"
+            else "'id' must be a string, a number or null"
+        )
     elif "method" in data:
         if not isinstance(method, str):
             problem = "'method' must be a string"
+        elif unicode_problem == "method":
+            problem = "'method' is not valid Unicode (a lone surrogate)"
         elif "params" in data and not isinstance(data["params"], (dict, list)):
             if has_id:
                 return Reply(
@@ -122,6 +177,11 @@ def classify(body: bytes) -> Verdict:
                     "invalid params: 'params' must be an object or an array",
                 )
             return Ignore()
+        elif unicode_problem:
+            message = f"invalid params: {unicode_problem} is not valid Unicode (a lone surrogate)"
+            if has_id:
+                return Reply(msg_id, methods.INVALID_PARAMS, message)
+            return Ignore(f"ignored {method}: {message}")
     elif not has_id or ("result" not in data and "error" not in data):
         problem = "neither a request, a notification nor a response"
     if problem:
@@ -147,6 +207,79 @@ def classify(body: bytes) -> Verdict:
     return Deliver(data, msg_id)
 
 
+def _bad_response(data: dict[str, Any], unicode_problem: str | None) -> BadResponse | None:
+    """Why a reply-shaped message (an id, no method) is not a valid response, if it is not."""
+    msg_id = data["id"]
+    error = data.get("error")
+    reason = None
+    if data.get("jsonrpc") != "2.0":
+        reason = "'jsonrpc' is not \"2.0\""
+    elif "result" not in data and "error" not in data:
+        reason = "neither 'result' nor 'error'"
+    elif "error" in data and not isinstance(error, dict):
+        reason = "'error' is not an object"
+    elif isinstance(error, dict) and (
+        not isinstance(error.get("code"), int) or isinstance(error.get("code"), bool)
+    ):
+        reason = "the error has no integer 'code'"
+    elif isinstance(error, dict) and not isinstance(error.get("message"), str):
+        reason = "the error has no 'message' text"
+    elif unicode_problem:
+        reason = f"{unicode_problem} is not valid Unicode (a lone surrogate)"
+    if reason is None:
+        return None
+    otherwise: Reply | Ignore = Ignore()
+    if data.get("jsonrpc") != "2.0":
+        otherwise = Reply(
+            msg_id, methods.INVALID_REQUEST, "invalid request: 'jsonrpc' must be \"2.0\""
+        )
+    elif "result" not in data and "error" not in data:
+        otherwise = Reply(
+            msg_id,
+            methods.INVALID_REQUEST,
+            "invalid request: neither a request, a notification nor a response",
+        )
+    return BadResponse(msg_id, f"malformed reply: {reason}", otherwise)
+
+
+def _lone_surrogate(data: dict[str, Any]) -> str | None:
+    """Where the message holds a string that is not Unicode text: `id`, `method`, or a path."""
+    for key in ("id", "method"):
+        if isinstance(data.get(key), str) and not _is_text(data[key]):
+            return key
+    for key in ("params", "result", "error"):
+        if key in data:
+            where = _find_surrogate(data[key], key)
+            if where:
+                return where
+    return None
+
+
+def _find_surrogate(value: Any, where: str) -> str | None:
+    stack = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if not _is_text(item):
+                return path
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                if not _is_text(key):
+                    return f"{path} (a key)"
+                stack.append((inner, f"{path}.{key}"))
+        elif isinstance(item, list):
+            stack.extend((inner, f"{path}[{i}]") for i, inner in enumerate(item))
+    return None
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _is_lsp_notification(method: Any) -> bool:
     entry = types.METHOD_TO_TYPES.get(method) if isinstance(method, str) else None
     return entry is not None and entry[1] is None  # no result type: a notification
@@ -163,6 +296,18 @@ def _is_cancel_target(params: Any) -> bool:
 def dispatch(body: bytes, protocol: MemoryProtocol) -> None:
     """Classify one body and answer it, or hand it to pygls."""
     verdict = classify(body)
+    if isinstance(verdict, BadResponse):
+        if protocol.fail_request(verdict.id, verdict.reason):
+            log.warning(
+                "the host's reply to request %r was malformed: %s", verdict.id, verdict.reason
+            )
+            return
+        verdict = verdict.otherwise
+    if isinstance(verdict, Exit):
+        if verdict.reply:
+            protocol.send_error(verdict.reply.id, verdict.reply.code, verdict.reply.message)
+        protocol.exit_now()
+        return
     if isinstance(verdict, Reply):
         protocol.send_error(verdict.id, verdict.code, verdict.message)
         return
@@ -192,7 +337,10 @@ def _handle(protocol: MemoryProtocol, message: Any, msg_id: Any) -> None:
     try:
         protocol.handle_message(message)
     except Exception:
-        log.exception("failed to handle a message")
+        log.error(
+            "failed to handle a message (a bug: please report it)",
+            exc_info=log.isEnabledFor(logging.DEBUG),
+        )
         if getattr(message, "method", None) and msg_id is not None:
             protocol.send_error(msg_id, methods.INTERNAL_ERROR, "internal error")
 
@@ -216,24 +364,27 @@ class StdoutWriter:
 
 
 class _ThreadReader:
-    """Fallback when stdin is not a pipe asyncio can watch (a file, a tty)."""
+    """Reads stdin in a thread where asyncio cannot watch it (a file, /dev/null)."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
 
-    async def readline(self) -> bytes:
-        return await asyncio.to_thread(self._stream.readline, MAX_HEADER_LINE_BYTES)
-
-    async def readexactly(self, n: int) -> bytes:
-        data = await asyncio.to_thread(self._stream.read, n)
-        if len(data) < n:
-            raise asyncio.IncompleteReadError(data, n)
-        return data
+    async def read(self, n: int) -> bytes:
+        read1 = getattr(self._stream, "read1", self._stream.read)
+        return await asyncio.to_thread(read1, n)
 
 
 async def open_reader(stdin: BinaryIO) -> Any:
-    """An asyncio reader of stdin, or a thread-backed one where asyncio cannot watch it."""
+    """An asyncio reader of stdin where asyncio can watch it (a pipe, a socket, a
+    terminal), else a thread-backed one: `/dev/null` or a file cannot be polled."""
     loop = asyncio.get_running_loop()
+    try:
+        mode = os.fstat(stdin.fileno()).st_mode
+        pollable = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(stdin.fileno())
+    except (OSError, ValueError, AttributeError):
+        pollable = False
+    if not pollable:
+        return _ThreadReader(stdin)
     reader = asyncio.StreamReader(limit=MAX_HEADER_LINE_BYTES, loop=loop)
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
@@ -242,52 +393,189 @@ async def open_reader(stdin: BinaryIO) -> Any:
     return reader
 
 
-_CONTENT_LENGTH = re.compile(rb"content-length:\s*(\d+)", re.IGNORECASE)
+@dataclass(frozen=True)
+class FramingError:
+    """A header block that cannot be used: answered at once (to `id` when it could be read)."""
+
+    id: str | int | None
+    message: str
+
+
+# `Content-Length` as a header name of its own: not `X-Content-Length`, and
+# found where a short body ran into the next frame's header (`…}Content-Length`).
+_HEADER_NAME = rb"(?<![A-Za-z0-9_-])content-length[ \t]*:"
+_LENGTH_HEADER = re.compile(_HEADER_NAME + rb"[ \t]*([^\r\n]*)", re.IGNORECASE)
+# Where to resume after a frame that could not be used: a length header, glued
+# to whatever the dropped bytes ended with (but not `X-Content-Length`).
+_NEXT_HEADER = re.compile(rb"(?<!-)content-length[ \t]*:[ \t]*\d", re.IGNORECASE)
+# The id of a message too large to read, when it opens the body as clients write it.
+_LEADING_ID = re.compile(
+    rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\\x00-\x1f]|\\.){0,256}")\s*[,}]'
+)
+_KEEP_WHEN_SEEKING = 64  # a header split across two reads is still found
+_MAX_LENGTH_DIGITS = 12  # more digits than that is over any limit (and int() would refuse some)
+_READ_CHUNK = 1 << 16
+_RESTART = object()  # a header line too long to read ran into the next frame's header
+_DROPPED = object()  # a header line too long to read, dropped
+
+
+class FrameReader:
+    """LSP frames from a byte stream, never stuck behind a header it cannot use.
+
+    A header block without a usable `Content-Length` (missing, negative, not a
+    number, over the message limit) is answered at once and reading resumes
+    at the next `Content-Length` header: a client that got one frame wrong
+    loses that frame only. A length larger than the bytes sent still waits for
+    them, as LSP framing must.
+    """
+
+    def __init__(self, source: Any) -> None:
+        self._source = source  # `async read(n) -> bytes`, b"" at EOF
+        self._buf = bytearray()
+        self._eof = False
+        self._seeking = False
+
+    async def next(self) -> bytes | FramingError | None:
+        """The next body, a framing error to answer, or None at EOF."""
+        if self._seeking:
+            self._seeking = False
+            if not await self._seek():
+                return None
+        value: bytes | None = None
+        seen = False
+        while True:  # headers, up to the blank line
+            line = await self._line()
+            if line is None:
+                return None
+            if line is _RESTART:
+                value, seen = None, False
+                continue
+            if line is _DROPPED:
+                continue
+            assert isinstance(line, bytes)
+            if not line.strip(b"\r\n"):
+                if seen:
+                    break
+                continue  # a blank line with no header before it: resynchronize
+            seen = True
+            match = _LENGTH_HEADER.search(line)
+            if match:
+                value = match.group(1).strip()
+        if value is None:
+            self._seeking = True
+            return FramingError(None, "invalid request: a frame header without Content-Length")
+        if not value.isdigit():
+            self._seeking = True
+            shown = value[:40].decode("ascii", "replace")
+            return FramingError(
+                None, f"invalid request: Content-Length {shown!r} is not a byte count"
+            )
+        if len(value) > _MAX_LENGTH_DIGITS or int(value) > MAX_MESSAGE_BYTES:
+            self._seeking = True
+            size = value.decode() if len(value) <= 40 else f"a {len(value)}-digit number of"
+            return FramingError(
+                self._leading_id(),
+                f"invalid request: message of {size} bytes is over the "
+                f"{MAX_MESSAGE_BYTES}-byte limit",
+            )
+        return await self._exactly(int(value))
+
+    # -- the buffer ---------------------------------------------------------------
+
+    async def _fill(self) -> bool:
+        if self._eof:
+            return False
+        data = await self._source.read(_READ_CHUNK)
+        if not data:
+            self._eof = True
+            return False
+        self._buf += data
+        return True
+
+    async def _line(self) -> bytes | object | None:
+        """One header line with its end; None at EOF; `_DROPPED` for a line too long,
+        `_RESTART` when the next frame's header was found inside it."""
+        searched = 0
+        while True:
+            end = self._buf.find(b"\n", searched)
+            if 0 <= end < MAX_HEADER_LINE_BYTES:
+                line = bytes(self._buf[: end + 1])
+                del self._buf[: end + 1]
+                return line
+            if end >= 0 or len(self._buf) >= MAX_HEADER_LINE_BYTES:
+                log.warning("dropped a header line longer than %d bytes", MAX_HEADER_LINE_BYTES)
+                return await self._skip_long_line()
+            searched = len(self._buf)
+            if not await self._fill():
+                if not self._buf:
+                    return None
+                line = bytes(self._buf)  # the last line, unterminated
+                self._buf.clear()
+                return line
+
+    async def _skip_long_line(self) -> object | None:
+        """Drop a line too long to be a header, up to its end or a header inside it."""
+        while True:
+            end = self._buf.find(b"\n")
+            stop = end if end >= 0 else len(self._buf)
+            header = _NEXT_HEADER.search(self._buf, 1, stop)
+            if header:
+                del self._buf[: header.start()]
+                return _RESTART
+            if end >= 0:
+                del self._buf[: end + 1]
+                return _DROPPED
+            del self._buf[: max(0, len(self._buf) - _KEEP_WHEN_SEEKING)]
+            if not await self._fill():
+                return None
+
+    async def _seek(self) -> bool:
+        """Drop bytes up to the next `Content-Length` header; False at EOF."""
+        while True:
+            header = _NEXT_HEADER.search(self._buf)
+            if header:
+                del self._buf[: header.start()]
+                return True
+            del self._buf[: max(0, len(self._buf) - _KEEP_WHEN_SEEKING)]
+            if not await self._fill():
+                return False
+
+    async def _exactly(self, n: int) -> bytes | None:
+        while len(self._buf) < n:
+            if not await self._fill():
+                return None  # EOF inside a body: the client is gone
+        body = bytes(self._buf[:n])
+        del self._buf[:n]
+        return body
+
+    def _leading_id(self) -> str | int | None:
+        """The id of the message whose body starts the buffer, when it opens with one."""
+        match = _LEADING_ID.match(self._buf, 0, 1024)
+        if not match:
+            return None
+        with contextlib.suppress(ValueError):
+            value = json.loads(match.group(1))
+            if isinstance(value, int) or (isinstance(value, str) and _is_text(value)):
+                return value
+        return None
 
 
 async def read_frames(reader: Any, protocol: MemoryProtocol) -> None:
     """Read `Content-Length` frames until EOF, answering every malformed one."""
+    frames = FrameReader(reader)
     while True:
-        length: int | None = None
-        while True:  # headers, up to the blank line
-            try:
-                line = await reader.readline()
-            except (ValueError, asyncio.LimitOverrunError):
-                log.warning("dropped a header line longer than %d bytes", MAX_HEADER_LINE_BYTES)
-                continue
-            if not line:
-                return  # EOF: the client is gone
-            if line in (b"\r\n", b"\n"):
-                if length is not None:
-                    break
-                continue  # a blank line with no header before it: resynchronize
-            match = _CONTENT_LENGTH.search(line)
-            if match:
-                length = int(match.group(1))
-        if length > MAX_MESSAGE_BYTES:
-            await _discard(reader, length)
-            protocol.send_error(
-                None,
-                methods.INVALID_REQUEST,
-                f"message of {length} bytes is over the {MAX_MESSAGE_BYTES}-byte limit",
-            )
+        frame = await frames.next()
+        if frame is None:
+            return  # EOF: the client is gone
+        if isinstance(frame, FramingError):
+            if frame.id is not None and protocol.fail_request(frame.id, frame.message):
+                continue  # it was the host's reply to our request: that request fails
+            protocol.send_error(frame.id, methods.INVALID_REQUEST, frame.message)
             continue
         try:
-            body = await reader.readexactly(length)
-        except asyncio.IncompleteReadError:
-            return
-        try:
-            dispatch(body, protocol)
+            dispatch(frame, protocol)
         except Exception:  # a reader that dies leaves the daemon deaf: log and go on
-            log.exception("failed to dispatch a message")
-
-
-async def _discard(reader: Any, length: int) -> None:
-    remaining = length
-    while remaining:
-        chunk = min(remaining, 1 << 16)
-        try:
-            await reader.readexactly(chunk)
-        except asyncio.IncompleteReadError:
-            return
-        remaining -= chunk
+            log.error(
+                "failed to dispatch a message (a bug: please report it)",
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )

@@ -42,6 +42,8 @@ class ClientSelector:
             # The recall was cancelled or timed out: the host may stop its model.
             self._cancel(msg_id)
             raise
+        except ValueError as exc:  # a reply that is not a JSON-RPC response
+            raise SelectorError(str(exc)) from exc
         except Exception as exc:  # an error response from the host
             raise SelectorError(f"client declined: {_error_message(exc)}") from exc
         try:

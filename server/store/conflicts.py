@@ -167,16 +167,23 @@ def _thresholds() -> dict[str, float]:
 _URL = regex.compile(r"https?://[^\s<>()\[\]{}'\"`，。、」]+")
 _CODE = regex.compile(r"`([^`\n]+)`")
 # An identifier: word characters joined by code separators (fmt.Errorf, feature/API-123,
-# k8s-staging), or letters and digits mixed in one word (v2, k8s, 512Mi).
+# k8s-staging), or letters and digits mixed in one word (v2, k8s, 512Mi). Not in
+# unspaced scripts: there a whole clause is one run of letters, and a number in it
+# ("调用在10秒后超时") does not make the clause a name.
 _IDENTIFIER = regex.compile(
     r"(?<![\p{L}\p{N}])(?:[#@]?[\p{L}\p{N}]+(?:[-_./:@#][\p{L}\p{N}]+)+|[\p{L}]+\p{N}[\p{L}\p{N}]*)"
     r"(?![\p{L}\p{N}])"
 )
+_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
 # A hyphenated word is an identifier only with a digit or a code separator in it:
 # `k8s-prod` is, `force-push` and `Code-Kommentare` are words.
 _CODE_MARK = regex.compile(r"[_./:@#]|\p{N}")
 # A number, with its decimal/date separators (3.0, 18.19, 2024-06-01, 15.05.2025).
-_NUMBER = regex.compile(r"(?<![\p{L}\p{N}.])\p{Nd}+(?:[.,:/-]\p{Nd}+)*")
+# In unspaced scripts a number sits right after a letter ("在10秒后"): still a number.
+_NUMBER = regex.compile(
+    r"(?<![[\p{L}\p{N}.]--[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]])\p{Nd}+(?:[.,:/-]\p{Nd}+)*",
+    flags=regex.V1,
+)
 _WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:['’][\p{L}]+)?")
 _LATIN_WORD = regex.compile(r"(?<![\p{L}\p{N}])\p{Latin}[\p{Latin}\p{M}\p{N}+#]*")
 _OTHER_LETTER = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyrillic}\p{Greek}]")
@@ -223,7 +230,9 @@ def _names(nfkc: str) -> set[str]:
     names = {m.group().rstrip(".,;:!?)").lower() for m in _URL.finditer(nfkc)}
     names.update(m.group(1).strip().lower() for m in _CODE.finditer(nfkc))
     names.update(
-        m.group().lower() for m in _IDENTIFIER.finditer(nfkc) if _CODE_MARK.search(m.group())
+        m.group().lower()
+        for m in _IDENTIFIER.finditer(nfkc)
+        if _CODE_MARK.search(m.group()) and not _UNSPACED.search(m.group())
     )
     if len(_OTHER_LETTER.findall(nfkc)) > len(regex.findall(r"\p{Latin}", nfkc)):
         # Latin words in Chinese, Japanese, Korean or Russian text are names.

@@ -269,7 +269,10 @@ def remove_stray(path: Path) -> bool:
 def root_key(root: MemoryRoot) -> str:
     """A root as the state store and the lock know it: its real path, so that two
     spellings of one folder share a lock and a history."""
-    return os.path.realpath(root.path)
+    try:
+        return os.path.realpath(root.path)
+    except (OSError, ValueError):  # a NUL or an over-long name: such a root is never read
+        return os.path.abspath(root.path)
 
 
 class RootLock:

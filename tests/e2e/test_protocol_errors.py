@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import time
@@ -152,3 +153,109 @@ def test_python_m_server_runs_the_daemon():
         timeout=30,
     )
     assert "serve" in out.stdout
+
+
+# -- issue 13: what third-party clients send, and a daemon started by hand ---------------
+
+
+def _raw_session(tmp_path, messages, *, stdin_stays_open=True):
+    """Send raw messages to a fresh daemon; return (exit code or None, replies by id)."""
+    process = subprocess.Popen(
+        SERVER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdin and process.stdout
+    for message in messages:
+        body = json.dumps(message).encode()
+        process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    process.stdin.flush()
+    try:
+        code = process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        code = None
+        process.kill()
+        process.wait()
+    out = process.stdout.read()
+    stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    replies = {}
+    for chunk in out.split(b"Content-Length: ")[1:]:
+        body = chunk.split(b"\r\n\r\n", 1)[1]
+        message = json.loads(body)
+        if "id" in message and "method" not in message:
+            replies[message["id"]] = message
+    return code, replies, stderr
+
+
+def _init(tmp_path, msg_id=1):
+    return {"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": {
+        "capabilities": {}, "initializationOptions": {"roots": [{"path": str(tmp_path)}],
+                                                      "watch": False}}}  # fmt: skip
+
+
+def test_null_params_are_absent_params_on_shutdown_and_exit(tmp_path):
+    """vscode-jsonrpc and others send `"params": null`: shutdown answers, exit ends with 0."""
+    code, replies, stderr = _raw_session(tmp_path, [
+        _init(tmp_path),
+        {"jsonrpc": "2.0", "method": "initialized", "params": None},
+        {"jsonrpc": "2.0", "id": 2, "method": "memory/status", "params": None},
+        {"jsonrpc": "2.0", "id": 3, "method": "shutdown", "params": None},
+        {"jsonrpc": "2.0", "method": "exit", "params": None},
+    ])  # fmt: skip
+    assert replies[2]["result"]["ready"] in (True, False), replies[2]
+    assert replies[3] == {"jsonrpc": "2.0", "id": 3, "result": None}
+    assert code == 0, stderr
+
+
+@pytest.mark.parametrize("params", [None, {}, [], "bye", 7])
+def test_exit_without_shutdown_always_ends_the_process_with_1(tmp_path, params):
+    code, _, stderr = _raw_session(
+        tmp_path, [_init(tmp_path), {"jsonrpc": "2.0", "method": "exit", "params": params}]
+    )
+    assert code == 1, stderr
+
+
+def test_exit_before_initialize_and_exit_with_an_id_end_the_process(tmp_path):
+    assert _raw_session(tmp_path, [{"jsonrpc": "2.0", "method": "exit"}])[0] == 1
+    code, replies, _ = _raw_session(tmp_path, [
+        _init(tmp_path), {"jsonrpc": "2.0", "id": 4, "method": "shutdown"},
+        {"jsonrpc": "2.0", "id": 5, "method": "exit"},
+    ])  # fmt: skip
+    assert code == 0
+    assert replies[5]["error"]["code"] == methods.INVALID_REQUEST  # told, then gone
+
+
+def test_serve_with_stdin_from_dev_null_exits_at_once_without_a_traceback():
+    started = time.monotonic()
+    with open("/dev/null", "rb") as devnull:
+        out = subprocess.run(
+            SERVER_COMMAND, stdin=devnull, capture_output=True, text=True, timeout=10
+        )
+    assert time.monotonic() - started < 5
+    assert out.returncode == 1  # like a closed pipe: no shutdown came
+    assert "Traceback" not in out.stderr and "Error" not in out.stderr, out.stderr
+
+
+def test_serve_on_a_terminal_says_what_it_is_on_stderr():
+    """Started by hand, the daemon says in one line that it speaks JSON-RPC on stdio."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            SERVER_COMMAND, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert process.stderr
+        line = process.stderr.readline().decode()
+        process.kill()
+        process.wait()
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert "JSON-RPC" in line and "memory-recall --help" in line and "recall" in line, line
+
+
+def test_serve_on_a_pipe_says_nothing(tmp_path):
+    code, _, stderr = _raw_session(
+        tmp_path, [_init(tmp_path), {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+                   {"jsonrpc": "2.0", "method": "exit"}]
+    )  # fmt: skip
+    assert code == 0 and "JSON-RPC" not in stderr

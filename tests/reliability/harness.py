@@ -15,6 +15,7 @@ import contextlib
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -32,6 +33,28 @@ WAIT = 20.0 if FULL_LOAD else 10.0  # seconds: every wait in this tier is bounde
 def sized(default: int, full: int) -> int:
     """A load size: small by default, the issue's figure under MEMORY_RECALL_FULL_LOAD=1."""
     return full if FULL_LOAD else default
+
+
+# Without root's file-mode override, a mode-000 file is unreadable even to root.
+NO_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def _without_file_mode_override() -> list[str] | None:
+    """A command prefix under which mode bits bind this process, or None."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        return None
+    probe = os.popen(f"{' '.join(NO_DAC)} cat /proc/self/status 2>/dev/null").read()
+    for line in probe.splitlines():
+        if line.startswith("CapEff:"):
+            effective = int(line.split()[1], 16)
+            return NO_DAC if not effective & (1 << 1 | 1 << 2) else None
+    return None
+
+
+# The prefix that makes file modes bind the daemon (as root: setpriv), or None.
+MODE_BOUND = _without_file_mode_override()
 
 
 def serve_command(*, ceiling_ms: int | None = None, log_level: str = "INFO") -> list[str]:
@@ -101,13 +124,14 @@ async def start_daemon(
     ceiling_ms: int | None = None,
     log_level: str = "INFO",
     prefix: Sequence[str] = (),
+    client_class: type[RecordingClient] | None = None,
     **kwargs: Any,
 ) -> RecordingClient:
     """Start `memory-recall serve` (behind `prefix`, e.g. setpriv) with stderr kept in `tmp_path`."""
     log_path = tmp_path / f"daemon-{time.monotonic_ns()}.log"
     stderr = log_path.open("wb")
     try:
-        client = await RecordingClient.start(
+        client = await (client_class or RecordingClient).start(
             [*prefix, *serve_command(ceiling_ms=ceiling_ms, log_level=log_level)],
             roots=[(str(p), s) for p, s in roots] if roots is not None else None,
             stderr=stderr,
@@ -244,6 +268,10 @@ class WireDaemon:
             lambda m: "method" not in m and m.get("id") == msg_id, start=start, timeout=timeout
         )
 
+    def responses_to(self, msg_id: Any, start: int = 0) -> list[dict[str, Any]]:
+        with self._changed:
+            return [m for m in self.messages[start:] if "method" not in m and m.get("id") == msg_id]
+
     def request(self, msg_id: Any, method: str, params: Any = None) -> dict[str, Any]:
         start = len(self.messages)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
@@ -283,7 +311,8 @@ def initialize_params(options: dict[str, Any]) -> dict[str, Any]:
 # -- a fake OpenAI-compatible model server ---------------------------------------------
 
 
-Behaviour = Callable[[dict[str, str], dict[str, Any]], tuple[int, bytes]]
+# (headers, request JSON) → (status, body) or (status, body, extra response headers)
+Behaviour = Callable[[dict[str, str], dict[str, Any]], tuple[Any, ...]]
 
 
 class FakeModel:
@@ -311,7 +340,7 @@ class FakeModel:
                 payload = json.loads(self.rfile.read(length) or b"{}")
                 headers = dict(self.headers.items())
                 fake.requests.append((headers, payload))
-                status, body = fake.behaviour(headers, payload)
+                status, body, *extra = fake.behaviour(headers, payload)  # type: ignore[misc]
                 if body == FakeModel.CLOSE:
                     self.close_connection = True
                     self.connection.shutdown(2)  # socket.SHUT_RDWR
@@ -321,6 +350,8 @@ class FakeModel:
                     self.close_connection = True
                     return
                 self.send_response(status)
+                for name, value in (extra[0] if extra else {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()

@@ -211,12 +211,30 @@ async def test_unreachable_http_selector_falls_back(tmp_path: Path, fault: str) 
         selector={"kind": "http", "url": url}, ceiling_ms=CEILING_MS,
     )  # fmt: skip
     try:
-        await status_until(client, lambda s: s.ready)
-        assert_fell_back(client, await recall(client), "request failed")
+        status = await status_until(client, lambda s: s.ready)
+        if fault == "invalid URL":
+            # Refused when the options are read: the user is told, recalls are lexical.
+            assert status.selector == "none"
+            await wait_until_told(client, "selector.url: not a URL")
+            result = await recall(client)
+            assert result.refined.strategy == "heuristic" and result.refined.docs
+        else:
+            assert_fell_back(client, await recall(client), "request failed")
         assert not error_lines(client.stderr_log), error_lines(client.stderr_log)
     finally:
         await client.close()
     _survived["http selector"].append(fault)
+
+
+async def wait_until_told(client: RecordingClient, words: str) -> str:
+    """The first window/showMessage containing `words` (waiting for it)."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        for method, params in client.notifications:
+            if method == "window/showMessage" and words in params["message"]:
+                return str(params["message"])
+        assert time.monotonic() < deadline, f"never told {words!r}: {client.notifications}"
+        await asyncio.sleep(0.02)
 
 
 # -- the file system -------------------------------------------------------------------------

@@ -15,8 +15,8 @@ assertion is skipped and says so.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -28,33 +28,16 @@ from memory_recall.server.roots import MemoryRoot
 
 from tests.memory_files import write_memory
 from tests.reliability.harness import (
+    MODE_BOUND,
     WAIT,
     RecordingClient,
+    completion,
     error_lines,
     start_daemon,
     status_until,
 )
 
 HUGE_BYTES = 50 * 1024 * 1024
-# Without root's file-mode override, a mode-000 file is unreadable even to root.
-NO_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
-
-
-def _without_file_mode_override() -> list[str] | None:
-    """A command prefix under which mode bits bind this process, or None."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        return None
-    probe = os.popen(f"{' '.join(NO_DAC)} cat /proc/self/status 2>/dev/null").read()
-    for line in probe.splitlines():
-        if line.startswith("CapEff:"):
-            effective = int(line.split()[1], 16)
-            return NO_DAC if not effective & (1 << 1 | 1 << 2) else None
-    return None
-
-
-MODE_BOUND = _without_file_mode_override()
 UNREADABLE_HOW = (
     "unreadable file and directory not checked (root without setpriv)"
     if MODE_BOUND is None
@@ -343,3 +326,106 @@ async def test_files_churning_while_watched_end_consistent(
         "recalls: catalog converged to exactly the files on disk, no error "
         "(reproduce: .venv/bin/pytest tests/reliability/test_hostile_files.py)"
     )
+
+
+# -- issue 21: files other tools write, names that break lines, fields that never end ---------
+
+
+YAML_FILES = {
+    # A YAML tool folded a long description onto continuation lines.
+    "folded.md": (
+        "---\nname: Folded by a tool\ndescription: The release train leaves every second\n"
+        "  Tuesday at noon, and the branch is cut the evening before\ntype: project\n---\nBody.\n",
+        "The release train leaves every second Tuesday at noon, and the branch is cut the "
+        "evening before",
+    ),
+    # Quoted multi-line strings, a block scalar and lists.
+    "quoted.md": (
+        '---\nname: "Quoted: with a colon"\ndescription: "first line\n  second line"\n'
+        "type: feedback\ntags:\n  - ci\n  - release\n---\nBody.\n",
+        "first line second line",
+    ),
+    "block.md": (
+        "---\nname: Block scalar\ndescription: >\n  a folded block\n  over two lines\n"
+        "related: [a.md, b.md]\ntype: reference\n---\nBody.\n",
+        "a folded block over two lines",
+    ),
+    # Claude-Code style, which is not YAML (a colon in a plain value): line by line, as ever.
+    "claude.md": (
+        "---\nname: Claude style\ndescription: Deploy rule: never on Friday, see issue #12\n"
+        "type: project\n---\nBody.\n",
+        "Deploy rule: never on Friday, see issue #12",
+    ),
+}
+
+
+async def test_front_matter_written_as_yaml_reads_fully(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    root.mkdir()
+    for name, (text, _) in YAML_FILES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    client = await start_daemon(tmp_path, [(root, "project")])
+    try:
+        status = await status_until(client, lambda s: s.ready)
+        assert status.documents == len(YAML_FILES) and not status.skipped, status
+        for name, (_, description) in YAML_FILES.items():
+            handle = await client.recall(description, initial_wait_ms=0)
+            docs = (await asyncio.wait_for(handle.response, WAIT)).refined.docs
+            by_path = {d.path: d for d in docs}
+            assert str(root / name) in by_path, (name, [d.path for d in docs])
+            assert by_path[str(root / name)].description == description
+    finally:
+        await client.close()
+
+
+async def test_a_newline_in_a_file_name_and_a_1_mb_name_keep_the_prompt_whole(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "memory"
+    write_memory(root, "line\nbreak.md", "deploy split name", "a newline in the file name")
+    huge_title = "deploy " + "x" * 1_000_000  # a 1 MB `name:`, within the file limit
+    (root / "huge-name.md").write_text(
+        f"---\nname: {huge_title}\ndescription: {'y' * 40_000}\ntype: project\n---\nbody\n"
+    )
+    client = await start_daemon(tmp_path, [(root, "project")])
+    try:
+        await status_until(client, lambda s: s.ready and s.documents == 2)
+        handle = await client.recall("deploy split name", initial_wait_ms=0)
+        refined = (await asyncio.wait_for(handle.response, WAIT)).refined
+        assert len(refined.docs) == 2
+        headings = [line for line in refined.prompt.splitlines() if line.startswith("### ")]
+        assert len(headings) == 2, refined.prompt[:500]
+        assert any("line break.md" in h for h in headings), headings
+        assert len(refined.prompt) < 8000, len(refined.prompt)  # not a 2 MB prompt
+    finally:
+        await client.close()
+
+
+async def test_one_huge_description_never_empties_the_model_manifest(
+    tmp_path: Path, fake_model: Any
+) -> None:
+    """The first candidate's description is 30 KB: the model still sees every candidate."""
+    root = tmp_path / "memory"
+    write_memory(root, "first.md", "deploy first", "deploy " * 5000)
+    for i in range(10):
+        write_memory(root, f"n{i}.md", f"deploy note {i}", f"how we deploy, part {i}")
+    manifests: list[str] = []
+
+    def answer(_h: dict[str, str], payload: dict[str, Any]) -> tuple[int, bytes]:
+        user = payload["messages"][-1]["content"]
+        manifests.append(user.split("<manifest>\n", 1)[1].split("\n</manifest>", 1)[0])
+        first = manifests[-1].splitlines()[0].split()[2]
+        return 200, completion(json.dumps({"selected_memories": [first]}))
+
+    model = fake_model(answer)
+    client = await start_daemon(
+        tmp_path, [(root, "project")], selector={"kind": "http", "url": model.url}
+    )
+    try:
+        await status_until(client, lambda s: s.ready)
+        handle = await client.recall("deploy", initial_wait_ms=0)
+        result = await asyncio.wait_for(handle.response, WAIT)
+        assert len(manifests[0].splitlines()) == 11, manifests[0][:300]
+        assert result.refined.strategy == "model" and result.refined.failure is None
+    finally:
+        await client.close()

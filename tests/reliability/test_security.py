@@ -6,10 +6,13 @@ told to misbehave in every way a hostile or confused upstream could.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
+import time
 import uuid
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from tests.reliability.harness import (
     RecordingClient,
     completion,
     error_lines,
+    sized,
     start_daemon,
     status_until,
 )
@@ -259,3 +263,165 @@ async def test_no_network_connection_but_the_selector(
         "no listening socket, proxies in the environment ignored "
         "(reproduce: .venv/bin/pytest tests/reliability/test_security.py)"
     )
+
+
+# -- issue 21: a hostile upstream, a mistaken setting ------------------------------------------
+
+
+def _gzip_bomb(expanded_bytes: int) -> bytes:
+    """A gzip body of zeros that decodes to `expanded_bytes` (about 1,000 times its size)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = bytes(1 << 20)
+    parts = [packer.compress(zeros) for _ in range(expanded_bytes >> 20)]
+    return b"".join(parts) + packer.flush()
+
+
+def _peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+async def test_a_gzip_bomb_answer_is_read_only_up_to_the_bound(
+    tmp_path: Path, fake_model: Any, figures: dict[str, str]
+) -> None:
+    expanded = sized(256, 1024) << 20
+    bomb = _gzip_bomb(expanded)
+    model = fake_model(lambda _h, _p: (200, bomb, {"Content-Encoding": "gzip"}))
+    root = make_root(tmp_path)
+    client = await http_daemon(tmp_path, root, model, env={KEY_ENV: "k"})
+    try:
+        assert client.process is not None
+        before = _peak_rss_kib(client.process.pid)
+        result = await recall(client)
+        after = _peak_rss_kib(client.process.pid)
+        assert result.refined.strategy == "heuristic", result.refined
+        assert "larger than" in (result.refined.failure or ""), result.refined.failure
+        grew_mib = (after - before) / 1024
+        assert grew_mib < 64, f"peak RSS grew {grew_mib:.0f} MiB reading a bounded answer"
+        assert (await recall(client)).refined.docs  # still serving
+    finally:
+        await client.close()
+    figures["hostile upstream: gzip bomb"] = (
+        f"a {len(bomb) >> 10} KiB gzip answer decoding to {expanded >> 20} MiB: read up to "
+        f"the 4 MiB bound, then refused with the reason; daemon peak RSS grew {grew_mib:.1f} "
+        "MiB (reproduce: MEMORY_RECALL_FULL_LOAD=1 .venv/bin/pytest "
+        "tests/reliability/test_security.py -k gzip)"
+    )
+
+
+def _fragment_echoing_upstream() -> Any:
+    """Echoes the key changed a little: upper-cased, cut short, inside a path or an error."""
+    turn = iter(range(1 << 30))
+
+    def answer(headers: dict[str, str], payload: dict[str, Any]) -> tuple[int, bytes]:
+        key = headers.get("Authorization", "").removeprefix("Bearer ")
+        first = manifest_paths(payload)[0]
+        ways = [
+            (200, completion(json.dumps({"selected_memories": [key.upper()]}))),
+            (200, completion(json.dumps({"selected_memories": [key[:-1]]}))),
+            (200, completion(json.dumps({"selected_memories": [f"{first}#{key[3:-2]}"]}))),
+            (200, completion(json.dumps({"selected_memories": [key.title()]}))),
+            (200, completion("not json " + key.upper())),
+            (401, json.dumps({"error": key[:-3].upper()}).encode()),
+        ]
+        return ways[next(turn) % len(ways)]
+
+    return answer
+
+
+def _fragments_of(key: str, n: int = 10) -> set[str]:
+    low = key.lower()
+    return {low[i : i + n] for i in range(len(low) - n + 1)}
+
+
+async def test_no_fragment_of_the_key_reaches_the_client_or_the_log(
+    tmp_path: Path, fake_model: Any, figures: dict[str, str]
+) -> None:
+    key = "sk-test-SECRET123" + uuid.uuid4().hex[:12]
+    model = fake_model(_fragment_echoing_upstream())
+    root = make_root(tmp_path)
+    client = await http_daemon(tmp_path, root, model, env={KEY_ENV: key}, log_level="DEBUG")
+    try:
+        failures = [(await recall(client)).refined.failure for _ in range(12)]
+        status = await client.status()
+    finally:
+        await client.close()
+    assert all(failures), failures
+    seen = (json.dumps(client.received) + json.dumps(status.wire())).lower()
+    log = client.stderr_log.read_text(errors="replace").lower()
+    leaked = [f for f in _fragments_of(key) if f in seen or f in log]
+    assert not leaked, (leaked, failures)
+    figures["API key fragments"] = (
+        "an upstream echoing the key upper-cased, cut short, title-cased and inside paths and "
+        f"errors (6 ways, {len(failures)} recalls): no 10-character fragment of it in any "
+        "message to the client, in memory/status or in the DEBUG log "
+        "(reproduce: .venv/bin/pytest tests/reliability/test_security.py)"
+    )
+
+
+async def test_a_key_pasted_into_api_key_env_is_never_echoed(
+    tmp_path: Path, fake_model: Any
+) -> None:
+    key = "sk-live-" + uuid.uuid4().hex
+    model = fake_model(lambda _h, _p: (200, completion('{"selected_memories": []}')))
+    selector = {"kind": "http", "url": model.url, "apiKeyEnv": key}
+    client = await start_daemon(
+        tmp_path, [(make_root(tmp_path), "project")], selector=selector, log_level="DEBUG"
+    )
+    try:
+        await status_until(client, lambda s: s.ready)
+        results = [await recall(client) for _ in range(3)]
+        status = await client.status()
+    finally:
+        await client.close()
+    for result in results:
+        assert result.refined.strategy == "heuristic"
+        assert "does not look like an environment variable name" in result.refined.failure
+    told = [p["message"] for m, p in client.notifications if m == "window/showMessage"]
+    assert any("apiKeyEnv" in message for message in told), told
+    everything = json.dumps(client.received) + json.dumps(status.wire())
+    everything += client.stderr_log.read_text(errors="replace")
+    assert not [f for f in _fragments_of(key) if f in everything.lower()]
+    assert not model.requests  # nothing was sent without the key it was meant to carry
+
+
+@pytest.mark.parametrize(
+    ("url", "allow", "kind"),
+    [
+        ("http://198.51.100.7:8080/v1", False, "none"),
+        ("http://models.example.com/v1", False, "none"),
+        ("http://198.51.100.7:8080/v1", True, "http"),
+        ("https://models.example.com/v1", False, "http"),
+        ("http://localhost:11434/v1", False, "http"),
+        ("http://[::1]:11434/v1", False, "http"),
+    ],
+    ids=["plain-ip", "plain-host", "plain-allowed", "https", "localhost", "ipv6-loopback"],
+)
+async def test_plain_http_to_another_machine_is_refused_unless_allowed(
+    tmp_path: Path, url: str, allow: bool, kind: str
+) -> None:
+    selector: dict[str, Any] = {"kind": "http", "url": url}
+    if allow:
+        selector["allowPlainHttp"] = True
+    client = await start_daemon(tmp_path, [(make_root(tmp_path), "project")], selector=selector)
+    try:
+        status = await status_until(client, lambda s: s.ready)
+        assert status.selector == kind
+        told = [p["message"] for m, p in client.notifications if m == "window/showMessage"]
+        if kind == "none":
+            await wait_for_message(client, "allowPlainHttp")
+        else:
+            assert not [m for m in told if "plain http" in m], told
+    finally:
+        await client.close()
+
+
+async def wait_for_message(client: RecordingClient, words: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not any(
+        m == "window/showMessage" and words in p["message"] for m, p in client.notifications
+    ):
+        assert time.monotonic() < deadline, f"never told {words!r}: {client.notifications}"
+        await asyncio.sleep(0.02)

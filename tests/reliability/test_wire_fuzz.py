@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
+import time
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +29,7 @@ from memory_recall.protocol.messages import RecallParams
 from pydantic import ValidationError
 
 from tests.memory_files import write_memory
-from tests.reliability.harness import FULL_LOAD, WireDaemon, sized
+from tests.reliability.harness import FULL_LOAD, WireDaemon, initialize_params, sized
 
 EXAMPLES = sized(300, 5000)  # per property test
 FRAMING_EXAMPLES = sized(25, 400)  # per framing
@@ -37,6 +38,7 @@ MAX_QUERY = limits.MAX_QUERY_CHARS
 RESULT = "result"  # an expected successful response instead of an error code
 
 _tried: Counter[str] = Counter()
+_timings: defaultdict[str, list[float]] = defaultdict(list)
 
 fuzz_settings = settings(
     max_examples=EXAMPLES,
@@ -75,6 +77,11 @@ def _report(figures: dict[str, str]) -> Iterator[None]:
         "alive after each, every follow-up recall correct, every error code as specified "
         "(reproduce: MEMORY_RECALL_FULL_LOAD=1 .venv/bin/pytest tests/reliability/test_wire_fuzz.py)"
     )
+    if _timings:
+        figures["wire input: answered at once"] = "; ".join(
+            f"{what}: at most {max(times) * 1000:.0f} ms"
+            for what, times in sorted(_timings.items())
+        )
 
 
 # -- the oracle ----------------------------------------------------------------------
@@ -112,6 +119,8 @@ def expect_for_value(value: Any) -> list[Expected]:
         return [Expected(None, methods.INVALID_REQUEST, "batches")]
     if not isinstance(value, dict):
         return [Expected(None, methods.INVALID_REQUEST, "expected an object")]
+    if "params" in value and value["params"] is None:  # `"params": null` is no params
+        value = {k: v for k, v in value.items() if k != "params"}
     has_id = "id" in value
     msg_id = value.get("id")
     reply_id = msg_id if _is_id(msg_id) else None
@@ -402,7 +411,8 @@ def test_any_body_is_answered_by_the_rules(daemon: WireDaemon, body: bytes) -> N
     }
 )
 @example(value={"jsonrpc": "2.0", "id": 6, "method": types.INITIALIZED, "params": {}})
-@example(value={"jsonrpc": "2.0", "id": 7, "method": types.EXIT})  # exit must not come with an id
+@example(value={"jsonrpc": "2.0", "id": 7, "method": methods.STATUS, "params": None})
+@example(value={"jsonrpc": "2.0", "id": 0, "method": methods.RECALL, "params": {"query": "x"}})
 @example(
     value={"jsonrpc": "2.0", "id": 8, "method": types.INITIALIZE, "params": {"capabilities": {}}}
 )
@@ -476,9 +486,12 @@ def test_broken_framing_resynchronizes(
             parse_error,
         )
     elif framing == "no length header":
-        data, expect = b"Content-Type: application/json\r\n\r\n" + body, []
+        # Answered at once (id null: the body is not read), reading resumes at the next header.
+        data = b"Content-Type: application/json\r\n\r\n" + body
+        expect = [Expected(None, methods.INVALID_REQUEST, "without Content-Length")]
     elif framing == "unparsable length":
-        data, expect = b"Content-Length: -%d\r\n\r\n" % n + body, []
+        data = b"Content-Length: -%d\r\n\r\n" % n + body
+        expect = [Expected(None, methods.INVALID_REQUEST, "not a byte count")]
     elif framing == "extra headers":
         data = (
             b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
@@ -551,5 +564,171 @@ def test_requests_before_initialize_get_32002(tmp_path: Any) -> None:
         reply = wire.request(4, methods.RECALL, {"query": PROBE_QUERY})
         assert reply["result"]["refined"]["docs"][0]["path"] == str(root / "deploy.md")
         _tried["before initialize"] += 5
+    finally:
+        assert wire.close() == 0
+
+
+# -- issue 21: frames and envelopes that used to hang or slip through -------------------------
+
+
+def _answered_within(daemon: WireDaemon, msg_id: Any, start: int, seconds: float) -> dict[str, Any]:
+    """The response to `msg_id`, which must come within `seconds` (not the WAIT bound)."""
+    return daemon.response(msg_id, start=start, timeout=seconds)
+
+
+@pytest.mark.parametrize(
+    "length",
+    [str(4 * 1024 * 1024 + 1), "99999999999999999999999", "9" * 5000],
+    ids=["one-over", "absurd", "5000-digits"],
+)
+def test_an_oversize_length_is_refused_at_once_and_the_next_request_answered(
+    daemon: WireDaemon, length: str
+) -> None:
+    """The body of an oversize frame never has to arrive: the requests behind it are served."""
+    start = len(daemon.messages)
+    started = time.monotonic()
+    # The header and the start of the body arrive together, as a client writes them.
+    daemon.send(
+        b"Content-Length: %s\r\n\r\n" % length.encode()
+        + b'{"jsonrpc": "2.0", "id": "huge", "method": "memory/recall", "params": {"q'
+    )
+    daemon.send_message({"jsonrpc": "2.0", "id": "after-huge", "method": methods.STATUS})
+    refused = _answered_within(daemon, "huge", start, 2.0)
+    assert refused["error"]["code"] == methods.INVALID_REQUEST
+    assert "limit" in refused["error"]["message"]
+    assert "result" in _answered_within(daemon, "after-huge", start, 2.0)
+    _timings["oversize length → next request answered"].append(time.monotonic() - started)
+    _tried["issue 21: oversize Content-Length"] += 1
+
+
+@pytest.mark.parametrize(
+    ("header", "words"),
+    [
+        (b"Content-Length: -40\r\n\r\n", "not a byte count"),
+        (b"Content-Length: forty\r\n\r\n", "not a byte count"),
+        (b"Content-Type: application/json\r\n\r\n", "without Content-Length"),
+        (b"X-Content-Length: 40\r\n\r\n", "without Content-Length"),
+    ],
+    ids=["negative", "non-numeric", "missing", "x-content-length"],
+)
+def test_an_unusable_length_is_answered_and_the_stream_resynchronises(
+    daemon: WireDaemon, header: bytes, words: str
+) -> None:
+    start = len(daemon.messages)
+    daemon.send(header + b'{"jsonrpc": "2.0", "id": "lost", "method": "memory/status"}')
+    reply = daemon.request("after-bad-length", methods.STATUS)
+    assert "result" in reply
+    refused = [m for m in daemon.messages[start:] if "error" in m and m.get("id") is None]
+    assert refused and words in refused[0]["error"]["message"], daemon.messages[start:]
+    assert not daemon.responses_to("lost", start)  # its body was never taken for a frame
+    _tried["issue 21: unusable Content-Length"] += 1
+
+
+@pytest.mark.parametrize(
+    "method", [methods.STATUS, methods.RECALL, types.SET_TRACE, "memory/nope"]
+)  # shutdown and exit with null params end the session: tests/e2e/test_protocol_errors.py
+def test_null_params_are_treated_as_absent_on_every_method(daemon: WireDaemon, method: str) -> None:
+    start = len(daemon.messages)
+    daemon.send_message(
+        {"jsonrpc": "2.0", "id": f"null-{method}", "method": method, "params": None}
+    )
+    reply = daemon.response(f"null-{method}", start=start)
+    if method == methods.RECALL:  # no query: the field is named, not 'params'
+        assert reply["error"]["code"] == methods.INVALID_PARAMS
+        assert "query" in reply["error"]["message"]
+    elif method == "memory/nope":
+        assert reply["error"]["code"] == methods.METHOD_NOT_FOUND
+    elif method == types.SET_TRACE:
+        assert reply["error"]["code"] == methods.INVALID_REQUEST  # a notification, not a request
+    else:
+        assert "result" in reply, reply
+    _tried["issue 21: null params"] += 1
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        ({"query": PROBE_QUERY, "token": "\ud800"}, "token"),
+        ({"query": PROBE_QUERY, "recentTools": ["a\udfff"]}, "recentTools"),
+        ({"query": PROBE_QUERY, "excludePaths": ["\udc80.md"]}, "excludePaths"),
+    ],
+    ids=["token", "recent-tool", "exclude-path"],
+)
+def test_a_lone_surrogate_is_refused_wherever_it_is(
+    daemon: WireDaemon, message: dict[str, Any], field: str
+) -> None:
+    reply = daemon.request("surrogate", methods.RECALL, message)
+    assert reply["error"]["code"] == methods.INVALID_PARAMS
+    assert field in reply["error"]["message"] and "surrogate" in reply["error"]["message"]
+    start = len(daemon.messages)
+    daemon.send(WireDaemon.frame(b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "memory/status"}'))
+    reply = daemon.wait_for(lambda m: "error" in m and m.get("id") is None, start=start)
+    assert reply["error"]["code"] == methods.INVALID_REQUEST  # the id is never echoed
+    _tried["issue 21: lone surrogates"] += 2
+
+
+def test_request_id_zero_is_the_request_id_everywhere(daemon: WireDaemon) -> None:
+    start = len(daemon.messages)
+    reply = daemon.request(0, methods.RECALL, {"query": PROBE_QUERY, "token": "zero"})
+    assert reply["result"]["requestId"] == 0
+    telemetry = daemon.wait_for(
+        lambda m: m.get("method") == methods.TELEMETRY and m["params"]["token"] == "zero",
+        start=start,
+    )
+    assert telemetry["params"]["requestId"] == 0
+    _tried["issue 21: id 0"] += 1
+
+
+def test_recent_tools_are_bounded_and_refused_at_once(daemon: WireDaemon) -> None:
+    tools = [f"tool_{i}" for i in range(100_000)]
+    started = time.monotonic()
+    reply = daemon.request(
+        "many-tools", methods.RECALL, {"query": PROBE_QUERY, "recentTools": tools}
+    )
+    took = time.monotonic() - started
+    assert reply["error"]["code"] == methods.INVALID_PARAMS
+    assert "recentTools" in reply["error"]["message"]
+    long_name = daemon.request(
+        "long-tool", methods.RECALL, {"query": PROBE_QUERY, "recentTools": ["t" * 100_000]}
+    )
+    assert long_name["error"]["code"] == methods.INVALID_PARAMS
+    _timings["100k recentTools refused"].append(took)
+    _tried["issue 21: recentTools bounds"] += 2
+
+
+def test_tracebacks_are_never_on_the_wire_nor_errors_in_the_log_for_client_mistakes(
+    daemon: WireDaemon,
+) -> None:
+    mistakes = [
+        {"jsonrpc": "2.0", "id": "m1", "method": types.INITIALIZE, "params": {"capabilities": 5}},
+        {"jsonrpc": "2.0", "id": "m2", "method": methods.STATUS, "params": [1, 2]},
+        {"jsonrpc": "2.0", "method": types.INITIALIZED, "params": {"x": [1]}},
+        {"jsonrpc": "2.0", "method": types.SET_TRACE, "params": {"value": "bogus"}},
+        {"jsonrpc": "2.0", "id": "m3", "method": types.WORKSPACE_SYMBOL, "params": {"query": 5}},
+    ]
+    before = daemon.stderr_log.read_text(errors="replace").count("\n")
+    start = len(daemon.messages)
+    for message in mistakes:
+        daemon.send_message(message)
+    assert "result" in daemon.request("after-mistakes", methods.STATUS)
+    replies = [m for m in daemon.messages[start:] if "error" in m]
+    assert all("data" not in m["error"] for m in replies), replies
+    assert all(m["error"]["code"] != methods.INTERNAL_ERROR for m in replies), replies
+    log_lines = daemon.stderr_log.read_text(errors="replace").splitlines()[before:]
+    assert not [line for line in log_lines if " ERROR " in line or "Traceback" in line], log_lines
+    _tried["issue 21: client mistakes"] += len(mistakes)
+
+
+def test_a_repeated_initialized_repeats_no_message(tmp_path: Any) -> None:
+    wire = WireDaemon(tmp_path / "daemon.log")
+    try:
+        wire.request("init", types.INITIALIZE, initialize_params({"watch": "yes", "ranker": 5}))
+        for _ in range(4):
+            wire.send_message({"jsonrpc": "2.0", "method": types.INITIALIZED, "params": {}})
+        assert "result" in wire.request("st", methods.STATUS)
+        time.sleep(0.2)
+        shown = [m for m in wire.messages if m.get("method") == types.WINDOW_SHOW_MESSAGE]
+        assert len(shown) == 2, shown  # one per invalid option, once
+        _tried["issue 21: repeated initialized"] += 4
     finally:
         assert wire.close() == 0

@@ -270,3 +270,35 @@ def test_workspace_is_the_first_folder_then_root_uri_then_root_path(tmp_path):
     assert workspace_path(by_uri) == str(b)
     assert workspace_path(types.InitializeParams(capabilities=caps, root_path="/c")) == "/c"
     assert workspace_path(types.InitializeParams(capabilities=caps)) is None
+
+
+def test_completer_follows_the_selector_and_the_capability() -> None:
+    from concurrent.futures import Future
+
+    from memory_recall.server.daemon.options import (
+        build_completer,
+        completer_problem,
+        parse_options,
+    )
+    from memory_recall.server.models.complete import ClientCompleter, HttpCompleter
+
+    def send(method, params):
+        return "id", Future()
+
+    def cancel(msg_id):
+        return None
+
+    def options(raw):
+        return parse_options(raw)[0]
+
+    client = options({"selector": {"kind": "client"}, "capabilities": {"complete": True}})
+    assert isinstance(build_completer(client, send, cancel), ClientCompleter)
+    no_capability = options({"selector": {"kind": "client"}})
+    assert build_completer(no_capability, send, cancel) is None
+    http = options({"selector": {"kind": "http", "url": "http://127.0.0.1:1/v1"}})
+    assert isinstance(build_completer(http, send, cancel), HttpCompleter)
+    lonely = options({"capabilities": {"complete": True}})
+    assert build_completer(lonely, send, cancel) is None
+    assert "selector.kind 'client'" in (completer_problem(lonely) or "")
+    bad, problems = parse_options({"capabilities": {"complete": "yes"}})
+    assert bad.capabilities.complete is False and problems[0].startswith("capabilities.complete")

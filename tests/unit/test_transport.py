@@ -12,7 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memory_recall.protocol import methods
-from memory_recall.server.daemon.transport import Deliver, Ignore, Reply, classify
+from memory_recall.server.daemon.transport import (
+    BadResponse,
+    Deliver,
+    Exit,
+    Ignore,
+    Reply,
+    classify,
+)
 
 
 def body(message: object) -> bytes:
@@ -105,17 +112,84 @@ def test_a_method_that_is_not_a_string_is_an_invalid_request(method):
     assert "'method'" in verdict.message
 
 
-@pytest.mark.parametrize("params", ["query", 3, None, True])
+@pytest.mark.parametrize("params", ["query", 3, True])
 def test_params_that_are_not_an_object_or_array_are_invalid_params(params):
     verdict = classify(request(id=4, params=params))
     assert verdict == Reply(4, methods.INVALID_PARAMS, verdict.message)
     assert "'params'" in verdict.message
 
 
-@pytest.mark.parametrize("params", ["query", 3, None])
+@pytest.mark.parametrize("params", ["query", 3])
 def test_a_notification_with_bad_params_is_dropped_silently(params):
     verdict = classify(body({"jsonrpc": "2.0", "method": "initialized", "params": params}))
     assert verdict == Ignore()
+
+
+@pytest.mark.parametrize("method", ["shutdown", methods.STATUS, methods.RECALL, "initialize"])
+def test_null_params_are_the_same_as_no_params(method):
+    """Several client libraries send `"params": null` for methods without parameters."""
+    verdict = classify(body({"jsonrpc": "2.0", "id": 3, "method": method, "params": None}))
+    assert verdict == Deliver({"jsonrpc": "2.0", "id": 3, "method": method}, 3)
+    note = classify(body({"jsonrpc": "2.0", "method": "initialized", "params": None}))
+    assert note == Deliver({"jsonrpc": "2.0", "method": "initialized"}, None)
+
+
+@pytest.mark.parametrize("params", [None, {}, [], "x", 3, {"why": "bye"}])
+def test_exit_ends_the_process_whatever_its_params(params):
+    assert classify(body({"jsonrpc": "2.0", "method": "exit", "params": params})) == Exit()
+    assert classify(body({"jsonrpc": "2.0", "method": "exit"})) == Exit()
+
+
+def test_exit_with_an_id_is_answered_and_still_exits():
+    verdict = classify(body({"jsonrpc": "2.0", "id": 9, "method": "exit"}))
+    assert isinstance(verdict, Exit) and verdict.reply is not None
+    assert verdict.reply.id == 9 and verdict.reply.code == methods.INVALID_REQUEST
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": methods.RECALL,
+                "params": {"query": "a", "token": "\ud800"},
+            },
+            "params.token",
+        ),
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": methods.RECALL,
+                "params": {"query": "a", "recentTools": ["x\udfff"]},
+            },
+            "params.recentTools[0]",
+        ),
+    ],
+    ids=["token", "recent-tool"],
+)
+def test_a_lone_surrogate_in_params_is_invalid_params_naming_the_field(message, field):
+    verdict = classify(body(message))
+    assert verdict == Reply(1, methods.INVALID_PARAMS, verdict.message)
+    assert field in verdict.message and "surrogate" in verdict.message
+
+
+def test_a_lone_surrogate_id_is_never_echoed():
+    verdict = classify(body({"jsonrpc": "2.0", "id": "a\udc00", "method": methods.STATUS}))
+    assert verdict == Reply(None, methods.INVALID_REQUEST, verdict.message)
+    assert "surrogate" in verdict.message
+
+
+def test_a_surrogate_pair_is_text_and_delivered():
+    message = {
+        "jsonrpc": "2.0",
+        "id": "🙂",
+        "method": methods.RECALL,
+        "params": {"query": "🙂", "token": "🙂"},
+    }
+    assert isinstance(classify(body(message)), Deliver)
 
 
 @pytest.mark.parametrize(
@@ -125,6 +199,8 @@ def test_a_notification_with_bad_params_is_dropped_silently(params):
 )
 def test_neither_request_notification_nor_response_is_an_invalid_request(message):
     verdict = classify(body(message))
+    if isinstance(verdict, BadResponse):  # an id with nothing else may be a broken reply
+        verdict = verdict.otherwise
     assert isinstance(verdict, Reply)
     assert verdict.code == methods.INVALID_REQUEST
     assert verdict.id == message.get("id")
@@ -143,15 +219,39 @@ def test_responses_to_our_requests_are_delivered(message):
     assert classify(body(message)) == Deliver(message, "srv-1")
 
 
-def test_a_response_with_a_malformed_error_is_ignored():
-    message = {"jsonrpc": "2.0", "id": "srv-1", "error": "declined"}
-    assert classify(body(message)) == Ignore()
+@pytest.mark.parametrize(
+    ("message", "otherwise"),
+    [
+        ({"jsonrpc": "2.0", "id": "srv-1", "error": "boom"}, Ignore()),
+        ({"jsonrpc": "2.0", "id": "srv-1", "error": {"message": "no code"}}, Ignore()),
+        ({"jsonrpc": "2.0", "id": "srv-1", "error": {"code": "1", "message": "x"}}, Ignore()),
+        ({"jsonrpc": "2.0", "id": "srv-1", "error": {}}, Ignore()),
+        ({"jsonrpc": "2.0", "id": "srv-1", "error": {"code": 1}}, Ignore()),
+        ({"jsonrpc": "2.0", "id": "srv-1"}, Reply),
+        ({"jsonrpc": "1.0", "id": "srv-1", "result": {"selected": []}}, Reply),
+        ({"id": "srv-1", "result": {"selected": []}}, Reply),
+        ({"jsonrpc": "2.0", "id": "srv-1", "result": {"selected": ["\ud800"]}}, Ignore()),
+    ],
+    ids=["error-text", "no-code", "text-code", "empty-error", "no-message", "nothing",
+         "jsonrpc-1.0", "no-jsonrpc", "surrogate"],
+)  # fmt: skip
+def test_a_malformed_reply_fails_our_request_at_once_or_is_answered_as_before(message, otherwise):
+    """A reply to `memory/select` the daemon cannot use must fail the selection
+    now, not leave the recall waiting for its deadline (issue 21)."""
+    verdict = classify(body(message))
+    assert isinstance(verdict, BadResponse) and verdict.id == "srv-1"
+    assert verdict.reason.startswith("malformed reply: ")
+    if otherwise is Reply:
+        assert isinstance(verdict.otherwise, Reply)
+        assert verdict.otherwise.code == methods.INVALID_REQUEST
+    else:
+        assert verdict.otherwise == otherwise
 
 
 # -- LSP rules -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", ["initialized", "exit", "$/cancelRequest", "$/setTrace"])
+@pytest.mark.parametrize("method", ["initialized", "$/cancelRequest", "$/setTrace"])
 def test_a_notification_method_sent_with_an_id_is_answered_invalid_request(method):
     verdict = classify(request(method=method, id=12, params={"id": 1}))
     assert verdict == Reply(12, methods.INVALID_REQUEST, verdict.message)
@@ -237,7 +337,11 @@ _envelope = st.fixed_dictionaries(
 
 
 def _check(verdict: object) -> None:
-    assert isinstance(verdict, (Reply, Ignore, Deliver))
+    assert isinstance(verdict, (Reply, Ignore, Deliver, Exit, BadResponse))
+    if isinstance(verdict, BadResponse):
+        verdict = verdict.otherwise
+    if isinstance(verdict, Exit):
+        verdict = verdict.reply
     if isinstance(verdict, Reply):
         assert verdict.id is None or (
             isinstance(verdict.id, (str, int)) and not isinstance(verdict.id, bool)

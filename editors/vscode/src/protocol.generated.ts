@@ -27,11 +27,15 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
+  ChatMessage?: ChatMessage;
+  CompleteParams?: CompleteParams;
+  CompleteResult?: CompleteResult;
   Excerpt?: Excerpt;
   ForgetParams?: ForgetParams;
   HistoryEntry?: HistoryEntry;
   HistoryParams?: HistoryParams;
   HistoryResult?: HistoryResult;
+  HostCapabilities?: HostCapabilities;
   IndexStatus?: IndexStatus;
   InitializationOptions?: InitializationOptions;
   ListParams?: ListParams;
@@ -70,6 +74,30 @@ export interface CatalogCountersStatus {
   scans: number;
   skippedUpdates: number;
   upserts: number;
+}
+export interface ChatMessage {
+  content: string;
+  role: 'system' | 'user' | 'assistant';
+}
+/**
+ * `memory/complete`: the daemon asks the host's model for one JSON answer.
+ */
+export interface CompleteParams {
+  maxTokens: number;
+  messages: ChatMessage[];
+  /**
+   * JSON Schema the answer's content must satisfy (it is validated anyway)
+   */
+  responseSchema: {
+    [k: string]: unknown;
+  };
+  task: 'extract' | 'reconcile' | 'consolidate';
+}
+export interface CompleteResult {
+  /**
+   * the model's answer: JSON text per responseSchema
+   */
+  content: string;
 }
 /**
  * Where a delivered `body` lies in the memory's whole body: code-point offsets.
@@ -141,6 +169,15 @@ export interface HistoryResult {
   path: string;
 }
 /**
+ * What the host can do for the daemon (protocol v2).
+ */
+export interface HostCapabilities {
+  /**
+   * the host answers memory/complete (its own model runs extraction tasks)
+   */
+  complete?: boolean;
+}
+/**
  * A root's MEMORY.md: its lines against the cap, and the memories that do not fit.
  */
 export interface IndexStatus {
@@ -165,6 +202,7 @@ export interface IndexStatus {
  * `initialize` → `initializationOptions` (all optional).
  */
 export interface InitializationOptions {
+  capabilities?: HostCapabilities;
   /**
    * fast-phase ranker by name; default: the server's default
    */
@@ -192,6 +230,10 @@ export interface RootOption {
  * Which model picks the refined memories.
  */
 export interface SelectorOptions {
+  /**
+   * http: allow an http:// URL to a host other than this machine (the manifest, the query and the API key would travel unencrypted)
+   */
+  allowPlainHttp?: boolean;
   /**
    * http: name of the environment variable holding the API key
    */
@@ -353,6 +395,11 @@ export interface RecallParams {
    */
   limit?: number | null;
   query: string;
+  /**
+   * names of tools used lately (at most 256, each at most 256 characters)
+   *
+   * @maxItems 256
+   */
   recentTools?: string[];
   /**
    * client-chosen id echoed in every notification of this recall
@@ -473,6 +520,10 @@ export interface SkippedFileStatus {
 export interface StatusResult {
   catalog: CatalogCountersStatus;
   documents: number;
+  /**
+   * what is wrong now, in words: a root that cannot be read, a snapshot cache that cannot be written, a failed watcher (each also shown once with window/showMessage)
+   */
+  faults?: string[];
   indexBuildMs: number | null;
   protocolVersion: number;
   ranker: string;

@@ -1,0 +1,199 @@
+"""CI workflows: the exact lines GitHub Actions and GitLab CI run, and the versions they set up.
+
+Each `run:` / `script:` line is classified (classify.py); a line that tests,
+lints, formats, … becomes a CI candidate of the component it runs in
+(`working-directory`, `cd DIR &&`, else the component of its ecosystem).
+Lines that use CI expressions (`${{ matrix.x }}`) are not runnable locally
+and are skipped; task-runner calls (`make test`) are the runner's own
+targets, already offered by tasks.py.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator
+from typing import Any
+
+from memory_recall.server.extract.project.classify import classify_line, fix_of
+from memory_recall.server.extract.project.facts import ANY_ECOSYSTEM, CI, Component, ProjectReport
+from memory_recall.server.extract.project.files import Workspace
+
+GITLAB_FILE = ".gitlab-ci.yml"
+GITLAB_RESERVED = frozenset(
+    {
+        "stages",
+        "variables",
+        "default",
+        "include",
+        "workflow",
+        "image",
+        "services",
+        "cache",
+        "before_script",
+        "after_script",
+        "pages",
+    }
+)
+# actions/setup-* inputs → the language whose version they pin.
+SETUP_VERSIONS = {
+    "python-version": "Python",
+    "node-version": "Node.js",
+    "go-version": "Go",
+    "java-version": "Java",
+    "dotnet-version": ".NET SDK",
+    "ruby-version": "Ruby",
+    "php-version": "PHP",
+}
+# Actions that run a tool without a `run:` line.
+ACTION_COMMANDS = {
+    "golangci/golangci-lint-action": ("lint", "golangci-lint run", "go"),
+    "pre-commit/action": ("lint", "pre-commit run --all-files", ANY_ECOSYSTEM),
+}
+
+
+def workflow_files(ws: Workspace) -> list[str]:
+    return sorted(
+        f for f in ws.files
+        if f.startswith(".github/workflows/") and f.endswith((".yml", ".yaml"))
+    )  # fmt: skip
+
+
+def read(ws: Workspace, report: ProjectReport) -> None:
+    for path in workflow_files(ws):
+        data = ws.load_yaml(path)
+        if data is None:
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("jobs"), dict):
+            ws.report(path, "not a GitHub Actions workflow: no `jobs:` mapping")
+            continue
+        report.ci.append(path)
+        for line, cwd in _github_lines(data):
+            _offer(report, line, cwd, path)
+        for action, inputs in _github_actions(data):
+            _setup(report, action, inputs)
+    if ws.exists(GITLAB_FILE):
+        data = ws.load_yaml(GITLAB_FILE)
+        if isinstance(data, dict):
+            report.ci.append(GITLAB_FILE)
+            for line in _gitlab_lines(data):
+                _offer(report, line, None, GITLAB_FILE)
+        elif data is not None:
+            ws.report(GITLAB_FILE, "not a GitLab CI file: expected a mapping of jobs")
+
+
+def _github_lines(data: dict[str, Any]) -> Iterator[tuple[str, str | None]]:
+    top = _working_directory(data)
+    for job in data["jobs"].values():
+        if not isinstance(job, dict):
+            continue
+        job_dir = _working_directory(job) or top
+        for step in job.get("steps") or []:
+            if not isinstance(step, dict) or not isinstance(step.get("run"), str):
+                continue
+            cwd = (
+                step.get("working-directory")
+                if isinstance(step.get("working-directory"), str)
+                else job_dir
+            )
+            for line in _lines(step["run"]):
+                yield line, cwd
+
+
+def _github_actions(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for job in data["jobs"].values():
+        for step in (job.get("steps") or []) if isinstance(job, dict) else []:
+            if isinstance(step, dict) and isinstance(step.get("uses"), str):
+                inputs: dict[str, Any] = step["with"] if isinstance(step.get("with"), dict) else {}
+                yield step["uses"].split("@", 1)[0], inputs
+
+
+def _working_directory(node: dict[str, Any]) -> str | None:
+    defaults = node.get("defaults")
+    run = defaults.get("run") if isinstance(defaults, dict) else None
+    value = run.get("working-directory") if isinstance(run, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _gitlab_lines(data: dict[str, Any]) -> Iterator[str]:
+    for name, job in data.items():
+        if name in GITLAB_RESERVED or str(name).startswith(".") or not isinstance(job, dict):
+            continue
+        for key in ("before_script", "script"):
+            script = job.get(key)
+            entries = (
+                [script] if isinstance(script, str) else script if isinstance(script, list) else []
+            )
+            for entry in entries:
+                if isinstance(entry, str):
+                    yield from _lines(entry)
+
+
+def _lines(block: str) -> Iterator[str]:
+    pending = ""
+    for raw in block.splitlines():
+        line = raw.strip()
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line = (pending + line).strip()
+        pending = ""
+        if line and not line.startswith("#"):
+            yield line
+    if pending.strip():
+        yield pending.strip()
+
+
+def _offer(report: ProjectReport, line: str, cwd: str | None, source: str) -> None:
+    if "${{" in line:
+        return
+    for found in classify_line(line):
+        if found.ecosystem == ANY_ECOSYSTEM:
+            continue
+        directory = _join(cwd, found.cwd)
+        component = _component_for(report, directory, found.ecosystem)
+        if component is None:
+            continue
+        # A formatter in check mode lints only formatting: a real linter on the same
+        # CI wins the lint slot.
+        authority = CI - 1 if found.format_check else CI
+        component.offer(found.kind, found.command, found.ecosystem, authority, source)
+        if found.format_check:
+            fixed = fix_of(found.command)
+            if fixed:
+                component.offer("format", fixed, found.ecosystem, CI - 1, f"{source}, check mode")
+
+
+def _join(base: str | None, more: str | None) -> str:
+    parts = [p for p in (base, more) if p]
+    joined = posixpath.normpath(posixpath.join(*parts)) if parts else "."
+    return joined.removeprefix("./") or "."
+
+
+def _component_for(report: ProjectReport, directory: str, ecosystem: str) -> Component | None:
+    """The component at `directory` if it speaks the ecosystem, else the only one that does."""
+    exact = report.component(directory)
+    if exact is not None and ecosystem in exact.ecosystems:
+        return exact
+    speaking = [c for c in report.components if ecosystem in c.ecosystems]
+    if len(speaking) == 1:
+        return speaking[0]
+    return exact if exact is not None and not exact.ecosystems else None
+
+
+def _setup(report: ProjectReport, action: str, inputs: dict[str, Any]) -> None:
+    if action in ACTION_COMMANDS:
+        kind, command, ecosystem = ACTION_COMMANDS[action]
+        target = (
+            report.component(".")
+            if ecosystem == ANY_ECOSYSTEM
+            else _component_for(report, ".", ecosystem)
+        )
+        if target is not None:
+            target.offer(kind, command, ecosystem, CI, f"{action} action")  # type: ignore[arg-type]
+    for key, language in SETUP_VERSIONS.items():
+        value = inputs.get(key)
+        if not isinstance(value, (str, int, float)) or "${{" in str(value):
+            continue
+        for component in report.components:
+            if language in component.languages and not component.languages[language]:
+                component.languages[language] = str(value)

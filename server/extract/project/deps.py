@@ -1,0 +1,45 @@
+"""Dependency names: parsed from each ecosystem's notation, mapped to frameworks (data file)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+from importlib import resources
+
+import regex
+
+# PEP 508: the name is the leading run of letters, digits, `.`, `_`, `-`.
+_PEP508_NAME = regex.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._\-]*)")
+
+
+def pep508_name(requirement: str) -> str | None:
+    """`Django>=4.2; python_version>'3.8'` → `django` (normalized as PEP 503 says)."""
+    match = _PEP508_NAME.match(requirement)
+    return regex.sub(r"[-_.]+", "-", match.group(1)).lower() if match else None
+
+
+@cache
+def _table() -> dict[str, list[tuple[str, str]]]:
+    text = resources.files(__package__).joinpath("data/frameworks.txt").read_text("utf-8")
+    table: dict[str, list[tuple[str, str]]] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        ecosystem, name, label = line.split("\t")
+        table.setdefault(ecosystem, []).append((name, label))
+    return table
+
+
+def frameworks(ecosystem: str, dependencies: Iterable[str]) -> list[str]:
+    """Framework labels for `dependencies`, in the data file's order, without repeats."""
+    names = {d.lower() for d in dependencies}
+    found: list[str] = []
+    for pattern, label in _table().get(ecosystem, []):
+        lowered = pattern.lower()
+        if lowered.endswith("*"):
+            hit = any(n.startswith(lowered[:-1]) for n in names)
+        else:
+            hit = lowered in names
+        if hit and label not in found:
+            found.append(label)
+    return found

@@ -1,0 +1,223 @@
+"""The model channel for judgement tasks (SPEC §9): `extract`, `reconcile`, `consolidate`.
+
+Two completers answer a `CompletionRequest` with the model's text:
+
+- `ClientCompleter` sends `memory/complete` to a host that advertised
+  `initializationOptions.capabilities.complete = true`;
+- `HttpCompleter` sends the same messages to an OpenAI-compatible
+  `POST {url}/chat/completions`, asking for structured output
+  (`response_format: json_schema`) and falling back to plain JSON mode, then
+  to none, when the server refuses it (remembered for the session).
+
+Both follow `memory/select`'s rules: the caller's deadline (`complete_within`)
+bounds the call and cancelling abandons it (`$/cancelRequest` to the host,
+the HTTP connection closed); the API key is read from the named environment
+variable, sent only as a header and redacted from anything that comes back;
+every failure is a `CompletionError` whose message is the recorded reason.
+The answer is text to be validated by the caller, never trusted.
+
+Callers redact the messages (secrets.py) before building the request: this
+layer sits below the store and cannot see the detector.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from memory_recall.protocol.messages import ChatMessage, CompleteParams, CompleteResult
+from memory_recall.protocol.methods import COMPLETE
+
+# A completion answer larger than this is not a handful of memories: stop reading.
+MAX_ANSWER_BYTES = 256 * 1024
+
+SendRequest = Callable[[str, dict[str, Any]], tuple[str, "Future[Any]"]]
+CancelRequest = Callable[[str], None]
+
+
+class CompletionError(Exception):
+    """The model gave no usable answer; the message is the reason (safe to show and log)."""
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    task: str  # extract | reconcile | consolidate
+    messages: list[dict[str, str]]  # [{role, content}], already redacted by the caller
+    response_schema: dict[str, Any]
+    max_tokens: int
+    schema_name: str = "answer"
+
+
+class Completer(Protocol):
+    kind: str
+
+    async def complete(self, request: CompletionRequest) -> str:
+        """The model's answer text, or CompletionError with the reason."""
+        ...
+
+
+async def complete_within(
+    completer: Completer, request: CompletionRequest, deadline_s: float
+) -> tuple[str, float]:
+    """(answer, elapsed ms) within the deadline; CompletionError names a timeout as one."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        answer = await asyncio.wait_for(completer.complete(request), deadline_s)
+    except asyncio.TimeoutError:
+        raise CompletionError(f"timed out after {round(deadline_s * 1000)} ms") from None
+    return answer, round((loop.time() - started) * 1000, 3)
+
+
+class ClientCompleter:
+    """`memory/complete` to the host, which runs its own model."""
+
+    kind = "client"
+
+    def __init__(self, send_request: SendRequest, cancel_request: CancelRequest) -> None:
+        self._send = send_request
+        self._cancel = cancel_request
+
+    async def complete(self, request: CompletionRequest) -> str:
+        params = CompleteParams(
+            task=request.task,  # type: ignore[arg-type]
+            messages=[ChatMessage.model_validate(m) for m in request.messages],
+            response_schema=request.response_schema,
+            max_tokens=request.max_tokens,
+        )
+        msg_id, future = self._send(COMPLETE, params.wire())
+        try:
+            reply = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            self._cancel(msg_id)  # the deadline passed or the request was cancelled
+            raise
+        except Exception as exc:  # an error response from the host
+            message = str(getattr(exc, "message", None) or exc) or type(exc).__name__
+            raise CompletionError(f"client declined: {_short(message)}") from exc
+        try:
+            content = CompleteResult.model_validate(reply).content
+        except Exception as exc:
+            raise CompletionError(
+                f"malformed answer: expected {{content: text}}, got {_short(repr(reply))}"
+            ) from exc
+        if len(content.encode("utf-8")) > MAX_ANSWER_BYTES:
+            raise CompletionError(f"answer larger than {MAX_ANSWER_BYTES // 1024} KiB")
+        return content
+
+
+# Ways to ask for JSON, best first: a server that rejects one gets the next.
+_FORMATS = ("json_schema", "json_object", "none")
+
+
+class HttpCompleter:
+    """An OpenAI-compatible chat-completions endpoint (Ollama, vLLM, llama.cpp, hosted)."""
+
+    kind = "http"
+
+    def __init__(self, url: str, model: str | None, api_key_env: str | None) -> None:
+        self._endpoint = url.rstrip("/") + "/chat/completions"
+        self._model = model or "default"
+        self._api_key_env = api_key_env
+        self._format = 0  # index into _FORMATS; moves on when the server refuses one
+        self.last_format = _FORMATS[0]
+
+    def _key(self) -> str:
+        if not self._api_key_env:
+            return ""
+        key = os.environ.get(self._api_key_env)
+        if not key:
+            raise CompletionError(f"environment variable {self._api_key_env} is not set")
+        return key
+
+    async def complete(self, request: CompletionRequest) -> str:
+        key = self._key()
+        try:
+            return await self._complete(request, key)
+        except CompletionError as exc:
+            raise CompletionError(_redact(str(exc), key)) from None
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # e.g. a URL httpx rejects only when used
+            raise CompletionError(f"request failed: {type(exc).__name__}") from None
+
+    def _body(self, request: CompletionRequest, fmt: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self._model,
+            "temperature": 0,
+            "max_tokens": request.max_tokens,
+            "messages": request.messages,
+        }
+        if fmt == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.schema_name,
+                    "schema": request.response_schema,
+                    "strict": False,
+                },
+            }
+        elif fmt == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    async def _complete(self, request: CompletionRequest, key: str) -> str:
+        import httpx  # only daemons configured with a model pay for its import
+
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        # No client-side timeout: the caller's deadline cancels, which closes the connection.
+        async with httpx.AsyncClient(timeout=None, trust_env=False) as client:
+            while True:
+                fmt = _FORMATS[self._format]
+                status, payload = await _post(
+                    client, self._endpoint, self._body(request, fmt), headers
+                )
+                if status in {400, 422} and self._format + 1 < len(_FORMATS):
+                    # Most servers that lack structured output say so with a 400.
+                    self._format += 1
+                    continue
+                self.last_format = fmt
+                break
+        if status != 200:
+            raise CompletionError(f"HTTP {status} from the model")
+        try:
+            content = json.loads(payload)["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise CompletionError("malformed answer: not an OpenAI chat completion") from exc
+        if not isinstance(content, str):
+            raise CompletionError("malformed answer: message content is not text")
+        return content
+
+
+async def _post(
+    client: Any, endpoint: str, body: dict[str, Any], headers: dict[str, str]
+) -> tuple[int, bytes]:
+    """(status, body) with the body read up to MAX_ANSWER_BYTES (then a failure)."""
+    import httpx
+
+    try:
+        async with client.stream("POST", endpoint, json=body, headers=headers) as response:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    raise CompletionError(f"answer larger than {MAX_ANSWER_BYTES // 1024} KiB")
+                chunks.append(chunk)
+            return response.status_code, b"".join(chunks)
+    except httpx.HTTPError as exc:
+        raise CompletionError(f"request failed: {type(exc).__name__}") from exc
+
+
+def _redact(text: str, secret: str) -> str:
+    return text.replace(secret, "[redacted]") if secret else text
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
