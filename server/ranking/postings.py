@@ -53,6 +53,7 @@ DENSE_SHARE = 128
 # `warm` builds ahead the bitmaps of lists holding at least 1/WARM_SHARE of the
 # slots: the lists a first recall would otherwise spend milliseconds on.
 WARM_SHARE = 32
+DENSE_PER_PART = 256  # cached bitmaps per saved part: a part holds at most ~30 MB at 100k
 WALK_OVER_SORT = 16  # in_order: a sort key costs this many recency-walk steps
 
 _NONZERO_BYTES = re.compile(rb"[^\x00]+")
@@ -177,7 +178,8 @@ class TermIndex:
         self._next_slot = 0
         self._type_bits: dict[str, int] = {}
         self._postings: tuple[Postings, ...] = tuple({} for _ in fields)
-        # Bitmaps of long postings: term → bitmap, or term → code → bitmap (weighted).
+        # Bitmaps of long postings: term → bitmap, or term → its counts as bit-sliced
+        # counters (weighted).
         self._dense: tuple[dict[str, Any], ...] = tuple({} for _ in fields)
         self._word_fields: dict[str, int] = {}  # in how many fields' postings a word is
         self._grams: dict[str, list[str]] = {}  # trigram → words that contain it
@@ -222,8 +224,9 @@ class TermIndex:
     # Saved as a sequence of modest parts, each a few flat columns: pickling a
     # million small objects would make the pickler's memo bigger than the
     # index, and one part at a time bounds what a save holds in memory.
-    # Documents are saved by their owner (see `relink`); dense bitmaps are a
-    # cache, rebuilt on demand.
+    # Documents are saved by their owner (see `relink`). Dense bitmaps are a
+    # cache, but saved too: rebuilding those of a large index costs seconds, and
+    # loading them is a copy of their bytes.
 
     def parts(self) -> Iterator[tuple[str, Any]]:
         """The index as (kind, columns) parts; `from_parts` rebuilds it."""
@@ -253,6 +256,11 @@ class TermIndex:
             lengths = array("I", map(len, members))
             words = SEP.join(word for held in members for word in held)
             yield "grams", (SEP.join(batch), lengths, words)
+        for field, dense in enumerate(self._dense):
+            weighted = self.WEIGHTED[field]
+            for terms in _batches(list(dense), DENSE_PER_PART):
+                cached = [dense[term].slices if weighted else dense[term] for term in terms]
+                yield "dense", (field, SEP.join(terms), cached)
 
     @classmethod
     def from_parts(
@@ -292,6 +300,15 @@ class TermIndex:
                     at += length
                     if is_word(term):
                         index._word_fields[term] = index._word_fields.get(term, 0) + 1
+            elif kind == "dense":
+                field, joined, cached = columns
+                dense = index._dense[field]
+                for term, value in zip(split_joined(joined, len(cached)), cached, strict=True):
+                    if index.WEIGHTED[field]:
+                        counts = Counters()
+                        counts.slices = value
+                        value = counts
+                    dense[canonical.get(term, term)] = value
             elif kind == "grams":
                 joined, lengths, words = columns
                 members = iter(split_joined(words, sum(lengths)))
@@ -421,8 +438,7 @@ class TermIndex:
                     insort(held, value)
                 if dense and term in dense:
                     if weighted:
-                        by_code = dense[term]
-                        by_code[code] = by_code.get(code, 0) | bit
+                        dense[term].put(bit, code)  # a new slot: its count was 0
                     else:
                         dense[term] |= bit
         at = bisect_left(self._recency_slots, self.order_key(slot), key=self.order_key)
@@ -479,13 +495,7 @@ class TermIndex:
                 if len(held) < self._dense_threshold() // 2:
                     del dense[term]
                 elif weighted:
-                    for value in values:
-                        code = value & CODE_MASK
-                        left = cached[code] & ~(1 << (value >> CODE_BITS))
-                        if left:
-                            cached[code] = left
-                        else:
-                            del cached[code]
+                    cached.clear(bitmap_of(value >> CODE_BITS for value in values))
                 else:
                     dense[term] = cached & ~bitmap_of(values)
         self.version += 1
@@ -613,16 +623,16 @@ class TermIndex:
         bits = 0
         sparse = []
         for term in terms:
-            by_code = dense.get(term)
-            if by_code is None:
+            counts = dense.get(term)
+            if counts is None:
                 held = postings.get(term)
                 if held is None:
                     continue
                 if len(held) < threshold:
                     sparse.append(held)
                     continue
-                by_code = self._dense_bits(field, term, held)
-            for bitmap in by_code.values():
+                counts = self._dense_bits(field, term, held)
+            for bitmap in counts.slices:
                 bits |= bitmap
         if sparse:
             slots = (value >> CODE_BITS for held in sparse for value in held)
@@ -643,30 +653,32 @@ class TermIndex:
     def field_sums(self, field: int, terms: Iterable[str]) -> Counters:
         """Per slot, the sum of the terms' codes (counts) in a weighted field, as counters."""
         sums = Counters()
-        first = True
         for term in terms:
             held = self._postings[field].get(term)
             if held is None:
                 continue
-            by_code = self._dense[field].get(term)
-            if by_code is None:
-                by_code = (
-                    self._dense_bits(field, term, held)
-                    if len(held) >= self._dense_threshold()
-                    else code_bitmaps([held], self._next_slot)
-                )
-            for code, bitmap in by_code.items():
+            counts = self._dense[field].get(term)
+            if counts is None and len(held) >= self._dense_threshold():
+                counts = self._dense_bits(field, term, held)
+            if counts is not None:
+                sums.add_counters(counts)
+                continue
+            first = not sums.slices
+            for code, bitmap in code_bitmaps([held], self._next_slot).items():
                 if first:  # one term's codes partition its slots: no carries
                     sums.put(bitmap, code)
                 else:
                     sums.add(bitmap, code)
-            first = False
         return sums
 
     def _dense_bits(self, field: int, term: str, held: array[int]) -> Any:
+        """The cached form of a long posting list: a bitmap, or (weighted) the counts as
+        bit-sliced counters (one bitmap per bit of the count: a few, not one per count)."""
         cached: Any
         if self.WEIGHTED[field]:
-            cached = code_bitmaps([held], self._next_slot)
+            cached = Counters()
+            for code, bitmap in code_bitmaps([held], self._next_slot).items():
+                cached.put(bitmap, code)
         else:
             cached = bitmap_of(held, self._next_slot)
         self._dense[field][term] = cached
@@ -729,6 +741,11 @@ class Counters:
             low = value & -value
             slices[low.bit_length() - 1] |= bitmap
             value ^= low
+
+    def clear(self, bitmap: int) -> None:
+        """Set the sum of every slot in the bitmap back to 0."""
+        keep = ~bitmap
+        self.slices = [held & keep for held in self.slices]
 
     def add_counters(self, other: Counters) -> None:
         """Add another counter's sums, slot by slot (a ripple-carry adder over slices)."""

@@ -42,9 +42,28 @@ def acronyms(raw: str) -> list[str]:
     return [ACRONYM_MARK + normalize(word) for word in _ACRONYM.findall(raw)]
 
 
+# ASCII: every character that is not a letter or digit becomes a space, so that
+# `split` gives the maximal alphanumeric runs (one C pass instead of two regexes).
+_ASCII_SEPARATORS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalnum()})
+
+
+def _ascii_counts(raw: str) -> Counter[str]:
+    """`term_counts` of an ASCII field: words of three or more, acronyms as written."""
+    runs = raw.translate(_ASCII_SEPARATORS).split()
+    counts = Counter(map(str.lower, runs))
+    for short in [term for term in counts if len(term) < 3]:
+        del counts[short]
+    if not raw.islower():
+        found = [run for run in runs if len(run) == 2 and run.isalpha() and run.isupper()]
+        counts.update(ACRONYM_MARK + run.lower() for run in found)
+    return counts
+
+
 def term_counts(text: str, raw: str) -> Counter[str]:
     """Every term of one normalized field with how often it occurs (CJK pairs by
     position, overlapping), acronyms read from the field as written."""
+    if raw.isascii():  # then `text` is `raw` lowercased: NFKC keeps ASCII as it is
+        return _ascii_counts(raw)
     if text.isascii():
         counts = Counter(_ASCII_WORD.findall(text))
     else:
