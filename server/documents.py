@@ -193,7 +193,8 @@ class MemoryDocument:
     # pinned, always, related, supersedes, expires, and any unknown key), in file
     # order. A tuple: most memories have none, and the empty tuple is shared.
     extra: tuple[tuple[str, str], ...] = ()
-    # Derived fields: normalized once here, never per query.
+    # Derived fields: normalized once here, never per query. (The body's normal
+    # form is not kept: an index reads it once, when the document is indexed.)
     norm_title: str = field(init=False, repr=False, compare=False)
     norm_description: str = field(init=False, repr=False, compare=False)
 

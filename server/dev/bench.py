@@ -11,11 +11,15 @@ drives the real daemon over stdio from this process, as an editor would:
   query with nothing to show fast is timed to its refined result instead;
 - change-to-visible: write or rename a memory file, then recall until it shows;
 - in-process baseline: scan-every-recall — walk, read, parse and score every
-  file for each query, as an implementation without a warm catalog does.
+  file for each query with the same ranker, as an implementation without a
+  warm catalog does.
 
-Once per run, the transport floor: `memory/status` round trips to a daemon
-with an empty catalog. Ratios within one run are the figures that matter: this
-machine is shared and noisy, so nothing here passes or fails on absolute times.
+Each size runs once per ranker asked for (`--ranker`, repeatable: by default
+bm25f, spec and bm25f-window, the window-only build whose memory bm25f's is
+compared with), on the same trees. Once per run, the transport floor:
+`memory/status` round trips to a daemon with an empty catalog. Ratios within
+one run are the figures that matter: this machine is shared and noisy, so
+nothing here passes or fails on absolute times.
 """
 
 from __future__ import annotations
@@ -42,10 +46,12 @@ from memory_recall.server.documents import (
     is_memory_file_name,
     parse_memory,
 )
+from memory_recall.server.ranking.bm25f.index import Bm25Index
+from memory_recall.server.ranking.bm25f.scan import rank_scan as bm25f_scan
+from memory_recall.server.ranking.registry import RANKERS, RankerSpec
 from memory_recall.server.ranking.spec import rank_scan
 from memory_recall.server.ranking.view import input_order_key
 from memory_recall.server.roots import MemoryRoot
-from memory_recall.server.tokens import query_tokens
 
 SIZES = (1_000, 10_000, 100_000)
 QUERIES: dict[str, tuple[str, ...]] = {
@@ -58,7 +64,10 @@ QUERIES: dict[str, tuple[str, ...]] = {
     "cjk": ("本番環境へのデプロイ手順", "数据库迁移的问题", "배포 서버 설정"),
     "none": ("zyxqv plorbix wumpus", "qqqzzzyyy"),
 }
-SCAN_BASELINE_QUERIES = 3  # at 100,000 files one scan-every-recall query takes seconds
+# Past 10,000 files one scan-every-recall query takes seconds (bm25f's, tens of
+# seconds: it reads every body whole): only the first few queries are scanned.
+SCAN_BASELINE_QUERIES = {"spec": 3, "bm25f": 1, "bm25f-window": 1}
+RANKERS_BY_DEFAULT = ("bm25f", "spec", "bm25f-window")
 
 
 @dataclass
@@ -87,6 +96,7 @@ class SizeResult:
     warm_ready_s: float
     warm_build_ms: float | None
     fast: Percentiles  # every query, warm
+    fast_in_daemon: Percentiles  # the same recalls, as the daemon timed its fast phase
     fast_by_kind: dict[str, Percentiles]
     first_round: Percentiles  # the unrecorded warm-up round, for the record
     scan_every_recall: Percentiles
@@ -182,9 +192,11 @@ async def transport_floor(rounds: int = 200) -> Percentiles:
     return Percentiles.of(samples[rounds // 10 :])
 
 
-def scan_every_recall(roots: Sequence[MemoryRoot], query: str) -> list[str]:
+def scan_every_recall(
+    roots: Sequence[MemoryRoot], query: str, ranker: RankerSpec = RANKERS["spec"]
+) -> list[str]:
     """What a catalog-less implementation does per query: read, parse, score everything."""
-    tokens = query_tokens(query)
+    tokens = ranker.tokenize(query)
     docs: list[MemoryDocument] = []
     for index, root in enumerate(roots):
         for directory, _dirs, names in os.walk(root.path):
@@ -208,6 +220,9 @@ def scan_every_recall(roots: Sequence[MemoryRoot], query: str) -> list[str]:
                 except (OSError, UnicodeDecodeError, InvalidMemory):
                     continue
     docs.sort(key=input_order_key)
+    if issubclass(ranker.index_kind, Bm25Index):
+        body = ranker.index_kind.body
+        return [s.document.path for s in bm25f_scan(docs, tokens, body=body, limit=FAST_LIMIT)]
     return [s.document.path for s in rank_scan(docs, tokens)[:FAST_LIMIT]]
 
 
@@ -247,7 +262,7 @@ async def change_to_visible(client: Any, project: Path, samples: int) -> tuple[l
 
 
 async def bench_size(
-    docs: int, work: Path, *, repeats: int, change_samples: int, seed: int, ranker: str | None
+    docs: int, work: Path, *, repeats: int, change_samples: int, seed: int, ranker: str
 ) -> SizeResult:
     tree = work / f"tree-{docs}-{seed}"
     marker = tree / ".complete"
@@ -257,7 +272,7 @@ async def bench_size(
         marker.touch()
     project, user = tree / "project", tree / "user"
     roots = [(project, "project"), (user, "user")]
-    cache_dir = work / f"cache-{docs}-{seed}"
+    cache_dir = work / f"cache-{docs}-{seed}-{ranker}"
     shutil.rmtree(cache_dir, ignore_errors=True)
     notes = []
 
@@ -273,12 +288,14 @@ async def bench_size(
         first = [(await _first_result_ms(client, q))[0] for _, q in queries]
         by_kind: dict[str, list[float]] = {kind: [] for kind in QUERIES}
         fast_samples: list[float] = []  # recalls that had a fast phase
+        in_daemon: list[float] = []
         for _ in range(repeats):
             for kind, query in queries:
                 ms, recalled = await _first_result_ms(client, query)
                 by_kind[kind].append(ms)
                 if recalled.fast is not None:
                     fast_samples.append(ms)
+                    in_daemon.append(recalled.fast.elapsed_ms)
         while (await client.status()).watcher.state != "watching":
             await asyncio.sleep(0.05)
         changes, failures = await change_to_visible(client, project, change_samples)
@@ -295,11 +312,13 @@ async def bench_size(
         await client.close()
 
     memory_roots = [MemoryRoot.of(path, scope) for path, scope in roots]
-    scan_queries = queries if docs <= 10_000 else queries[:SCAN_BASELINE_QUERIES]
+    spec = RANKERS[ranker]
+    few = SCAN_BASELINE_QUERIES.get(spec.name, 1)
+    scan_queries = queries if docs <= 10_000 else queries[:few]
     scans = []
     for _, query in scan_queries:
         begun = time.perf_counter()
-        scan_every_recall(memory_roots, query)
+        scan_every_recall(memory_roots, query, spec)
         scans.append((time.perf_counter() - begun) * 1000)
 
     # A recall with no lexical match has no fast phase: its first answer is the
@@ -314,6 +333,7 @@ async def bench_size(
         warm_ready_s=round(warm_ready_s, 3),
         warm_build_ms=warm_build_ms,
         fast=Percentiles.of(fast_samples),
+        fast_in_daemon=Percentiles.of(in_daemon),
         fast_by_kind={kind: Percentiles.of(samples) for kind, samples in by_kind.items()},
         first_round=Percentiles.of(first),
         scan_every_recall=Percentiles.of(scans),
@@ -325,37 +345,48 @@ async def bench_size(
 
 def markdown_table(results: Sequence[SizeResult], floor: Percentiles) -> str:
     rows = [
-        "| documents | cold ready | warm ready | RSS (peak) | fast p50 / p95 | fast p95 ÷ floor p50"
-        " | scan-every-recall p50 | scan ÷ fast p50 | change→visible p50 / p95 |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| ranker | memories | cold ready | warm restart | RSS (peak) | fast p50 / p95"
+        " | first round p95 | p95 ÷ floor | scan-every-recall p50 | scan ÷ fast"
+        " | change → visible p50 / p95 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         rows.append(
-            f"| {r.docs:,} | {r.cold_ready_s:.2f} s | {r.warm_ready_s:.2f} s "
+            f"| {r.ranker} | {r.docs:,} | {r.cold_ready_s:.2f} s | {r.warm_ready_s:.2f} s "
             f"| {r.rss_mb:.0f} MB ({r.peak_rss_mb:.0f}) "
-            f"| {r.fast.p50:.2f} / {r.fast.p95:.2f} ms | {r.fast.p95 / floor.p50:.1f} "
+            f"| {r.fast.p50:.2f} / {r.fast.p95:.2f} ms | {r.first_round.p95:.2f} ms "
+            f"| {r.fast.p95 / floor.p50:.1f} "
             f"| {r.scan_every_recall.p50:,.0f} ms | {r.scan_every_recall.p50 / r.fast.p50:,.0f}× "
             f"| {r.change_to_visible.p50:.0f} / {r.change_to_visible.p95:.0f} ms |"
         )
     rows.append("")
-    if results:
-        rows.append(f"Fast-phase ranker: {results[-1].ranker}.")
     rows.append(
         f"Transport floor (`memory/status` round trip, empty catalog): "
         f"p50 {floor.p50:.2f} ms, p95 {floor.p95:.2f} ms."
     )
-    kinds = ", ".join(
-        f"{kind} {p.p50:.2f}/{p.p95:.2f}"
-        for r in results[-1:]
-        for kind, p in r.fast_by_kind.items()
-    )
-    if results:
-        rows.append(f"Fast p50/p95 by query kind at {results[-1].docs:,} documents (ms): {kinds}.")
+    peaks = {(r.ranker, r.docs): r.peak_rss_mb for r in results}
+    for (name, docs), peak in peaks.items():
+        window = peaks.get(("bm25f-window", docs))
+        if name == "bm25f" and window:
+            rows.append(
+                f"Peak RSS at {docs:,}: bm25f {peak:.0f} MB, {peak / window:.2f}× the "
+                f"window-only build ({window:.0f} MB)."
+            )
+    for r in results:
+        if r.docs == max(x.docs for x in results):
+            kinds = ", ".join(
+                f"{kind} {p.p50:.2f}/{p.p95:.2f}" for kind, p in r.fast_by_kind.items()
+            )
+            rows.append(
+                f"{r.ranker} at {r.docs:,}: fast p50/p95 by query kind (ms): {kinds}; "
+                f"the daemon's own timing of the fast phase p50/p95: "
+                f"{r.fast_in_daemon.p50:.2f}/{r.fast_in_daemon.p95:.2f} ms."
+            )
     return "\n".join(rows)
 
 
 def plot(results: Sequence[SizeResult], floor: Percentiles, path: Path) -> str | None:
-    """Latency against corpus size, log scale; None when matplotlib is missing."""
+    """Latency against corpus size per ranker, log scale; a reason when there is no plot."""
     try:
         import matplotlib
 
@@ -363,21 +394,25 @@ def plot(results: Sequence[SizeResult], floor: Percentiles, path: Path) -> str |
         import matplotlib.pyplot as plt
     except ImportError:
         return "matplotlib is not installed (pip install 'memory-recall[bench]'): no plot"
-    sizes = [r.docs for r in results]
-    figure, axes = plt.subplots(figsize=(7, 4.5))
-    axes.plot(sizes, [r.fast.p50 for r in results], "o-", label="indexed fast result p50")
-    axes.plot(sizes, [r.fast.p95 for r in results], "o--", label="indexed fast result p95")
-    axes.plot(
-        sizes, [r.scan_every_recall.p50 for r in results], "s-", label="scan-every-recall p50"
-    )
+    figure, axes = plt.subplots(figsize=(7.5, 4.8))
+    for name in dict.fromkeys(r.ranker for r in results):
+        mine = [r for r in results if r.ranker == name]
+        sizes = [r.docs for r in mine]
+        line = axes.plot(sizes, [r.fast.p95 for r in mine], "o-", label=f"{name} fast p95")
+        color = line[0].get_color()
+        axes.plot(sizes, [r.fast.p50 for r in mine], "o:", color=color, label=f"{name} fast p50")
+        axes.plot(
+            sizes, [r.scan_every_recall.p50 for r in mine], "s--", color=color, alpha=0.6,
+            label=f"{name} scan-every-recall p50",
+        )  # fmt: skip
     axes.axhline(floor.p50, color="grey", linestyle=":", label="transport floor p50")
     axes.set_xscale("log")
     axes.set_yscale("log")
-    axes.set_xlabel("memories")
+    axes.set_xlabel("memories (bodies 200 B–20 kB, median 1.5 kB)")
     axes.set_ylabel("latency (ms)")
     axes.set_title("memory/recall → memory/fastResult, stdio daemon")
     axes.grid(True, which="both", alpha=0.3)
-    axes.legend()
+    axes.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
@@ -402,17 +437,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         floor = await transport_floor()
         results = []
         for docs in sizes_up_to(args.docs):
-            print(f"bench: {docs:,} documents …", file=sys.stderr, flush=True)
-            result = await bench_size(
-                docs,
-                work,
-                repeats=args.repeats,
-                change_samples=args.changes,
-                seed=args.seed,
-                ranker=args.ranker,
-            )
-            results.append(result)
-            print(markdown_table(results[-1:], floor).splitlines()[2], file=sys.stderr)
+            for ranker in args.ranker or RANKERS_BY_DEFAULT:
+                print(f"bench: {docs:,} documents, {ranker} …", file=sys.stderr, flush=True)
+                result = await bench_size(
+                    docs,
+                    work,
+                    repeats=args.repeats,
+                    change_samples=args.changes,
+                    seed=args.seed,
+                    ranker=ranker,
+                )
+                results.append(result)
+                print(markdown_table(results[-1:], floor).splitlines()[2], file=sys.stderr)
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
@@ -439,7 +475,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=10, help="rounds over the query set")
     parser.add_argument("--changes", type=int, default=20, help="change-to-visible samples")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--ranker", help="the daemon's fast-phase ranker (default: its default)")
+    parser.add_argument(
+        "--ranker", action="append", choices=sorted(n for n, r in RANKERS.items() if r.served),
+        help=f"a ranker to measure; repeatable (default: {', '.join(RANKERS_BY_DEFAULT)})",
+    )  # fmt: skip
 
 
 def main(args: argparse.Namespace) -> int:

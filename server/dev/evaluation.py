@@ -245,6 +245,7 @@ METRICS = ("recallAt5", "top1", "silentRate")
 # A figure may fall by one point or by one of its cases, whichever is more: one
 # question changing places in a tie order is noise, two are a regression.
 TOLERANCE = 0.01
+ROUNDING = 1e-3  # figures are kept to four decimals
 
 
 def figures(report: EvalReport) -> dict[str, Any]:
@@ -297,9 +298,9 @@ def compare_to_baseline(
                         continue
                     before, after = was[metric], tally[metric]
                     where = f"{corpus} {ranker} {slice_name} {metric}: {before:.4f} → {after:.4f}"
-                    if after < before - tolerance(metric, tally) - 1e-9:
+                    if after < before - tolerance(metric, tally) - ROUNDING:
                         regressions.append(where)
-                    elif after > before + 1e-9:
+                    elif after > before + ROUNDING / 10:
                         improvements.append(where)
     return regressions, improvements
 

@@ -1,8 +1,10 @@
 """Synthetic memory trees for the benchmark: realistic in size, shape and languages.
 
 Deterministic for a seed. Documents look like the memories agents write: a
-name, a one-line description, one of the four types, and a body of about 900
-characters that mixes prose with identifiers (tickets, paths, versions), in
+name, a one-line description, one of the four types, and a body that mixes
+prose with identifiers (tickets, paths, versions), of realistic length: most
+memories are notes of a paragraph or two, a few are long session logs (200 to
+20,000 characters, median 1,500), in
 English mostly and in German, French, Russian, Greek, Japanese, Chinese and
 Korean for the rest. Word frequencies follow a Zipf curve, so common words
 ("the", "deploy") are in most documents and rare ones in a handful.
@@ -10,6 +12,7 @@ Korean for the rest. Word frequencies follow a Zipf curve, so common words
 
 from __future__ import annotations
 
+import math
 import os
 import random
 from collections.abc import Iterator
@@ -20,7 +23,12 @@ from pathlib import Path
 from memory_recall.server.documents import MEMORY_TYPES, MemoryDocument, parse_memory
 from memory_recall.server.roots import Scope
 
-BODY_CHARS = 900  # the issue's "~900-character bodies"
+# Body lengths: log-normal around a median of 1,500 characters (the notes agents
+# write), kept between 200 and 20,000 (the longest session logs): σ 0.85 puts the
+# mean near 2,100 and one body in a thousand at the cap.
+BODY_MEDIAN_CHARS = 1500
+BODY_SIGMA = 0.85
+BODY_MIN_CHARS, BODY_MAX_CHARS = 200, 20_000
 DOCS_PER_DIR = 200
 YEAR_S = 365 * 24 * 3600
 BASE_MTIME_S = 1_700_000_000  # Nov 2023: mtimes spread over the year after it
@@ -204,7 +212,7 @@ class _Writer:
         description = self.sentence(language)[:140]
         body_parts: list[str] = []
         size = 0
-        target = rng.randint(BODY_CHARS - 300, BODY_CHARS + 300)
+        target = body_length(rng)
         while size < target:
             part = self.sentence(language)
             if rng.random() < 0.2:
@@ -221,6 +229,12 @@ class _Writer:
             body="\n".join(body_parts),
             mtime_s=BASE_MTIME_S + rng.random() * YEAR_S,
         )
+
+
+def body_length(rng: random.Random) -> int:
+    """A body length drawn from the realistic distribution."""
+    drawn = rng.lognormvariate(math.log(BODY_MEDIAN_CHARS), BODY_SIGMA)
+    return round(min(BODY_MAX_CHARS, max(BODY_MIN_CHARS, drawn)))
 
 
 def synthetic_memories(count: int, seed: int = 1) -> Iterator[SyntheticMemory]:

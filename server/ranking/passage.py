@@ -3,14 +3,16 @@
 A body of at most 1,200 characters is delivered whole. A longer one is cut into
 segments on line and sentence boundaries (a segment longer than the window is
 cut at a space, or hard where there is none); the passage is the run of
-consecutive segments, at most 1,200 characters in all, that holds the most of
-the query's terms, each distinct term counted once with its weight (IDF), the
-earliest run on a tie. A body that holds none of them is delivered from its
-start, cut on a boundary.
+consecutive segments, at most 1,200 characters in all and opening with a segment
+that holds one of the query's terms, that holds the most of them, each distinct
+term counted once with its weight (IDF), the earliest run on a tie. A body that
+holds none of them is delivered from its start, cut on a boundary.
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,10 +23,11 @@ from memory_recall.server.tokens import normalize
 
 ACRONYM_MARK = "\x01"
 _ACRONYM = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{Lu}{2}(?![\p{L}\p{M}\p{N}])")
-# Where a segment ends: after a line break, or after a sentence's end and its spaces.
-_SEGMENT_END = regex.compile(r"\n+|(?<=[.!?;:。！？；])[\s\u3000]+|(?<=[。！？])")
+# Where a segment ends: after line breaks, after a sentence's end and the spaces
+# that follow it, or after a CJK full stop.
+_SEGMENT_END = re.compile(r"\n+|[.!?][ \t\u3000]+|[。！？][ \t\u3000]*")
 # A cut inside a segment too long for the window prefers a space.
-_SPACE = regex.compile(r"\s")
+_SPACE = re.compile(r"\s")
 # A window that must end on a boundary ends at the last one in its second half.
 MIN_SHARE_KEPT = 0.5
 
@@ -64,7 +67,7 @@ def best_passage(
     if not terms:
         return opening(body, limit)
     segments = _segments(body, limit)
-    found = [_terms_in(body[start:end], terms) for start, end in segments]
+    found = _terms_by_segment(body, segments, terms)
     if not any(found):
         return opening(body, limit)
     best: tuple[float, int, int] | None = None  # (weight, first segment, past the last)
@@ -80,7 +83,9 @@ def best_passage(
                     weight += terms[term].weight
                 held[term] += 1
             last += 1
-        if best is None or weight > best[0] + 1e-12:
+        # A passage opens with a segment that matched: what follows a match (the
+        # explanation, the fix) is worth more than what came before it.
+        if found[first] and (best is None or weight > best[0] + 1e-12):
             best = (weight, first, last)
         for term in found[first]:
             held[term] -= 1
@@ -92,6 +97,34 @@ def best_passage(
     end = segments[last - 1][1] if last > first else min(len(body), start + limit)
     start = _lstrip(body, start, end)
     return Excerpt(start, _rstrip(body, start, end))
+
+
+def _terms_by_segment(
+    body: str, segments: Sequence[tuple[int, int]], terms: Sequence[PassageTerm]
+) -> list[list[int]]:
+    """Per segment, which terms it holds (indices into `terms`)."""
+    normalized = normalize(body)
+    if len(normalized) != len(body):  # NFKC moved offsets: each segment on its own
+        return [_terms_in(body[start:end], terms) for start, end in segments]
+    starts = [start for start, _ in segments]
+    found: list[list[int]] = [[] for _ in segments]
+
+    def mark(term: int, at: int) -> None:
+        held = found[bisect_right(starts, at) - 1]
+        if not held or held[-1] != term:
+            held.append(term)
+
+    for i, term in enumerate(terms):
+        if term.kind == "acronym":
+            for match in _ACRONYM.finditer(body):
+                if ACRONYM_MARK + normalize(match.group()) == term.token:
+                    mark(i, match.start())
+            continue
+        at = normalized.find(term.token)
+        while at >= 0:
+            mark(i, at)
+            at = normalized.find(term.token, at + 1)
+    return found
 
 
 def _terms_in(text: str, terms: Sequence[PassageTerm]) -> list[int]:

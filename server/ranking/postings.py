@@ -32,9 +32,11 @@ import math
 import re
 from array import array
 from bisect import bisect_left, insort
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
+from itertools import repeat
+from operator import or_
 from typing import Any, ClassVar, NamedTuple
 
 from memory_recall.server.documents import MemoryDocument
@@ -51,6 +53,8 @@ DENSE_SHARE = 128
 # `warm` builds ahead the bitmaps of lists holding at least 1/WARM_SHARE of the
 # slots: the lists a first recall would otherwise spend milliseconds on.
 WARM_SHARE = 32
+DENSE_PER_PART = 256  # cached bitmaps per saved part: a part holds at most ~30 MB at 100k
+WALK_OVER_SORT = 16  # in_order: a sort key costs this many recency-walk steps
 
 _NONZERO_BYTES = re.compile(rb"[^\x00]+")
 SEP = "\x00"  # joins saved strings: no path or memory holds one (NUL files are skipped)
@@ -91,6 +95,9 @@ def is_word(term: str) -> bool:
 
 
 _BITS = tuple(1 << i for i in range(8))
+_APPEND = array.append
+_SINK: deque[None] = deque(maxlen=0)
+drain = _SINK.extend  # runs an iterator to its end, keeping nothing
 
 
 def bitmap_of(slots: Iterable[Slot], capacity: int = 0) -> int:
@@ -171,7 +178,8 @@ class TermIndex:
         self._next_slot = 0
         self._type_bits: dict[str, int] = {}
         self._postings: tuple[Postings, ...] = tuple({} for _ in fields)
-        # Bitmaps of long postings: term → bitmap, or term → code → bitmap (weighted).
+        # Bitmaps of long postings: term → bitmap, or term → its counts as bit-sliced
+        # counters (weighted).
         self._dense: tuple[dict[str, Any], ...] = tuple({} for _ in fields)
         self._word_fields: dict[str, int] = {}  # in how many fields' postings a word is
         self._grams: dict[str, list[str]] = {}  # trigram → words that contain it
@@ -179,6 +187,7 @@ class TermIndex:
         # computed when compared, not kept: 100,000 of them would cost 20 MB.
         self._recency_slots: list[Slot] = []
         self._lengths = array("I")  # per slot (LENGTHS): its document's length
+        self._classes = bytearray()  # … and its length class
         self._length_bits: dict[int, int] = {}  # length class → slots
         self._total_length = 0
         self.version = 0  # bumped by every change
@@ -215,8 +224,9 @@ class TermIndex:
     # Saved as a sequence of modest parts, each a few flat columns: pickling a
     # million small objects would make the pickler's memo bigger than the
     # index, and one part at a time bounds what a save holds in memory.
-    # Documents are saved by their owner (see `relink`); dense bitmaps are a
-    # cache, rebuilt on demand.
+    # Documents are saved by their owner (see `relink`). Dense bitmaps are a
+    # cache, but saved too: rebuilding those of a large index costs seconds, and
+    # loading them is a copy of their bytes.
 
     def parts(self) -> Iterator[tuple[str, Any]]:
         """The index as (kind, columns) parts; `from_parts` rebuilds it."""
@@ -246,6 +256,11 @@ class TermIndex:
             lengths = array("I", map(len, members))
             words = SEP.join(word for held in members for word in held)
             yield "grams", (SEP.join(batch), lengths, words)
+        for field, dense in enumerate(self._dense):
+            weighted = self.WEIGHTED[field]
+            for terms in _batches(list(dense), DENSE_PER_PART):
+                cached = [dense[term].slices if weighted else dense[term] for term in terms]
+                yield "dense", (field, SEP.join(terms), cached)
 
     @classmethod
     def from_parts(
@@ -285,6 +300,15 @@ class TermIndex:
                     at += length
                     if is_word(term):
                         index._word_fields[term] = index._word_fields.get(term, 0) + 1
+            elif kind == "dense":
+                field, joined, cached = columns
+                dense = index._dense[field]
+                for term, value in zip(split_joined(joined, len(cached)), cached, strict=True):
+                    if index.WEIGHTED[field]:
+                        counts = Counters()
+                        counts.slices = value
+                        value = counts
+                    dense[canonical.get(term, term)] = value
             elif kind == "grams":
                 joined, lengths, words = columns
                 members = iter(split_joined(words, sum(lengths)))
@@ -359,16 +383,19 @@ class TermIndex:
             if self.LENGTHS:
                 self._lengths.append(kept.length)
                 self._total_length += kept.length
-                by_length[length_class(kept.length)].append(slot)
+                group = length_class(kept.length)
+                self._classes.append(group)
+                by_length[group].append(slot)
             for field, terms in enumerate(kept.fields):
-                lists = growing[field]
+                # lists[term].append(value) for every term, looped in C: this is
+                # the bulk of a cold start (millions of postings).
+                arrays = map(growing[field].__getitem__, terms)
+                values: Iterable[int]
                 if weighted[field]:
-                    packed = slot << CODE_BITS
-                    for term, code in terms.items():
-                        lists[term].append(packed | code)
+                    values = map(or_, repeat(slot << CODE_BITS), terms.values())
                 else:
-                    for term in terms:
-                        lists[term].append(slot)
+                    values = repeat(slot)
+                drain(map(_APPEND, arrays, values))
         self._next_slot = len(self._docs)
         self._postings = tuple(dict(lists) for lists in growing)
         self._type_bits = {t: bitmap_of(slots, self._next_slot) for t, slots in by_type.items()}
@@ -411,8 +438,7 @@ class TermIndex:
                     insort(held, value)
                 if dense and term in dense:
                     if weighted:
-                        by_code = dense[term]
-                        by_code[code] = by_code.get(code, 0) | bit
+                        dense[term].put(bit, code)  # a new slot: its count was 0
                     else:
                         dense[term] |= bit
         at = bisect_left(self._recency_slots, self.order_key(slot), key=self.order_key)
@@ -469,13 +495,7 @@ class TermIndex:
                 if len(held) < self._dense_threshold() // 2:
                     del dense[term]
                 elif weighted:
-                    for value in values:
-                        code = value & CODE_MASK
-                        left = cached[code] & ~(1 << (value >> CODE_BITS))
-                        if left:
-                            cached[code] = left
-                        else:
-                            del cached[code]
+                    cached.clear(bitmap_of(value >> CODE_BITS for value in values))
                 else:
                     dense[term] = cached & ~bitmap_of(values)
         self.version += 1
@@ -488,6 +508,9 @@ class TermIndex:
 
     def _length_added(self, slot: Slot, length: int) -> None:
         group = length_class(length)
+        if len(self._classes) <= slot:
+            self._classes.extend(bytes(slot + 1 - len(self._classes)))
+        self._classes[slot] = group
         self._length_bits[group] = self._length_bits.get(group, 0) | 1 << slot
         self._total_length += length
 
@@ -506,6 +529,9 @@ class TermIndex:
 
     def length_of(self, slot: Slot) -> int:
         return self._lengths[slot]
+
+    def length_class_of(self, slot: Slot) -> int:
+        return self._classes[slot]
 
     def average_length(self) -> float:
         """The mean length of the documents' weighted field (at least 1)."""
@@ -590,6 +616,29 @@ class TermIndex:
         postings = self._postings[field]
         return sum(len(postings.get(term, ())) for term in terms)
 
+    def field_any(self, field: int, terms: Iterable[str]) -> int:
+        """The slots whose (weighted) field holds any of the terms."""
+        postings, dense = self._postings[field], self._dense[field]
+        threshold = self._dense_threshold()
+        bits = 0
+        sparse = []
+        for term in terms:
+            counts = dense.get(term)
+            if counts is None:
+                held = postings.get(term)
+                if held is None:
+                    continue
+                if len(held) < threshold:
+                    sparse.append(held)
+                    continue
+                counts = self._dense_bits(field, term, held)
+            for bitmap in counts.slices:
+                bits |= bitmap
+        if sparse:
+            slots = (value >> CODE_BITS for held in sparse for value in held)
+            bits |= bitmap_of(slots, self._next_slot)
+        return bits
+
     def field_counts(self, field: int, terms: Iterable[str]) -> dict[Slot, int]:
         """Slot → the sum of the terms' codes (counts) in a weighted field: for terms
         with few postings (see `field_sums` for many)."""
@@ -604,30 +653,32 @@ class TermIndex:
     def field_sums(self, field: int, terms: Iterable[str]) -> Counters:
         """Per slot, the sum of the terms' codes (counts) in a weighted field, as counters."""
         sums = Counters()
-        first = True
         for term in terms:
             held = self._postings[field].get(term)
             if held is None:
                 continue
-            by_code = self._dense[field].get(term)
-            if by_code is None:
-                by_code = (
-                    self._dense_bits(field, term, held)
-                    if len(held) >= self._dense_threshold()
-                    else code_bitmaps([held], self._next_slot)
-                )
-            for code, bitmap in by_code.items():
+            counts = self._dense[field].get(term)
+            if counts is None and len(held) >= self._dense_threshold():
+                counts = self._dense_bits(field, term, held)
+            if counts is not None:
+                sums.add_counters(counts)
+                continue
+            first = not sums.slices
+            for code, bitmap in code_bitmaps([held], self._next_slot).items():
                 if first:  # one term's codes partition its slots: no carries
                     sums.put(bitmap, code)
                 else:
                     sums.add(bitmap, code)
-            first = False
         return sums
 
     def _dense_bits(self, field: int, term: str, held: array[int]) -> Any:
+        """The cached form of a long posting list: a bitmap, or (weighted) the counts as
+        bit-sliced counters (one bitmap per bit of the count: a few, not one per count)."""
         cached: Any
         if self.WEIGHTED[field]:
-            cached = code_bitmaps([held], self._next_slot)
+            cached = Counters()
+            for code, bitmap in code_bitmaps([held], self._next_slot).items():
+                cached.put(bitmap, code)
         else:
             cached = bitmap_of(held, self._next_slot)
         self._dense[field][term] = cached
@@ -639,7 +690,9 @@ class TermIndex:
     def in_order(self, bitmap: int, need: int) -> Iterator[Slot]:
         """The slots of a bitmap in recency order (by (-mtime, tiebreak))."""
         size = bitmap.bit_count()
-        if need * len(self._docs) >= size * size:
+        # Sorting costs a key per slot (~1 µs), walking the recency order a bit
+        # test per step (~0.05 µs) and about need * n / size steps.
+        if need * len(self._docs) >= WALK_OVER_SORT * size * size:
             slots = slots_of(bitmap)
             slots.sort(key=self.order_key)
             yield from slots
@@ -681,11 +734,18 @@ class Counters:
     def put(self, bitmap: int, value: int) -> None:
         """Set the sum of every slot in the bitmap to `value`: only for slots whose
         sum is still 0 (a partition written one part at a time), without carries."""
-        while len(self.slices) < value.bit_length():
-            self.slices.append(0)
-        for shift in range(value.bit_length()):
-            if value >> shift & 1:
-                self.slices[shift] |= bitmap
+        slices = self.slices
+        while len(slices) < value.bit_length():
+            slices.append(0)
+        while value:
+            low = value & -value
+            slices[low.bit_length() - 1] |= bitmap
+            value ^= low
+
+    def clear(self, bitmap: int) -> None:
+        """Set the sum of every slot in the bitmap back to 0."""
+        keep = ~bitmap
+        self.slices = [held & keep for held in self.slices]
 
     def add_counters(self, other: Counters) -> None:
         """Add another counter's sums, slot by slot (a ripple-carry adder over slices)."""
@@ -750,13 +810,19 @@ class Counters:
         return total
 
     def values(self, bitmap: int) -> dict[Slot, int]:
-        """The sums of the slots of a bitmap."""
-        out = dict.fromkeys(slots_of(bitmap), 0)
+        """The sums of the slots of a bitmap (meant for a few slots)."""
+        slots = slots_of(bitmap)
+        out = dict.fromkeys(slots, 0)
         for bit, held in enumerate(self.slices):
             part = held & bitmap
-            if part:
-                weight = 1 << bit
-                for slot in slots_of(part):
+            if not part:
+                continue
+            weight = 1 << bit
+            data = part.to_bytes((part.bit_length() + 7) // 8, "little")
+            end = len(data)
+            for slot in slots:
+                at = slot >> 3
+                if at < end and data[at] >> (slot & 7) & 1:
                     out[slot] += weight
         return out
 

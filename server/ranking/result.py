@@ -3,26 +3,64 @@ and the passage of its body to deliver."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from itertools import islice
 
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.passage import Excerpt, opening
 from memory_recall.server.ranking.spec import ScoredDocument
 
 
-@dataclass(frozen=True)
 class Ranking:
     """One query's ranking: kept matches best first; `score` of any document on the same
-    scale (0 for one the ranker would not return); `excerpt` of any document's body."""
+    scale (0 for one the ranker would not return); `excerpt` of any document's body.
 
-    ranked: list[ScoredDocument]
-    score: Callable[[MemoryDocument], int]
-    excerpt: Callable[[MemoryDocument], Excerpt]
+    The ranked documents may be read lazily: `top(k)` reads only as far as `k`, and
+    the rest of the same order is read on when asked (`more` continues it), so a
+    fast phase does not wait for the shortlist's 180.
+    """
+
+    def __init__(
+        self,
+        ranked: list[ScoredDocument],
+        score: Callable[[MemoryDocument], int],
+        excerpt: Callable[[MemoryDocument], Excerpt],
+        more: Iterator[ScoredDocument] | None = None,
+        limit: int | None = None,
+    ) -> None:
+        self._ranked = ranked
+        self._more = more
+        self.limit = limit
+        self.score = score
+        self.excerpt = excerpt
 
     @classmethod
     def empty(cls) -> Ranking:
         return cls([], lambda _doc: 0, window_excerpt)
+
+    def top(self, k: int) -> list[ScoredDocument]:
+        """The first `k` (at most `limit`)."""
+        if self.limit is not None:
+            k = min(k, self.limit)
+        while self._more is not None and len(self._ranked) < k:
+            following = next(self._more, None)
+            if following is None:
+                self._more = None
+            else:
+                self._ranked.append(following)
+        return self._ranked[:k]
+
+    @property
+    def ranked(self) -> list[ScoredDocument]:
+        """All of them (up to `limit`)."""
+        if self._more is not None:
+            self._ranked.extend(
+                islice(self._more, None)
+                if self.limit is None
+                else islice(self._more, max(0, self.limit - len(self._ranked)))
+            )
+            self._more = None
+        return self._ranked if self.limit is None else self._ranked[: self.limit]
 
 
 def window_excerpt(doc: MemoryDocument) -> Excerpt:

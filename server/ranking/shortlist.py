@@ -187,8 +187,9 @@ class RecallQuery:
         return ranking_of(self.ranker, self.snapshot, self.tokens, self.keep, LEXICAL_CANDIDATES)
 
     def top(self, limit: int) -> list[ScoredDocument]:
-        """The first `limit` (at most LEXICAL_CANDIDATES) of the one ranking."""
-        return self.ranking.ranked[:limit]
+        """The first `limit` (at most LEXICAL_CANDIDATES) of the one ranking, read only
+        that far (the shortlist reads on)."""
+        return self.ranking.top(limit)
 
     def shortlist(self) -> Shortlist:
         ranking = self.ranking

@@ -95,7 +95,8 @@ async def test_a_long_memory_delivers_the_passage_that_matched(client, long_memo
     whole = (long_memory / "log.md").read_text(encoding="utf-8").split("---\n", 2)[2].strip()
     start_, end = doc["excerpt"]["start"], doc["excerpt"]["end"]
     assert whole[start_:end] == doc["body"] and start_ > 0
-    assert doc["body"].startswith("Day ")  # cut on a line boundary
+    assert whole[start_ - 1] == "\n"  # cut on a line boundary
+    assert doc["body"].startswith(EVIDENCE)  # opening with what matched, then what follows
     assert f"… {doc['body']} …" in result["refined"]["prompt"]
 
 

@@ -7,10 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memory_recall.server.dev.evaluation import (
-    EvalCorpus,
-    load_corpus,
-)
+from memory_recall.server.dev.evaluation import EvalCorpus, evaluate, load_corpus
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.bm25f import (
     QUERY_STOPWORDS,
@@ -319,3 +316,37 @@ def test_a_huge_query_costs_linear_time(unit):
         return best
 
     assert cost(32_768) < 24 * cost(4_096)
+
+
+def test_every_word_list_is_a_data_file_that_says_where_it_comes_from():
+    from importlib import resources
+
+    data = resources.files("memory_recall.server.ranking.bm25f").joinpath("data")
+    files = sorted(f.name for f in data.iterdir() if f.name.endswith(".txt"))
+    assert files == [
+        "clitics.txt", "months.txt", "stopwords.txt", "stopwords_thai.txt", "two_letter_words.txt"
+    ]  # fmt: skip
+    for name in files:
+        text = data.joinpath(name).read_text(encoding="utf-8")
+        header = [line for line in text.splitlines() if line.startswith("#")]
+        assert header and text.startswith("#"), name
+        assert "by hand" in " ".join(header), f"{name} says where its words come from"
+        assert [line for line in text.splitlines() if line and not line.startswith("#")], name
+
+
+def test_the_spec_tokens_module_holds_spec_tokens_only():
+    import memory_recall.server.tokens as spec_tokens
+
+    public = {name for name in vars(spec_tokens) if not name.startswith("_")}
+    assert not public & {"recall_tokens", "acronym_tokens", "date_tokens", "ACRONYM_MARK"}
+
+
+def test_whole_bodies_beat_the_window_and_plain_bm25_on_long_memories():
+    """Issue 14's bar: on long memories (evidence mostly past character 1,200), bm25f with
+    whole bodies finds more than its window-only self and a plain whole-body BM25."""
+    corpus = load_corpus(EVAL / "longform.json")
+    recall = {
+        name: evaluate(corpus, RANKERS[name]).recall_at5
+        for name in ("bm25f", "bm25f-window", "bm25")
+    }
+    assert recall["bm25f"] > recall["bm25"] > recall["bm25f-window"], recall

@@ -99,8 +99,10 @@ def test_the_fast_phase_is_exactly_the_top_two_of_the_ranking(scenario, data):
 @given(scenarios(), st.data())
 def test_a_saved_index_reloads_to_the_same_answers_and_keeps_changing(scenario, data):
     vocabulary, docs, changes = scenario
-    index = Bm25Index(tiebreak=input_order_key)
+    # A threshold of 1 keeps a bitmap of every list, warmed and saved with the index.
+    index = Bm25Index(dense_postings=data.draw(st.sampled_from((1, 512))), tiebreak=input_order_key)
     apply(index, docs, changes)
+    index.warm(share=1_000_000)
     parts = pickle.loads(pickle.dumps(list(index.parts())))
     reloaded = Bm25Index.from_parts(parts, input_order_key)
     reloaded.relink(docs)
@@ -112,6 +114,8 @@ def test_a_saved_index_reloads_to_the_same_answers_and_keeps_changing(scenario, 
         reloaded.remove(gone)
         del docs[gone]
         want = rank_scan(CorpusView.of(docs.values()).documents, tokens)
+        assert as_pairs(ranker.rank(reloaded, tokens)) == as_pairs(want)
+        ranker = Bm25Ranker(sparse_postings=0)  # through the reloaded bitmaps
         assert as_pairs(ranker.rank(reloaded, tokens)) == as_pairs(want)
 
 
@@ -150,3 +154,18 @@ def test_the_spec_index_holds_no_acronyms():
     gp = make_doc("Doctor", body="My GP is Dr. Byrne.")
     index = DocumentIndex.of([gp])
     assert not [t for field in index.document_terms(gp).fields for t in field if t < " "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=300))
+def test_the_ascii_fast_path_counts_what_the_regexes_count(raw):
+    from collections import Counter
+
+    from memory_recall.server.ranking.bm25f import terms
+
+    slow: Counter[str] = Counter(terms._ASCII_WORD.findall(raw.lower()))
+    slow.update(terms.ACRONYM_MARK + word.lower() for word in terms._ACRONYM.findall(raw))
+    assert terms.term_counts(raw.lower(), raw) == slow
+    assert terms.acronyms(raw) == [
+        terms.ACRONYM_MARK + w.lower() for w in terms._ACRONYM.findall(raw)
+    ]

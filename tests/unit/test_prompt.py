@@ -7,6 +7,7 @@ import time
 import pytest
 from memory_recall.protocol.limits import BODY_WINDOW_CHARS
 from memory_recall.server.prompt import format_age, render_prompt
+from memory_recall.server.ranking.passage import Excerpt
 
 from tests.conftest import make_doc
 
@@ -137,3 +138,21 @@ def test_a_huge_title_or_description_is_cut():
     prompt = render_prompt([doc], now_ms=NOW_MS)
     assert len(prompt) < PROMPT_TITLE_CHARS + PROMPT_DESCRIPTION_CHARS + 200
     assert "t" * (PROMPT_TITLE_CHARS - 1) + "…" in prompt
+
+
+def test_a_passage_from_inside_the_body_is_marked_where_it_was_cut():
+    body = "Opening line.\n" + "filler words here. " * 100 + "\nThe key fact.\n" + "tail. " * 300
+    doc = make_doc("Log", body=body, path="/m/log.md", mtime_ms=NOW_MS)
+    start = body.index("The key fact.")
+    excerpt = Excerpt(start, start + len("The key fact."))
+    prompt = render_prompt([doc], now_ms=NOW_MS, excerpts=[excerpt])
+    assert "… The key fact. …" in prompt
+    assert "Opening line." not in prompt
+    ending = Excerpt(len(body) - 10, len(body))
+    assert prompt_body(render_prompt([doc], now_ms=NOW_MS, excerpts=[ending])) == (
+        "… " + body[-10:]
+    )
+
+
+def prompt_body(prompt: str) -> str:
+    return prompt.rstrip("\n").rsplit("\n\n", 1)[-1]

@@ -9,6 +9,11 @@ import memory_recall.server.catalog.snapshot_cache
 import pytest
 from memory_recall.server.catalog.catalog import MemoryCatalog, input_order_key
 from memory_recall.server.catalog.snapshot_cache import SnapshotCache, default_cache_path
+from memory_recall.server.ranking.bm25f.index import Bm25Index
+from memory_recall.server.ranking.bm25f.ranker import Bm25Ranker
+from memory_recall.server.ranking.bm25f.scan import rank_scan as bm25f_scan
+from memory_recall.server.ranking.bm25f.tokens import recall_tokens
+from memory_recall.server.ranking.index import DocumentIndex
 from memory_recall.server.ranking.spec import rank_scan
 from memory_recall.server.roots import MemoryRoot
 
@@ -48,10 +53,10 @@ def reads(monkeypatch):
     return seen
 
 
-def open_catalog(root, cache_dir):
+def open_catalog(root, cache_dir, kind=DocumentIndex):
     roots = [MemoryRoot.of(root, "project")]
-    catalog = MemoryCatalog(roots)
-    catalog.scan(cache=SnapshotCache(default_cache_path(roots, cache_dir), roots))
+    catalog = MemoryCatalog(roots, kind)
+    catalog.scan(cache=SnapshotCache(default_cache_path(roots, cache_dir, kind), roots))
     return catalog
 
 
@@ -192,3 +197,29 @@ def test_snapshots_of_roots_unused_for_a_month_are_pruned(tree, tmp_path):
     open_catalog(tree, tmp_path / "cache")
     assert not stale.exists()
     assert recent.exists()
+
+
+def test_bm25f_reloads_its_own_index_from_its_own_snapshot(tree, tmp_path, reads):
+    first = open_catalog(tree, tmp_path / "cache", Bm25Index)
+    reads.clear()
+    again = open_catalog(tree, tmp_path / "cache", Bm25Index)
+    assert reads == []  # nothing read again: the coded bodies came from the snapshot
+    tokens = recall_tokens("deploy freeze staging")
+    for catalog in (first, again):
+        snapshot = catalog.snapshot()
+        got = Bm25Ranker().ranking(snapshot, tokens, lambda _doc: True).ranked
+        want = bm25f_scan(snapshot.documents, tokens)
+        assert [(s.document.path, s.score) for s in got] == [
+            (s.document.path, s.score) for s in want
+        ]
+
+
+def test_each_kind_of_index_has_its_snapshot_and_refuses_another(tree, tmp_path):
+    roots = [MemoryRoot.of(tree, "project")]
+    spec_path = default_cache_path(roots, tmp_path, DocumentIndex)
+    assert spec_path != default_cache_path(roots, tmp_path, Bm25Index)
+    MemoryCatalog(roots, DocumentIndex).scan(cache=SnapshotCache(spec_path, roots))
+    wrong = SnapshotCache(spec_path, roots)
+    assert wrong.load(input_order_key, Bm25Index) is None
+    assert "expected 'bm25f'" in (wrong.last_problem or "")
+    assert SnapshotCache(spec_path, roots).load(input_order_key, DocumentIndex) is not None

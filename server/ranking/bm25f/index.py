@@ -12,15 +12,20 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f.frequency import count_code
 from memory_recall.server.ranking.bm25f.terms import (
     BodyText,
     body_window,
     document_terms,
     whole_body,
 )
-from memory_recall.server.ranking.postings import DocTerms, TermIndex
+from memory_recall.server.ranking.postings import Counters, DocTerms, TermIndex
 
 TITLE, DESCRIPTION, BODY = range(3)
+
+
+# Count codes kept for this many recent tokens (each a few bits per document).
+CACHED_TOKENS = 64
 
 
 class Bm25Index(TermIndex):
@@ -30,6 +35,11 @@ class Bm25Index(TermIndex):
     WEIGHTED = (False, False, True)
     LENGTHS = True
     body: ClassVar[BodyText] = staticmethod(whole_body)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._codes: dict[str, Counters] = {}
+        self._codes_version = -1
 
     def document_terms(self, doc: MemoryDocument) -> DocTerms:
         return document_terms(doc, type(self).body)
@@ -47,6 +57,32 @@ class Bm25Index(TermIndex):
     def body_text(self, doc: MemoryDocument) -> tuple[str, str]:
         """(normalized, as written) of the body this index indexes."""
         return type(self).body(doc)
+
+    def count_codes(self, token: str, words: list[str], body: int) -> Counters:
+        """Per slot of `body`, the count code (`count_code`) of the token's body count:
+        the sum of the counts of `words`, the body words that hold it.
+
+        A fresh copy each time (the caller adds to it); kept for the tokens asked
+        lately while the index does not change, as recalls repeat their words.
+        """
+        if self._codes_version != self.version:
+            self._codes.clear()
+            self._codes_version = self.version
+        cached = self._codes.get(token)
+        if cached is None:
+            cached = Counters()
+            by_code: dict[int, int] = {}
+            for count, level in self.field_sums(BODY, words).levels(body):
+                code = count_code(count)
+                by_code[code] = by_code.get(code, 0) | level
+            for code, level in by_code.items():
+                cached.put(level, code)
+            if len(self._codes) >= CACHED_TOKENS:
+                del self._codes[next(iter(self._codes))]
+            self._codes[token] = cached
+        copy = Counters()
+        copy.slices = list(cached.slices)
+        return copy
 
 
 class Bm25WindowIndex(Bm25Index):

@@ -38,12 +38,20 @@ a property test holds them equal).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import regex
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f.frequency import (
+    FREQUENCY_STEPS,
+    FREQUENCY_ZERO,
+    body_norm,
+    count_code,
+    norm_code,
+)
 from memory_recall.server.ranking.bm25f.index import BODY, DESCRIPTION, TITLE, Bm25Index
 from memory_recall.server.ranking.bm25f.query import (
     QUERY_STOPWORDS,
@@ -60,7 +68,6 @@ from memory_recall.server.ranking.postings import (
     Counters,
     bitmap_of,
     class_length,
-    length_class,
     slots_of,
 )
 from memory_recall.server.ranking.result import Ranking
@@ -133,25 +140,19 @@ def term_weight(token: str, df: int, n: int, params: Bm25Params) -> float:
     return weight
 
 
-# Length normalization of the body (BM25's b): a body of the corpus's average
-# length counts its terms as they are, a longer one for less.
-BODY_B = 0.75
-
-
-def body_norm(length: float, average: float) -> float:
-    return 1.0 - BODY_B + BODY_B * length / average
-
-
 def impact(
-    weight: float, in_title: bool, in_description: bool, count: int, norm: float, p: Bm25Params
+    weight: float, in_title: bool, in_description: bool, frequency: int | None, p: Bm25Params
 ) -> int:
     """What one term adds to a document's score (0 when the document lacks it).
 
-    `count`: the term's occurrences in the body (over every word holding it);
-    `norm`: the body's length normalization (`body_norm` of its length class).
+    `frequency`: the term's body frequency code, `count_code(count) - norm_code(norm)`
+    (count over every word holding it; norm of the body's length class), or None
+    when the body lacks it.
     """
     wt, wd, wb = p.field_weights
-    tf = wt * in_title + wd * in_description + (wb * count / norm if count else 0.0)
+    tf = wt * in_title + wd * in_description
+    if frequency is not None:
+        tf += wb * 2.0 ** (frequency / FREQUENCY_STEPS)
     if tf <= 0:
         return 0
     return max(1, round(SCORE_SCALE * weight * tf / (p.k1 + tf)))
@@ -204,8 +205,9 @@ class _Found:
     description: int
     body: int  # the slots whose body holds it
     starts: int
-    # Its count in each body: slot → count for a term of few postings, else counters.
-    counts: dict[int, int] | Counters
+    # Its count in each body: slot → count for a term of few postings; else the
+    # words holding it, whose counts the index sums with bitmaps.
+    counts: dict[int, int] | list[str]
 
     @property
     def anywhere(self) -> int:
@@ -285,14 +287,26 @@ class Bm25Ranker:
         if not matched:
             return Ranking.empty()
         scores, covered = Counters(), Counters()
+        # Per length class, FREQUENCY_ZERO - norm_code: what a body frequency code adds
+        # to a count code, for every document at once (classes are disjoint).
         average = index.average_length()
+        norms = {
+            group: norm_code(body_norm(class_length(group), average))
+            for group in index.length_classes()
+        }
+        shifts = Counters()
+        for group, bits in index.length_classes().items():
+            shifts.put(bits, FREQUENCY_ZERO - norms[group])
         for term in terms:
             if term.anywhere:
-                scores.add_counters(self._impacts(index, term, average))
+                scores.add_counters(self._impacts(index, term, norms, shifts))
                 if term.content:
                     covered.add_counters(self._coverage(term))
-        ordered = self._ordered(index, scores, matched, keep, limit)
-        window = bitmap_of(slot for slot, _ in ordered[:ANSWER_WINDOW])
+        # The best first, read as far as near-ties and silence look; the rest of the
+        # same order is read on only when asked for (Ranking.top, Ranking.ranked).
+        order = self._in_score_order(index, scores, matched, keep, limit)
+        first = list(islice(order, max(NEAR_TIE_WINDOW, ANSWER_WINDOW)))
+        window = bitmap_of(slot for slot, _ in first[:ANSWER_WINDOW])
         mass = sum(t.weight for t in terms if t.content)
         rare = rare_limit(n, p)
         anchors = 0
@@ -301,12 +315,14 @@ class Bm25Ranker:
                 anchors |= term.found.title | term.found.description
         if not (covered.at_least(coverage_needed(mass, p), window) or anchors & window):
             return Ranking.empty()
-        head = [(score, index.order_key(slot), slot) for slot, score in ordered[:NEAR_TIE_WINDOW]]
+        head = [(score, index.order_key(slot), slot) for slot, score in first[:NEAR_TIE_WINDOW]]
         if p.recency_band:
             newer_first_in_near_ties(head, p.recency_band)
-        order = [(slot, score) for score, _, slot in head] + ordered[NEAR_TIE_WINDOW:]
-        if limit is not None:
-            order = order[:limit]
+        ranked = [ScoredDocument(index.document(slot), score) for score, _, slot in head]
+        ranked += [
+            ScoredDocument(index.document(slot), score) for slot, score in first[NEAR_TIE_WINDOW:]
+        ]
+        rest = (ScoredDocument(index.document(slot), score) for slot, score in order)
         passage_terms = [
             PassageTerm(t.token, t.weight, t.kind) for t in terms if t.anywhere and t.content
         ]
@@ -320,59 +336,52 @@ class Bm25Ranker:
         def excerpt(doc: MemoryDocument) -> Excerpt:
             return best_passage(doc.body, passage_terms)
 
-        return Ranking(
-            [ScoredDocument(index.document(slot), score) for slot, score in order],
-            score_of,
-            excerpt,
-        )
+        return Ranking(ranked, score_of, excerpt, rest, limit)
 
-    def _ordered(
+    def _in_score_order(
         self,
         index: Bm25Index,
         scores: Counters,
         among: int,
         keep: Callable[[MemoryDocument], bool],
         limit: int | None,
-    ) -> list[tuple[int, int]]:
-        """The first kept (slot, score) pairs in score order (score descending, then
-        recency order): at least NEAR_TIE_WINDOW of them, or every match."""
-        need = len(index) if limit is None else max(limit, NEAR_TIE_WINDOW)
+    ) -> Iterator[tuple[int, int]]:
+        """Kept (slot, score) pairs in score order (score descending, then recency order),
+        found a few at a time from the top of the counters."""
         among = scores.at_least(1, among)
-        out: list[tuple[int, int]] = []
-        while among and len(out) < need:
-            wanted = need - len(out)
-            threshold = max(1, scores.kth(among, wanted))
-            above = scores.at_least(threshold + 1, among)
-            level = scores.at_least(threshold, among) ^ above
-            values = scores.values(above)
-            for slot in sorted(values, key=lambda s: (-values[s], index.order_key(s))):
-                if keep(index.document(slot)):
-                    out.append((slot, values[slot]))
-            for slot in index.in_order(level, need - len(out)):
-                if len(out) == need:
-                    break
-                if keep(index.document(slot)):
-                    out.append((slot, threshold))
-            among &= ~(above | level)
-        return out[:need]
+        chunk = NEAR_TIE_WINDOW if limit is None else min(max(limit, 1), NEAR_TIE_WINDOW)
+        while among:
+            threshold = max(1, scores.kth(among, chunk))
+            region = scores.at_least(threshold, among)
+            for score, level in scores.levels(region):  # best first, the threshold last
+                if level & (level - 1):  # ties: in recency order
+                    slots: Iterable[int] = index.in_order(level, chunk)
+                else:
+                    slots = (level.bit_length() - 1,)
+                for slot in slots:
+                    if keep(index.document(slot)):
+                        yield slot, score
+            among &= ~region
+            chunk *= 4
 
-    def _impacts(self, index: Bm25Index, term: _Term, average: float) -> Counters:
+    def _impacts(
+        self, index: Bm25Index, term: _Term, norms: dict[int, int], shifts: Counters
+    ) -> Counters:
         """The term's impact on every document that holds it, as counters.
 
-        The impact depends on the title, the description, the body count and the
-        body's length class: a few cells of documents per term, each written once.
+        The impact depends on the title, the description and the body frequency
+        code: a few values per term, each written once for all its documents.
         """
         p, found = self.params, term.found
         out = Counters()
         title, description, body = found.title, found.description, found.body
-        values: dict[tuple[bool, bool, int, int], int] = {}
+        values: dict[tuple[bool, bool, int | None], int] = {}
 
-        def value(in_title: bool, in_description: bool, count: int, group: int) -> int:
-            key = (in_title, in_description, count, group)
+        def value(in_title: bool, in_description: bool, frequency: int | None) -> int:
+            key = (in_title, in_description, frequency)
             known = values.get(key)
             if known is None:
-                norm = body_norm(class_length(group), average)
-                known = values[key] = impact(term.weight, in_title, in_description, count, norm, p)
+                known = values[key] = impact(term.weight, in_title, in_description, frequency, p)
             return known
 
         summary = title | description
@@ -382,29 +391,28 @@ class Bm25Ranker:
             in_description = set(slots_of(description & body)) if description else set()
             groups: dict[int, list[int]] = {}
             for slot, count in found.counts.items():
-                group = length_class(index.length_of(slot))
-                worth = value(slot in in_title, slot in in_description, count, group)
+                frequency = count_code(count) - norms[index.length_class_of(slot)]
+                worth = value(slot in in_title, slot in in_description, frequency)
                 groups.setdefault(worth, []).append(slot)
             for worth, slots in groups.items():
                 out.put(bitmap_of(slots, index.capacity), worth)
         else:
-            classes = [(g, bits & body) for g, bits in index.length_classes().items()]
-            classes = [(g, bits) for g, bits in classes if bits]
-            for count, level in found.counts.levels(body):
-                parts = [((False, False), level & ~summary if summary else level)]
+            # Many: count codes, then + (FREQUENCY_ZERO - norm code) for every body at once.
+            codes = index.count_codes(term.token, found.counts, body)
+            codes.add_counters(shifts)
+            for shifted, level in codes.levels(body):
+                frequency = shifted - FREQUENCY_ZERO
+                plain = level & ~summary if summary else level
+                if plain:
+                    out.put(plain, value(False, False, frequency))
                 if summary & level:
-                    parts += [
+                    for (in_t, in_d), part in (
                         ((True, True), level & title & description),
                         ((True, False), level & title & ~description),
                         ((False, True), level & description & ~title),
-                    ]
-                for (in_t, in_d), part in parts:
-                    if not part:
-                        continue
-                    for group, bits in classes:
-                        cell = part & bits
-                        if cell:
-                            out.put(cell, value(in_t, in_d, count, group))
+                    ):
+                        if part:
+                            out.put(part, value(in_t, in_d, frequency))
         for (in_t, in_d), only in (
             ((True, True), title & description),
             ((True, False), title & ~description),
@@ -412,7 +420,7 @@ class Bm25Ranker:
         ):
             only &= ~body
             if only:
-                out.put(only, value(in_t, in_d, 0, 0))
+                out.put(only, value(in_t, in_d, None))
         return out
 
     def _coverage(self, term: _Term) -> Counters:
@@ -470,22 +478,20 @@ class Bm25Ranker:
             return self._find_compound(index, token)
         title = index.field_bits(TITLE, words)
         description = index.field_bits(DESCRIPTION, words)
-        counts: dict[int, int] | Counters
+        counts: dict[int, int] | list[str]
         if index.field_postings(BODY, words) <= max(self.sparse_postings, index.capacity // 64):
             counts = index.field_counts(BODY, words)
             body = bitmap_of(counts, index.capacity)
         else:
-            counts = index.field_sums(BODY, words)
-            body = 0
-            for bitmap in counts.slices:
-                body |= bitmap
+            counts = words  # summed through bitmaps when its count codes are not cached
+            body = index.field_any(BODY, words)
         found = _Found(title, description, body, 0, counts)
         starting = [w for w in words if w.startswith(token)] if is_spaced(token) else words
         if len(starting) == len(words):
             found.starts = found.anywhere
         elif starting:
             starts = index.field_bits(TITLE, starting) | index.field_bits(DESCRIPTION, starting)
-            found.starts = starts | bitmap_of(index.field_counts(BODY, starting), index.capacity)
+            found.starts = starts | index.field_any(BODY, starting)
         return found
 
     def _find_compound(self, index: Bm25Index, token: str) -> _Found | None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f.frequency import body_norm, count_code, norm_code
 from memory_recall.server.ranking.bm25f.query import (
     QUERY_STOPWORDS,
     is_spaced,
@@ -25,7 +26,6 @@ from memory_recall.server.ranking.bm25f.ranker import (
     DEFAULT_PARAMS,
     NEAR_TIE_WINDOW,
     Bm25Params,
-    body_norm,
     coverage,
     coverage_needed,
     impact,
@@ -37,7 +37,7 @@ from memory_recall.server.ranking.bm25f.ranker import (
 from memory_recall.server.ranking.bm25f.terms import BodyText, document_terms, whole_body
 from memory_recall.server.ranking.bm25f.tokens import is_acronym
 from memory_recall.server.ranking.index import CJK_PAIR, WORD
-from memory_recall.server.ranking.postings import class_length, length_class
+from memory_recall.server.ranking.postings import class_length, is_word, length_class
 from memory_recall.server.ranking.spec import ScoredDocument
 
 # (in the title, in the description, count in the body, at a word's start)
@@ -70,7 +70,7 @@ def _where(d: _Doc, token: str) -> Where | None:
         code = d.body.get(token, 0)
         here = (token in d.title, token in d.description, code, True)
         return here if any(here[:3]) else None
-    words = {w for w in d.words() if token in w}
+    words = {w for w in d.words() if token in w and is_word(w)}  # not acronyms, not pairs
     if not words:
         return None
     in_title = any(w in d.title for w in words)
@@ -140,17 +140,21 @@ def rank_scan(
         terms.append((token, term_weight(token, df, n, p), places, content))
     rare = rare_limit(n, p)
     average = max(1.0, sum(d.length for d in docs) / n)
+    frequency_of = {}  # length class → the norm code it subtracts
     scored = []
     for i, d in enumerate(docs):
         score = covered = 0
         anchor = False
-        norm = body_norm(class_length(length_class(d.length)), average)
+        group = length_class(d.length)
+        if group not in frequency_of:
+            frequency_of[group] = norm_code(body_norm(class_length(group), average))
         for _token, weight, places, content in terms:
             place = places[i]
             if place is None:
                 continue
             in_title, in_description, count, starts = place
-            score += impact(weight, in_title, in_description, count, norm, p)
+            frequency = count_code(count) - frequency_of[group] if count else None
+            score += impact(weight, in_title, in_description, frequency, p)
             if content:
                 covered += coverage(weight, in_title or in_description, starts, p)
                 df = sum(1 for other in places if other)

@@ -14,6 +14,7 @@ by the body's length against the corpus's average (server.ranking.bm25f.ranker).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 
@@ -27,36 +28,62 @@ from memory_recall.server.tokens import normalize
 
 MAX_COUNT = 255  # a body posting's count fits its one-byte code
 
-# Two-letter words written in capitals (CI, PR, UI, GP).
+# Two-letter words written in capitals (CI, PR, UI, GP); the same for ASCII text,
+# with the faster `re`.
 _ACRONYM = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{Lu}{2}(?![\p{L}\p{M}\p{N}])")
-_ASCII_WORD = regex.compile(r"[a-z0-9]{3,}")
+_ASCII_ACRONYM = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}(?![A-Za-z0-9])")
+_ASCII_WORD = re.compile(r"[a-z0-9]{3,}")
 
 
 def acronyms(raw: str) -> list[str]:
     """The acronym terms of one field as written, repeats included: `CI` → `\\x01ci`."""
+    if raw.isascii():
+        return [ACRONYM_MARK + word.lower() for word in _ASCII_ACRONYM.findall(raw)]
     return [ACRONYM_MARK + normalize(word) for word in _ACRONYM.findall(raw)]
+
+
+# ASCII: every character that is not a letter or digit becomes a space, so that
+# `split` gives the maximal alphanumeric runs (one C pass instead of two regexes).
+_ASCII_SEPARATORS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalnum()})
+
+
+def _ascii_counts(raw: str) -> Counter[str]:
+    """`term_counts` of an ASCII field: words of three or more, acronyms as written."""
+    runs = raw.translate(_ASCII_SEPARATORS).split()
+    counts = Counter(map(str.lower, runs))
+    for short in [term for term in counts if len(term) < 3]:
+        del counts[short]
+    if not raw.islower():
+        found = [run for run in runs if len(run) == 2 and run.isalpha() and run.isupper()]
+        counts.update(ACRONYM_MARK + run.lower() for run in found)
+    return counts
 
 
 def term_counts(text: str, raw: str) -> Counter[str]:
     """Every term of one normalized field with how often it occurs (CJK pairs by
     position, overlapping), acronyms read from the field as written."""
+    if raw.isascii():  # then `text` is `raw` lowercased: NFKC keeps ASCII as it is
+        return _ascii_counts(raw)
     if text.isascii():
         counts = Counter(_ASCII_WORD.findall(text))
     else:
-        counts = Counter(WORD.findall(text))
-        counts.update(run[i : i + 2] for run in CJK_RUN.findall(text) for i in range(len(run) - 1))
+        terms = WORD.findall(text)
+        for run in CJK_RUN.findall(text):  # the pairs of each run, sliced in C
+            size = len(run)
+            terms.extend(map(run.__getitem__, map(slice, range(size - 1), range(2, size + 1))))
+        counts = Counter(terms)
     if not raw.islower():  # no capitals, no acronyms
         counts.update(acronyms(raw))
     return counts
 
 
-def coded_terms(counts: Counter[str]) -> dict[str, int]:
-    """Every term of a body with its count, capped to the one-byte code."""
-    coded = dict(counts)
-    for term, count in counts.items():
-        if count > MAX_COUNT:
-            coded[term] = MAX_COUNT
-    return coded
+def coded_terms(counts: Counter[str]) -> Counter[str]:
+    """Every term of a body with its count, capped to the one-byte code (in place)."""
+    if counts and max(counts.values()) > MAX_COUNT:
+        for term, count in counts.items():
+            if count > MAX_COUNT:
+                counts[term] = MAX_COUNT
+    return counts
 
 
 def summary_terms(text: str, raw: str) -> dict[str, int]:
