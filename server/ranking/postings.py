@@ -592,20 +592,9 @@ class TermIndex:
 
     def field_bits(self, field: int, terms: Iterable[str]) -> int:
         """The slots whose (unweighted) field holds any of the terms."""
-        postings, dense = self._postings[field], self._dense[field]
-        threshold = self._dense_threshold()
+        cached, sparse = self._cached_and_sparse(field, terms)
         bits = 0
-        sparse = []
-        for term in terms:
-            bitmap = dense.get(term)
-            if bitmap is None:
-                held = postings.get(term)
-                if held is None:
-                    continue
-                if len(held) < threshold:
-                    sparse.append(held)
-                    continue
-                bitmap = self._dense_bits(field, term, held)
+        for bitmap in cached:
             bits |= bitmap
         if sparse:
             bits |= bitmap_of((slot for held in sparse for slot in held), self._next_slot)
@@ -618,26 +607,37 @@ class TermIndex:
 
     def field_any(self, field: int, terms: Iterable[str]) -> int:
         """The slots whose (weighted) field holds any of the terms."""
-        postings, dense = self._postings[field], self._dense[field]
-        threshold = self._dense_threshold()
+        cached, sparse = self._cached_and_sparse(field, terms)
         bits = 0
-        sparse = []
-        for term in terms:
-            counts = dense.get(term)
-            if counts is None:
-                held = postings.get(term)
-                if held is None:
-                    continue
-                if len(held) < threshold:
-                    sparse.append(held)
-                    continue
-                counts = self._dense_bits(field, term, held)
+        for counts in cached:
             for bitmap in counts.slices:
                 bits |= bitmap
         if sparse:
             slots = (value >> CODE_BITS for held in sparse for value in held)
             bits |= bitmap_of(slots, self._next_slot)
         return bits
+
+    def _cached_and_sparse(
+        self, field: int, terms: Iterable[str]
+    ) -> tuple[list[Any], list[array[int]]]:
+        """The terms' cached forms (`_dense_bits`, made here for a long list that has
+        none yet) and the posting lists of the short ones."""
+        postings, dense = self._postings[field], self._dense[field]
+        threshold = self._dense_threshold()
+        cached: list[Any] = []
+        sparse: list[array[int]] = []
+        for term in terms:
+            found = dense.get(term)
+            if found is None:
+                held = postings.get(term)
+                if held is None:
+                    continue
+                if len(held) < threshold:
+                    sparse.append(held)
+                    continue
+                found = self._dense_bits(field, term, held)
+            cached.append(found)
+        return cached, sparse
 
     def field_counts(self, field: int, terms: Iterable[str]) -> dict[Slot, int]:
         """Slot → the sum of the terms' codes (counts) in a weighted field: for terms
