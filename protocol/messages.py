@@ -3,6 +3,11 @@
 These are the single source of truth for the wire: the daemon validates and
 serializes with them, the Python client parses with them, and the JSON Schema
 in `protocol/schema/` that the editors use is generated from them.
+
+One module past 500 lines on purpose: it *is* the wire, one model per message in
+the order of SPEC §5 and §7–12, and the schema generator and the editors' types
+read it as one namespace; a message shared by two areas (MemoryDoc) would
+otherwise be split from its users.
 """
 
 from __future__ import annotations

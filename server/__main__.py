@@ -4,6 +4,11 @@ Started with no command (as editors do) it serves JSON-RPC on stdio. By hand:
 `recall` shows what a query would deliver, `status` what is indexed, `demo`
 runs a real daemon session in several languages, and `eval`, `bench` and
 `delivery` print quality and speed figures.
+
+Past 500 lines as one job, the command line: one argparse tree and a thin
+function per command. What a command does lives in its own room (`cli_writes`
+for the write side, `dev/` for benchmarks and evaluations, imported only when
+that command runs, so `serve` loads none of them).
 """
 
 from __future__ import annotations

@@ -19,6 +19,10 @@ and `labels.json` beside the workspace saying what a consolidation must find.
 `check(plan, labels)` compares a consolidation plan with them. Dates are
 relative to `today`, so the fixture ages correctly whenever it is made.
 Deterministic for a seed; `memories` scales every part (the tests use 120).
+
+One job past 500 lines: the generator and the checker share one notion of each
+label (which memory is a duplicate, a correction, stale, protected), so they
+change together; the phrasings it writes from live apart, in `messy_templates.py`.
 """
 
 from __future__ import annotations

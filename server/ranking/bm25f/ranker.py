@@ -33,6 +33,10 @@ on how many documents are asked for: the fast phase's top 2 are the first 2 of
 the shortlist's 180, which are the first 180 of every match
 (`server.ranking.bm25f.scan` scores the same definition document by document;
 a property test holds them equal).
+
+One job past 500 lines: the impacts, the bit-sliced counters, the silence rule
+and the near-tie order all read the same per-query term table and are one
+ranking; its definition without the index lives apart, in `scan`.
 """
 
 from __future__ import annotations
