@@ -1,6 +1,6 @@
 """JSON-RPC method names of protocol v1 (SPEC §5)."""
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 # client → server requests
 RECALL = "memory/recall"

@@ -52,7 +52,7 @@ async def test_requests_before_initialize_get_32002(tmp_path):
         assert err.value.code == methods.SERVER_NOT_INITIALIZED
         await client.initialize({"roots": [{"path": str(tmp_path), "scope": "project"}]})
         status = await asyncio.wait_for(client.status(), WAIT)
-        assert status.protocol_version == 1
+        assert status.protocol_version == methods.PROTOCOL_VERSION
     finally:
         await client.close()
 
@@ -105,7 +105,7 @@ async def test_initialize_advertises_protocol_version(client, tmp_path):
             initialization_options={"roots": [{"path": str(tmp_path)}]},
         )
     )
-    assert result.capabilities.experimental["memory"]["protocolVersion"] == 1
+    assert result.capabilities.experimental["memory"]["protocolVersion"] == 2
 
 
 async def test_invalid_options_fall_back_and_tell_the_user(client, tmp_path):

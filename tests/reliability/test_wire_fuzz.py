@@ -145,7 +145,7 @@ def expect_for_value(value: Any) -> list[Expected]:
     if method == methods.RECALL:
         return [_expect_recall(reply_id, params)]
     if method == methods.STATUS:
-        return [Expected(reply_id, RESULT, check=lambda r: r["protocolVersion"] == 1)]
+        return [Expected(reply_id, RESULT, check=lambda r: r["protocolVersion"] == 2)]
     if method == methods.FORGET:  # no fuzzed path names a memory: refused, naming the field
         return [Expected(reply_id, frozenset({methods.INVALID_PARAMS, methods.REQUEST_FAILED}))]
     if method == types.INITIALIZE:  # malformed params, or a second initialize

@@ -1,7 +1,7 @@
 // Generated from ../../protocol/schema/protocol.schema.json by scripts/gen-protocol.mjs.
 // Do not edit: run `npm run gen:protocol` after `python -m memory_recall.protocol.schema_gen`.
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 export const PROTOCOL_METHODS = {
   'notifications': {

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { createFakeVscode, installFakeVscode } from './fakeVscode';
 import { daemonCommand, DEMO_PROJECT, DEMO_ROOTS, MANIFEST, sleep, withTimeout } from './daemon';
+import { PROTOCOL_VERSION } from '../src/protocol.generated';
 
 type Extension = typeof import('../src/extension');
 
@@ -105,7 +106,7 @@ describe('the extension in a stand-in VS Code', () => {
     assert.equal(initialReason, 'fast');
     const phase = await withTimeout(refined, 5000, 'refined');
     assert.equal(phase?.strategy, 'model');
-    assert.equal(api.protocolVersion, 1);
+    assert.equal(api.protocolVersion, PROTOCOL_VERSION);
   });
 
   test('without a chat model the daemon falls back and says why', async () => {

@@ -208,7 +208,7 @@ describe('presentation', () => {
   });
 
   const status: StatusResult = {
-    protocolVersion: 1,
+    protocolVersion: 2,
     ready: true,
     roots: [
       { path: '/w/.memory', scope: 'project', exists: true, documents: 40 },
