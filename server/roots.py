@@ -60,11 +60,19 @@ def user_data_dir() -> Path:
     return Path(os.path.expanduser(base)) / APP_DIR_NAME
 
 
+# The team's memories, committed to git with the project (SPEC §13): a root of its own
+# inside the project root, whose walk leaves it to its own root.
+TEAM_DIR_NAME = "team"
+
+
 def default_roots(workspace: str | os.PathLike[str] | None) -> list[MemoryRoot]:
-    """Project `<workspace>/.memory` (when there is a workspace), then the user's memory dir."""
+    """Project `<workspace>/.memory` and team `<workspace>/.memory/team` (when there is a
+    workspace), then the user's memory dir."""
     roots = []
     if workspace:
-        roots.append(MemoryRoot.of(Path(workspace) / ".memory", Scope.PROJECT))
+        project = Path(workspace) / ".memory"
+        roots.append(MemoryRoot.of(project, Scope.PROJECT))
+        roots.append(MemoryRoot.of(project / TEAM_DIR_NAME, Scope.TEAM))
     roots.append(MemoryRoot.of(user_data_dir() / "memory", Scope.USER))
     return roots
 

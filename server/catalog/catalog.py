@@ -362,12 +362,21 @@ class MemoryCatalog:
         return Path(os.path.abspath(path))
 
     def locate(self, path: str | os.PathLike[str]) -> tuple[int, MemoryRoot, Path] | None:
-        """The root a path belongs to (the first configured one that contains it)."""
+        """The root a path belongs to: the innermost configured one that contains it (a
+        team root inside the project root owns its files), the first of equal ones."""
         p = self._absolute(path)
+        found: tuple[int, MemoryRoot, Path] | None = None
         for index, root in enumerate(self.roots):
-            if p == root.path or root.path in p.parents:
-                return index, root, p
-        return None
+            if (p == root.path or root.path in p.parents) and (
+                found is None or len(root.path.parts) > len(found[1].path.parts)
+            ):
+                found = index, root, p
+        return found
+
+    def _nested_roots(self, index: int) -> frozenset[Path]:
+        """The other roots strictly inside root `index`: its walk leaves them to themselves."""
+        outer = self.roots[index].path
+        return frozenset(r.path for r in self.roots if outer in r.path.parents)
 
     def _changed(self) -> None:
         self._version += 1
@@ -435,9 +444,14 @@ class MemoryCatalog:
         """Drop what was under `directory` unless `keep(path)`, in steps (`keep` is asked
         again at each step: a write between steps is kept)."""
         prefix = str(directory) + os.sep
+        owner = self.locate(directory)
 
         def gone(path: str) -> bool:
-            return path.startswith(prefix) and not (keep and keep(path))
+            if not path.startswith(prefix) or (keep and keep(path)):
+                return False
+            # A root nested inside this directory's root keeps its own files.
+            located = self.locate(path)
+            return owner is None or located is None or located[0] == owner[0]
 
         for key in [k for k in self._skipped if gone(k)]:
             del self._skipped[key]
@@ -540,6 +554,7 @@ class MemoryCatalog:
             skipped[display_path(str(start))] = _unreadable(exc)
             return
         seen: set[str] = set()
+        nested = self._nested_roots(index)
         stack = [start]
         while stack:
             directory = stack.pop()
@@ -582,7 +597,8 @@ class MemoryCatalog:
                     skipped[display_path(entry.path)] = BAD_NAME_REASON
                     continue
                 if is_dir:
-                    subdirs.append(Path(entry.path))
+                    if Path(entry.path) not in nested:  # another root's own files
+                        subdirs.append(Path(entry.path))
                 else:
                     yield entry
             stack.extend(reversed(subdirs))

@@ -337,3 +337,40 @@ def test_a_write_of_the_daemon_while_a_change_is_read_is_never_undone(tmp_path):
     for _ in catalog.apply_change(stale):
         pass
     assert catalog.get(str(root / "dir" / "new.md")).title == "Again"
+
+
+def test_a_team_root_inside_the_project_root_owns_its_files(tmp_path):
+    """SPEC §13: the default team root is `<workspace>/.memory/team`, inside the project
+    root; its memories are team memories, once, and changes to either root keep the other's."""
+    project = tmp_path / ".memory"
+    team = project / "team"
+    write(project / "p.md", memory("P"))
+    write(team / "t.md", memory("T"))
+    write(team / "deep" / "t2.md", memory("T2"))
+    catalog = MemoryCatalog([MemoryRoot.of(project, "project"), MemoryRoot.of(team, "team")])
+    catalog.scan()
+    scopes = {d.title: d.scope for d in catalog.snapshot().documents}
+    assert scopes == {"P": Scope.PROJECT, "T": Scope.TEAM, "T2": Scope.TEAM}
+    assert catalog.count_by_root() == [1, 2]
+    assert catalog.locate(team / "t.md")[0] == 1
+    # The whole project root changes (a checkout): the team's memories stay team memories.
+    catalog.refresh(project)
+    assert {d.title: d.scope for d in catalog.snapshot().documents} == scopes
+    catalog.refresh(team / "deep")
+    assert catalog.get(str(team / "deep" / "t2.md")).scope is Scope.TEAM
+    (team / "t.md").unlink()
+    catalog.refresh(team / "t.md")
+    assert sorted(d.title for d in catalog.snapshot().documents) == ["P", "T2"]
+
+
+def test_ties_are_broken_project_then_team_then_user(tmp_path):
+    roots = [
+        MemoryRoot.of(tmp_path / "u", "user"),
+        MemoryRoot.of(tmp_path / "t", "team"),
+        MemoryRoot.of(tmp_path / "p", "project"),
+    ]
+    for root, title in zip(roots, ("U", "T", "P"), strict=True):
+        write(root.path / "same.md", memory(title, body="deploy runbook"), mtime=1000)
+    catalog = MemoryCatalog(roots)
+    catalog.scan()
+    assert [d.title for d in catalog.snapshot().documents] == ["P", "T", "U"]

@@ -197,13 +197,16 @@ def user_data(tmp_path, monkeypatch):
     return tmp_path / "xdg"
 
 
-def test_default_roots_are_the_workspace_project_dir_then_the_user_dir(tmp_path, user_data):
+def test_default_roots_are_the_workspace_project_and_team_dirs_then_the_user_dir(
+    tmp_path, user_data
+):
     roots = choose_roots(InitializationOptions(), str(tmp_path / "ws"))
-    assert [r.scope for r in roots] == [Scope.PROJECT, Scope.USER]
+    assert [r.scope for r in roots] == [Scope.PROJECT, Scope.TEAM, Scope.USER]
     assert roots[0].path == tmp_path / "ws" / ".memory"
-    assert roots[1].path.parts[-2:] == ("memory-recall", "memory")
+    assert roots[1].path == tmp_path / "ws" / ".memory" / "team"
+    assert roots[2].path.parts[-2:] == ("memory-recall", "memory")
     if sys.platform.startswith("linux"):
-        assert roots[1].path == user_data / "memory-recall" / "memory"
+        assert roots[2].path == user_data / "memory-recall" / "memory"
 
 
 def test_without_a_workspace_only_the_user_root_remains(user_data):
