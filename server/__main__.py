@@ -268,6 +268,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run_stdio(selector_ceiling_s=ceiling, log_level=args.log_level)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    # The MCP SDK and the MCP face load only for this command.
+    from memory_recall.server.mcp.config import config_from
+    from memory_recall.server.mcp.core import MemoryCore
+    from memory_recall.server.mcp.face import run
+
+    roots = [root_from_arg(r) for r in args.root] if args.root else None
+    config = config_from(args, roots)
+    return run(MemoryCore(config.options, config.workspace, config.problems), args.log_level)
+
+
 def _is_terminal(stream: object) -> bool:
     try:
         return bool(stream.isatty())  # type: ignore[attr-defined]
@@ -428,6 +439,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--stdio", action="store_true", help="accepted for LSP clients; stdio is the transport"
     )
     serve.set_defaults(func=cmd_serve)
+
+    mcp = sub.add_parser("mcp", help="an MCP server over stdio (tools and resources for MCP hosts)")
+    _add_root_option(mcp)
+    from memory_recall.server.mcp.config import add_arguments as add_mcp_arguments
+
+    add_mcp_arguments(mcp)
+    mcp.set_defaults(func=cmd_mcp)
 
     recall = sub.add_parser("recall", help="one-shot recall, human-readable, with timings")
     recall.add_argument("query", help="what the user asked, in any language")

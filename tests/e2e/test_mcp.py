@@ -1,0 +1,170 @@
+"""The MCP face end to end: `memory-recall mcp` driven by the MCP SDK's own stdio client.
+
+Every tool is called and every resource read, over stdio, against a real
+process on real memory files; bad input gets a clear error and writes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+from tests.memory_files import write_memory
+
+WAIT = 20  # seconds: every wait in a test is bounded
+
+SECRET = "sk-ant-api03-" + "Q7x" * 30
+
+
+@asynccontextmanager
+async def mcp_session(
+    workspace: Path, user_data: Path, *args: str, env: dict[str, str] | None = None
+) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memory_recall.server", "mcp", "--workspace", str(workspace), *args],
+        env={**os.environ, "XDG_DATA_HOME": str(user_data), **(env or {})},
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await asyncio.wait_for(session.initialize(), WAIT)
+        yield session
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> types.CallToolResult:
+    return await asyncio.wait_for(session.call_tool(tool, arguments), WAIT)
+
+
+def answer(result: types.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        data = result.structured_content
+        return data.get("result", data) if set(data) == {"result"} else data  # type: ignore[no-any-return]
+    return json.loads(result.content[0].text)  # type: ignore[union-attr,no-any-return]
+
+
+def error_text(result: types.CallToolResult) -> str:
+    assert result.is_error
+    return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    memory = ws / ".memory"
+    write_memory(memory, "deploy.md", "Deploy runbook",
+                 "How releases go out", "Run make release, then tag the commit.")  # fmt: skip
+    write_memory(memory, "db/postgres.md", "Postgres pooling",
+                 "pgbouncer settings", "Use transaction pooling; max 200 connections.")  # fmt: skip
+    write_memory(memory / "team", "review.md", "Review rule",
+                 "Two approvals", "Every change needs two approvals before merge.")  # fmt: skip
+    rules = memory / "style.md"
+    rules.write_text(
+        "---\nname: Terse answers\ndescription: The user wants short answers\ntype: feedback\n"
+        "always: true\n---\nAnswer in three sentences at most.\n",
+        encoding="utf-8",
+    )
+    return ws
+
+
+async def test_every_tool_and_every_resource_over_stdio(workspace: Path, tmp_path: Path) -> None:
+    async with mcp_session(workspace, tmp_path / "xdg", "--no-watch") as session:
+        tools = {t.name for t in (await session.list_tools()).tools}
+        assert {"recall_memory", "remember", "forget", "memory_context"} <= tools
+
+        # recall_memory: one answer, fast + refined; without a model it says so.
+        recalled = answer(await call(session, "recall_memory", query="how do we deploy a release?"))
+        assert recalled["memories"][0]["title"] == "Deploy runbook"
+        assert recalled["memories"][0]["uri"] == "memory://memories/project/deploy.md"
+        assert "### Deploy runbook (deploy.md)" in recalled["prompt"]
+        assert "no model configured" in recalled["refined"]
+        silent = answer(await call(session, "recall_memory", query="zebra xylophone quokka"))
+        assert silent["memories"] == [] and silent["prompt"] == ""
+
+        # The team root by default: <workspace>/.memory/team, its memory in team scope.
+        team = answer(await call(session, "recall_memory", query="approvals before merge"))
+        assert team["memories"][0]["scope"] == "team"
+        assert team["memories"][0]["uri"] == "memory://memories/team/review.md"
+
+        # remember: written, with a URI the resource template reads back.
+        written = answer(
+            await call(session, "remember",
+                       text="The staging database is reset every Monday at 06:00 UTC.")
+        )  # fmt: skip
+        op = written["operations"][0]
+        assert op["action"] == "created" and op["scope"] == "project"
+        assert Path(op["path"]).is_file()
+        content = await asyncio.wait_for(session.read_resource(op["uri"]), WAIT)
+        text = content.contents[0].text  # type: ignore[union-attr]
+        assert "reset every Monday" in text and text.startswith("---")
+        again = answer(await call(session, "recall_memory", query="when is staging reset?"))
+        assert again["memories"][0]["uri"] == op["uri"]
+
+        # memory_context: the always-loaded rules.
+        context = answer(await call(session, "memory_context"))
+        assert [d["title"] for d in context["docs"]] == ["Terse answers"]
+        assert "three sentences" in context["prompt"]
+
+        # Resources: the topic tree, and each memory by its URI (template).
+        templates = (await session.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["memory://memories/{scope}/{+path}"]
+        listed = {str(r.uri) for r in (await session.list_resources()).resources}
+        assert "memory://tree" in listed
+        tree_result = await asyncio.wait_for(session.read_resource("memory://tree"), WAIT)
+        tree = json.loads(tree_result.contents[0].text)  # type: ignore[union-attr]
+        assert tree["total"] == 5
+
+        def members(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [m for n in nodes for m in n["members"] + members(n["children"])]
+
+        uris = {m["uri"] for m in members(tree["categories"])}
+        assert "memory://memories/project/db/postgres.md" in uris
+        for uri in uris:  # every memory is readable by its URI
+            read = await asyncio.wait_for(session.read_resource(uri), WAIT)
+            assert read.contents[0].text.startswith("---")  # type: ignore[union-attr]
+
+        # forget: archived (not recalled any more), the file gone from the root.
+        forgot = answer(await call(session, "forget", memory=op["uri"]))
+        assert forgot["operations"][0]["action"] == "archived"
+        assert not Path(op["path"]).exists()
+        after = answer(await call(session, "recall_memory", query="when is staging reset?"))
+        assert op["uri"] not in [m["uri"] for m in after["memories"]]
+
+
+async def test_bad_input_is_a_clear_error_and_writes_nothing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    before = sorted(p.name for p in (workspace / ".memory").rglob("*.md"))
+    async with mcp_session(workspace, tmp_path / "xdg", "--no-watch") as session:
+        unknown = error_text(
+            await call(session, "forget", memory="memory://memories/project/nope.md")
+        )
+        assert "no memory" in unknown and "uri" in unknown
+        secret = error_text(await call(session, "remember", text=f"Use the key {SECRET} in CI."))
+        assert "secret" in secret and SECRET not in secret
+        team_secret = error_text(
+            await call(session, "remember", text=f"Deploy token {SECRET}", scope="team")
+        )
+        assert "secret" in team_secret and SECRET not in team_secret
+        overlong = error_text(await call(session, "recall_memory", query="x" * 40_000))
+        assert "query" in overlong
+        scope = error_text(await call(session, "remember", text="Anything.", scope="galaxy"))
+        assert "scope" in scope
+        with pytest.raises(MCPError):
+            await asyncio.wait_for(
+                session.read_resource("memory://memories/project/missing.md"), WAIT
+            )
+        # Still serving after every refusal.
+        assert answer(await call(session, "recall_memory", query="deploy release"))["memories"]
+    assert sorted(p.name for p in (workspace / ".memory").rglob("*.md")) == before
