@@ -34,6 +34,7 @@ from memory_recall.server.documents import INDEX_FILE_NAME, MemoryDocument
 from memory_recall.server.organise.consolidate import ConsolidationPlan
 from memory_recall.server.organise.organiser import Organiser
 from memory_recall.server.organise.retention import edited_ms
+from memory_recall.server.roots import Scope
 from memory_recall.server.store.commit import Plan, PlannedChange
 from memory_recall.server.store.edits import archive_changes, parse_file
 from memory_recall.server.store.errors import WriteFailed
@@ -240,6 +241,11 @@ class Dreamer:
             if scope is None or root.scope.value == scope
         ]
 
+    def reports_only(self, index: int) -> bool:
+        """A team root is only reported on (SPEC §13): planned, never carried out, so not
+        even its MEMORY.md is rewritten behind the team's back."""
+        return self.writer.roots[index].scope is Scope.TEAM
+
     def _docs(self, index: int) -> list[MemoryDocument]:
         return [d for d in self.writer.catalog.snapshot().documents if d.root_index == index]
 
@@ -271,8 +277,9 @@ class Dreamer:
         )
 
     def run(self, index: int, *, dry_run: bool = False, trigger: str = "explicit") -> Run:
-        """Plan one root and (unless a dry run) carry the plan out; synchronous (CLI)."""
-        if dry_run:
+        """Plan one root and (unless a dry run or a team root) carry the plan out;
+        synchronous (CLI)."""
+        if dry_run or self.reports_only(index):
             docs = self._docs(index)
             return Run(index, self.organiser.plan_for(index, docs))
         with self._exclusive(index):
@@ -291,7 +298,7 @@ class Dreamer:
     ) -> Run:
         """`run` for the daemon: planned in a worker thread, written through the writer's
         async path (recalls and other requests keep being answered meanwhile)."""
-        if dry_run:
+        if dry_run or self.reports_only(index):
             docs = self._docs(index)
             return Run(index, await asyncio.to_thread(self.organiser.plan_for, index, docs))
         with self._exclusive(index):
