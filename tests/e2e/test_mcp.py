@@ -10,8 +10,10 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+from tests.e2e.test_http_selector import FakeModel, _handler
 from tests.memory_files import write_memory
 
 WAIT = 20  # seconds: every wait in a test is bounded
@@ -168,3 +171,56 @@ async def test_bad_input_is_a_clear_error_and_writes_nothing(
         # Still serving after every refusal.
         assert answer(await call(session, "recall_memory", query="deploy release"))["memories"]
     assert sorted(p.name for p in (workspace / ".memory").rglob("*.md")) == before
+
+
+@pytest.fixture
+def model() -> Iterator[tuple[FakeModel, str]]:
+    fake = FakeModel()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield fake, f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
+async def test_with_a_model_the_answer_is_fast_plus_refined(
+    workspace: Path, tmp_path: Path, model: tuple[FakeModel, str]
+) -> None:
+    fake, url = model
+    memory = workspace / ".memory"
+    for n in range(4):
+        write_memory(memory, f"deploy-{n}.md", f"Deploy step {n}", "release", f"deploy step {n}")
+    fake.answer = [str(memory / "db" / "postgres.md")]  # not in the fast two
+    flags = ("--no-watch", "--model-url", url, "--model", "tiny", "--api-key-env", "MCP_TEST_KEY")
+    async with mcp_session(
+        workspace, tmp_path / "xdg", *flags, env={"MCP_TEST_KEY": "sk-mcp-0123456789abcdef"}
+    ) as session:
+        got = answer(await call(session, "recall_memory", query="deploy release step"))
+        phases = [m["phase"] for m in got["memories"]]
+        assert phases[:2] == ["fast", "fast"] and phases[2:] == ["refined"]
+        assert got["memories"][2]["uri"] == "memory://memories/project/db/postgres.md"
+        assert got["refined"].startswith("refined by the model (tiny at http://127.0.0.1")
+        assert got["prompt"].count("## Relevant memory") == 1
+        assert fake.headers[0]["Authorization"] == "Bearer sk-mcp-0123456789abcdef"
+        fake.mode = "error"
+        failed = answer(await call(session, "recall_memory", query="deploy release step"))
+        assert "the model's answer was not used" in failed["refined"]
+        assert "500" in failed["refined"]
+        assert len(failed["memories"]) >= 2  # the fast result and the lexical fallback
+
+
+async def test_files_changed_by_hand_are_served_while_it_runs(
+    workspace: Path, tmp_path: Path
+) -> None:
+    async with mcp_session(workspace, tmp_path / "xdg") as session:
+        write_memory(workspace / ".memory" / "team", "oncall.md", "On-call rota",
+                     "Who is paged", "The on-call rota lives in PagerDuty, weekly handover.")  # fmt: skip
+
+        async def seen() -> dict[str, Any]:
+            while True:
+                got = answer(await call(session, "recall_memory", query="on-call rota pagerduty"))
+                if got["memories"]:
+                    return got
+                await asyncio.sleep(0.1)
+
+        got = await asyncio.wait_for(seen(), WAIT)
+        assert got["memories"][0]["uri"] == "memory://memories/team/oncall.md"
