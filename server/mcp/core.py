@@ -6,7 +6,8 @@ become the daemon's `InitializationOptions` and go through the daemon's own
 option rules (`daemon/options.py`). From there the objects are the daemon's:
 the `CatalogSession` (warm catalog and watcher over the watched roots), the
 `RecallService` (ranker, selector), the `WriteSide` (writer, quality and secret
-gate, state store) and the `OrganiseSide` (topic tree, context, staleness).
+gate, state store), the `OrganiseSide` (topic tree, context, staleness) and the
+search service (`server/search.py`) with the memory network it reads.
 Nothing here ranks, writes or gates; it only holds them for one MCP session.
 """
 
@@ -29,6 +30,7 @@ from memory_recall.server.daemon.session import CatalogSession, TaskRegistry
 from memory_recall.server.daemon.writing import WriteSide
 from memory_recall.server.recall import RecallService
 from memory_recall.server.roots import MemoryRoot
+from memory_recall.server.search import MemorySearch, NetworkFollower
 
 log = logging.getLogger("memory_recall")
 
@@ -77,6 +79,10 @@ class MemoryCore:
         self.write = WriteSide.open(self.session.catalog, ranker, options.write)
         self.organise = OrganiseSide(self.roots, workspace, options, self.write)
         self.recall.staleness = self.organise.staleness.for_recall
+        # `memory/search`'s service, placing memories on the organiser's own topic tree;
+        # the memory network follows the catalog's views (built on first use).
+        self.search = MemorySearch(ranker, topics=self.organise.organiser.topics)
+        self.network = NetworkFollower()
         # The watcher's echo of our own writes is not a change to re-read.
         self.session.ignore = self.write.writer.own_writes.filter
 

@@ -16,12 +16,12 @@ import asyncio
 import logging
 import sys
 import uuid
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote, unquote
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from memory_recall.protocol.limits import REFINED_LIMIT
+from memory_recall.protocol.limits import MAX_QUERY_CHARS, REFINED_LIMIT, SEARCH_DEFAULT_LIMIT
 from memory_recall.protocol.messages import (
     ContextParams,
     PhaseNotification,
@@ -35,6 +35,14 @@ from memory_recall.server.daemon.writing import result_wire
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.mcp.core import MemoryCore
 from memory_recall.server.recall import RecallRequest
+from memory_recall.server.search import (
+    SearchError,
+    SearchHit,
+    SearchOutcome,
+    SearchRequest,
+    SearchSubtree,
+    render_search,
+)
 from memory_recall.server.store.errors import InvalidWrite, WriteError
 from memory_recall.server.store.writer import ForgetRequest, RememberRequest
 from pydantic import BaseModel, ValidationError
@@ -47,7 +55,8 @@ TREE_URI = "memory://tree"
 
 INSTRUCTIONS = (
     "Long-term memory for this project and this user. Call recall_memory with the user's "
-    "request at the start of a task to get what was learned before; remember what the user "
+    "request at the start of a task to get what was learned before; search_memory to look "
+    "further (shallow, deep, explore the topic tree, get one memory); remember what the user "
     "asks you to remember; memory_context gives the standing rules to keep in mind."
 )
 
@@ -193,6 +202,42 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
         return recall_answer(core, result.fast, result.refined)
 
     @server.tool()
+    async def search_memory(
+        query: str = "",
+        mode: Literal["shallow", "deep", "explore", "get"] = "shallow",
+        memory: str | None = None,
+        category: str | None = None,
+        scope: Literal["project", "team", "user"] | None = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """Look through the memories yourself. `shallow`: `query` against titles and
+        descriptions (a cheap list); `deep`: against whole bodies, with the matching passage
+        and memories linked to the hits; `explore`: a topic-tree subtree (`category` such as
+        `lessons` or `lessons/errors`, or the subtree of `memory`, or of the query's best
+        hit); `get`: one `memory` (its uri) whole. `scope` keeps one scope's memories."""
+        if len(query) > MAX_QUERY_CHARS:
+            raise ToolError(f"invalid arguments: query: longer than {MAX_QUERY_CHARS} characters")
+        path = None
+        if memory is not None:
+            path = (await resolve(memory)).path
+        request = SearchRequest(
+            mode=mode, query=query, path=path, category=category, scope=scope,
+            limit=limit or SEARCH_DEFAULT_LIMIT,
+        )  # fmt: skip
+        view = await core.session.view()
+
+        def search() -> SearchOutcome:
+            network = core.network.network(view) if mode in ("deep", "explore") else None
+            stale = core.organise.staleness.for_recall()
+            return core.search.search(view, request, network=network, stale_check=stale)
+
+        try:
+            outcome = await asyncio.to_thread(search)
+        except SearchError as exc:
+            raise ToolError(str(exc)) from None
+        return search_answer(outcome)
+
+    @server.tool()
     async def remember(
         text: str,
         scope: str | None = None,
@@ -257,6 +302,37 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
             raise ResourceNotFoundError(f"{scope} memory {path!r} cannot be read: {exc}") from None
 
     return server
+
+
+def search_answer(outcome: SearchOutcome) -> dict[str, Any]:
+    """A search's outcome as plain JSON, with the markdown an agent reads."""
+    return {
+        "mode": outcome.mode,
+        "total": outcome.total,
+        "prompt": render_search(outcome),
+        "memories": [_hit(h) for h in outcome.hits],
+        "subtree": _subtree(outcome.subtree) if outcome.subtree is not None else None,
+    }
+
+
+def _hit(hit: SearchHit) -> dict[str, Any]:
+    doc = hit.doc
+    return {
+        "uri": uri_of(doc), "path": doc.path, "relativePath": doc.relative_path,
+        "scope": doc.scope.wire, "type": doc.type, "title": doc.title,
+        "description": doc.description, "category": hit.category, "source": hit.source,
+        "score": hit.score, "body": hit.body, "truncated": hit.truncated, "stale": hit.stale,
+        "reached": hit.reached.describe() if hit.reached is not None else None,
+    }  # fmt: skip
+
+
+def _subtree(tree: SearchSubtree) -> dict[str, Any]:
+    return {
+        "slug": tree.slug,
+        "label": tree.label,
+        "count": tree.count,
+        "children": [_subtree(c) for c in tree.children],
+    }
 
 
 def _read_text(path: str) -> str:

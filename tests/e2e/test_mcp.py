@@ -84,7 +84,7 @@ def workspace(tmp_path: Path) -> Path:
 async def test_every_tool_and_every_resource_over_stdio(workspace: Path, tmp_path: Path) -> None:
     async with mcp_session(workspace, tmp_path / "xdg", "--no-watch") as session:
         tools = {t.name for t in (await session.list_tools()).tools}
-        assert {"recall_memory", "remember", "forget", "memory_context"} <= tools
+        assert tools == {"recall_memory", "search_memory", "remember", "forget", "memory_context"}
 
         # recall_memory: one answer, fast + refined; without a model it says so.
         recalled = answer(await call(session, "recall_memory", query="how do we deploy a release?"))
@@ -113,6 +113,26 @@ async def test_every_tool_and_every_resource_over_stdio(workspace: Path, tmp_pat
         assert "reset every Monday" in text and text.startswith("---")
         again = answer(await call(session, "recall_memory", query="when is staging reset?"))
         assert again["memories"][0]["uri"] == op["uri"]
+
+        # search_memory: the four modes of SPEC §11.
+        shallow = answer(await call(session, "search_memory", query="pgbouncer", mode="shallow"))
+        assert [m["title"] for m in shallow["memories"]] == ["Postgres pooling"]
+        assert shallow["memories"][0]["body"] is None  # titles and descriptions only
+        deep = answer(
+            await call(session, "search_memory", query="transaction pooling", mode="deep")
+        )
+        assert deep["memories"][0]["uri"] == "memory://memories/project/db/postgres.md"
+        assert "transaction pooling" in deep["memories"][0]["body"]
+        assert "## Memory search" in deep["prompt"]
+        explore = answer(await call(session, "search_memory", mode="explore", category="project"))
+        assert explore["subtree"]["slug"] == "project" and explore["subtree"]["children"]
+        got = answer(await call(session, "search_memory", mode="get", memory=op["uri"]))
+        assert [m["uri"] for m in got["memories"]] == [op["uri"]]
+        assert "reset every Monday" in got["memories"][0]["body"]
+        team_only = answer(
+            await call(session, "search_memory", query="approvals", mode="deep", scope="team")
+        )
+        assert {m["scope"] for m in team_only["memories"]} == {"team"}
 
         # memory_context: the always-loaded rules.
         context = answer(await call(session, "memory_context"))
@@ -168,6 +188,14 @@ async def test_bad_input_is_a_clear_error_and_writes_nothing(
             await asyncio.wait_for(
                 session.read_resource("memory://memories/project/missing.md"), WAIT
             )
+        no_query = error_text(await call(session, "search_memory", mode="deep"))
+        assert "query" in no_query
+        bad_mode = error_text(await call(session, "search_memory", query="x", mode="sideways"))
+        assert "mode" in bad_mode
+        unknown_get = error_text(
+            await call(session, "search_memory", mode="get", memory="memory://memories/user/x.md")
+        )
+        assert "no memory" in unknown_get
         # Still serving after every refusal.
         assert answer(await call(session, "recall_memory", query="deploy release"))["memories"]
     assert sorted(p.name for p in (workspace / ".memory").rglob("*.md")) == before
