@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 import uuid
 from typing import Any, Literal
@@ -361,6 +362,12 @@ def find_memory(core: MemoryCore, memory: str) -> MemoryDocument | None:
     return None
 
 
+TTY_HINT = (
+    "memory-recall mcp: this is an MCP server; it speaks JSON-RPC lines on stdin/stdout for "
+    "MCP hosts (see `memory-recall mcp --help` and the README's MCP section). Ctrl-D ends it."
+)
+
+
 def run(core: MemoryCore, log_level: str = "WARNING") -> int:
     """Serve MCP on stdin/stdout until the host closes stdin."""
     logging.basicConfig(
@@ -368,6 +375,8 @@ def run(core: MemoryCore, log_level: str = "WARNING") -> int:
     )
     for name in ("httpx", "watchfiles", "mcp"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    if sys.stdin.isatty():  # started by hand: say what this is instead of waiting silently
+        print(TTY_HINT, file=sys.stderr, flush=True)
     server = build_server(core)
 
     async def main() -> None:
@@ -377,5 +386,9 @@ def run(core: MemoryCore, log_level: str = "WARNING") -> int:
         finally:
             core.stop()
 
-    asyncio.run(main())
-    return 0
+    # Not asyncio.run: on the way out it joins the default executor, where the index
+    # build of a large tree may still run; a host that went away must not wait for it.
+    asyncio.new_event_loop().run_until_complete(main())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
