@@ -94,7 +94,7 @@ def _add_root_option(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="DIR[:scope]",
         help="a memory root (scope project, user or team; default project); repeatable. "
-        "Default: ./.memory (project) and the user data dir (user).",
+        "Default: ./.memory (project), ./.memory/team (team) and the user data dir (user).",
     )
 
 
