@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from memory_recall.server.documents import INDEX_FILE_NAME, MemoryDocument
 from memory_recall.server.organise.consolidate import ConsolidationPlan
 from memory_recall.server.organise.organiser import Organiser
+from memory_recall.server.organise.prose import ProseMerger
 from memory_recall.server.organise.retention import edited_ms
 from memory_recall.server.store.commit import Plan, PlannedChange
 from memory_recall.server.store.edits import archive_changes, parse_file
@@ -228,10 +229,12 @@ class Dreamer:
         organiser: Organiser,
         *,
         today: Callable[[], str] = _today,
+        prose: ProseMerger | None = None,
     ) -> None:
         self.writer = writer
         self.organiser = organiser
         self.today = today
+        self.prose = prose  # the model that rewords merges (daemon only; a dry run never asks)
 
     def indexes(self, scope: str | None) -> list[int]:
         return [
@@ -298,6 +301,8 @@ class Dreamer:
             for _attempt in range(MAX_PLANS):
                 docs = self._docs(index)
                 plan = await asyncio.to_thread(self.organiser.plan_for, index, docs)
+                if self.prose is not None:
+                    plan = await self.prose.merge(plan, {d.path: d for d in docs})
                 try:
                     converter = self._converter(index, plan, docs, trigger)
                     result = await self.writer.run_plan_async(converter)
