@@ -261,7 +261,9 @@ def test_a_nul_or_an_over_long_name_in_a_path(tmp_path: Path, where: str) -> Non
         # Told once per bad root: the default roots of a bad workspace are two of them
         # (its project root and the team root inside it).
         told = [m["params"]["message"] for m in shown if words in m["params"]["message"]]
-        assert len(told) == len(set(told)) == (1 if where in ("root path", "long component") else 2), shown
+        assert (
+            len(told) == len(set(told)) == (1 if where in ("root path", "long component") else 2)
+        ), shown
         _progress_ended(wire)
         reply = wire.request("rc", "memory/recall", {"query": "how do we deploy"})
         if where in ("root path", "long component"):
