@@ -131,7 +131,7 @@ class InitializationOptions(WireModel):
 
     roots: list[RootOption] | None = Field(
         default=None,
-        description="Default: project <workspace>/.memory and "
+        description="Default: project <workspace>/.memory, team <workspace>/.memory/team and "
         "user <user data dir>/memory-recall/memory",
     )
     selector: SelectorOptions = Field(default_factory=SelectorOptions)

@@ -505,7 +505,7 @@ export interface InitializationOptions {
    */
   ranker?: string | null;
   /**
-   * Default: project <workspace>/.memory and user <user data dir>/memory-recall/memory
+   * Default: project <workspace>/.memory, team <workspace>/.memory/team and user <user data dir>/memory-recall/memory
    */
   roots?: RootOption[] | null;
   selector?: SelectorOptions;
