@@ -27,6 +27,7 @@ from memory_recall.server.daemon.framing import StdoutWriter, open_reader
 from memory_recall.server.daemon.options import (
     build_completer,
     build_selector,
+    build_semantic,
     choose_ranker,
     choose_roots,
     completer_problem,
@@ -91,6 +92,8 @@ class MemoryServer(LanguageServer):
         @self.feature(types.SHUTDOWN)
         async def shutdown(params: Any) -> None:
             self.session.stop()
+            if self.service.semantic is not None:
+                await self.service.semantic.aclose()
 
         @self.feature(methods.RECALL)
         async def recall(params: Any) -> dict[str, Any]:
@@ -192,6 +195,8 @@ class MemoryServer(LanguageServer):
         self.write = WriteSide.open(self.session.catalog, ranker, self.options.write)
         self.organise = OrganiseSide(roots, workspace, self.options, self.write)
         self.service.staleness = self.organise.staleness.for_recall
+        if self.options.embeddings is not None:
+            self._start_semantic()
         # Extraction asks the selector's model (or the host's, memory/complete) within its deadline.
         self.extraction = ExtractionService(
             build_completer(self.options, self._send_select_request, self._cancel_request),
@@ -208,6 +213,19 @@ class MemoryServer(LanguageServer):
         if self.organise.auto is not None:
             self.tasks.spawn(self._consolidate_when_idle(), "auto-consolidation")
         self.session.start(watch=self.options.watch)
+
+    def _start_semantic(self) -> None:
+        """Semantic recall (opt-in): vectors embedded in the background, after the first
+        index and after every change; recalls use what exists."""
+        assert self.options.embeddings is not None and self.write is not None
+        channel, problem = build_semantic(self.options.embeddings, self.write.state)
+        if problem:
+            self._option_problems.append(problem)
+        if channel is None:
+            return
+        self.service.semantic = channel
+        self.session.on_changed = channel.changed.set
+        self.tasks.spawn(channel.run(self.session.view), "embeddings")
 
     def on_initialized(self, _params: types.InitializedParams) -> None:
         if self._initialized:  # a repeated `initialized` must not repeat every message
