@@ -395,7 +395,9 @@ class RecallService:
         if query is not None and channel is not None:
             if hits:
                 # Fill after the fast docs are removed: the slots the host sees empty.
-                top, similarity = channel.fill(exclusion.remove_from(top), hits, limit)
+                top, similarity = channel.fill(
+                    exclusion.remove_from(top), hits, limit, channel.reserved_slots
+                )
                 top = exclusion.remove_from(top)
             report = _report(query, similarity, True)
         remaining = exclusion.remove_from(top)

@@ -226,11 +226,15 @@ class SemanticChannel:
         lexical: Sequence[ScoredDocument],
         hits: Sequence[SemanticHit],
         limit: int,
-        z_floor: float = fill_rule.Z_FLOOR,
+        reserve: int = 0,
     ) -> tuple[list[ScoredDocument], dict[str, float]]:
         """The fill rule (semantic.fill) over this channel's hits; a filled document's
         lexical score is 0."""
-        return fill_rule.fill(lexical, _as_scored(hits), limit, z_floor)
+        return fill_rule.fill(lexical, _as_scored(hits), limit, fill_rule.Z_FLOOR, reserve)
+
+    @property
+    def reserved_slots(self) -> int:
+        return fill_rule.RESERVED_SLOTS
 
     def candidates(
         self, candidates: Sequence[MemoryDocument], hits: Sequence[SemanticHit]

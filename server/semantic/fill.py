@@ -1,11 +1,12 @@
 """How semantic hits join a lexical result: fill (the daemon's rule) and reciprocal-rank
 fusion (measured against it by `memory-recall semantic-eval`).
 
-Fill never moves a lexical document: semantic hits only take the slots the lexical
-result left empty, and only hits at least `Z_FLOOR` standard deviations above the query's
-typical similarity. A lexical match is evidence a reader can check (the words are there);
-a similarity is not, so it never displaces one. The figures that chose this are in the
-README ("Semantic recall").
+Fill never moves a lexical document up or down: semantic hits take the slots the lexical
+result left empty (and, in the refined phase, its last slot: `RESERVED_SLOTS`), and only
+hits at least `Z_FLOOR` standard deviations above the query's typical similarity. A
+lexical match is evidence a reader can check (the words are there); a similarity is not,
+so it never goes above one. The figures that chose this are in the README ("Semantic
+recall").
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ from memory_recall.server.ranking.spec import ScoredDocument
 # Measured on fixtures/eval with multilingual-e5-small and USE-multilingual (README): a
 # hit this far above the query's mean similarity over the corpus is about the subject.
 Z_FLOOR = 3.0
+# The refined phase's last slot goes to a strong semantic hit before the lexical fifth:
+# bm25f nearly always finds five weak matches for a question that shares no word with its
+# memory, so pure fill left the semantic slice at 0-9 % (semantic-eval, README). One slot
+# keeps the lexical top 4 and top-1 exactly; the fast phase (2 slots) reserves none.
+RESERVED_SLOTS = 1
 # Into the model's candidates: more, with their similarity, for the model to judge.
 CANDIDATE_Z_FLOOR = 1.5
 CANDIDATE_HITS = 20

@@ -294,3 +294,13 @@ print(",".join(loaded))
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
+
+
+def test_the_reserved_slot_goes_to_a_strong_hit_before_the_lexical_tail():
+    lexical = [scored(d) for d in [DEPLOY, *OTHERS[:4]]]
+    hits = [(scored(AUTH, 0), 0.8, 4.0), (scored(OTHERS[5], 0), 0.7, 1.0)]
+    out, added = fill(lexical, hits, 5, z_floor=3.0, reserve=1)
+    assert [s.document for s in out] == [DEPLOY, *OTHERS[:3], AUTH]  # the lexical top 4 kept
+    assert added == {AUTH.path: 0.8}
+    weak = [(scored(OTHERS[5], 0), 0.7, 1.0)]
+    assert fill(lexical, weak, 5, z_floor=3.0, reserve=1)[0] == lexical  # below the floor
