@@ -133,7 +133,12 @@ class SemanticChannel:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), retry)
             self.changed.clear()
-            await self.sync(await views())
+            view = await views()
+            try:
+                await self.sync(view)
+            except Exception as exc:  # our bug or the store's: recall keeps what it has
+                self.counters.failure = f"embedding failed: {type(exc).__name__}: {exc}"
+                log.error("embeddings: %s", self.counters.failure)
 
     async def sync(self, view: CorpusView) -> None:
         """Vectors for every document of `view`: held, cached, or embedded now."""
@@ -177,6 +182,10 @@ class SemanticChannel:
             log.warning("embeddings: %s; %d memories wait for a vector", failure, len(todo))
         self.counters.failure = failure
         self._held = held
+        # One dimension: a server that changed its model under the same name gives vectors
+        # of another size, which are dropped (and re-embedded on the next change).
+        size = (self.endpoint.dimension or 0) * 4 or next((len(b) for b in held.values()), 0)
+        held = {h: b for h, b in held.items() if len(b) == size}
         pairs = [(d, held[h]) for d, h in zip(docs, hashes, strict=True) if h in held]
         background = [held[h] for h in back_hashes if h in held]
         self.matrix = await asyncio.to_thread(
