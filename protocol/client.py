@@ -129,6 +129,7 @@ class MemoryRecallClient:
         *,
         roots: Sequence[tuple[str, str]] | None = None,
         selector: dict[str, Any] | None = None,
+        embeddings: dict[str, Any] | None = None,
         watch: bool = True,
         select_handler: SelectHandler | None = None,
         complete_handler: CompleteHandler | None = None,
@@ -163,6 +164,8 @@ class MemoryRecallClient:
             options["roots"] = [{"path": os.path.abspath(p), "scope": s} for p, s in roots]
         if selector is not None:
             options["selector"] = selector
+        if embeddings is not None:  # semantic recall: {url, model?, apiKeyEnv?, timeoutMs?}
+            options["embeddings"] = embeddings
         options.setdefault("watch", watch)
         await client.initialize(options, workspace=workspace)
         return client

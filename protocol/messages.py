@@ -126,6 +126,29 @@ class HostCapabilities(WireModel):
     )
 
 
+class EmbeddingsOptions(WireModel):
+    """Semantic recall (protocol v2, opt-in): an OpenAI-compatible `/embeddings` endpoint."""
+
+    url: StrictStr = Field(
+        min_length=1,
+        description="base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1",
+    )
+    model: StrictStr | None = Field(default=None, description="embedding model name")
+    api_key_env: StrictStr | None = Field(
+        default=None, description="name of the environment variable holding the API key"
+    )
+    timeout_ms: StrictInt | None = Field(
+        default=None, gt=0, le=120_000,
+        description="deadline of one call (a batch of documents or a query; default 10000); "
+        "the fast phase waits for the query embedding at most 60 ms, whatever this says",
+    )  # fmt: skip
+    allow_plain_http: StrictBool = Field(
+        default=False,
+        description="allow an http:// URL to a host other than this machine (memory text "
+        "and the API key would travel unencrypted)",
+    )
+
+
 class InitializationOptions(WireModel):
     """`initialize` → `initializationOptions` (all optional)."""
 
@@ -143,6 +166,9 @@ class InitializationOptions(WireModel):
     context: ContextOptions = Field(default_factory=ContextOptions)
     write: WriteOptions = Field(default_factory=WriteOptions)
     capabilities: HostCapabilities = Field(default_factory=HostCapabilities)
+    embeddings: EmbeddingsOptions | None = Field(
+        default=None, description="semantic recall through an embeddings endpoint; off when absent"
+    )
 
 
 # -- memory/recall --------------------------------------------------------------
@@ -211,6 +237,25 @@ class MemoryDoc(WireModel):
     content_hash: str | None = Field(
         default=None, description="the file's version: pass it as memory/update's ifMatch"
     )
+    similarity: float | None = Field(
+        default=None,
+        description="cosine similarity to the query, for a memory the semantic channel "
+        "added to a slot the lexical result left empty (its score is then 0)",
+    )
+
+
+class SemanticReport(WireModel):
+    """What the semantic channel did in one phase (absent when the channel is off)."""
+
+    filled: int = Field(description="documents of this phase that came from the channel")
+    query_ms: float | None = Field(
+        default=None, description="how long the query embedding took, when it came back"
+    )
+    failure: str | None = Field(
+        default=None,
+        description="why the channel gave nothing to this phase: late, HTTP error, wrong "
+        "count or dimension, a value that is not a number (lexical results are unaffected)",
+    )
 
 
 class PhaseResult(WireModel):
@@ -224,6 +269,9 @@ class PhaseResult(WireModel):
     elapsed_ms: float = Field(description="since the request arrived")
     failure: str | None = Field(
         default=None, description="why the model's answer was not used, when it was not"
+    )
+    semantic: SemanticReport | None = Field(
+        default=None, description="the semantic channel's part (protocol v2, when configured)"
     )
 
 
@@ -253,6 +301,9 @@ class SelectCandidate(WireModel):
     type: MemoryType
     mtime_ms: float
     description: str
+    similarity: float | None = Field(
+        default=None, description="cosine similarity to the query (semantic channel), if known"
+    )
 
 
 class SelectParams(WireModel):
@@ -362,6 +413,18 @@ class RuntimeStatus(WireModel):
     exclusion_sets: int = Field(description="per-recall exclusion sets alive (one per recall)")
 
 
+class SemanticStatus(WireModel):
+    """The semantic channel in `memory/status` (absent when it is off)."""
+
+    model: str
+    documents: int = Field(description="memories with a vector now")
+    pending: int = Field(description="memories still waiting for one")
+    embedded: int = Field(description="vectors the endpoint computed this session")
+    reused: int = Field(description="vectors found in the state store's cache")
+    query_failures: int
+    failure: str | None = Field(default=None, description="the last background failure")
+
+
 class StatusResult(WireModel):
     """`memory/status` result."""
 
@@ -387,6 +450,9 @@ class StatusResult(WireModel):
     write: WriteStatus | None = Field(default=None, description="the write side (protocol v2)")
     extract: ExtractCounters | None = Field(
         default=None, description="extraction calls and outcomes (protocol v2)"
+    )
+    semantic: SemanticStatus | None = Field(
+        default=None, description="the semantic channel, when configured (protocol v2)"
     )
 
 

@@ -329,6 +329,21 @@ def cmd_network_eval(args: argparse.Namespace) -> int:
     return run_network_eval(args.options)
 
 
+def run_semantic(command: str, argv: Sequence[str]) -> int:
+    """`semantic-eval` / `semantic-bench`: the semantic channel measured (issue 20); their
+    own options (`-h`). Imported only here: they need numpy, and the real encoder needs the
+    eval-semantic extra."""
+    if command == "semantic-eval":
+        from memory_recall.server.dev.semantic_eval import main as semantic_main
+    else:
+        from memory_recall.server.dev.semantic_bench import main as semantic_main
+    return semantic_main(list(argv))
+
+
+def cmd_semantic(args: argparse.Namespace) -> int:
+    return run_semantic(args.command, args.options)
+
+
 def _existing(path: str, what: str) -> Path:
     if not Path(path).exists():
         raise UsageError(f"{what} {path} does not exist")
@@ -519,6 +534,16 @@ def build_parser() -> argparse.ArgumentParser:
     network_eval.add_argument("options", nargs=argparse.REMAINDER)
     network_eval.set_defaults(func=cmd_network_eval)
 
+    for name, what in (
+        ("semantic-eval", "recall with and without the semantic channel, fill against fusion, "
+         "through a real local encoder (`make eval-semantic` installs it)"),
+        ("semantic-bench", "benchmark: the fast phase with the semantic channel on, and "
+         "embedding throughput (docs/s)"),
+    ):  # fmt: skip
+        semantic = sub.add_parser(name, help=what, add_help=False)
+        semantic.add_argument("options", nargs=argparse.REMAINDER)
+        semantic.set_defaults(func=cmd_semantic)
+
     delivery = sub.add_parser(
         "delivery", help="benchmark: what a host waiting 100 ms gets, per model latency"
     )
@@ -628,6 +653,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_bench(argv[1:])
     if argv[:1] == ["network-eval"]:
         return run_network_eval(argv[1:])
+    if argv[:1] in (["semantic-eval"], ["semantic-bench"]):
+        return run_semantic(argv[0], argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):  # editors start us with no arguments

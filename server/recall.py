@@ -12,7 +12,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory_recall.protocol.limits import FAST_LIMIT, REFINED_LIMIT, SELECTOR_CEILING_S
 from memory_recall.protocol.messages import Excerpt as WireExcerpt
@@ -24,6 +24,7 @@ from memory_recall.protocol.messages import (
     RecallCounters,
     RecallResult,
     RecallTelemetry,
+    SemanticReport,
     StaleMark,
     Status,
     Strategy,
@@ -36,6 +37,13 @@ from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.ranking.shortlist import RecallQuery, Shortlist
 from memory_recall.server.ranking.spec import ScoredDocument
 from memory_recall.server.ranking.view import CorpusView
+
+if TYPE_CHECKING:  # the channel is imported only by a daemon configured with one
+    from memory_recall.server.semantic.channel import SemanticChannel, SemanticQuery
+
+# Semantic hits read per recall: enough to fill 5 slots past excluded or lexical ones,
+# and the model's candidates.
+SEMANTIC_HITS = 40
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,12 @@ class ExclusionSet:
         return [s for s in docs if s.document.path not in self.paths]
 
 
-def to_wire(scored: ScoredDocument, excerpt: Excerpt, stale: str | None = None) -> MemoryDoc:
+def to_wire(
+    scored: ScoredDocument,
+    excerpt: Excerpt,
+    stale: str | None = None,
+    similarity: float | None = None,
+) -> MemoryDoc:
     """A delivered document: its body is the excerpt the ranker chose."""
     doc = scored.document
     return MemoryDoc(
@@ -92,6 +105,7 @@ def to_wire(scored: ScoredDocument, excerpt: Excerpt, stale: str | None = None) 
         score=scored.score,
         stale=StaleMark(reason=stale) if stale else None,
         content_hash=doc.content_hash or None,
+        similarity=similarity,
     )
 
 
@@ -127,6 +141,8 @@ class _Phases:
         status: Status,
         docs: list[ScoredDocument],
         failure: str | None = None,
+        similarity: Mapping[str, float] | None = None,
+        semantic: SemanticReport | None = None,
     ) -> PhaseResult:
         stale = self.stale_check([s.document for s in docs]) if self.stale_check and docs else {}
         if stale:  # demoted: after every fresh memory of the phase
@@ -134,17 +150,19 @@ class _Phases:
                 s for s in docs if s.document.path in stale
             ]
         excerpts = [self.excerpt(s.document) for s in docs]
+        similarity = similarity or {}
         return PhaseResult(
             phase=name,
             strategy=strategy,
             status=status,
             docs=[
-                to_wire(s, e, stale.get(s.document.path))
+                to_wire(s, e, stale.get(s.document.path), similarity.get(s.document.path))
                 for s, e in zip(docs, excerpts, strict=True)
             ],
             prompt=render_prompt([s.document for s in docs], excerpts=excerpts, stale=stale),
             elapsed_ms=self.timer.ms(),
             failure=failure,
+            semantic=semantic,
         )
 
 
@@ -190,6 +208,8 @@ class RecallService:
         self.deadline_s = min(self.ceiling_s, timeout_s) if timeout_s else self.ceiling_s
         self.counters = RecallCounters()
         self.active: dict[str | int, ExclusionSet] = {}
+        # Semantic recall (opt-in): set by the daemon when embeddings are configured.
+        self.semantic: SemanticChannel | None = None
 
     @property
     def selector_kind(self) -> str:
@@ -255,28 +275,16 @@ class RecallService:
                 **result.model_dump(), request_id=request.request_id, token=request.token
             )
 
-        fast: PhaseResult | None = None
-        if self.selector is not None:
-            # The host is waiting for this one: send the ranking's top 2 before
-            # building the model's 200-candidate manifest.
-            top = query.top(FAST_LIMIT)
-            if top:
-                exclusion.add(top)
-                fast = phases.build("fast", "heuristic", "delivered", top)
-                listener.fast_result(notify(fast))
-                self.counters.fast_delivered += 1
-                outcome.record(fast)
-        shortlist = query.shortlist()
-        if not shortlist.tokens or not shortlist.candidates:
-            refined = phases.build("refined", "none", "no_relevant_results", [])
-        elif self.selector is None:
-            refined = self._fallback_phase(shortlist, exclusion, phases, request.limit)
-        else:
-            refined = await self._model_phase(request, shortlist, exclusion, phases, outcome)
-        listener.refined_result(notify(refined))
-        if refined.docs:
-            self.counters.refined_delivered += 1
-        outcome.record(refined)
+        # The query embedding travels while the lexical ranking runs.
+        channel = self.semantic
+        semantic = channel.begin(request.query) if channel is not None and query.tokens else None
+        try:
+            fast, refined = await self._phases(
+                request, query, phases, listener, notify, exclusion, outcome, semantic
+            )
+        finally:
+            if semantic is not None:
+                semantic.abandon()
         return RecallResult(
             request_id=request.request_id,
             token=request.token,
@@ -286,6 +294,87 @@ class RecallService:
             duration_ms=timer.ms(),
         )
 
+    async def _phases(
+        self,
+        request: RecallRequest,
+        query: RecallQuery,
+        phases: _Phases,
+        listener: RecallListener,
+        notify: Callable[[PhaseResult], PhaseNotification],
+        exclusion: ExclusionSet,
+        outcome: _Outcome,
+        semantic: SemanticQuery | None,
+    ) -> tuple[PhaseResult | None, PhaseResult]:
+        fast: PhaseResult | None = None
+        if self.selector is not None:
+            # The host is waiting for this one: send the ranking's top 2 before
+            # building the model's 200-candidate manifest.
+            top = query.top(FAST_LIMIT)
+            similarity: dict[str, float] = {}
+            report = None
+            if semantic is not None:
+                hits = None
+                waited = len(top) < FAST_LIMIT  # a slot to fill: wait, within the fast deadline
+                if waited:
+                    hits = await self._semantic_hits(semantic, query, fast=True)
+                if hits:
+                    top, similarity = self._channel().fill(top, hits, FAST_LIMIT)
+                report = _report(semantic, similarity, waited)
+            if top:
+                exclusion.add(top)
+                fast = phases.build(
+                    "fast", "heuristic", "delivered", top, similarity=similarity, semantic=report
+                )
+                listener.fast_result(notify(fast))
+                self.counters.fast_delivered += 1
+                outcome.record(fast)
+        shortlist = query.shortlist()
+        hits = None
+        if semantic is not None and shortlist.candidates:
+            # Without a selector this is the phase the host waits for: the fast deadline.
+            hits = await self._semantic_hits(semantic, query, fast=self.selector is None)
+        if not shortlist.tokens or not shortlist.candidates:
+            refined = phases.build("refined", "none", "no_relevant_results", [])
+        elif self.selector is None:
+            refined = self._fallback_phase(
+                shortlist,
+                exclusion,
+                phases,
+                request.limit,
+                semantic=(semantic, hits, self.semantic),
+            )
+        else:
+            refined = await self._model_phase(
+                request, shortlist, exclusion, phases, outcome, (semantic, hits)
+            )
+        if semantic is not None and semantic.failure:
+            self._channel().counters.query_failures += 1
+        listener.refined_result(notify(refined))
+        if refined.docs:
+            self.counters.refined_delivered += 1
+        outcome.record(refined)
+        return fast, refined
+
+    def _channel(self) -> SemanticChannel:
+        assert self.semantic is not None
+        return self.semantic
+
+    async def _semantic_hits(
+        self, semantic: SemanticQuery, query: RecallQuery, *, fast: bool
+    ) -> list[Any] | None:
+        channel = self._channel()
+        vector = await semantic.vector(channel.fast_deadline_s if fast else channel.timeout_s)
+        if vector is None:
+            return None
+        hits = channel.hits(vector, query.keep, SEMANTIC_HITS)
+        if not hits and len(vector) != channel.matrix.dimension:
+            semantic.failure = (
+                f"wrong dimension: the query vector has {len(vector)}, the memories "
+                f"{channel.matrix.dimension}"
+            )
+            return None
+        return hits
+
     @staticmethod
     def _fallback_phase(
         shortlist: Shortlist,
@@ -293,12 +382,30 @@ class RecallService:
         phases: _Phases,
         limit: int,
         failure: str | None = None,
+        semantic: tuple[SemanticQuery | None, list[Any] | None, SemanticChannel | None] = (
+            None,
+            None,
+            None,
+        ),
     ) -> PhaseResult:
         top = shortlist.fallback[:limit]
+        query, hits, channel = semantic
+        similarity: dict[str, float] = {}
+        report = None
+        if query is not None and channel is not None:
+            if hits:
+                # Fill after the fast docs are removed: the slots the host sees empty.
+                top, similarity = channel.fill(
+                    exclusion.remove_from(top), hits, limit, channel.reserved_slots
+                )
+                top = exclusion.remove_from(top)
+            report = _report(query, similarity, True)
         remaining = exclusion.remove_from(top)
         strategy: Strategy = "heuristic" if top else "none"
         status = refined_status(len(top), len(remaining))
-        return phases.build("refined", strategy, status, remaining, failure)
+        return phases.build(
+            "refined", strategy, status, remaining, failure, similarity=similarity, semantic=report
+        )
 
     async def _model_phase(
         self,
@@ -307,18 +414,28 @@ class RecallService:
         exclusion: ExclusionSet,
         phases: _Phases,
         outcome: _Outcome,
+        semantic: tuple[SemanticQuery | None, list[Any] | None] = (None, None),
     ) -> PhaseResult:
         assert self.selector is not None
+        query, hits = semantic
+        candidates = list(shortlist.candidates)
+        similarity: dict[str, float] = {}
+        report = None
+        if query is not None:
+            if hits:
+                candidates, similarity = self._channel().candidates(candidates, hits)
+            report = _report(query, {}, True)
         selection = SelectionRequest(
             query=request.query,
-            candidates=shortlist.candidates,
+            candidates=candidates,
             limit=request.limit,
             recent_tools=list(request.recent_tools),
+            similarity=similarity,
         )
         started = time.perf_counter()
         try:
             chosen = await asyncio.wait_for(self.selector.select(selection), self.deadline_s)
-            docs = _validate_selection(chosen, shortlist, request.limit)
+            docs = _validate_selection(chosen, shortlist, request.limit, candidates)
         except (SelectorError, asyncio.TimeoutError) as exc:
             reason = (
                 f"timed out after {round(self.deadline_s * 1000)} ms"
@@ -327,21 +444,50 @@ class RecallService:
             )
             outcome.selector_done(started, reason)
             self.counters.selector_failures += 1
-            return self._fallback_phase(shortlist, exclusion, phases, request.limit, reason)
+            return self._fallback_phase(
+                shortlist,
+                exclusion,
+                phases,
+                request.limit,
+                reason,
+                semantic=(query, hits, self.semantic),
+            )
         outcome.selector_done(started, None)
         remaining = exclusion.remove_from(docs)
         status = refined_status(len(docs), len(remaining))
-        return phases.build("refined", "model", status, remaining)
+        if report is not None:
+            filled = [s for s in remaining if s.document.path in similarity and not s.score]
+            report = report.model_copy(update={"filled": len(filled)})
+        return phases.build(
+            "refined", "model", status, remaining, similarity=similarity, semantic=report
+        )
+
+
+def _report(
+    semantic: SemanticQuery, similarity: Mapping[str, float], asked: bool
+) -> SemanticReport:
+    """The channel's part in one phase; `asked`: the phase waited for the vector."""
+    back = semantic.task.done() and not semantic.task.cancelled() and not semantic.task.exception()
+    return SemanticReport(
+        filled=len(similarity),
+        query_ms=semantic.elapsed_ms() if back and asked else None,
+        failure=semantic.failure if asked else None,
+    )
 
 
 def _validate_selection(
-    chosen: Sequence[str], shortlist: Shortlist, limit: int
+    chosen: Sequence[str],
+    shortlist: Shortlist,
+    limit: int,
+    candidates: Sequence[MemoryDocument] | None = None,
 ) -> list[ScoredDocument]:
     """The selector's paths as documents, or SelectorError when the answer breaks the rules."""
     unique = list(dict.fromkeys(chosen))
     if len(unique) > limit:
         raise SelectorError(f"selector chose {len(unique)} memories, more than the limit {limit}")
-    manifest = {doc.path: doc for doc in shortlist.candidates}
+    manifest = {
+        doc.path: doc for doc in (shortlist.candidates if candidates is None else candidates)
+    }
     unknown = [p for p in unique if p not in manifest]
     if unknown:
         shown = unknown[0] if len(unknown[0]) <= 200 else unknown[0][:199] + "…"

@@ -163,6 +163,7 @@ def status(
         ),
         write=write.status() if write is not None and session.ready.is_set() else None,
         extract=extraction.counters if extraction is not None else None,
+        semantic=service.semantic.status(len(catalog)) if service.semantic is not None else None,
     ).wire()
 
 

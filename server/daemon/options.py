@@ -24,7 +24,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from lsprotocol import types
-from memory_recall.protocol.messages import InitializationOptions, SelectorOptions
+from memory_recall.protocol.messages import (
+    EmbeddingsOptions,
+    InitializationOptions,
+    SelectorOptions,
+)
 from memory_recall.server.models import Selector
 from memory_recall.server.models.client import ClientSelector
 from memory_recall.server.models.complete import ClientCompleter, Completer, HttpCompleter
@@ -75,6 +79,18 @@ def parse_options(raw: Any) -> tuple[InitializationOptions, list[str]]:
         options.selector.api_key_env
     ):
         problems.append(API_KEY_ENV_PROBLEM)
+    embeddings = options.embeddings
+    if embeddings is not None:
+        problem = url_problem(embeddings.url, allow_plain_http=embeddings.allow_plain_http)
+        if problem:
+            problems.append(f"embeddings.url: {problem}; semantic recall is off")
+            options.embeddings = None
+        elif embeddings.api_key_env is not None and not is_variable_name(embeddings.api_key_env):
+            problems.append(
+                "embeddings.apiKeyEnv: does not look like an environment variable name (it "
+                "must name the variable that holds the key); semantic recall is off"
+            )
+            options.embeddings = None
     if options.roots == []:
         problems.append("roots: empty list; using the default roots")
         options.roots = None
@@ -176,6 +192,22 @@ def completer_problem(options: InitializationOptions) -> str | None:
             "has no model for extraction"
         )
     return None
+
+
+def build_semantic(options: EmbeddingsOptions, store: Any) -> tuple[Any, str | None]:
+    """The semantic channel (`server.semantic`, imported only here and only when the
+    options ask for it), or None and why not."""
+    try:
+        import numpy  # noqa: F401  (the vector scan's one library)
+    except ImportError:
+        return None, (
+            "embeddings: numpy is not installed (pip install 'memory-recall[semantic]'); "
+            "semantic recall is off"
+        )
+    from memory_recall.server.semantic.channel import open_channel
+
+    timeout_s = options.timeout_ms / 1000 if options.timeout_ms else None
+    return open_channel(options.url, options.model, options.api_key_env, timeout_s, store), None
 
 
 def selector_timeout_s(options: SelectorOptions) -> float | None:

@@ -27,6 +27,7 @@ from memory_recall.server.daemon.framing import StdoutWriter, open_reader
 from memory_recall.server.daemon.options import (
     build_completer,
     build_selector,
+    build_semantic,
     choose_ranker,
     choose_roots,
     completer_problem,
@@ -91,6 +92,8 @@ class MemoryServer(LanguageServer):
         @self.feature(types.SHUTDOWN)
         async def shutdown(params: Any) -> None:
             self.session.stop()
+            if self.service.semantic is not None:
+                await self.service.semantic.aclose()
 
         @self.feature(methods.RECALL)
         async def recall(params: Any) -> dict[str, Any]:
@@ -197,6 +200,8 @@ class MemoryServer(LanguageServer):
             roots, workspace, self.options, self.write, completer, self.service.deadline_s
         )
         self.service.staleness = self.organise.staleness.for_recall
+        if self.options.embeddings is not None:
+            self._start_semantic()
         self.extraction = ExtractionService(completer, self.service.deadline_s, workspace)
         problem = completer_problem(self.options)
         if problem:
@@ -208,6 +213,19 @@ class MemoryServer(LanguageServer):
         if self.organise.auto is not None:
             self.tasks.spawn(self._consolidate_when_idle(), "auto-consolidation")
         self.session.start(watch=self.options.watch)
+
+    def _start_semantic(self) -> None:
+        """Semantic recall (opt-in): vectors embedded in the background, after the first
+        index and after every change; recalls use what exists."""
+        assert self.options.embeddings is not None and self.write is not None
+        channel, problem = build_semantic(self.options.embeddings, self.write.state)
+        if problem:
+            self._option_problems.append(problem)
+        if channel is None:
+            return
+        self.service.semantic = channel
+        self.session.on_changed = channel.changed.set
+        self.tasks.spawn(channel.run(self.session.view), "embeddings")
 
     def on_initialized(self, _params: types.InitializedParams) -> None:
         if self._initialized:  # a repeated `initialized` must not repeat every message

@@ -82,6 +82,8 @@ class CatalogSession:
         self._changes_waiting = asyncio.Event()
         # Drops the paths that are this process's own writes (the writer's echo filter).
         self.ignore: Callable[[set[str]], set[str]] | None = None
+        # Called after each batch of changes is applied (the semantic channel re-embeds).
+        self.on_changed: Callable[[], None] | None = None
 
     def start(self, *, watch: bool) -> None:
         """Start watching (when asked) and building the index, both in the background."""
@@ -200,6 +202,8 @@ class CatalogSession:
             for change in changes:
                 await self._apply(change)
             self._report_disk_faults()
+            if self.on_changed is not None:
+                self.on_changed()
 
     def _read_changes(self, paths: list[str]) -> list[PathChange]:
         changes = []

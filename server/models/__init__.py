@@ -7,7 +7,8 @@ manifest and the limit happens once, in `server.recall`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from memory_recall.server.documents import MemoryDocument
@@ -23,6 +24,8 @@ class SelectionRequest:
     candidates: list[MemoryDocument]
     limit: int
     recent_tools: list[str]
+    # Cosine similarity to the query of the candidates the semantic channel found.
+    similarity: Mapping[str, float] = field(default_factory=dict)
 
 
 class Selector(Protocol):

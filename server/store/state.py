@@ -128,6 +128,21 @@ MIGRATIONS: list[tuple[str, Migration]] = [
             """
         ),
     ),
+    (
+        "embedding vectors (semantic recall): by the embedded text's hash and the model",
+        _script(
+            """
+            CREATE TABLE embeddings (
+                model TEXT NOT NULL,
+                text_hash TEXT NOT NULL,
+                dimension INTEGER NOT NULL,
+                vector BLOB NOT NULL,
+                created_ms INTEGER NOT NULL,
+                PRIMARY KEY (model, text_hash)
+            )
+            """
+        ),
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

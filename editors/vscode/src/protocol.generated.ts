@@ -45,6 +45,7 @@ export interface ProtocolModels {
   ContextOptions?: ContextOptions;
   ContextParams?: ContextParams;
   ContextResult?: ContextResult;
+  EmbeddingsOptions?: EmbeddingsOptions;
   Excerpt?: Excerpt;
   ExtractCounters?: ExtractCounters;
   ExtractFile?: ExtractFile;
@@ -81,6 +82,8 @@ export interface ProtocolModels {
   SelectParams?: SelectParams;
   SelectResult?: SelectResult;
   SelectorOptions?: SelectorOptions;
+  SemanticReport?: SemanticReport;
+  SemanticStatus?: SemanticStatus;
   SkippedFileStatus?: SkippedFileStatus;
   StaleMark?: StaleMark;
   StatusResult?: StatusResult;
@@ -334,6 +337,31 @@ export interface ContextResult {
   usedChars: number;
 }
 /**
+ * Semantic recall (protocol v2, opt-in): an OpenAI-compatible `/embeddings` endpoint.
+ */
+export interface EmbeddingsOptions {
+  /**
+   * allow an http:// URL to a host other than this machine (memory text and the API key would travel unencrypted)
+   */
+  allowPlainHttp?: boolean;
+  /**
+   * name of the environment variable holding the API key
+   */
+  apiKeyEnv?: string | null;
+  /**
+   * embedding model name
+   */
+  model?: string | null;
+  /**
+   * deadline of one call (a batch of documents or a query; default 10000); the fast phase waits for the query embedding at most 60 ms, whatever this says
+   */
+  timeoutMs?: number | null;
+  /**
+   * base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1
+   */
+  url: string;
+}
+/**
  * Where a delivered `body` lies in the memory's whole body: code-point offsets.
  */
 export interface Excerpt {
@@ -499,6 +527,10 @@ export interface HostCapabilities {
 export interface InitializationOptions {
   capabilities?: HostCapabilities;
   context?: ContextOptions;
+  /**
+   * semantic recall through an embeddings endpoint; off when absent
+   */
+  embeddings?: EmbeddingsOptions | null;
   organise?: OrganiseOptions;
   /**
    * fast-phase ranker by name; default: the server's default
@@ -639,6 +671,10 @@ export interface MemoryDoc {
   scope: 'project' | 'user' | 'team';
   score: number;
   /**
+   * cosine similarity to the query, for a memory the semantic channel added to a slot the lexical result left empty (its score is then 0)
+   */
+  similarity?: number | null;
+  /**
    * set when a cited path is gone or `expires` has passed; the memory is delivered after the fresh ones of its phase
    */
   stale?: StaleMark | null;
@@ -677,9 +713,30 @@ export interface PhaseNotification {
    */
   prompt: string;
   requestId: string | number;
+  /**
+   * the semantic channel's part (protocol v2, when configured)
+   */
+  semantic?: SemanticReport | null;
   status: 'delivered' | 'already_delivered' | 'no_relevant_results';
   strategy: 'heuristic' | 'model' | 'none';
   token?: string | number | null;
+}
+/**
+ * What the semantic channel did in one phase (absent when the channel is off).
+ */
+export interface SemanticReport {
+  /**
+   * why the channel gave nothing to this phase: late, HTTP error, wrong count or dimension, a value that is not a number (lexical results are unaffected)
+   */
+  failure?: string | null;
+  /**
+   * documents of this phase that came from the channel
+   */
+  filled: number;
+  /**
+   * how long the query embedding took, when it came back
+   */
+  queryMs?: number | null;
 }
 /**
  * One phase of a recall.
@@ -699,6 +756,10 @@ export interface PhaseResult {
    * ready-to-inject markdown, empty when there are no docs
    */
   prompt: string;
+  /**
+   * the semantic channel's part (protocol v2, when configured)
+   */
+  semantic?: SemanticReport | null;
   status: 'delivered' | 'already_delivered' | 'no_relevant_results';
   strategy: 'heuristic' | 'model' | 'none';
 }
@@ -826,6 +887,10 @@ export interface SelectCandidate {
   description: string;
   mtimeMs: number;
   path: string;
+  /**
+   * cosine similarity to the query (semantic channel), if known
+   */
+  similarity?: number | null;
   type: 'user' | 'feedback' | 'project' | 'reference';
 }
 export interface SelectParams {
@@ -836,6 +901,33 @@ export interface SelectParams {
 }
 export interface SelectResult {
   selected: string[];
+}
+/**
+ * The semantic channel in `memory/status` (absent when it is off).
+ */
+export interface SemanticStatus {
+  /**
+   * memories with a vector now
+   */
+  documents: number;
+  /**
+   * vectors the endpoint computed this session
+   */
+  embedded: number;
+  /**
+   * the last background failure
+   */
+  failure?: string | null;
+  model: string;
+  /**
+   * memories still waiting for one
+   */
+  pending: number;
+  queryFailures: number;
+  /**
+   * vectors found in the state store's cache
+   */
+  reused: number;
 }
 export interface SkippedFileStatus {
   path: string;
@@ -866,6 +958,10 @@ export interface StatusResult {
    */
   runtime?: RuntimeStatus | null;
   selector: 'client' | 'http' | 'none';
+  /**
+   * the semantic channel, when configured (protocol v2)
+   */
+  semantic?: SemanticStatus | null;
   skipped: SkippedFileStatus[];
   watcher: WatcherStatus;
   /**
