@@ -617,3 +617,41 @@ export function errorMessage(error: unknown): string {
   }
   return String(error);
 }
+
+/**
+ * The operations this window's writes made, newest last, for "Undo last
+ * memory change". Undos themselves are not recorded, so undoing again walks
+ * further back; proposals and `unchanged` answers changed nothing to undo.
+ */
+export class OperationHistory {
+  private readonly operations: { operation: string; title: string }[] = [];
+
+  constructor(private readonly capacity = 100) {}
+
+  record(result: WriteLike, method: string): void {
+    if (method === Methods.undo) {
+      return;
+    }
+    for (const op of result.operations ?? []) {
+      if (op.action === 'proposed' || op.action === 'unchanged') continue;
+      if (this.operations.some((known) => known.operation === op.operation)) continue;
+      this.operations.push({ operation: op.operation, title: op.title });
+    }
+    this.operations.splice(0, Math.max(0, this.operations.length - this.capacity));
+  }
+
+  /** The newest operation not yet undone, or undefined. */
+  peek(): { operation: string; title: string } | undefined {
+    return this.operations.at(-1);
+  }
+
+  /** Forget the newest (it has been undone, or cannot be). */
+  drop(operation: string): void {
+    const at = this.operations.findIndex((known) => known.operation === operation);
+    if (at >= 0) this.operations.splice(at, 1);
+  }
+
+  get size(): number {
+    return this.operations.length;
+  }
+}

@@ -148,6 +148,11 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
   const host = {
     settings,
     inputBoxAnswers: [] as (string | undefined)[],
+    /** The options of every input box shown. */
+    inputBoxes: [] as { value?: string; title?: string }[],
+    /** Which item showQuickPick returns (default: the first). */
+    pickChooser: undefined as ((items: any[]) => any) | undefined,
+    treeProviders: new Map<string, any>(),
     quickPicks: [] as FakeQuickPick<any>[],
     shownDocuments: [] as string[],
     openedDocuments: [] as { uri: string; text: string }[],
@@ -212,6 +217,23 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
     CancellationTokenSource,
     CancellationError: class CancellationError extends Error {},
     StatusBarAlignment: { Left: 1, Right: 2 },
+    TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+    TreeItem: class TreeItem {
+      description?: string;
+      tooltip?: string;
+      contextValue?: string;
+      iconPath?: unknown;
+      resourceUri?: Uri;
+      id?: string;
+      command?: { command: string; title: string; arguments?: unknown[] };
+      constructor(
+        readonly label: string,
+        readonly collapsibleState: number,
+      ) {}
+    },
+    ThemeIcon: class ThemeIcon {
+      constructor(readonly id: string) {}
+    },
     QuickPickItemKind: { Separator: -1, Default: 0 },
     LogLevel: { Off: 0, Trace: 1, Debug: 2, Info: 3, Warning: 4, Error: 5 },
     env: withStubs('env', { language: 'en', appName: 'Fake Code', machineId: 'test', sessionId: 'test' }),
@@ -255,11 +277,16 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
         host.quickPicks.push(pick);
         return pick;
       },
-      async showInputBox() {
+      async showInputBox(options: { value?: string; title?: string } = {}) {
+        host.inputBoxes.push(options);
         return host.inputBoxAnswers.shift();
       },
       async showQuickPick(items: any[]) {
-        return items[0];
+        return host.pickChooser ? host.pickChooser(items) : items[0];
+      },
+      registerTreeDataProvider(id: string, provider: any) {
+        host.treeProviders.set(id, provider);
+        return new Disposable(() => host.treeProviders.delete(id));
       },
       async showTextDocument(target: any) {
         host.shownDocuments.push(target instanceof Uri ? target.fsPath : target.uri.toString());
@@ -294,7 +321,10 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
         }));
       },
     },
-    LanguageModelChatMessage: { User: (content: string) => ({ role: 1, content }) },
+    LanguageModelChatMessage: {
+      User: (content: string) => ({ role: 1, content }),
+      Assistant: (content: string) => ({ role: 2, content }),
+    },
   });
 
   return { vscode, host };
