@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 from memory_recall.protocol import methods
+from memory_recall.protocol.client import MemoryRecallClient, RpcError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.client import LanguageClient
 
-from tests.e2e.conftest import WAIT, request, start
+from tests.e2e.conftest import SERVER_COMMAND, WAIT, request, start
 
 # How long "nothing more arrives" is watched for: long against a match (milliseconds).
 QUIET_S = 0.6
@@ -239,3 +240,26 @@ async def test_a_suggestion_waits_for_the_fast_result_not_the_model(
     order = [m for m, _ in rec.all if m in (methods.FAST_RESULT, methods.SUGGESTION,
                                              methods.REFINED_RESULT)]  # fmt: skip
     assert order == [methods.FAST_RESULT, methods.SUGGESTION, methods.REFINED_RESULT]
+
+
+async def test_the_python_client_searches_and_hears_suggestions(memory: Path):
+    client = await MemoryRecallClient.start(
+        SERVER_COMMAND, roots=[(str(memory), "project")], watch=False
+    )
+    try:
+        heard = asyncio.Event()
+        client.on_suggestion = lambda _note: heard.set()
+        found = await client.search("deep", "restructure invoice", limit=3)
+        assert found.mode == "deep" and found.docs[0].relative_path == "billing/invoice-module.md"
+        assert any(d.via for d in found.docs)
+        got = await client.search("get", path="conventions/test-rules.md")
+        assert got.docs[0].body == "Run the golden-file suite with `make golden`."
+        with pytest.raises(RpcError) as bad:
+            await client.search("explore")
+        assert bad.value.code == methods.INVALID_PARAMS
+        client.observe("edit", path="db/migrations/0001_init.sql")
+        await asyncio.wait_for(heard.wait(), WAIT)
+        (note,) = client.suggestions
+        assert note.trigger.event == "edit" and note.docs[0].category == "conventions/code"
+    finally:
+        await client.close()
