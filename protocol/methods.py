@@ -18,10 +18,14 @@ UNDO = "memory/undo"
 HISTORY = "memory/history"
 LIST = "memory/list"
 EXTRACT = "memory/extract"
+# retrieval v2 and reflection (SPEC §11–12)
+EXPLAIN = "memory/explain"
+# a notification per SPEC §12 (with an id it is answered too): not in REQUESTS
+FEEDBACK = "memory/feedback"
 # Every request above: what a host must send with an id (as a notification it is ignored).
 REQUESTS = frozenset(
     {RECALL, STATUS, TREE, CONTEXT, CONSOLIDATE, REMEMBER, UPDATE, FORGET, RESTORE, UNDO,
-     HISTORY, LIST, EXTRACT}
+     HISTORY, LIST, EXTRACT, EXPLAIN}
 )  # fmt: skip
 
 # server → client notifications

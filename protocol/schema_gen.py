@@ -39,6 +39,8 @@ def build_schema() -> dict[str, object]:
             methods.UNDO: "UndoParams → WriteResult",
             methods.HISTORY: "HistoryParams → HistoryResult",
             methods.LIST: "ListParams → ListResult",
+            methods.EXPLAIN: "ExplainParams → ExplainResult",
+            methods.FEEDBACK: "FeedbackParams → FeedbackResult (also a notification, SPEC §12)",
         },
         "notifications": {
             methods.FAST_RESULT: "PhaseNotification",
