@@ -16,15 +16,21 @@ import {
 } from './memoryClient';
 import { COMMAND_SETTING, findExecutable, installGuide, missingDaemonMessage, startFailedMessage } from './install';
 import { completionMessages, parseSelection, selectPrompt } from './modelSelect';
-import { recallRows, recallSummary, statusBar, statusReport } from './present';
+import { explainReport, recallRows, recallSummary, statusBar, statusReport } from './present';
 import type {
   CompleteParams,
   CompleteResult,
   ContextParams,
   ContextResult,
+  ExplainParams,
+  ExplainResult,
   ExtractParams,
+  FeedbackParams,
+  FeedbackResult,
   MemoryDoc,
   RememberParams,
+  SearchParams,
+  SearchResult,
   SelectParams,
   SelectResult,
   StatusResult,
@@ -70,6 +76,20 @@ export interface MemoryRecallApi {
   extract(params: ExtractParams, options?: { review?: boolean }): Promise<ExtractOutcome & { reviewed?: Promise<ReviewDecision[]> }>;
   /** `memory/context`: the always-loaded memories as one prompt block. */
   context(params?: ContextParams): Promise<ContextResult>;
+  /** `memory/search`: `shallow` (titles, descriptions), `deep` (bodies + network), `explore` (a topic subtree), `get` (by path). */
+  search(params: SearchParams): Promise<SearchResult>;
+  /** `memory/explain`: why a memory was or was not delivered by the recall `token` (a phase's `token`), or for a `query`. */
+  explain(params: ExplainParams): Promise<ExplainResult>;
+  /** `memory/feedback`: which delivered memories the model used (`token` of the recall); feeds retention and co-use links. */
+  feedback(params: FeedbackParams): Promise<FeedbackResult>;
+}
+
+const EXPLAIN_URI = vscode.Uri.parse('memory-recall:Why%20this%20memory.md');
+
+/** The memories the last recall of this window delivered, for Explain. */
+interface LastRecall {
+  token: string;
+  docs: MemoryDoc[];
 }
 
 const STATUS_URI = vscode.Uri.parse('memory-recall:Memory%20Status');
@@ -106,6 +126,17 @@ class Daemon implements vscode.Disposable {
   readonly history = new OperationHistory();
   /** Called after every write (the tree view refreshes). */
   onChanged: () => void = () => undefined;
+  /** The last recall that delivered something (the Recall command's or an agent's). */
+  lastRecall: LastRecall | undefined;
+  /** Queries by recall token (the phases do not repeat the query), the last few. */
+  readonly queries = new Map<string, string>();
+  noteQuery(token: string, query: string): void {
+    this.queries.set(token, query);
+    for (const key of this.queries.keys()) {
+      if (this.queries.size <= 20) break;
+      this.queries.delete(key);
+    }
+  }
 
   constructor(
     readonly log: vscode.LogOutputChannel,
@@ -170,6 +201,12 @@ class Daemon implements vscode.Disposable {
     const memory = new MemoryClient(languageClient, {
       select: (params, token) => this.selectWithModel(params, token),
       complete: (params, token) => this.completeWithModel(params, token),
+    });
+    memory.onPhase((note) => {
+      if (typeof note.token !== 'string' || !note.docs.length) return;
+      const same = this.lastRecall?.token === note.token;
+      const docs = same ? [...this.lastRecall!.docs, ...note.docs.filter((d) => !this.lastRecall!.docs.some((k) => k.path === d.path))] : note.docs;
+      this.lastRecall = { token: note.token, docs };
     });
     memory.onWrite((result, method) => {
       this.history.record(result, method);
@@ -357,14 +394,21 @@ async function recallCommand(daemon: Daemon, lastQuery: { value: string }): Prom
   pick.matchOnDetail = true;
   pick.busy = true;
   const session = memory.start(query);
+  daemon.noteQuery(session.token, query);
   let fast: Awaited<typeof session.fast> = null;
+  const explainButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('question'), tooltip: 'Why was this memory delivered?' };
   const show = (refined: Awaited<typeof session.refined>) => {
     pick.items = recallRows(fast, refined).map((row): Item =>
       row.kind === 'separator'
         ? { label: row.label, kind: vscode.QuickPickItemKind.Separator }
-        : { label: row.label, description: row.description, detail: row.detail, doc: row.doc },
+        : { label: row.label, description: row.description, detail: row.detail, doc: row.doc, buttons: [explainButton] },
     );
   };
+  pick.onDidTriggerItemButton(async (event) => {
+    const doc = event.item.doc;
+    if (!doc) return;
+    await vscode.commands.executeCommand('memoryRecall.explain', { token: session.token, path: doc.path });
+  });
   pick.onDidAccept(async () => {
     const doc = pick.selectedItems[0]?.doc;
     if (doc) {
@@ -392,6 +436,30 @@ async function recallCommand(daemon: Daemon, lastQuery: { value: string }): Prom
     await session.result.catch((error) => (pick.placeholder = `Recall failed: ${errorMessage(error)}`));
   }
   pick.busy = false;
+}
+
+/**
+ * Memory: Explain — why a memory was delivered (or not): a memory of the last
+ * recall, picked, or the `{token, path}` / `{query, path}` given.
+ */
+async function explainCommand(daemon: Daemon, show: (uri: vscode.Uri, lines: string[]) => Promise<void>, arg?: Partial<ExplainParams>): Promise<void> {
+  const memory = await daemon.client();
+  let params: ExplainParams | undefined = arg?.path && (arg.token !== undefined || arg.query !== undefined) ? (arg as ExplainParams) : undefined;
+  if (!params) {
+    const last = daemon.lastRecall;
+    if (!last) {
+      void vscode.window.showInformationMessage('Memory: nothing delivered in this window yet to explain; run Memory: Recall… first.');
+      return;
+    }
+    type Item = vscode.QuickPickItem & { path: string };
+    const chosen = await vscode.window.showQuickPick<Item>(
+      last.docs.map((doc) => ({ label: doc.title, description: `${doc.scope} · ${doc.relativePath}`, path: doc.path })),
+      { title: `Memory: Explain — delivered for ${JSON.stringify(daemon.queries.get(last.token) ?? last.token)}` },
+    );
+    if (!chosen) return;
+    params = { token: last.token, path: chosen.path };
+  }
+  await show(EXPLAIN_URI, explainReport(await memory.explain(params)));
 }
 
 async function openFolderCommand(daemon: Daemon): Promise<void> {
@@ -492,6 +560,9 @@ export function activate(context: vscode.ExtensionContext): MemoryRecallApi {
     vscode.commands.registerCommand('memoryRecall.pin', (arg?: unknown) => userCommand(() => pinCommand(writeHost, arg as any, true))()),
     vscode.commands.registerCommand('memoryRecall.unpin', (arg?: unknown) => userCommand(() => pinCommand(writeHost, arg as any, false))()),
     vscode.commands.registerCommand('memoryRecall.refreshMemories', () => tree.refresh()),
+    vscode.commands.registerCommand('memoryRecall.explain', (arg?: Partial<ExplainParams>) =>
+      userCommand(() => explainCommand(daemon, showDocument, arg))(),
+    ),
     vscode.commands.registerCommand('memoryRecall.openMemory', (arg?: { path?: string }) =>
       arg?.path ? vscode.window.showTextDocument(vscode.Uri.file(arg.path), { preview: true }) : undefined,
     ),
@@ -533,7 +604,18 @@ export function activate(context: vscode.ExtensionContext): MemoryRecallApi {
       const started = Date.now();
       const memory = await daemon.client();
       const budget = options.initialWaitMs ?? DEFAULT_INITIAL_WAIT_MS;
-      return memory.recall(query, { ...options, initialWaitMs: Math.max(0, budget - (Date.now() - started)) });
+      const recalled = await memory.recall(query, { ...options, initialWaitMs: Math.max(0, budget - (Date.now() - started)) });
+      daemon.noteQuery(recalled.token, query);
+      return recalled;
+    },
+    async search(params) {
+      return (await daemon.client()).search(params);
+    },
+    async explain(params) {
+      return (await daemon.client()).explain(params);
+    },
+    async feedback(params) {
+      return (await daemon.client()).feedback(params);
     },
     async status() {
       return (await daemon.client()).status();

@@ -17,8 +17,12 @@ import type {
   ConsolidateResult,
   ContextParams,
   ContextResult,
+  ExplainParams,
+  ExplainResult,
   ExtractParams,
   ExtractResult,
+  FeedbackParams,
+  FeedbackResult,
   ForgetParams,
   ListParams,
   ListResult,
@@ -29,6 +33,8 @@ import type {
   SelectParams,
   SelectResult,
   RememberParams,
+  SearchParams,
+  SearchResult,
   StatusResult,
   TreeParams,
   TreeResult,
@@ -54,6 +60,9 @@ export const Methods = {
   tree: 'memory/tree',
   context: 'memory/context',
   consolidate: 'memory/consolidate',
+  search: 'memory/search',
+  explain: 'memory/explain',
+  feedback: 'memory/feedback',
 } as const satisfies {
   recall: keyof typeof PROTOCOL_METHODS.requests;
   status: keyof typeof PROTOCOL_METHODS.requests;
@@ -69,6 +78,9 @@ export const Methods = {
   tree: keyof typeof PROTOCOL_METHODS.requests;
   context: keyof typeof PROTOCOL_METHODS.requests;
   consolidate: keyof typeof PROTOCOL_METHODS.requests;
+  search: keyof typeof PROTOCOL_METHODS.requests;
+  explain: keyof typeof PROTOCOL_METHODS.requests;
+  feedback: keyof typeof PROTOCOL_METHODS.requests;
 };
 
 /**
@@ -176,6 +188,8 @@ export type InitialReason = 'fast' | 'refined' | 'timeout' | 'cancelled' | 'fail
 
 /** What an agent gets after the initial wait (the Python client's RecallHandle). */
 export interface InitialRecall {
+  /** The client-chosen token of this recall (memory/explain and memory/feedback take it). */
+  token: string;
   /**
    * The first of the fast result and the refined result to arrive within the
    * initial wait; null when neither did (or the recall ended without one).
@@ -409,6 +423,7 @@ export class MemoryClient implements Disposable {
         timeout,
       ]);
       return {
+        token: session.token,
         initial,
         initialReason,
         refined: session.refined,
@@ -501,6 +516,25 @@ export class MemoryClient implements Disposable {
     const next = this.extractQueue.then(run, run);
     this.extractQueue = next.catch(() => undefined);
     return next;
+  }
+
+  /** `memory/search`: the agent's memory tool (`shallow`, `deep`, `explore`, `get`). */
+  search(params: SearchParams, token?: CancellationToken): Promise<SearchResult> {
+    return request<SearchResult>(this.connection, Methods.search, params, token);
+  }
+
+  /** `memory/explain`: why a memory was (or was not) delivered by the recall `token`, or for `query`. */
+  explain(params: ExplainParams, token?: CancellationToken): Promise<ExplainResult> {
+    return request<ExplainResult>(this.connection, Methods.explain, params, token);
+  }
+
+  /**
+   * `memory/feedback`: which delivered memories the model used. Sent as a
+   * request (SPEC §12 allows the notification; with an id the daemon answers
+   * what it recorded, and unknown paths).
+   */
+  feedback(params: FeedbackParams, token?: CancellationToken): Promise<FeedbackResult> {
+    return request<FeedbackResult>(this.connection, Methods.feedback, params, token);
   }
 
   /** `memory/status`: roots, counts, skipped files, watcher state. */

@@ -1,6 +1,6 @@
 // What the user sees: quick-pick rows, the status bar, the status report.
 // Plain data in, plain data out (no `vscode` import), so it is unit-tested.
-import type { ConsolidateResult, ContextResult, MemoryDoc, PhaseResult, StatusResult, WriteResult } from './protocol.generated';
+import type { ConsolidateResult, ContextResult, ExplainResult, MemoryDoc, PhaseResult, StatusResult, WriteResult } from './protocol.generated';
 
 /** A short human age, the same words as the daemon's prompt (`3 days ago`). */
 export function formatAge(mtimeMs: number, nowMs: number = Date.now()): string {
@@ -193,6 +193,32 @@ export function contextReport(result: ContextResult): string[] {
   if (result.truncated.length) {
     lines.push('', '---', '', `Did not fit the ${result.budgetChars}-character budget:`, '');
     for (const t of result.truncated) lines.push(`- ${t.title} (${t.relativePath}): ${t.reason}`);
+  }
+  return lines;
+}
+
+/** memory/explain as a markdown document: the verdict in words, then the numbers behind it. */
+export function explainReport(result: ExplainResult): string[] {
+  const lines = [`# Why: ${result.title ?? result.relativePath ?? result.path}`, '', result.summary, ''];
+  if (!result.found) {
+    lines.push(`No memory the daemon serves has the path ${result.path}.`);
+    return lines;
+  }
+  lines.push(`- query: ${JSON.stringify(result.query)} (terms: ${result.tokens.join(', ') || 'none'}), ranker ${result.ranker}`);
+  lines.push(`- rank: ${result.rank === null ? 'not ranked' : `${result.rank} of ${result.ranked}`}${result.score === null ? '' : `, score ${result.score}`}`);
+  for (const phase of result.phases) {
+    lines.push(`- ${phase.phase} phase: ${phase.delivered ? 'delivered' : 'not delivered'}${phase.rank === null ? '' : ` (#${phase.rank})`} — ${phase.reason}`);
+  }
+  if (result.silence) {
+    lines.push(`- silence rule: covers ${Math.round(result.silence.coverage * 100)}% of the query (threshold ${Math.round(result.silence.threshold * 100)}%)${result.silence.silenced ? ', silenced' : ''}`);
+  }
+  if (result.network) lines.push(`- memory network: ${result.network.describe} (activation ${result.network.activation.toFixed(2)})`);
+  if (result.stale) lines.push(`- stale: ${result.stale.reason}`);
+  if (result.noise) lines.push('- dropped as noise: it only documents a tool the agent used lately');
+  if (result.excluded) lines.push("- excluded: it was in the recall's excludePaths (already in the agent's context)");
+  if (result.parts.length) {
+    lines.push('', '| field | term | points |', '| --- | --- | --- |');
+    for (const part of result.parts) lines.push(`| ${part.field} | ${part.term ?? '—'} | ${part.value} |`);
   }
   return lines;
 }

@@ -104,8 +104,14 @@ export class FakeQuickPick<T extends { label: string }> {
   private _items: T[] = [];
   private readonly accepted = new EventEmitter<void>();
   private readonly hidden = new EventEmitter<void>();
+  private readonly itemButton = new EventEmitter<{ button: unknown; item: T }>();
   readonly onDidAccept = this.accepted.event;
   readonly onDidHide = this.hidden.event;
+  readonly onDidTriggerItemButton = this.itemButton.event;
+  /** The user presses the first button of `item`'s row. */
+  pressItemButton(item: T & { buttons?: unknown[] }) {
+    this.itemButton.fire({ button: item.buttons?.[0], item });
+  }
   get items() {
     return this._items;
   }

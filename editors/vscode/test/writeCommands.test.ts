@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test, TestContext } from 'node:test';
 
 import { createFakeVscode, installFakeVscode } from './fakeVscode';
 import { daemonCommand, MANIFEST, withTimeout } from './daemon';
@@ -88,7 +88,7 @@ describe('the write side in a stand-in VS Code', () => {
 
   test('the manifest contributes every command, the view and its menus', () => {
     const commands = new Set(MANIFEST.contributes.commands.map((c: { command: string }) => c.command));
-    for (const id of ['remember', 'forget', 'undo', 'consolidate', 'showContext', 'proposeProjectMemory', 'pin', 'unpin', 'openMemory', 'refreshMemories']) {
+    for (const id of ['remember', 'forget', 'undo', 'consolidate', 'explain', 'showContext', 'proposeProjectMemory', 'pin', 'unpin', 'openMemory', 'refreshMemories']) {
       assert.ok(commands.has(`memoryRecall.${id}`), id);
       assert.ok(host.treeProviders.size === 1 && context.subscriptions.length > 0);
     }
@@ -240,5 +240,57 @@ describe('the write side in a stand-in VS Code', () => {
     const added = memoryFiles().filter((f) => !before.includes(f));
     assert.equal(added.length, 1);
     assert.match(readFileSync(join(root, added[0]), 'utf8'), /test: `npm test` \(package\.json scripts\)/);
+  });
+
+  test('Explain: the quick pick row has the button; the command explains a memory of the last recall', async (t: TestContext) => {
+    host.inputBoxAnswers.push('release checklist changelog');
+    await withTimeout(Promise.resolve(host.runCommand('memoryRecall.recall')), 10_000, 'the recall command');
+    const pick = host.quickPicks.at(-1)!;
+    const row = (pick.items as any[]).find((i) => i.doc)!;
+    assert.equal(row.buttons[0].iconPath.id, 'question');
+    const executed = host.executed.length;
+    pick.pressItemButton(row);
+    const call = await (async () => {
+      for (let i = 0; i < 200 && host.executed.length === executed; i++) await new Promise((r) => setTimeout(r, 10));
+      return host.executed.slice(executed).find((e) => e.command === 'memoryRecall.explain');
+    })();
+    assert.ok(call, JSON.stringify(host.executed.slice(executed)));
+    assert.equal((call.args[0] as any).path, row.doc.path);
+    assert.match((call.args[0] as any).token, /^recall-/);
+    pick.hide();
+
+    const messages = host.messages.length;
+    host.pickChooser = (items) => items.find((i: any) => i.path === row.doc.path);
+    const opened = host.openedDocuments.length;
+    await host.runCommand('memoryRecall.explain');
+    host.pickChooser = undefined;
+    const error = host.messages.slice(messages).find((m) => m.level === 'error');
+    if (error && /Unhandled method memory\/explain|method not found/i.test(error.text)) {
+      t.skip('this daemon does not serve memory/explain yet (branch net-feedback)');
+      return;
+    }
+    assert.equal(error, undefined, error?.text);
+    const doc = host.openedDocuments.slice(opened).at(-1)!;
+    assert.match(doc.text, /^# Why: Release checklist/);
+    assert.match(doc.text, /phase: delivered/);
+  });
+
+  test('the API: search, and feedback on what was delivered', async (t: TestContext) => {
+    const found = await api.search({ mode: 'shallow', query: 'release checklist' });
+    assert.ok(found.docs.some((d) => d.title === 'Release checklist'));
+    const { token, initial, refined } = await api.recall('release checklist changelog', { initialWaitMs: 5000 });
+    const phase = await withTimeout(refined, 10_000, 'refined');
+    const delivered = [...(initial?.docs ?? []), ...(phase?.docs ?? [])];
+    assert.ok(delivered.length > 0);
+    try {
+      const recorded = await api.feedback({ token, used: [delivered[0].path] });
+      assert.equal(recorded.recorded, 1);
+    } catch (error: any) {
+      if (error?.code === -32601) {
+        t.skip('this daemon does not serve memory/feedback yet (branch net-feedback)');
+        return;
+      }
+      throw error;
+    }
   });
 });

@@ -7,8 +7,11 @@ import { describe, test } from 'node:test';
 import { OperationHistory } from '../src/memoryClient';
 import { memoryItem, memoryTree, staleReasons } from '../src/memoryTree';
 import { completionMessages } from '../src/modelSelect';
-import { consolidationCounts, consolidationReport, writeSummary } from '../src/present';
-import type { ConsolidateResult, ListedMemory, TreeResult } from '../src/protocol.generated';
+import { consolidationCounts, consolidationReport, explainReport, writeSummary } from '../src/present';
+import type { ConsolidateResult, ExplainResult, ListedMemory, TreeResult } from '../src/protocol.generated';
+import { schemaValidator } from './schema';
+
+const validate = schemaValidator();
 
 const listed = (path: string, extra: Partial<ListedMemory> = {}): ListedMemory => ({
   path, relativePath: path.slice(3), scope: 'project', type: 'project', title: path, description: '', category: null,
@@ -118,5 +121,29 @@ describe('write and consolidation summaries', () => {
     assert.match(text, /preview \(nothing changed yet\)/);
     assert.match(text, /- \/m\/b\.md → \/m\/a\.md \(1 new lines\)/);
     assert.match(text, /### Archived \(restorable\)\n\n- \/m\/b\.md — merged: merged into a\.md/);
+  });
+});
+
+describe('the explanation document', () => {
+  const explained: ExplainResult = {
+    path: '/m/deploy.md', relativePath: 'deploy.md', title: 'Deploy freeze', found: true, query: 'deploy friday', ranker: 'bm25f',
+    tokens: ['deploy', 'friday'], rank: 1, ranked: 4, score: 4313, candidate: true, excluded: false, noise: false,
+    parts: [{ field: 'title', term: 'deploy', value: 3000 }, { field: 'description', term: 'friday', value: 1313 }],
+    silence: { coverage: 0.9, threshold: 0.5, silenced: false }, network: null, stale: { reason: 'expired on 2020-01-01' },
+    phases: [{ phase: 'fast', delivered: true, rank: 1, reason: 'top 2 of the ranker' }],
+    summary: 'Delivered in the fast phase, first.',
+  };
+  test('the verdict, the phases, the score parts', () => {
+    validate('ExplainResult', explained);
+    const text = explainReport(explained).join('\n');
+    assert.match(text, /^# Why: Deploy freeze\n\nDelivered in the fast phase, first\./);
+    assert.match(text, /- rank: 1 of 4, score 4313/);
+    assert.match(text, /- fast phase: delivered \(#1\) — top 2 of the ranker/);
+    assert.match(text, /- silence rule: covers 90% of the query \(threshold 50%\)/);
+    assert.match(text, /- stale: expired on 2020-01-01/);
+    assert.match(text, /\| title \| deploy \| 3000 \|/);
+  });
+  test('a path the daemon does not serve says so', () => {
+    assert.match(explainReport({ ...explained, found: false, title: null }).join('\n'), /No memory the daemon serves has the path \/m\/deploy\.md/);
   });
 });
