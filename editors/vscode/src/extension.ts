@@ -15,6 +15,7 @@ import {
   RecallInitialOptions,
 } from './memoryClient';
 import { COMMAND_SETTING, findExecutable, installGuide, missingDaemonMessage, startFailedMessage } from './install';
+import { registerMemoryTools } from './lmTools';
 import { completionMessages, parseSelection, selectPrompt } from './modelSelect';
 import { explainReport, recallRows, recallSummary, statusBar, statusReport } from './present';
 import type {
@@ -595,6 +596,8 @@ export function activate(context: vscode.ExtensionContext): MemoryRecallApi {
       if (state.focused) daemon.refreshSoon();
     }),
   );
+
+  context.subscriptions.push(...registerMemoryTools(() => daemon.client()));
 
   daemon.client().catch((error) => log.error(`start failed: ${errorMessage(error)}`));
 

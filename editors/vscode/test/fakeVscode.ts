@@ -159,6 +159,8 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
     /** Which item showQuickPick returns (default: the first). */
     pickChooser: undefined as ((items: any[]) => any) | undefined,
     treeProviders: new Map<string, any>(),
+    /** Language-model tools registered with vscode.lm.registerTool. */
+    tools: new Map<string, { invoke(options: { input: unknown }, token: unknown): Promise<any> }>(),
     quickPicks: [] as FakeQuickPick<any>[],
     shownDocuments: [] as string[],
     openedDocuments: [] as { uri: string; text: string }[],
@@ -184,6 +186,10 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
       const after = workspaceFolders ?? [];
       const missingFrom = (list: typeof after) => (f: (typeof after)[number]) => !list.some((g) => g.uri.fsPath === f.uri.fsPath);
       foldersChanged.fire({ added: after.filter(missingFrom(before)), removed: before.filter(missingFrom(after)) });
+    },
+    /** The commands the extension registered. */
+    registeredCommands() {
+      return [...commandHandlers.keys()];
     },
     async runCommand(command: string, ...args: unknown[]) {
       return commandHandlers.get(command)!(...args);
@@ -312,7 +318,17 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
         return commandHandlers.get(command)?.(...args);
       },
     }),
+    LanguageModelTextPart: class LanguageModelTextPart {
+      constructor(readonly value: string) {}
+    },
+    LanguageModelToolResult: class LanguageModelToolResult {
+      constructor(readonly content: { value: string }[]) {}
+    },
     lm: {
+      registerTool(name: string, tool: { invoke(options: { input: unknown }, token: unknown): Promise<any> }) {
+        host.tools.set(name, tool);
+        return new Disposable(() => host.tools.delete(name));
+      },
       async selectChatModels() {
         return host.models.map((model) => ({
           async sendRequest(messages: { content: string }[]) {

@@ -293,4 +293,17 @@ describe('the write side in a stand-in VS Code', () => {
       throw error;
     }
   });
+
+  test('the language-model tools: the always-loaded context and search, for VS Code agents', async () => {
+    const declared = MANIFEST.contributes.languageModelTools.map((t: { name: string }) => t.name);
+    assert.deepEqual([...host.tools.keys()].sort(), [...declared].sort());
+    const token = new vscode.CancellationTokenSource().token;
+    const context = await host.tools.get('memory_context')!.invoke({ input: {} }, token);
+    assert.match(context.content[0].value, /## Always-loaded memory[\s\S]*Answer tersely/);
+    const found = await host.tools.get('memory_search')!.invoke({ input: { query: 'release checklist', mode: 'shallow' } }, token);
+    assert.match(found.content[0].value, /Release checklist/);
+    // A model's bad arguments are not trusted: an unknown mode searches deep, a silly limit is dropped.
+    const odd = await host.tools.get('memory_search')!.invoke({ input: { query: 'release checklist', mode: 'everything', limit: -3 } }, token);
+    assert.match(odd.content[0].value, /Release checklist/);
+  });
 });
