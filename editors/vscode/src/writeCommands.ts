@@ -179,8 +179,8 @@ const REJECT = 'Reject';
 
 /**
  * Show each proposal of an extraction run with `apply: false` for review.
- * Accept writes the model's item as it is (memory/update when it changes an
- * existing memory, else memory/remember with its metadata, in its scope);
+ * Accept writes the model's item as it is (memory/update of the memory its
+ * `updates` names, else memory/remember with its metadata, in its scope);
  * Edit lets the user change its text first; Reject writes nothing. A
  * projectInit proposal is accepted by running projectInit for real (it is
  * deterministic). A proposal whose text never reached VS Code (an `http`
@@ -242,10 +242,12 @@ async function acceptProposal(memory: MemoryClient, params: ExtractParams, propo
     body = edited;
   }
   const type = ['user', 'feedback', 'project', 'reference'].includes(item.type) ? (item.type as 'user') : undefined;
-  if (existsSync(operation.path)) {
-    // The model's item changes an existing memory: that file, not a new one.
+  if (item.updates && existsSync(operation.path)) {
+    // The model named the memory its item changes: that file, not a new one.
     return memory.update({ path: operation.path, title: operation.title, description: item.description, body, ...(type ? { type } : {}) });
   }
+  // Otherwise the daemon's conflict rules decide again, as they did for the proposal
+  // (the same fact again stays `unchanged`; a changed fact rewrites the old memory).
   return memory.remember({
     text: body,
     title: operation.title,

@@ -231,6 +231,22 @@ describe('the write side in a stand-in VS Code', () => {
     assert.deepEqual(proposalMessages.at(-1)!.buttons, ['Accept', 'Edit…', 'Reject']);
   });
 
+  test('a proposal that updates a named memory rewrites that file when accepted', async () => {
+    const refunds = join(root, 'refunds.md');
+    const item = { title: 'Refund rules', description: 'How refunds are computed', type: 'project', category: 'project/decisions', body: 'Refunds are computed in `src/app.ts` from the captured amount, not the order total.', updates: 'refunds.md', why: 'changed' };
+    host.models = [{ answer: async (prompt) => (/JSON Schema/.test(prompt) ? JSON.stringify({ memories: [item] }) : '{"selected": []}') }];
+    host.messageAnswers.push('Accept', undefined);
+    const before = memoryFiles();
+    const outcome = await api.extract({ trigger: 'codeAccepted', apply: false, diff: '- order total\n+ captured amount' });
+    assert.deepEqual(outcome.operations.map((o) => [o.action, o.path]), [['proposed', refunds]]);
+    assert.doesNotMatch(readFileSync(refunds, 'utf8'), /captured amount/);
+    const [decision] = await withTimeout(outcome.reviewed!, 10_000, 'the review');
+    assert.equal(decision.decision, 'accepted');
+    assert.deepEqual(decision.result!.operations.map((o) => [o.action, o.path]), [['updated', refunds]]);
+    assert.match(readFileSync(refunds, 'utf8'), /captured amount, not the order total/);
+    assert.deepEqual(memoryFiles(), before);
+  });
+
   test('Memory: Propose Project Memory from the Workspace: reviewed, then written', async () => {
     host.messageAnswers.push('Accept', undefined);
     const before = memoryFiles();
