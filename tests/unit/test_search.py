@@ -217,5 +217,8 @@ def test_the_follower_keeps_the_network_in_step():
 def test_rendered_for_an_agent():
     text = render_search(search(SearchRequest("deep", "restructure the invoice module")))
     assert text.startswith("## Memory search")
-    assert "found through the memory network" in text
+    assert (
+        "found through the memory network: billing/invoice-module.md links to "
+        "conventions/test-rules.md" in text
+    )
     assert "### Testing rules (conventions/test-rules.md)" in text
