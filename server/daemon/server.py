@@ -213,8 +213,9 @@ class MemoryServer(LanguageServer):
             ranker, topics=self.organise.organiser.topics, staleness=self.organise.staleness
         )
         self.suggestions = SuggestionSide(
-            self.session, self.tasks, self.protocol.notify, staleness=self.organise.staleness
-        )
+            self.session, self.tasks, self.protocol.notify,
+            staleness=self.organise.staleness, topics=self.organise.organiser.topics,
+        )  # fmt: skip
         # Extraction asks the selector's model (or the host's, memory/complete) within its deadline.
         self.extraction = ExtractionService(
             build_completer(self.options, self._send_select_request, self._cancel_request),

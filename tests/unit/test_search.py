@@ -222,3 +222,13 @@ def test_rendered_for_an_agent():
         "conventions/test-rules.md" in text
     )
     assert "### Testing rules (conventions/test-rules.md)" in text
+
+
+def test_the_search_bench_prints_its_figures(capsys):
+    from memory_recall.server.__main__ import main
+
+    assert main(["search-bench", "--docs", "120", "--queries", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "memory/search at 120 memories" in out and "suggestion index built" in out
+    for mode in ("shallow", "deep", "explore", "get"):
+        assert f"  {mode} " in out
