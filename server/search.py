@@ -397,9 +397,9 @@ def find_memory(view: CorpusView, path: str, scope: str | None = None) -> Memory
     """The memory at `path` (as recall gives it) or with that relative path; SearchError
     when there is none, or when a relative path names memories in several roots."""
     keep = _scope_filter(scope)
-    for doc in view.documents:
-        if doc.path == path and keep(doc):
-            return doc
+    exact = _document(view, path)
+    if exact is not None and keep(exact):
+        return exact
     wanted = path.replace("\\", "/").removeprefix("./")
     found = [d for d in view.documents if d.relative_path == wanted and keep(d)]
     if len(found) == 1:
