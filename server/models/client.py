@@ -35,7 +35,11 @@ class ClientSelector:
             limit=request.limit,
             recent_tools=request.recent_tools,
         )
-        msg_id, future = self._send(SELECT, params.wire())
+        wire = params.wire()
+        for candidate in wire["candidates"]:  # type: ignore[attr-defined]
+            if candidate.get("via") is None:  # v1 hosts see v1 candidates
+                del candidate["via"]
+        msg_id, future = self._send(SELECT, wire)
         try:
             reply = await asyncio.wrap_future(future)
         except asyncio.CancelledError:
