@@ -20,6 +20,7 @@ from memory_recall.protocol.limits import (
     MAX_TOOL_NAME_CHARS,
     MAX_WRITE_TEXT_CHARS,
     REFINED_LIMIT,
+    SEARCH_MAX_LIMIT,
 )
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
@@ -30,6 +31,7 @@ PhaseName = Literal["fast", "refined"]
 Strategy = Literal["heuristic", "model", "none"]
 Status = Literal["delivered", "already_delivered", "no_relevant_results"]
 SelectorKind = Literal["client", "http", "none"]
+EdgeKind = Literal["link", "wikilink", "related", "supersedes", "mention", "keyword", "coUse"]
 
 
 class WireModel(BaseModel):
@@ -207,6 +209,22 @@ class Excerpt(WireModel):
     end: int = Field(ge=0, description="offset just past the last character delivered")
 
 
+class NetworkHop(WireModel):
+    """One step of the memory-network path that reached a memory (SPEC §11)."""
+
+    from_: str = Field(alias="from", description="the memory the step starts from (a path)")
+    to: str = Field(description="the memory it reaches (a path)")
+    kind: EdgeKind = Field(
+        description="link, wikilink, related, supersedes (what a memory writes), mention (a "
+        "memory's title written in another's body), keyword (a rare identifier or name both "
+        "hold), coUse (used together, from memory/feedback)"
+    )
+    direction: Literal["forward", "backward"] = Field(
+        description="forward: as the `from` memory wrote it; backward: seen from its target"
+    )
+    keyword: str | None = Field(default=None, description="the shared keyword (kind keyword)")
+
+
 class MemoryDoc(WireModel):
     """One delivered memory."""
 
@@ -236,6 +254,11 @@ class MemoryDoc(WireModel):
     )
     content_hash: str | None = Field(
         default=None, description="the file's version: pass it as memory/update's ifMatch"
+    )
+    via: list[NetworkHop] | None = Field(
+        default=None,
+        description="set when the memory network, not the ranker, found this memory: the hops "
+        "from a lexical hit to it (at most two); absent for a lexical hit",
     )
     similarity: float | None = Field(
         default=None,
@@ -301,6 +324,9 @@ class SelectCandidate(WireModel):
     type: MemoryType
     mtime_ms: float
     description: str
+    via: list[NetworkHop] | None = Field(
+        default=None, description="set for a memory only the memory network found (see MemoryDoc)"
+    )
     similarity: float | None = Field(
         default=None, description="cosine similarity to the query (semantic channel), if known"
     )
@@ -454,6 +480,15 @@ class StatusResult(WireModel):
     semantic: SemanticStatus | None = Field(
         default=None, description="the semantic channel, when configured (protocol v2)"
     )
+    usage: list[CategoryUsage] | None = Field(
+        default=None,
+        description="per category (SPEC §10 topic tree): how often its memories were recalled, "
+        "delivered and used (memory/feedback); null without the state store",
+    )
+    stale: list[StaleMemory] | None = Field(
+        default=None, description="memories that may be outdated now, with the reason"
+    )
+    network: NetworkStatus | None = Field(default=None, description="the memory network")
 
 
 # -- the write side (SPEC §7–8) -------------------------------------------------------------
@@ -857,6 +892,286 @@ class ConsolidateResult(WireModel):
     indexes: list[IndexStatus] = Field(default_factory=list)
 
 
+# -- memory/search (SPEC §11) ------------------------------------------------------------
+
+SearchMode = Literal["shallow", "deep", "explore", "get"]
+
+
+class SearchParams(WireModel):
+    """`memory/search`: the memory tool of a host's agent.
+
+    shallow: `query` against titles and descriptions (no bodies); deep: `query` against
+    whole bodies, with the matching passage and the memories the network reaches;
+    explore: a subtree of the topic tree — `category`, or the place of `path` (a
+    memory) or of the query's best hit, the network's finds from there first; get: the
+    memory at `path` (its path or relative path), whole body.
+    """
+
+    mode: SearchMode
+    query: StrictStr = Field(default="", max_length=MAX_QUERY_CHARS)
+    limit: StrictInt | None = Field(
+        default=None, ge=1, le=SEARCH_MAX_LIMIT, description="most memories returned (default 10)"
+    )
+    path: StrictStr | None = Field(
+        default=None, min_length=1, max_length=4096,
+        description="get, explore: a memory's path (as recall gives it) or relative path",
+    )  # fmt: skip
+    category: StrictStr | None = Field(
+        default=None, min_length=1, max_length=100,
+        description="explore: a topic-tree slug, `lessons` or `lessons/errors`",
+    )  # fmt: skip
+    scope: Scope | None = Field(default=None, description="only this scope's memories")
+
+
+class SearchDoc(WireModel):
+    """One memory a search found."""
+
+    path: str
+    relative_path: str
+    scope: Scope
+    type: MemoryType
+    title: str
+    description: str
+    category: str = Field(description="its place on the topic tree, e.g. 'lessons/errors'")
+    source: Literal["lexical", "network", "tree", "path"] = Field(
+        description="lexical: the ranker matched it; network: reached from a match or from "
+        "`path` (see `via`); tree: a member of the explored subtree; path: the memory asked for"
+    )
+    body: str | None = Field(
+        description="deep: the passage that matched (at most 1,200 characters); get: the whole "
+        "body; shallow and explore: null"
+    )
+    truncated: bool = Field(description="true when `body` is not the whole body")
+    excerpt: Excerpt | None = Field(default=None, description="where `body` lies in the body")
+    mtime_ms: float
+    score: float | None = Field(description="the ranker's score; null when it did not score it")
+    activation: float | None = Field(
+        default=None, description="network finds: the activation that reached it (0–1)"
+    )
+    via: list[NetworkHop] | None = Field(
+        default=None, description="network finds: the hops that reached it (at most two)"
+    )
+    stale: StaleMark | None = None
+    content_hash: str | None = None
+
+
+class SearchSubtree(WireModel):
+    """explore: the place searched, how many memories sit under it, its subcategories."""
+
+    slug: str
+    label: str
+    count: int
+    children: list[SearchSubtree] = Field(default_factory=list)
+
+
+class SearchResult(WireModel):
+    """`memory/search` result."""
+
+    mode: SearchMode
+    query: str
+    docs: list[SearchDoc]
+    total: int = Field(description="memories found before `limit` cut the list")
+    subtree: SearchSubtree | None = Field(default=None, description="explore only")
+    network: bool = Field(description="deep, explore: whether the memory network was used")
+    prompt: str = Field(description="the result as markdown for the agent; empty when none")
+    elapsed_ms: float
+
+
+# -- memory/observe → memory/suggestion (SPEC §12) ---------------------------------------
+
+ObserveEvent = Literal["edit", "error", "toolResult", "command"]
+
+
+class ObserveParams(WireModel):
+    """`memory/observe` (a notification): what the agent is doing right now.
+
+    edit: `path` was edited; error: `text` is an error message (with the `path` it
+    names, if any); toolResult: a tool's output; command: a command line run.
+    """
+
+    event: ObserveEvent
+    path: StrictStr | None = Field(default=None, min_length=1, max_length=4096)
+    text: StrictStr | None = Field(
+        default=None, max_length=MAX_WRITE_TEXT_CHARS,
+        description="error, toolResult, command: the text (its first 20,000 characters "
+        "are read)",
+    )  # fmt: skip
+
+
+class SuggestionTrigger(WireModel):
+    """What a suggestion answers: the observed event (its text cut to 200 characters)."""
+
+    event: ObserveEvent
+    path: str | None = None
+    text: str | None = None
+
+
+class SuggestedDoc(MemoryDoc):
+    """A suggested memory: a delivered memory plus why it was suggested."""
+
+    category: str = Field(description="lessons/… or conventions/…")
+    evidence: list[str] = Field(
+        description="what matched, e.g. 'cites src/lib/redis.ts', 'shares econnreset'"
+    )
+
+
+class SuggestionNotification(WireModel):
+    """`memory/suggestion` (server → client): lessons or conventions that apply now.
+
+    Each memory is suggested at most once per session; suggestions are rate-limited
+    and never sent while a recall's fast phase is pending.
+    """
+
+    trigger: SuggestionTrigger
+    docs: list[SuggestedDoc]
+    prompt: str = Field(description="ready-to-inject markdown")
+
+
+# -- reflection (SPEC §12) ----------------------------------------------------------------
+
+FeedbackVerdict = Literal["used", "ignored"]
+
+
+class FeedbackItem(WireModel):
+    id: StrictStr = Field(
+        min_length=1, max_length=4096, description="a delivered memory's path (as recall gave it)"
+    )
+    verdict: FeedbackVerdict
+
+
+class FeedbackParams(WireModel):
+    """`memory/feedback`: which delivered memories the host's model used (SPEC §12).
+
+    A notification per SPEC §12; sent as a request (with an id) it answers a
+    FeedbackResult. `used`/`ignored` are SPEC §12's lists; `items` says the same per
+    memory; all three may be combined. `token` (or `requestId`) names the recall the
+    memories were delivered by: memories used together in one recall become co-use
+    links in the memory network.
+    """
+
+    token: StrictStr | StrictInt | None = None
+    request_id: StrictStr | StrictInt | None = None
+    used: list[Annotated[StrictStr, Field(min_length=1, max_length=4096)]] = Field(
+        default_factory=list, max_length=REFINED_LIMIT * 4
+    )
+    ignored: list[Annotated[StrictStr, Field(min_length=1, max_length=4096)]] = Field(
+        default_factory=list, max_length=REFINED_LIMIT * 4
+    )
+    items: list[FeedbackItem] = Field(default_factory=list, max_length=REFINED_LIMIT * 4)
+
+
+class FeedbackResult(WireModel):
+    """`memory/feedback` answered as a request: what was recorded."""
+
+    recorded: int = Field(description="memories whose statistics changed")
+    unknown: list[str] = Field(
+        default_factory=list, description="paths that are not memories the daemon serves"
+    )
+    co_use_links: int = Field(description="pairs of memories linked as used together")
+
+
+class CategoryUsage(WireModel):
+    """`memory/status` → `usage`: one category's statistics (summed over its memories)."""
+
+    category: str = Field(description="e.g. 'lessons/errors'")
+    memories: int
+    recalled: int = Field(description="times its memories were among a recall's candidates")
+    delivered: int = Field(description="times its memories were sent in a phase")
+    used: int = Field(description="times a host said its model used one (memory/feedback)")
+    ignored: int
+
+
+class StaleMemory(WireModel):
+    path: str
+    reason: str
+
+
+class NetworkStatus(WireModel):
+    memories: int
+    edges: int = Field(description="edges between memories, keyword nodes counted once per pair")
+    co_use_pairs: int
+    build_ms: float | None = Field(description="the last build from scratch")
+    loaded_from_state: bool = Field(description="co-use links loaded from the state store at start")
+
+
+# -- memory/explain (SPEC §11) --------------------------------------------------------------
+
+
+class ExplainParams(WireModel):
+    """`memory/explain`: why a memory was or was not delivered.
+
+    Names the recall by `token` (a recall this daemon ran lately, with its query
+    and what it delivered) or by `query` (ranked now, as a recall would). `path`
+    is a memory's path or its relative path.
+    """
+
+    path: StrictStr = Field(min_length=1, max_length=4096)
+    token: StrictStr | StrictInt | None = None
+    query: StrictStr | None = Field(default=None, max_length=MAX_QUERY_CHARS)
+    recent_tools: list[Annotated[StrictStr, Field(max_length=MAX_TOOL_NAME_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_RECENT_TOOLS
+    )
+    ranker: StrictStr | None = Field(
+        default=None, description="explain under this ranker (default: the daemon's)"
+    )
+
+
+class ScorePart(WireModel):
+    """One addend of the ranker's score: the parts sum to `score`."""
+
+    field: str = Field(description="title, description, body, type (the spec boost), …")
+    term: str | None = Field(description="the query term, null for a part of no one term")
+    value: float
+    detail: str | None = Field(default=None, description="how the ranker got the value")
+
+
+class SilenceExplain(WireModel):
+    """bm25f's silence rule: how much of the query the memory covers."""
+
+    coverage: float = Field(description="share of the query's weight the memory matches")
+    threshold: float
+    silenced: bool = Field(description="true when the rule drops the memory")
+    detail: str | None = None
+
+
+class NetworkExplain(WireModel):
+    activation: float
+    seed: str = Field(description="the lexical hit the path starts from")
+    via: list[NetworkHop]
+    describe: str = Field(description="the path in words")
+
+
+class PhaseExplain(WireModel):
+    phase: PhaseName
+    delivered: bool
+    rank: int | None = Field(description="1-based place in the phase's list, when in it")
+    reason: str
+
+
+class ExplainResult(WireModel):
+    """`memory/explain` result."""
+
+    path: str
+    relative_path: str | None
+    title: str | None
+    found: bool = Field(description="false when no memory served has this path")
+    query: str
+    ranker: str
+    tokens: list[str] = Field(description="the query's terms under this ranker")
+    rank: int | None = Field(description="1-based rank in the ranker's list, null when unranked")
+    ranked: int = Field(description="how many memories the ranker returned")
+    score: float | None
+    parts: list[ScorePart] = Field(description="per field and term; they sum to `score`")
+    silence: SilenceExplain | None
+    network: NetworkExplain | None
+    stale: StaleMark | None
+    noise: bool = Field(description="removed as active-tool noise (SPEC §3)")
+    excluded: bool = Field(description="in the recall's excludePaths")
+    candidate: bool = Field(description="in the model's manifest (candidates)")
+    phases: list[PhaseExplain]
+    summary: str = Field(description="which phase sent it, or why none did, in words")
+
+
 ALL_MODELS: tuple[type[WireModel], ...] = (
     InitializationOptions,
     RecallParams,
@@ -886,6 +1201,14 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     WriteResult,
     HistoryResult,
     ListResult,
+    SearchParams,
+    SearchResult,
+    ObserveParams,
+    SuggestionNotification,
+    FeedbackParams,
+    FeedbackResult,
+    ExplainParams,
+    ExplainResult,
 )
 
 StatusResult.model_rebuild()  # it refers to WriteStatus, defined after it

@@ -39,12 +39,17 @@ def build_schema() -> dict[str, object]:
             methods.UNDO: "UndoParams → WriteResult",
             methods.HISTORY: "HistoryParams → HistoryResult",
             methods.LIST: "ListParams → ListResult",
+            methods.SEARCH: "SearchParams → SearchResult",
+            methods.EXPLAIN: "ExplainParams → ExplainResult",
+            methods.FEEDBACK: "FeedbackParams → FeedbackResult (also a notification, SPEC §12)",
         },
         "notifications": {
             methods.FAST_RESULT: "PhaseNotification",
             methods.REFINED_RESULT: "PhaseNotification",
             methods.TELEMETRY: "RecallTelemetry",
+            methods.SUGGESTION: "SuggestionNotification",
         },
+        "clientNotifications": {methods.OBSERVE: "ObserveParams"},
         "serverRequests": {methods.SELECT: "SelectParams → SelectResult"},
     }
     return schema

@@ -43,6 +43,8 @@ class ClientSelector:
         for candidate in wire["candidates"]:  # type: ignore[attr-defined]
             if candidate.get("similarity") is None:  # the v1 shape unless the channel is on
                 del candidate["similarity"]
+            if candidate.get("via") is None:  # v1 hosts see v1 candidates
+                del candidate["via"]
         msg_id, future = self._send(SELECT, wire)
         try:
             reply = await asyncio.wrap_future(future)

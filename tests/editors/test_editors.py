@@ -161,7 +161,34 @@ def test_vscode_vsix_packages_offline(npm: str, tmp_path: Path) -> None:
     assert {"extension/package.json", "extension/out/extension.js", "extension/readme.md"} <= names
     assert not any("node_modules" in n or n.endswith(".ts") for n in names), sorted(names)
     commands = {c["command"] for c in manifest["contributes"]["commands"]}
-    assert {"memoryRecall.recall", "memoryRecall.openFolder", "memoryRecall.showStatus"} <= commands
+    assert {
+        "memoryRecall.recall",
+        "memoryRecall.openFolder",
+        "memoryRecall.showStatus",
+        "memoryRecall.remember",
+        "memoryRecall.forget",
+        "memoryRecall.undo",
+        "memoryRecall.consolidate",
+        "memoryRecall.showContext",
+        "memoryRecall.proposeProjectMemory",
+        "memoryRecall.pin",
+        "memoryRecall.unpin",
+    } <= commands
+    # What VS Code checks when it installs the package: every menu entry names a declared
+    # command, and the Memories view the menus refer to is contributed.
+    menus = manifest["contributes"]["menus"]
+    assert {m["command"] for entries in menus.values() for m in entries} <= commands
+    views = {v["id"] for group in manifest["contributes"]["views"].values() for v in group}
+    assert "memoryRecall.memories" in views
+    # No VS Code can be downloaded here: the unpacked package's own bundle and manifest are
+    # activated in the stand-in `vscode` against this daemon, as VS Code would after installing
+    # it (every contributed command, view and language-model tool registered; a write works).
+    unpacked = tmp_path / "unpacked"
+    with zipfile.ZipFile(vsix) as archive:
+        archive.extractall(unpacked)
+    _run([npm, "run", "--silent", "build", "--", "--tests"], VSCODE)
+    output = _run(["node", str(VSCODE / "out" / "vsix" / "activate.js"), str(unpacked)], VSCODE)
+    assert "vsix activated: protocol v2" in output, output
 
 
 def test_neovim_suite_against_the_daemon(tmp_path: Path) -> None:

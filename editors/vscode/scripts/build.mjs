@@ -32,6 +32,8 @@ if (process.argv.includes('--tests')) {
   // Outside out/test/ (node --test would take it for a test file), at the same
   // depth, so that test/daemon.ts finds the repository from it.
   await build({ ...common, entryPoints: ['test/preflight.ts'], outfile: 'out/preflight/preflight.js', packages: 'external' });
+  // Run by tests/editors on an unpacked .vsix: its own bundle activated as VS Code would.
+  await build({ ...common, entryPoints: ['test/vsixActivate.ts'], outfile: 'out/vsix/activate.js', packages: 'external' });
   await build({
     ...common,
     entryPoints: readdirSync(join(root, 'test'))

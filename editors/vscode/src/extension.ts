@@ -8,16 +8,49 @@ import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vsc
 import {
   DEFAULT_INITIAL_WAIT_MS,
   errorMessage,
+  ExtractOutcome,
   InitialRecall,
   MemoryClient,
+  OperationHistory,
   RecallInitialOptions,
 } from './memoryClient';
 import { COMMAND_SETTING, findExecutable, installGuide, missingDaemonMessage, startFailedMessage } from './install';
-import { parseSelection, selectPrompt } from './modelSelect';
-import { recallRows, recallSummary, statusBar, statusReport } from './present';
-import type { MemoryDoc, SelectParams, SelectResult, StatusResult } from './protocol.generated';
+import { registerMemoryTools } from './lmTools';
+import { completionMessages, parseSelection, selectPrompt } from './modelSelect';
+import { explainReport, recallRows, recallSummary, statusBar, statusReport } from './present';
+import type {
+  CompleteParams,
+  CompleteResult,
+  ContextParams,
+  ContextResult,
+  ExplainParams,
+  ExplainResult,
+  ExtractParams,
+  FeedbackParams,
+  FeedbackResult,
+  MemoryDoc,
+  RememberParams,
+  SearchParams,
+  SearchResult,
+  SelectParams,
+  SelectResult,
+  StatusResult,
+  WriteResult,
+} from './protocol.generated';
 import { PROTOCOL_VERSION } from './protocol.generated';
 import { daemonLaunch, readSettings, SECTION, Settings } from './settings';
+import {
+  consolidateCommand,
+  contextCommand,
+  forgetCommand,
+  MemoryTreeProvider,
+  pinCommand,
+  rememberCommand,
+  ReviewDecision,
+  reviewProposals,
+  undoLast,
+  WriteHost,
+} from './writeCommands';
 
 /** What `vscode.extensions.getExtension('memory-recall.memory-recall').exports` offers. */
 export interface MemoryRecallApi {
@@ -32,6 +65,32 @@ export interface MemoryRecallApi {
   recall(query: string, options?: RecallInitialOptions): Promise<InitialRecall>;
   /** `memory/status` of the running daemon. */
   status(): Promise<StatusResult>;
+  /** `memory/remember`: write a memory now (the quality gate and conflict detection apply). */
+  remember(params: RememberParams): Promise<WriteResult>;
+  /**
+   * `memory/extract`. With `apply: false` (or scope `team`) nothing is
+   * written: each proposal is shown to the user for review (accept / edit /
+   * reject) unless `review: false`; `reviewed` resolves with the decisions.
+   * The host's model (VS Code's language model) answers the daemon's
+   * `memory/complete`, so the proposals carry the model's text.
+   */
+  extract(params: ExtractParams, options?: { review?: boolean }): Promise<ExtractOutcome & { reviewed?: Promise<ReviewDecision[]> }>;
+  /** `memory/context`: the always-loaded memories as one prompt block. */
+  context(params?: ContextParams): Promise<ContextResult>;
+  /** `memory/search`: `shallow` (titles, descriptions), `deep` (bodies + network), `explore` (a topic subtree), `get` (by path). */
+  search(params: SearchParams): Promise<SearchResult>;
+  /** `memory/explain`: why a memory was or was not delivered by the recall `token` (a phase's `token`), or for a `query`. */
+  explain(params: ExplainParams): Promise<ExplainResult>;
+  /** `memory/feedback`: which delivered memories the model used (`token` of the recall); feeds retention and co-use links. */
+  feedback(params: FeedbackParams): Promise<FeedbackResult>;
+}
+
+const EXPLAIN_URI = vscode.Uri.parse('memory-recall:Why%20this%20memory.md');
+
+/** The memories the last recall of this window delivered, for Explain. */
+interface LastRecall {
+  token: string;
+  docs: MemoryDoc[];
 }
 
 const STATUS_URI = vscode.Uri.parse('memory-recall:Memory%20Status');
@@ -64,6 +123,21 @@ class Daemon implements vscode.Disposable {
   private reported: string | undefined;
   /** The daemon command that was not found at the last start, if it was not. */
   missingCommand: string | undefined;
+  /** This window's memory changes, for Undo (kept across daemon restarts). */
+  readonly history = new OperationHistory();
+  /** Called after every write (the tree view refreshes). */
+  onChanged: () => void = () => undefined;
+  /** The last recall that delivered something (the Recall command's or an agent's). */
+  lastRecall: LastRecall | undefined;
+  /** Queries by recall token (the phases do not repeat the query), the last few. */
+  readonly queries = new Map<string, string>();
+  noteQuery(token: string, query: string): void {
+    this.queries.set(token, query);
+    for (const key of this.queries.keys()) {
+      if (this.queries.size <= 20) break;
+      this.queries.delete(key);
+    }
+  }
 
   constructor(
     readonly log: vscode.LogOutputChannel,
@@ -127,6 +201,18 @@ class Daemon implements vscode.Disposable {
     // MemoryClient registers its handlers before start(); LanguageClient installs them on connect.
     const memory = new MemoryClient(languageClient, {
       select: (params, token) => this.selectWithModel(params, token),
+      complete: (params, token) => this.completeWithModel(params, token),
+    });
+    memory.onPhase((note) => {
+      if (typeof note.token !== 'string' || !note.docs.length) return;
+      const same = this.lastRecall?.token === note.token;
+      const docs = same ? [...this.lastRecall!.docs, ...note.docs.filter((d) => !this.lastRecall!.docs.some((k) => k.path === d.path))] : note.docs;
+      this.lastRecall = { token: note.token, docs };
+    });
+    memory.onWrite((result, method) => {
+      this.history.record(result, method);
+      this.onChanged();
+      this.refreshSoon();
     });
     memory.onTelemetry(() => void this.refreshStatus());
     languageClient.onDidChangeState((event) => {
@@ -231,8 +317,8 @@ class Daemon implements vscode.Disposable {
     this.statusItem.tooltip = tooltip;
   }
 
-  /** `memory/select` through the Language Model API; throwing makes the daemon fall back. */
-  private async selectWithModel(params: SelectParams, token: vscode.CancellationToken): Promise<SelectResult> {
+  /** The configured chat model of the Language Model API; throws when there is none. */
+  private async chatModel(): Promise<vscode.LanguageModelChat> {
     if (!vscode.lm) {
       throw new Error('this VS Code has no Language Model API');
     }
@@ -243,16 +329,43 @@ class Daemon implements vscode.Disposable {
     if (!model) {
       throw new Error('no chat model available');
     }
-    const response = await model.sendRequest(
-      [vscode.LanguageModelChatMessage.User(selectPrompt(params))],
-      { justification: 'Memory Recall asks a model which of your memory notes fit the request.' },
-      token,
-    );
+    return model;
+  }
+
+  private async ask(messages: vscode.LanguageModelChatMessage[], justification: string, token: vscode.CancellationToken): Promise<string> {
+    const model = await this.chatModel();
+    const response = await model.sendRequest(messages, { justification }, token);
     let answer = '';
     for await (const chunk of response.text) {
       answer += chunk;
     }
+    return answer;
+  }
+
+  /** `memory/select` through the Language Model API; throwing makes the daemon fall back. */
+  private async selectWithModel(params: SelectParams, token: vscode.CancellationToken): Promise<SelectResult> {
+    const answer = await this.ask(
+      [vscode.LanguageModelChatMessage.User(selectPrompt(params))],
+      'Memory Recall asks a model which of your memory notes fit the request.',
+      token,
+    );
     return { selected: parseSelection(answer, params) };
+  }
+
+  /**
+   * `memory/complete` through the Language Model API. Its chat messages have
+   * no system role: the system text leads the first user message. The daemon
+   * validates the answer against `responseSchema` itself.
+   */
+  private async completeWithModel(params: CompleteParams, token: vscode.CancellationToken): Promise<CompleteResult> {
+    const answer = await this.ask(
+      completionMessages(params).map((m) =>
+        m.role === 'assistant' ? vscode.LanguageModelChatMessage.Assistant(m.content) : vscode.LanguageModelChatMessage.User(m.content),
+      ),
+      `Memory Recall asks a model to ${params.task === 'extract' ? 'propose memories from your session' : `${params.task} memory notes`}.`,
+      token,
+    );
+    return { content: answer };
   }
 
   dispose(): void {
@@ -282,14 +395,21 @@ async function recallCommand(daemon: Daemon, lastQuery: { value: string }): Prom
   pick.matchOnDetail = true;
   pick.busy = true;
   const session = memory.start(query);
+  daemon.noteQuery(session.token, query);
   let fast: Awaited<typeof session.fast> = null;
+  const explainButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('question'), tooltip: 'Why was this memory delivered?' };
   const show = (refined: Awaited<typeof session.refined>) => {
     pick.items = recallRows(fast, refined).map((row): Item =>
       row.kind === 'separator'
         ? { label: row.label, kind: vscode.QuickPickItemKind.Separator }
-        : { label: row.label, description: row.description, detail: row.detail, doc: row.doc },
+        : { label: row.label, description: row.description, detail: row.detail, doc: row.doc, buttons: [explainButton] },
     );
   };
+  pick.onDidTriggerItemButton(async (event) => {
+    const doc = event.item.doc;
+    if (!doc) return;
+    await vscode.commands.executeCommand('memoryRecall.explain', { token: session.token, path: doc.path });
+  });
   pick.onDidAccept(async () => {
     const doc = pick.selectedItems[0]?.doc;
     if (doc) {
@@ -317,6 +437,30 @@ async function recallCommand(daemon: Daemon, lastQuery: { value: string }): Prom
     await session.result.catch((error) => (pick.placeholder = `Recall failed: ${errorMessage(error)}`));
   }
   pick.busy = false;
+}
+
+/**
+ * Memory: Explain — why a memory was delivered (or not): a memory of the last
+ * recall, picked, or the `{token, path}` / `{query, path}` given.
+ */
+async function explainCommand(daemon: Daemon, show: (uri: vscode.Uri, lines: string[]) => Promise<void>, arg?: Partial<ExplainParams>): Promise<void> {
+  const memory = await daemon.client();
+  let params: ExplainParams | undefined = arg?.path && (arg.token !== undefined || arg.query !== undefined) ? (arg as ExplainParams) : undefined;
+  if (!params) {
+    const last = daemon.lastRecall;
+    if (!last) {
+      void vscode.window.showInformationMessage('Memory: nothing delivered in this window yet to explain; run Memory: Recall… first.');
+      return;
+    }
+    type Item = vscode.QuickPickItem & { path: string };
+    const chosen = await vscode.window.showQuickPick<Item>(
+      last.docs.map((doc) => ({ label: doc.title, description: `${doc.scope} · ${doc.relativePath}`, path: doc.path })),
+      { title: `Memory: Explain — delivered for ${JSON.stringify(daemon.queries.get(last.token) ?? last.token)}` },
+    );
+    if (!chosen) return;
+    params = { token: last.token, path: chosen.path };
+  }
+  await show(EXPLAIN_URI, explainReport(await memory.explain(params)));
 }
 
 async function openFolderCommand(daemon: Daemon): Promise<void> {
@@ -369,6 +513,15 @@ export function activate(context: vscode.ExtensionContext): MemoryRecallApi {
       if (error instanceof DaemonUnavailable) daemon.reportFailure(undefined, true);
       else void vscode.window.showErrorMessage(`Memory: ${errorMessage(error)}`);
     });
+  const writeHost: WriteHost = {
+    client: () => daemon.client(),
+    history: daemon.history,
+    showDocument,
+    log,
+    changed: () => tree.refresh(),
+  };
+  const tree = new MemoryTreeProvider(writeHost);
+  daemon.onChanged = () => tree.refresh();
   let restartTimer: NodeJS.Timeout | undefined;
   const restartSoon = (why: string) => {
     clearTimeout(restartTimer); // one restart for a burst of edits to settings.json
@@ -399,6 +552,33 @@ export function activate(context: vscode.ExtensionContext): MemoryRecallApi {
     }),
     vscode.commands.registerCommand('memoryRecall.showInstallInstructions', () => showDocument(INSTALL_URI, daemon.installGuide())),
     vscode.commands.registerCommand('memoryRecall.restart', userCommand(() => daemon.restart('restart requested'))),
+    vscode.window.registerTreeDataProvider('memoryRecall.memories', tree),
+    vscode.commands.registerCommand('memoryRecall.remember', userCommand(() => rememberCommand(writeHost))),
+    vscode.commands.registerCommand('memoryRecall.forget', (arg?: unknown) => userCommand(() => forgetCommand(writeHost, arg as any))()),
+    vscode.commands.registerCommand('memoryRecall.undo', userCommand(() => undoLast(writeHost))),
+    vscode.commands.registerCommand('memoryRecall.consolidate', userCommand(() => consolidateCommand(writeHost))),
+    vscode.commands.registerCommand('memoryRecall.showContext', userCommand(() => contextCommand(writeHost))),
+    vscode.commands.registerCommand('memoryRecall.pin', (arg?: unknown) => userCommand(() => pinCommand(writeHost, arg as any, true))()),
+    vscode.commands.registerCommand('memoryRecall.unpin', (arg?: unknown) => userCommand(() => pinCommand(writeHost, arg as any, false))()),
+    vscode.commands.registerCommand('memoryRecall.refreshMemories', () => tree.refresh()),
+    vscode.commands.registerCommand('memoryRecall.explain', (arg?: Partial<ExplainParams>) =>
+      userCommand(() => explainCommand(daemon, showDocument, arg))(),
+    ),
+    vscode.commands.registerCommand('memoryRecall.openMemory', (arg?: { path?: string }) =>
+      arg?.path ? vscode.window.showTextDocument(vscode.Uri.file(arg.path), { preview: true }) : undefined,
+    ),
+    vscode.commands.registerCommand(
+      'memoryRecall.proposeProjectMemory',
+      userCommand(async () => {
+        const params: ExtractParams = { trigger: 'projectInit', apply: false };
+        const outcome = await (await daemon.client()).extract(params);
+        if (!outcome.proposals.length) {
+          void vscode.window.showInformationMessage(`Memory: nothing to propose${outcome.skipped.length ? ` (${outcome.skipped.map((s) => s.message).join('; ')})` : ''}.`);
+          return;
+        }
+        await reviewProposals(writeHost, params, outcome);
+      }),
+    ),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(SECTION)) restartSoon('settings changed');
     }),
@@ -417,6 +597,8 @@ export function activate(context: vscode.ExtensionContext): MemoryRecallApi {
     }),
   );
 
+  context.subscriptions.push(...registerMemoryTools(() => daemon.client()));
+
   daemon.client().catch((error) => log.error(`start failed: ${errorMessage(error)}`));
 
   return {
@@ -425,10 +607,36 @@ export function activate(context: vscode.ExtensionContext): MemoryRecallApi {
       const started = Date.now();
       const memory = await daemon.client();
       const budget = options.initialWaitMs ?? DEFAULT_INITIAL_WAIT_MS;
-      return memory.recall(query, { ...options, initialWaitMs: Math.max(0, budget - (Date.now() - started)) });
+      const recalled = await memory.recall(query, { ...options, initialWaitMs: Math.max(0, budget - (Date.now() - started)) });
+      daemon.noteQuery(recalled.token, query);
+      return recalled;
+    },
+    async search(params) {
+      return (await daemon.client()).search(params);
+    },
+    async explain(params) {
+      return (await daemon.client()).explain(params);
+    },
+    async feedback(params) {
+      return (await daemon.client()).feedback(params);
     },
     async status() {
       return (await daemon.client()).status();
+    },
+    async remember(params) {
+      return (await daemon.client()).remember(params);
+    },
+    async extract(params, options = {}) {
+      const outcome = await (await daemon.client()).extract(params);
+      if (options.review === false || !outcome.proposals.length) {
+        return outcome;
+      }
+      const reviewed = reviewProposals(writeHost, params, outcome);
+      reviewed.catch((error) => log.error(`reviewing proposals: ${errorMessage(error)}`));
+      return { ...outcome, reviewed };
+    },
+    async context(params = {}) {
+      return (await daemon.client()).context(params);
     },
   };
 }

@@ -1,7 +1,8 @@
-// The wire layer: protocol v1 over any JSON-RPC connection, with the 100 ms
-// initial wait. It does not import `vscode`, so node tests drive it against
-// the real daemon through vscode-jsonrpc; the extension hands it a
-// LanguageClient, which has the same three methods.
+// The wire layer: the protocol (v1 recall, v2 writes, organisation and
+// extraction) over any JSON-RPC connection, with the 100 ms initial wait. It
+// does not import `vscode`, so node tests drive it against the real daemon
+// through vscode-jsonrpc; the extension hands it a LanguageClient, which has
+// the same three methods.
 import {
   CancellationToken,
   CancellationTokenSource,
@@ -10,13 +11,36 @@ import {
 } from 'vscode-jsonrpc';
 
 import type {
+  CompleteParams,
+  CompleteResult,
+  ConsolidateParams,
+  ConsolidateResult,
+  ContextParams,
+  ContextResult,
+  ExplainParams,
+  ExplainResult,
+  ExtractParams,
+  ExtractResult,
+  FeedbackParams,
+  FeedbackResult,
+  ForgetParams,
+  ListParams,
+  ListResult,
   PhaseNotification,
   RecallParams,
   RecallResult,
   RecallTelemetry,
   SelectParams,
   SelectResult,
+  RememberParams,
+  SearchParams,
+  SearchResult,
   StatusResult,
+  TreeParams,
+  TreeResult,
+  UndoParams,
+  UpdateParams,
+  WriteResult,
 } from './protocol.generated';
 import { PROTOCOL_METHODS } from './protocol.generated';
 
@@ -28,6 +52,17 @@ export const Methods = {
   refinedResult: 'memory/refinedResult',
   telemetry: 'telemetry/event',
   select: 'memory/select',
+  remember: 'memory/remember',
+  update: 'memory/update',
+  forget: 'memory/forget',
+  undo: 'memory/undo',
+  list: 'memory/list',
+  tree: 'memory/tree',
+  context: 'memory/context',
+  consolidate: 'memory/consolidate',
+  search: 'memory/search',
+  explain: 'memory/explain',
+  feedback: 'memory/feedback',
 } as const satisfies {
   recall: keyof typeof PROTOCOL_METHODS.requests;
   status: keyof typeof PROTOCOL_METHODS.requests;
@@ -35,7 +70,28 @@ export const Methods = {
   refinedResult: keyof typeof PROTOCOL_METHODS.notifications;
   telemetry: keyof typeof PROTOCOL_METHODS.notifications;
   select: keyof typeof PROTOCOL_METHODS.serverRequests;
+  remember: keyof typeof PROTOCOL_METHODS.requests;
+  update: keyof typeof PROTOCOL_METHODS.requests;
+  forget: keyof typeof PROTOCOL_METHODS.requests;
+  undo: keyof typeof PROTOCOL_METHODS.requests;
+  list: keyof typeof PROTOCOL_METHODS.requests;
+  tree: keyof typeof PROTOCOL_METHODS.requests;
+  context: keyof typeof PROTOCOL_METHODS.requests;
+  consolidate: keyof typeof PROTOCOL_METHODS.requests;
+  search: keyof typeof PROTOCOL_METHODS.requests;
+  explain: keyof typeof PROTOCOL_METHODS.requests;
+  feedback: keyof typeof PROTOCOL_METHODS.requests;
 };
+
+/**
+ * Served by the daemon (protocol/methods.py) but not yet listed in the
+ * schema's `x-methods`, so not checked at compile time; the wire tests call
+ * them against the real daemon.
+ */
+export const UnlistedMethods = {
+  extract: 'memory/extract',
+  complete: 'memory/complete',
+} as const;
 
 /** JSON-RPC / LSP error codes the client sees or sends. */
 export const ErrorCode = {
@@ -64,6 +120,39 @@ export interface RpcConnection {
  * the daemon then falls back to its lexical top 5.
  */
 export type SelectHandler = (params: SelectParams, token: CancellationToken) => Promise<SelectResult>;
+
+/**
+ * Answers `memory/complete` (protocol v2, when the host advertised
+ * `capabilities.complete`): the model's text for one judgement task
+ * (`extract`, `reconcile`, `consolidate`). Throw to decline.
+ */
+export type CompleteHandler = (params: CompleteParams, token: CancellationToken) => Promise<CompleteResult>;
+
+/** What the model proposed for one item of an extraction (the `extract` task's JSON). */
+export interface ExtractedItem {
+  title: string;
+  description: string;
+  type: string;
+  category?: string | null;
+  body: string;
+  updates?: string | null;
+  why?: string;
+}
+
+/** A `proposed` operation of `memory/extract {apply: false}`, with the model's text when the host saw it. */
+export interface Proposal {
+  operation: WriteResult['operations'][number];
+  /** The item the model answered through `memory/complete`; undefined for projectInit or an http model. */
+  item?: ExtractedItem;
+}
+
+/** What every write answers (a consolidation's `operations` may be absent when it did nothing). */
+export type WriteLike = Pick<WriteResult, 'skipped'> & { operations?: WriteResult['operations'] } | ConsolidateResult;
+
+/** `memory/extract`'s result, and each proposal paired with its text. */
+export interface ExtractOutcome extends ExtractResult {
+  proposals: Proposal[];
+}
 
 export interface RecallOptions {
   recentTools?: string[];
@@ -99,6 +188,8 @@ export type InitialReason = 'fast' | 'refined' | 'timeout' | 'cancelled' | 'fail
 
 /** What an agent gets after the initial wait (the Python client's RecallHandle). */
 export interface InitialRecall {
+  /** The client-chosen token of this recall (memory/explain and memory/feedback take it). */
+  token: string;
   /**
    * The first of the fast result and the refined result to arrive within the
    * initial wait; null when neither did (or the recall ended without one).
@@ -215,17 +306,21 @@ export function isCancelledError(error: unknown): boolean {
 
 let sessionCounter = 0;
 
-/** A protocol v1 client on top of an RPC connection. */
+/** A protocol client on top of an RPC connection. */
 export class MemoryClient implements Disposable {
   private readonly sessions = new Map<string, Session>();
   private readonly disposables: Disposable[] = [];
   private readonly phaseListeners = new Set<(note: PhaseNotification) => void>();
   private readonly telemetryListeners = new Set<(event: RecallTelemetry) => void>();
+  private readonly writeListeners = new Set<(result: WriteLike, method: string) => void>();
+  private readonly extractAnswerListeners = new Set<(content: string) => void>();
+  /** Extractions run one at a time, so that a model answer belongs to the call it came in. */
+  private extractQueue: Promise<unknown> = Promise.resolve();
   private readonly tokenPrefix = `recall-${process.pid}-${Date.now().toString(36)}-`;
 
   constructor(
     private readonly connection: RpcConnection,
-    options: { select?: SelectHandler } = {},
+    options: { select?: SelectHandler; complete?: CompleteHandler } = {},
   ) {
     const onPhase = (note: PhaseNotification) => {
       for (const listener of this.phaseListeners) {
@@ -249,6 +344,13 @@ export class MemoryClient implements Disposable {
       connection.onRequest(Methods.select, (params: SelectParams, token) =>
         answerSelect(options.select, params, token),
       ),
+      connection.onRequest(UnlistedMethods.complete, async (params: CompleteParams, token) => {
+        const result = await answerComplete(options.complete, params, token);
+        if (params?.task === 'extract') {
+          for (const listener of this.extractAnswerListeners) listener(result.content);
+        }
+        return result;
+      }),
     );
   }
 
@@ -321,6 +423,7 @@ export class MemoryClient implements Disposable {
         timeout,
       ]);
       return {
+        token: session.token,
         initial,
         initialReason,
         refined: session.refined,
@@ -331,6 +434,107 @@ export class MemoryClient implements Disposable {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Called with the result of every write this client makes (remember, forget, undo, consolidate…). */
+  onWrite(listener: (result: WriteLike, method: string) => void): Disposable {
+    this.writeListeners.add(listener);
+    return { dispose: () => this.writeListeners.delete(listener) };
+  }
+
+  private async write<R extends WriteLike>(method: string, params: object, token?: CancellationToken): Promise<R> {
+    const result = await request<R>(this.connection, method, params, token);
+    for (const listener of this.writeListeners) listener(result, method);
+    return result;
+  }
+
+  /** `memory/remember`: the user's explicit "remember this". */
+  remember(params: RememberParams, token?: CancellationToken): Promise<WriteResult> {
+    return this.write(Methods.remember, params, token);
+  }
+
+  /** `memory/update`: edit one memory (only the given fields). */
+  update(params: UpdateParams, token?: CancellationToken): Promise<WriteResult> {
+    return this.write(Methods.update, params, token);
+  }
+
+  /** `memory/forget`: archive a memory (`hard: true` deletes it). */
+  forget(params: ForgetParams, token?: CancellationToken): Promise<WriteResult> {
+    return this.write(Methods.forget, params, token);
+  }
+
+  /** `memory/undo`: put back every file one operation touched. */
+  undo(params: UndoParams, token?: CancellationToken): Promise<WriteResult> {
+    return this.write(Methods.undo, params, token);
+  }
+
+  /** `memory/consolidate`; with `dryRun: true` only the reports. */
+  consolidate(params: ConsolidateParams = {}, token?: CancellationToken): Promise<ConsolidateResult> {
+    if (params.dryRun) {
+      return request<ConsolidateResult>(this.connection, Methods.consolidate, params, token);
+    }
+    return this.write<ConsolidateResult>(Methods.consolidate, params, token);
+  }
+
+  /** `memory/list`: memories with their flags and statistics. */
+  list(params: ListParams = {}, token?: CancellationToken): Promise<ListResult> {
+    return request<ListResult>(this.connection, Methods.list, params, token);
+  }
+
+  /** `memory/tree`: the topic tree with its members. */
+  tree(params: TreeParams = {}, token?: CancellationToken): Promise<TreeResult> {
+    return request<TreeResult>(this.connection, Methods.tree, params, token);
+  }
+
+  /** `memory/context`: the always-loaded block. */
+  context(params: ContextParams = {}, token?: CancellationToken): Promise<ContextResult> {
+    return request<ContextResult>(this.connection, Methods.context, params, token);
+  }
+
+  /**
+   * `memory/extract`. Each `proposed` operation (apply: false, or team scope)
+   * comes with the item the model answered through this client's
+   * `memory/complete`, matched by title, so that a host can show it for
+   * review and write it as it is or edited. Extractions are serialised.
+   */
+  extract(params: ExtractParams, token?: CancellationToken): Promise<ExtractOutcome> {
+    const run = async (): Promise<ExtractOutcome> => {
+      const answers: string[] = [];
+      const listener = (content: string) => answers.push(content);
+      this.extractAnswerListeners.add(listener);
+      let result: ExtractResult;
+      try {
+        result =
+          params.apply === false || params.scope === 'team'
+            ? await request<ExtractResult>(this.connection, UnlistedMethods.extract, params, token)
+            : await this.write<ExtractResult>(UnlistedMethods.extract, params, token);
+      } finally {
+        this.extractAnswerListeners.delete(listener);
+      }
+      return { ...result, proposals: pairProposals(result, answers.flatMap(extractedItems)) };
+    };
+    const next = this.extractQueue.then(run, run);
+    this.extractQueue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** `memory/search`: the agent's memory tool (`shallow`, `deep`, `explore`, `get`). */
+  search(params: SearchParams, token?: CancellationToken): Promise<SearchResult> {
+    return request<SearchResult>(this.connection, Methods.search, params, token);
+  }
+
+  /** `memory/explain`: why a memory was (or was not) delivered by the recall `token`, or for `query`. */
+  explain(params: ExplainParams, token?: CancellationToken): Promise<ExplainResult> {
+    return request<ExplainResult>(this.connection, Methods.explain, params, token);
+  }
+
+  /**
+   * `memory/feedback`: which delivered memories the model used. Sent as a
+   * request (SPEC §12 allows the notification; with an id the daemon answers
+   * what it recorded, and unknown paths).
+   */
+  feedback(params: FeedbackParams, token?: CancellationToken): Promise<FeedbackResult> {
+    return request<FeedbackResult>(this.connection, Methods.feedback, params, token);
   }
 
   /** `memory/status`: roots, counts, skipped files, watcher state. */
@@ -380,9 +584,108 @@ async function answerSelect(
   return { selected: result.selected };
 }
 
+async function answerComplete(
+  complete: CompleteHandler | undefined,
+  params: CompleteParams,
+  token: CancellationToken,
+): Promise<CompleteResult> {
+  if (!complete) {
+    throw new ResponseError(ErrorCode.requestFailed, 'this client has no model to complete with');
+  }
+  let result: CompleteResult;
+  try {
+    result = await complete(params, token);
+  } catch (error) {
+    if (error instanceof ResponseError) {
+      throw error;
+    }
+    throw new ResponseError(ErrorCode.requestFailed, errorMessage(error));
+  }
+  if (!result || typeof result.content !== 'string') {
+    throw new ResponseError(ErrorCode.requestFailed, 'the model returned no {content: text}');
+  }
+  return { content: result.content };
+}
+
+/** The items of an `extract` answer (`{"memories": [...]}`); what is not that shape is left out. */
+export function extractedItems(content: string): ExtractedItem[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(content);
+  } catch {
+    const start = content.indexOf('{');
+    const end = content.lastIndexOf('}');
+    try {
+      parsed = start >= 0 && end > start ? JSON.parse(content.slice(start, end + 1)) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+  }
+  const memories = (parsed as { memories?: unknown } | undefined)?.memories;
+  if (!Array.isArray(memories)) {
+    return [];
+  }
+  return memories.filter(
+    (m): m is ExtractedItem =>
+      !!m && typeof m === 'object' && typeof m.title === 'string' && typeof m.body === 'string',
+  );
+}
+
+const normalTitle = (title: string) => title.normalize('NFC').replace(/\s+/g, ' ').trim().toLowerCase();
+
+/** Pair each proposed operation with the model's item of the same title (each item used once). */
+export function pairProposals(result: WriteResult, items: ExtractedItem[]): Proposal[] {
+  const free = [...items];
+  return result.operations
+    .filter((operation) => operation.action === 'proposed')
+    .map((operation) => {
+      const at = free.findIndex((item) => normalTitle(item.title) === normalTitle(operation.title));
+      const item = at >= 0 ? free.splice(at, 1)[0] : undefined;
+      return item ? { operation, item } : { operation };
+    });
+}
+
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) {
     return error.message || error.name;
   }
   return String(error);
+}
+
+/**
+ * The operations this window's writes made, newest last, for "Undo last
+ * memory change". Undos themselves are not recorded, so undoing again walks
+ * further back; proposals and `unchanged` answers changed nothing to undo.
+ */
+export class OperationHistory {
+  private readonly operations: { operation: string; title: string }[] = [];
+
+  constructor(private readonly capacity = 100) {}
+
+  record(result: WriteLike, method: string): void {
+    if (method === Methods.undo) {
+      return;
+    }
+    for (const op of result.operations ?? []) {
+      if (op.action === 'proposed' || op.action === 'unchanged') continue;
+      if (this.operations.some((known) => known.operation === op.operation)) continue;
+      this.operations.push({ operation: op.operation, title: op.title });
+    }
+    this.operations.splice(0, Math.max(0, this.operations.length - this.capacity));
+  }
+
+  /** The newest operation not yet undone, or undefined. */
+  peek(): { operation: string; title: string } | undefined {
+    return this.operations.at(-1);
+  }
+
+  /** Forget the newest (it has been undone, or cannot be). */
+  drop(operation: string): void {
+    const at = this.operations.findIndex((known) => known.operation === operation);
+    if (at >= 0) this.operations.splice(at, 1);
+  }
+
+  get size(): number {
+    return this.operations.length;
+  }
 }

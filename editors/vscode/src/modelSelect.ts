@@ -1,7 +1,8 @@
 // `memory/select` answered by a chat model: the prompt it gets and how its
-// answer is read. The extension sends the prompt through VS Code's Language
+// answer is read; and the messages of `memory/complete` for a chat API
+// without a system role. The extension sends the prompt through VS Code's Language
 // Model API; this module has no `vscode` import.
-import type { SelectCandidate, SelectParams } from './protocol.generated';
+import type { CompleteParams, SelectCandidate, SelectParams } from './protocol.generated';
 import { formatAge } from './present';
 
 /** The last two segments of a path without `.md`: `incidents/2024-03-14-pg-pool`. */
@@ -73,4 +74,29 @@ export function parseSelection(answer: string, params: SelectParams): string[] {
     }
   }
   return paths.slice(0, params.limit);
+}
+
+/**
+ * `memory/complete`'s messages for a chat API with only user and assistant
+ * turns (VS Code's): system text leads the next user turn, and the last user
+ * turn ends by asking for JSON that satisfies `responseSchema`.
+ */
+export function completionMessages(params: CompleteParams): { role: 'user' | 'assistant'; content: string }[] {
+  const out: { role: 'user' | 'assistant'; content: string }[] = [];
+  let pendingSystem: string[] = [];
+  for (const message of params.messages) {
+    if (message.role === 'system') {
+      pendingSystem.push(message.content);
+      continue;
+    }
+    const content = message.role === 'user' && pendingSystem.length ? [...pendingSystem, message.content].join('\n\n') : message.content;
+    if (message.role === 'user') pendingSystem = [];
+    out.push({ role: message.role, content });
+  }
+  if (pendingSystem.length) out.push({ role: 'user', content: pendingSystem.join('\n\n') });
+  const schema = `Answer with one JSON value only, no prose, that satisfies this JSON Schema:\n${JSON.stringify(params.responseSchema)}`;
+  const last = out.at(-1);
+  if (last?.role === 'user') last.content += `\n\n${schema}`;
+  else out.push({ role: 'user', content: schema });
+  return out;
 }

@@ -4,20 +4,27 @@
 export const PROTOCOL_VERSION = 2;
 
 export const PROTOCOL_METHODS = {
+  'clientNotifications': {
+    'memory/observe': 'ObserveParams'
+  },
   'notifications': {
     'memory/fastResult': 'PhaseNotification',
     'memory/refinedResult': 'PhaseNotification',
+    'memory/suggestion': 'SuggestionNotification',
     'telemetry/event': 'RecallTelemetry'
   },
   'requests': {
     'memory/consolidate': 'ConsolidateParams → ConsolidateResult',
     'memory/context': 'ContextParams → ContextResult',
+    'memory/explain': 'ExplainParams → ExplainResult',
+    'memory/feedback': 'FeedbackParams → FeedbackResult (also a notification, SPEC §12)',
     'memory/forget': 'ForgetParams → WriteResult',
     'memory/history': 'HistoryParams → HistoryResult',
     'memory/list': 'ListParams → ListResult',
     'memory/recall': 'RecallParams → RecallResult',
     'memory/remember': 'RememberParams → WriteResult',
     'memory/restore': 'RestoreParams → WriteResult',
+    'memory/search': 'SearchParams → SearchResult',
     'memory/status': '→ StatusResult',
     'memory/tree': 'TreeParams → TreeResult',
     'memory/undo': 'UndoParams → WriteResult',
@@ -30,6 +37,7 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
+  CategoryUsage?: CategoryUsage;
   ChatMessage?: ChatMessage;
   CompleteParams?: CompleteParams;
   CompleteResult?: CompleteResult;
@@ -47,6 +55,8 @@ export interface ProtocolModels {
   ContextResult?: ContextResult;
   EmbeddingsOptions?: EmbeddingsOptions;
   Excerpt?: Excerpt;
+  ExplainParams?: ExplainParams;
+  ExplainResult?: ExplainResult;
   ExtractCounters?: ExtractCounters;
   ExtractFile?: ExtractFile;
   ExtractModelStatus?: ExtractModelStatus;
@@ -54,6 +64,9 @@ export interface ProtocolModels {
   ExtractResult?: ExtractResult;
   ExtractTranscriptStatus?: ExtractTranscriptStatus;
   ExtractTurn?: ExtractTurn;
+  FeedbackItem?: FeedbackItem;
+  FeedbackParams?: FeedbackParams;
+  FeedbackResult?: FeedbackResult;
   ForgetParams?: ForgetParams;
   HistoryEntry?: HistoryEntry;
   HistoryParams?: HistoryParams;
@@ -66,7 +79,12 @@ export interface ProtocolModels {
   ListedMemory?: ListedMemory;
   MemoryDoc?: MemoryDoc;
   MemoryStatistics?: MemoryStatistics;
+  NetworkExplain?: NetworkExplain;
+  NetworkHop?: NetworkHop;
+  NetworkStatus?: NetworkStatus;
+  ObserveParams?: ObserveParams;
   OrganiseOptions?: OrganiseOptions;
+  PhaseExplain?: PhaseExplain;
   PhaseNotification?: PhaseNotification;
   PhaseResult?: PhaseResult;
   RecallCounters?: RecallCounters;
@@ -78,15 +96,25 @@ export interface ProtocolModels {
   RootOption?: RootOption;
   RootStatus?: RootStatus;
   RuntimeStatus?: RuntimeStatus;
+  ScorePart?: ScorePart;
+  SearchDoc?: SearchDoc;
+  SearchParams?: SearchParams;
+  SearchResult?: SearchResult;
+  SearchSubtree?: SearchSubtree;
   SelectCandidate?: SelectCandidate;
   SelectParams?: SelectParams;
   SelectResult?: SelectResult;
   SelectorOptions?: SelectorOptions;
   SemanticReport?: SemanticReport;
   SemanticStatus?: SemanticStatus;
+  SilenceExplain?: SilenceExplain;
   SkippedFileStatus?: SkippedFileStatus;
   StaleMark?: StaleMark;
+  StaleMemory?: StaleMemory;
   StatusResult?: StatusResult;
+  SuggestedDoc?: SuggestedDoc;
+  SuggestionNotification?: SuggestionNotification;
+  SuggestionTrigger?: SuggestionTrigger;
   TreeMember?: TreeMember;
   TreeNode?: TreeNode;
   TreeParams?: TreeParams;
@@ -105,6 +133,29 @@ export interface CatalogCountersStatus {
   scans: number;
   skippedUpdates: number;
   upserts: number;
+}
+/**
+ * `memory/status` → `usage`: one category's statistics (summed over its memories).
+ */
+export interface CategoryUsage {
+  /**
+   * e.g. 'lessons/errors'
+   */
+  category: string;
+  /**
+   * times its memories were sent in a phase
+   */
+  delivered: number;
+  ignored: number;
+  memories: number;
+  /**
+   * times its memories were among a recall's candidates
+   */
+  recalled: number;
+  /**
+   * times a host said its model used one (memory/feedback)
+   */
+  used: number;
 }
 export interface ChatMessage {
   content: string;
@@ -374,6 +425,165 @@ export interface Excerpt {
    */
   start: number;
 }
+/**
+ * `memory/explain`: why a memory was or was not delivered.
+ *
+ * Names the recall by `token` (a recall this daemon ran lately, with its query
+ * and what it delivered) or by `query` (ranked now, as a recall would). `path`
+ * is a memory's path or its relative path.
+ */
+export interface ExplainParams {
+  path: string;
+  query?: string | null;
+  /**
+   * explain under this ranker (default: the daemon's)
+   */
+  ranker?: string | null;
+  /**
+   * @maxItems 256
+   */
+  recentTools?: string[];
+  token?: string | number | null;
+}
+/**
+ * `memory/explain` result.
+ */
+export interface ExplainResult {
+  /**
+   * in the model's manifest (candidates)
+   */
+  candidate: boolean;
+  /**
+   * in the recall's excludePaths
+   */
+  excluded: boolean;
+  /**
+   * false when no memory served has this path
+   */
+  found: boolean;
+  network: NetworkExplain | null;
+  /**
+   * removed as active-tool noise (SPEC §3)
+   */
+  noise: boolean;
+  /**
+   * per field and term; they sum to `score`
+   */
+  parts: ScorePart[];
+  path: string;
+  phases: PhaseExplain[];
+  query: string;
+  /**
+   * 1-based rank in the ranker's list, null when unranked
+   */
+  rank: number | null;
+  /**
+   * how many memories the ranker returned
+   */
+  ranked: number;
+  ranker: string;
+  relativePath: string | null;
+  score: number | null;
+  silence: SilenceExplain | null;
+  stale: StaleMark | null;
+  /**
+   * which phase sent it, or why none did, in words
+   */
+  summary: string;
+  title: string | null;
+  /**
+   * the query's terms under this ranker
+   */
+  tokens: string[];
+}
+export interface NetworkExplain {
+  activation: number;
+  /**
+   * the path in words
+   */
+  describe: string;
+  /**
+   * the lexical hit the path starts from
+   */
+  seed: string;
+  via: NetworkHop[];
+}
+/**
+ * One step of the memory-network path that reached a memory (SPEC §11).
+ */
+export interface NetworkHop {
+  /**
+   * forward: as the `from` memory wrote it; backward: seen from its target
+   */
+  direction: 'forward' | 'backward';
+  /**
+   * the memory the step starts from (a path)
+   */
+  from: string;
+  /**
+   * the shared keyword (kind keyword)
+   */
+  keyword?: string | null;
+  /**
+   * link, wikilink, related, supersedes (what a memory writes), mention (a memory's title written in another's body), keyword (a rare identifier or name both hold), coUse (used together, from memory/feedback)
+   */
+  kind: 'link' | 'wikilink' | 'related' | 'supersedes' | 'mention' | 'keyword' | 'coUse';
+  /**
+   * the memory it reaches (a path)
+   */
+  to: string;
+}
+/**
+ * One addend of the ranker's score: the parts sum to `score`.
+ */
+export interface ScorePart {
+  /**
+   * how the ranker got the value
+   */
+  detail?: string | null;
+  /**
+   * title, description, body, type (the spec boost), …
+   */
+  field: string;
+  /**
+   * the query term, null for a part of no one term
+   */
+  term: string | null;
+  value: number;
+}
+export interface PhaseExplain {
+  delivered: boolean;
+  phase: 'fast' | 'refined';
+  /**
+   * 1-based place in the phase's list, when in it
+   */
+  rank: number | null;
+  reason: string;
+}
+/**
+ * bm25f's silence rule: how much of the query the memory covers.
+ */
+export interface SilenceExplain {
+  /**
+   * share of the query's weight the memory matches
+   */
+  coverage: number;
+  detail?: string | null;
+  /**
+   * true when the rule drops the memory
+   */
+  silenced: boolean;
+  threshold: number;
+}
+/**
+ * Why a delivered memory may be outdated (SPEC §10).
+ */
+export interface StaleMark {
+  /**
+   * e.g. 'cites src/app/pay.ts, which no longer exists', 'expired on 2025-06-30'
+   */
+  reason: string;
+}
 export interface ExtractCounters {
   calls?: number;
   completed?: number;
@@ -455,6 +665,627 @@ export interface ExtractTranscriptStatus {
    * turns left out to fit the budget
    */
   turnsCut: number;
+}
+export interface FeedbackItem {
+  /**
+   * a delivered memory's path (as recall gave it)
+   */
+  id: string;
+  verdict: 'used' | 'ignored';
+}
+/**
+ * `memory/feedback`: which delivered memories the host's model used (SPEC §12).
+ *
+ * A notification per SPEC §12; sent as a request (with an id) it answers a
+ * FeedbackResult. `used`/`ignored` are SPEC §12's lists; `items` says the same per
+ * memory; all three may be combined. `token` (or `requestId`) names the recall the
+ * memories were delivered by: memories used together in one recall become co-use
+ * links in the memory network.
+ */
+export interface FeedbackParams {
+  /**
+   * @maxItems 20
+   */
+  ignored?:
+    | []
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ];
+  /**
+   * @maxItems 20
+   */
+  items?:
+    | []
+    | [FeedbackItem]
+    | [FeedbackItem, FeedbackItem]
+    | [FeedbackItem, FeedbackItem, FeedbackItem]
+    | [FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem]
+    | [FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem]
+    | [FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ];
+  requestId?: string | number | null;
+  token?: string | number | null;
+  /**
+   * @maxItems 20
+   */
+  used?:
+    | []
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ];
+}
+/**
+ * `memory/feedback` answered as a request: what was recorded.
+ */
+export interface FeedbackResult {
+  /**
+   * pairs of memories linked as used together
+   */
+  coUseLinks: number;
+  /**
+   * memories whose statistics changed
+   */
+  recorded: number;
+  /**
+   * paths that are not memories the daemon serves
+   */
+  unknown?: string[];
 }
 /**
  * `memory/forget`: move to `<root>/.archive/`; `hard: true` deletes (irreversibly).
@@ -684,15 +1515,40 @@ export interface MemoryDoc {
    */
   truncated: boolean;
   type: 'user' | 'feedback' | 'project' | 'reference';
+  /**
+   * set when the memory network, not the ranker, found this memory: the hops from a lexical hit to it (at most two); absent for a lexical hit
+   */
+  via?: NetworkHop[] | null;
+}
+export interface NetworkStatus {
+  /**
+   * the last build from scratch
+   */
+  buildMs: number | null;
+  coUsePairs: number;
+  /**
+   * edges between memories, keyword nodes counted once per pair
+   */
+  edges: number;
+  /**
+   * co-use links loaded from the state store at start
+   */
+  loadedFromState: boolean;
+  memories: number;
 }
 /**
- * Why a delivered memory may be outdated (SPEC §10).
+ * `memory/observe` (a notification): what the agent is doing right now.
+ *
+ * edit: `path` was edited; error: `text` is an error message (with the `path` it
+ * names, if any); toolResult: a tool's output; command: a command line run.
  */
-export interface StaleMark {
+export interface ObserveParams {
+  event: 'edit' | 'error' | 'toolResult' | 'command';
+  path?: string | null;
   /**
-   * e.g. 'cites src/app/pay.ts, which no longer exists', 'expired on 2025-06-30'
+   * error, toolResult, command: the text (its first 20,000 characters are read)
    */
-  reason: string;
+  text?: string | null;
 }
 /**
  * `memory/fastResult` and `memory/refinedResult` params.
@@ -883,6 +1739,115 @@ export interface RuntimeStatus {
    */
   tasks: number;
 }
+/**
+ * One memory a search found.
+ */
+export interface SearchDoc {
+  /**
+   * network finds: the activation that reached it (0–1)
+   */
+  activation?: number | null;
+  /**
+   * deep: the passage that matched (at most 1,200 characters); get: the whole body; shallow and explore: null
+   */
+  body: string | null;
+  /**
+   * its place on the topic tree, e.g. 'lessons/errors'
+   */
+  category: string;
+  contentHash?: string | null;
+  description: string;
+  /**
+   * where `body` lies in the body
+   */
+  excerpt?: Excerpt | null;
+  mtimeMs: number;
+  path: string;
+  relativePath: string;
+  scope: 'project' | 'user' | 'team';
+  /**
+   * the ranker's score; null when it did not score it
+   */
+  score: number | null;
+  /**
+   * lexical: the ranker matched it; network: reached from a match or from `path` (see `via`); tree: a member of the explored subtree; path: the memory asked for
+   */
+  source: 'lexical' | 'network' | 'tree' | 'path';
+  stale?: StaleMark | null;
+  title: string;
+  /**
+   * true when `body` is not the whole body
+   */
+  truncated: boolean;
+  type: 'user' | 'feedback' | 'project' | 'reference';
+  /**
+   * network finds: the hops that reached it (at most two)
+   */
+  via?: NetworkHop[] | null;
+}
+/**
+ * `memory/search`: the memory tool of a host's agent.
+ *
+ * shallow: `query` against titles and descriptions (no bodies); deep: `query` against
+ * whole bodies, with the matching passage and the memories the network reaches;
+ * explore: a subtree of the topic tree — `category`, or the place of `path` (a
+ * memory) or of the query's best hit, the network's finds from there first; get: the
+ * memory at `path` (its path or relative path), whole body.
+ */
+export interface SearchParams {
+  /**
+   * explore: a topic-tree slug, `lessons` or `lessons/errors`
+   */
+  category?: string | null;
+  /**
+   * most memories returned (default 10)
+   */
+  limit?: number | null;
+  mode: 'shallow' | 'deep' | 'explore' | 'get';
+  /**
+   * get, explore: a memory's path (as recall gives it) or relative path
+   */
+  path?: string | null;
+  query?: string;
+  /**
+   * only this scope's memories
+   */
+  scope?: ('project' | 'user' | 'team') | null;
+}
+/**
+ * `memory/search` result.
+ */
+export interface SearchResult {
+  docs: SearchDoc[];
+  elapsedMs: number;
+  mode: 'shallow' | 'deep' | 'explore' | 'get';
+  /**
+   * deep, explore: whether the memory network was used
+   */
+  network: boolean;
+  /**
+   * the result as markdown for the agent; empty when none
+   */
+  prompt: string;
+  query: string;
+  /**
+   * explore only
+   */
+  subtree?: SearchSubtree | null;
+  /**
+   * memories found before `limit` cut the list
+   */
+  total: number;
+}
+/**
+ * explore: the place searched, how many memories sit under it, its subcategories.
+ */
+export interface SearchSubtree {
+  children?: SearchSubtree[];
+  count: number;
+  label: string;
+  slug: string;
+}
 export interface SelectCandidate {
   description: string;
   mtimeMs: number;
@@ -892,6 +1857,10 @@ export interface SelectCandidate {
    */
   similarity?: number | null;
   type: 'user' | 'feedback' | 'project' | 'reference';
+  /**
+   * set for a memory only the memory network found (see MemoryDoc)
+   */
+  via?: NetworkHop[] | null;
 }
 export interface SelectParams {
   candidates: SelectCandidate[];
@@ -933,6 +1902,10 @@ export interface SkippedFileStatus {
   path: string;
   reason: string;
 }
+export interface StaleMemory {
+  path: string;
+  reason: string;
+}
 /**
  * `memory/status` result.
  */
@@ -948,6 +1921,10 @@ export interface StatusResult {
    */
   faults?: string[];
   indexBuildMs: number | null;
+  /**
+   * the memory network
+   */
+  network?: NetworkStatus | null;
   protocolVersion: number;
   ranker: string;
   ready: boolean;
@@ -963,6 +1940,14 @@ export interface StatusResult {
    */
   semantic?: SemanticStatus | null;
   skipped: SkippedFileStatus[];
+  /**
+   * memories that may be outdated now, with the reason
+   */
+  stale?: StaleMemory[] | null;
+  /**
+   * per category (SPEC §10 topic tree): how often its memories were recalled, delivered and used (memory/feedback); null without the state store
+   */
+  usage?: CategoryUsage[] | null;
   watcher: WatcherStatus;
   /**
    * the write side (protocol v2)
@@ -984,6 +1969,77 @@ export interface WriteStatus {
    */
   statePath: string | null;
   stateProblem?: string | null;
+}
+/**
+ * A suggested memory: a delivered memory plus why it was suggested.
+ */
+export interface SuggestedDoc {
+  /**
+   * at most 1,200 characters: the whole body when it fits, else (ranker bm25f) the passage that best matches the query, cut on sentence or line boundaries where possible, or (ranker spec) the first 1,200 characters
+   */
+  body: string;
+  /**
+   * lessons/… or conventions/…
+   */
+  category: string;
+  /**
+   * the file's version: pass it as memory/update's ifMatch
+   */
+  contentHash?: string | null;
+  description: string;
+  /**
+   * what matched, e.g. 'cites src/lib/redis.ts', 'shares econnreset'
+   */
+  evidence: string[];
+  /**
+   * where `body` lies in the whole body (always sent by this daemon; absent from older ones, whose body is the first 1,200 characters)
+   */
+  excerpt?: Excerpt | null;
+  mtimeMs: number;
+  path: string;
+  relativePath: string;
+  scope: 'project' | 'user' | 'team';
+  score: number;
+  /**
+   * cosine similarity to the query, for a memory the semantic channel added to a slot the lexical result left empty (its score is then 0)
+   */
+  similarity?: number | null;
+  /**
+   * set when a cited path is gone or `expires` has passed; the memory is delivered after the fresh ones of its phase
+   */
+  stale?: StaleMark | null;
+  title: string;
+  /**
+   * true when `body` is not the whole body
+   */
+  truncated: boolean;
+  type: 'user' | 'feedback' | 'project' | 'reference';
+  /**
+   * set when the memory network, not the ranker, found this memory: the hops from a lexical hit to it (at most two); absent for a lexical hit
+   */
+  via?: NetworkHop[] | null;
+}
+/**
+ * `memory/suggestion` (server → client): lessons or conventions that apply now.
+ *
+ * Each memory is suggested at most once per session; suggestions are rate-limited
+ * and never sent while a recall's fast phase is pending.
+ */
+export interface SuggestionNotification {
+  docs: SuggestedDoc[];
+  /**
+   * ready-to-inject markdown
+   */
+  prompt: string;
+  trigger: SuggestionTrigger;
+}
+/**
+ * What a suggestion answers: the observed event (its text cut to 200 characters).
+ */
+export interface SuggestionTrigger {
+  event: 'edit' | 'error' | 'toolResult' | 'command';
+  path?: string | null;
+  text?: string | null;
 }
 export interface TreeMember {
   path: string;

@@ -16,7 +16,7 @@ export const DEFAULTS = {
   // The daemon's stderr shows as errors in the output channel: only its warnings.
   'server.args': ['serve', '--log-level', 'WARNING'] as string[],
   'server.env': {} as Record<string, string>,
-  roots: [] as { path: string; scope?: 'project' | 'user' }[],
+  roots: [] as { path: string; scope?: 'project' | 'team' | 'user' }[],
   watch: true,
   // Empty: the daemon's default (bm25f); `default`, `indexed`, `reference` are the old names.
   ranker: '' as '' | 'bm25f' | 'spec' | 'default' | 'indexed' | 'reference',
@@ -129,7 +129,7 @@ export function daemonLaunch(settings: Settings, context: PathContext): DaemonLa
     if (!roots.some((root) => root.path === path)) roots.push({ path, scope });
   };
   for (const root of settings.roots ?? []) {
-    const scope = root?.scope === 'user' ? 'user' : 'project';
+    const scope = root?.scope === 'user' || root?.scope === 'team' ? root.scope : 'project';
     const raw = typeof root?.path === 'string' ? root.path : undefined;
     // A folder-relative root means that folder in every workspace folder.
     const paths = raw === undefined ? [] : perFolder(raw) ? folders.map((folder) => expandPath(raw, { ...context, workspaceFolder: folder })) : [expandPath(raw, context)];
@@ -151,6 +151,10 @@ export function daemonLaunch(settings: Settings, context: PathContext): DaemonLa
 
   const kind = settings['selector.kind'];
   options.selector = { kind: kind === 'http' || kind === 'none' ? kind : 'client' };
+  if (options.selector.kind === 'client') {
+    // VS Code's language model also answers memory/complete (extraction, reconcile, consolidate).
+    options.capabilities = { complete: true };
+  }
   const timeoutMs = settings['selector.timeoutMs'];
   if (typeof timeoutMs === 'number' && timeoutMs > 0) {
     options.selector.timeoutMs = Math.round(timeoutMs);

@@ -10,7 +10,7 @@ import {
   StreamMessageWriter,
 } from 'vscode-jsonrpc/node';
 
-import { MemoryClient, SelectHandler } from '../src/memoryClient';
+import { CompleteHandler, MemoryClient, SelectHandler } from '../src/memoryClient';
 import type { InitializationOptions } from '../src/protocol.generated';
 
 export const REPO_ROOT = resolve(__dirname, '..', '..', '..', '..');
@@ -52,13 +52,13 @@ export interface Daemon {
 
 export async function startDaemon(
   initializationOptions: InitializationOptions,
-  options: { select?: SelectHandler } = {},
+  options: { select?: SelectHandler; complete?: CompleteHandler; env?: Record<string, string>; rootUri?: string } = {},
 ): Promise<Daemon> {
   const [command, ...args] = daemonCommand();
   const child: ChildProcessWithoutNullStreams = spawn(command, args, {
     cwd: REPO_ROOT,
     stdio: 'pipe',
-    env: { ...process.env, PYTHONUNBUFFERED: '1' },
+    env: { ...process.env, PYTHONUNBUFFERED: '1', ...options.env },
   });
   let stderr = '';
   child.stderr.setEncoding('utf8');
@@ -77,7 +77,7 @@ export async function startDaemon(
   connection.listen();
   const initializeResult = await connection.sendRequest('initialize', {
     processId: process.pid,
-    rootUri: null,
+    rootUri: options.rootUri ?? null,
     capabilities: {},
     initializationOptions,
   });

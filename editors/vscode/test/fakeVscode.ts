@@ -104,8 +104,14 @@ export class FakeQuickPick<T extends { label: string }> {
   private _items: T[] = [];
   private readonly accepted = new EventEmitter<void>();
   private readonly hidden = new EventEmitter<void>();
+  private readonly itemButton = new EventEmitter<{ button: unknown; item: T }>();
   readonly onDidAccept = this.accepted.event;
   readonly onDidHide = this.hidden.event;
+  readonly onDidTriggerItemButton = this.itemButton.event;
+  /** The user presses the first button of `item`'s row. */
+  pressItemButton(item: T & { buttons?: unknown[] }) {
+    this.itemButton.fire({ button: item.buttons?.[0], item });
+  }
   get items() {
     return this._items;
   }
@@ -148,6 +154,13 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
   const host = {
     settings,
     inputBoxAnswers: [] as (string | undefined)[],
+    /** The options of every input box shown. */
+    inputBoxes: [] as { value?: string; title?: string }[],
+    /** Which item showQuickPick returns (default: the first). */
+    pickChooser: undefined as ((items: any[]) => any) | undefined,
+    treeProviders: new Map<string, any>(),
+    /** Language-model tools registered with vscode.lm.registerTool. */
+    tools: new Map<string, { invoke(options: { input: unknown }, token: unknown): Promise<any> }>(),
     quickPicks: [] as FakeQuickPick<any>[],
     shownDocuments: [] as string[],
     openedDocuments: [] as { uri: string; text: string }[],
@@ -173,6 +186,10 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
       const after = workspaceFolders ?? [];
       const missingFrom = (list: typeof after) => (f: (typeof after)[number]) => !list.some((g) => g.uri.fsPath === f.uri.fsPath);
       foldersChanged.fire({ added: after.filter(missingFrom(before)), removed: before.filter(missingFrom(after)) });
+    },
+    /** The commands the extension registered. */
+    registeredCommands() {
+      return [...commandHandlers.keys()];
     },
     async runCommand(command: string, ...args: unknown[]) {
       return commandHandlers.get(command)!(...args);
@@ -212,6 +229,23 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
     CancellationTokenSource,
     CancellationError: class CancellationError extends Error {},
     StatusBarAlignment: { Left: 1, Right: 2 },
+    TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+    TreeItem: class TreeItem {
+      description?: string;
+      tooltip?: string;
+      contextValue?: string;
+      iconPath?: unknown;
+      resourceUri?: Uri;
+      id?: string;
+      command?: { command: string; title: string; arguments?: unknown[] };
+      constructor(
+        readonly label: string,
+        readonly collapsibleState: number,
+      ) {}
+    },
+    ThemeIcon: class ThemeIcon {
+      constructor(readonly id: string) {}
+    },
     QuickPickItemKind: { Separator: -1, Default: 0 },
     LogLevel: { Off: 0, Trace: 1, Debug: 2, Info: 3, Warning: 4, Error: 5 },
     env: withStubs('env', { language: 'en', appName: 'Fake Code', machineId: 'test', sessionId: 'test' }),
@@ -255,11 +289,16 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
         host.quickPicks.push(pick);
         return pick;
       },
-      async showInputBox() {
+      async showInputBox(options: { value?: string; title?: string } = {}) {
+        host.inputBoxes.push(options);
         return host.inputBoxAnswers.shift();
       },
       async showQuickPick(items: any[]) {
-        return items[0];
+        return host.pickChooser ? host.pickChooser(items) : items[0];
+      },
+      registerTreeDataProvider(id: string, provider: any) {
+        host.treeProviders.set(id, provider);
+        return new Disposable(() => host.treeProviders.delete(id));
       },
       async showTextDocument(target: any) {
         host.shownDocuments.push(target instanceof Uri ? target.fsPath : target.uri.toString());
@@ -279,7 +318,17 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
         return commandHandlers.get(command)?.(...args);
       },
     }),
+    LanguageModelTextPart: class LanguageModelTextPart {
+      constructor(readonly value: string) {}
+    },
+    LanguageModelToolResult: class LanguageModelToolResult {
+      constructor(readonly content: { value: string }[]) {}
+    },
     lm: {
+      registerTool(name: string, tool: { invoke(options: { input: unknown }, token: unknown): Promise<any> }) {
+        host.tools.set(name, tool);
+        return new Disposable(() => host.tools.delete(name));
+      },
       async selectChatModels() {
         return host.models.map((model) => ({
           async sendRequest(messages: { content: string }[]) {
@@ -294,7 +343,10 @@ export function createFakeVscode(initialSettings: Record<string, unknown>, works
         }));
       },
     },
-    LanguageModelChatMessage: { User: (content: string) => ({ role: 1, content }) },
+    LanguageModelChatMessage: {
+      User: (content: string) => ({ role: 1, content }),
+      Assistant: (content: string) => ({ role: 2, content }),
+    },
   });
 
   return { vscode, host };

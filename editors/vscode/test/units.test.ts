@@ -59,7 +59,7 @@ describe('settings', () => {
     const launch = daemonLaunch(settings(), { workspaceFolder: '/work/app', home: '/home/ada' });
     assert.equal(launch.command, 'memory-recall');
     assert.deepEqual(launch.args, ['serve', '--log-level', 'WARNING']);
-    assert.deepEqual(launch.initializationOptions, { watch: true, selector: { kind: 'client' } });
+    assert.deepEqual(launch.initializationOptions, { watch: true, selector: { kind: 'client' }, capabilities: { complete: true } });
     assert.deepEqual(launch.problems, []);
     validate('InitializationOptions', launch.initializationOptions);
   });
