@@ -190,14 +190,14 @@ class MemoryServer(LanguageServer):
             timeout_s=selector_timeout_s(selector_options),
         )
         self.write = WriteSide.open(self.session.catalog, ranker, self.options.write)
-        self.organise = OrganiseSide(roots, workspace, self.options, self.write)
-        self.service.staleness = self.organise.staleness.for_recall
-        # Extraction asks the selector's model (or the host's, memory/complete) within its deadline.
-        self.extraction = ExtractionService(
-            build_completer(self.options, self._send_select_request, self._cancel_request),
-            self.service.deadline_s,
-            workspace,
+        # Extraction and consolidation's merges ask the selector's model (or the host's,
+        # memory/complete) within the selector's deadline.
+        completer = build_completer(self.options, self._send_select_request, self._cancel_request)
+        self.organise = OrganiseSide(
+            roots, workspace, self.options, self.write, completer, self.service.deadline_s
         )
+        self.service.staleness = self.organise.staleness.for_recall
+        self.extraction = ExtractionService(completer, self.service.deadline_s, workspace)
         problem = completer_problem(self.options)
         if problem:
             self._option_problems.append(problem)
