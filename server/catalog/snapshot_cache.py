@@ -48,8 +48,9 @@ from memory_recall.server.ranking.postings import TermIndex
 from memory_recall.server.roots import MemoryRoot, Scope, user_data_dir
 
 # Bump when the payload's layout changes (8: content hashes, team scope, the index's
-# kind, coded bodies, extra front-matter keys; 9: the index's cached bitmaps).
-FORMAT_VERSION = 9
+# kind, coded bodies, extra front-matter keys; 9: the index's cached bitmaps; 10: a
+# trigram's words by place, not by name).
+FORMAT_VERSION = 10
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20

@@ -35,7 +35,7 @@ from bisect import bisect_left, insort
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
-from itertools import repeat
+from itertools import accumulate, chain, islice, repeat
 from operator import or_
 from typing import Any, ClassVar, NamedTuple
 
@@ -251,10 +251,14 @@ class TermIndex:
                     flat.extend(postings[term])
                 lengths = array("I", (len(postings[term]) for term in terms))
                 yield "postings", (field, SEP.join(terms), lengths, flat)
+        # A gram's words by their place among the terms as the postings parts above
+        # list them (first field first): loading looks each up by place, without
+        # making and hashing a string per member (there are millions).
+        places = {term: at for at, term in enumerate(dict.fromkeys(chain(*self._postings)))}
         for batch in _batches(list(self._grams)):
             members = [self._grams[gram] for gram in batch]
             lengths = array("I", map(len, members))
-            words = SEP.join(word for held in members for word in held)
+            words = array("I", map(places.__getitem__, chain.from_iterable(members)))
             yield "grams", (SEP.join(batch), lengths, words)
         for field, dense in enumerate(self._dense):
             weighted = self.WEIGHTED[field]
@@ -272,6 +276,7 @@ class TermIndex:
         `relink` attaches them."""
         index: TermIndex | None = None
         canonical: dict[str, str] = {}  # one string object per term, whichever field has it
+        terms_by_place: list[str] = []  # canonical's terms, in order (once postings are read)
         for kind, columns in parts:
             if kind == "head":
                 if columns.get("kind") != cls.KIND:
@@ -286,20 +291,20 @@ class TermIndex:
                 index._recency_slots = columns["recency"].tolist()
                 index._lengths = columns["lengths"]
                 if index.LENGTHS:
-                    for slot in index._slot_of.values():
-                        index._length_added(slot, index._lengths[slot])
+                    index._lengths_of_slots(index._slot_of.values())
                 continue
             if index is None:
                 raise ValueError("index parts without their head")
             if kind == "postings":
                 field, joined, lengths, flat = columns
-                postings, at = index._postings[field], 0
-                for term, length in zip(split_joined(joined, len(lengths)), lengths, strict=True):
-                    term = canonical.setdefault(term, term)
-                    postings[term] = flat[at : at + length]
-                    at += length
-                    if is_word(term):
-                        index._word_fields[term] = index._word_fields.get(term, 0) + 1
+                terms = split_joined(joined, len(lengths))
+                terms = list(map(canonical.setdefault, terms, terms))
+                ends = list(accumulate(lengths))
+                lists = map(flat.__getitem__, map(slice, [0, *ends], ends))
+                index._postings[field].update(zip(terms, lists, strict=True))
+                words = index._word_fields
+                for term in filter(is_word, terms):
+                    words[term] = words.get(term, 0) + 1
             elif kind == "dense":
                 field, joined, cached = columns
                 dense = index._dense[field]
@@ -311,9 +316,12 @@ class TermIndex:
                     dense[canonical.get(term, term)] = value
             elif kind == "grams":
                 joined, lengths, words = columns
-                members = iter(split_joined(words, sum(lengths)))
+                if len(words) != sum(lengths):
+                    raise ValueError("index grams and their lengths disagree")
+                terms = terms_by_place or (terms_by_place := list(canonical))
+                members = map(terms.__getitem__, words)
                 for gram, length in zip(split_joined(joined, len(lengths)), lengths, strict=True):
-                    index._grams[gram] = [canonical[next(members)] for _ in range(length)]
+                    index._grams[gram] = list(islice(members, length))
             else:
                 raise ValueError(f"unknown index part {kind!r}")
         if index is None:
@@ -505,6 +513,24 @@ class TermIndex:
         """(-mtime, tiebreak): the order documents of equal score come in."""
         doc = self._docs[slot]
         return (-doc.mtime_ms, slot if self.tiebreak is None else self.tiebreak(doc))
+
+    def _lengths_of_slots(self, slots: Iterable[Slot]) -> None:
+        """`_length_added` for many slots whose lengths are in `_lengths` already: each
+        class's bitmap built once (one bit at a time costs a copy of the bitmap per slot)."""
+        by_class: defaultdict[int, list[Slot]] = defaultdict(list)
+        classes = self._classes
+        for slot in slots:
+            length = self._lengths[slot]
+            group = length_class(length)
+            if len(classes) <= slot:
+                classes.extend(bytes(slot + 1 - len(classes)))
+            classes[slot] = group
+            by_class[group].append(slot)
+            self._total_length += length
+        for group, members in by_class.items():
+            self._length_bits[group] = self._length_bits.get(group, 0) | bitmap_of(
+                members, self._next_slot
+            )
 
     def _length_added(self, slot: Slot, length: int) -> None:
         group = length_class(length)

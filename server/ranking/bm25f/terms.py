@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
+from operator import add
 
 import regex
 from memory_recall.protocol.limits import BODY_WINDOW_CHARS
@@ -31,7 +32,8 @@ MAX_COUNT = 255  # a body posting's count fits its one-byte code
 # Two-letter words written in capitals (CI, PR, UI, GP); the same for ASCII text,
 # with the faster `re`.
 _ACRONYM = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{Lu}{2}(?![\p{L}\p{M}\p{N}])")
-_ASCII_ACRONYM = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}(?![A-Za-z0-9])")
+# (Capitals first, then the look-behind: `re` skips to the next capital in C.)
+_ASCII_ACRONYM = re.compile(r"[A-Z]{2}(?<![A-Za-z0-9][A-Z]{2})(?![A-Za-z0-9])")
 _ASCII_WORD = re.compile(r"[a-z0-9]{3,}")
 
 
@@ -54,8 +56,7 @@ def _ascii_counts(raw: str) -> Counter[str]:
     for short in [term for term in counts if len(term) < 3]:
         del counts[short]
     if not raw.islower():
-        found = [run for run in runs if len(run) == 2 and run.isalpha() and run.isupper()]
-        counts.update(ACRONYM_MARK + run.lower() for run in found)
+        counts.update(ACRONYM_MARK + run.lower() for run in _ASCII_ACRONYM.findall(raw))
     return counts
 
 
@@ -68,9 +69,8 @@ def term_counts(text: str, raw: str) -> Counter[str]:
         counts = Counter(_ASCII_WORD.findall(text))
     else:
         terms = WORD.findall(text)
-        for run in CJK_RUN.findall(text):  # the pairs of each run, sliced in C
-            size = len(run)
-            terms.extend(map(run.__getitem__, map(slice, range(size - 1), range(2, size + 1))))
+        for run in CJK_RUN.findall(text):  # the pairs of each run, joined in C
+            terms.extend(map(add, run, run[1:]))
         counts = Counter(terms)
     if not raw.islower():  # no capitals, no acronyms
         counts.update(acronyms(raw))
