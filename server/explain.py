@@ -103,7 +103,7 @@ def explain(
     base: dict[str, Any] = {
         "query": request.query,
         "ranker": ranker.name,
-        "tokens": list(query.tokens),
+        "tokens": list(query.tokens),  # replaced by the ranker's own terms below
         "ranked": len(ranked_paths),
     }
     if doc is None:
@@ -115,6 +115,7 @@ def explain(
             **base,
         )  # fmt: skip
     scored = ranker_explanation(ranker, snapshot, query.tokens, doc)
+    base["tokens"] = list(scored.tokens)
     rank = ranked_paths.index(doc.path) + 1 if doc.path in ranked_paths else None
     noise = NoiseFilter.from_recent_tools(request.recent_tools).is_noise(doc)
     excluded = doc.path in set(request.exclude_paths)
