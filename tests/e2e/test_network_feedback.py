@@ -11,7 +11,7 @@ import pytest
 from memory_recall.protocol.client import MemoryRecallClient, RpcError
 from memory_recall.protocol.messages import SelectParams
 
-WAIT = 10
+WAIT = 30  # generous: seven test runs share this 2-core machine
 
 
 def write(root: Path, rel: str, title: str, description: str, body: str, **front: str) -> Path:
@@ -54,7 +54,7 @@ async def start(root: Path, **kwargs: Any) -> MemoryRecallClient:
         ),
         WAIT,
     )
-    for _ in range(500):
+    for _ in range(1500):
         status = await client.status()
         if status.ready and status.network is not None and status.network.memories:
             return client
