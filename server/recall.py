@@ -31,12 +31,14 @@ from memory_recall.protocol.messages import (
 )
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.models import SelectionRequest, Selector, SelectorError
+from memory_recall.server.network.activation import Reached
 from memory_recall.server.prompt import render_prompt
 from memory_recall.server.ranking.passage import Excerpt
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.ranking.shortlist import RecallQuery, Shortlist
 from memory_recall.server.ranking.spec import ScoredDocument
 from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.recall_network import NetworkRecall, RecallNetwork, hops_wire
 
 if TYPE_CHECKING:  # the channel is imported only by a daemon configured with one
     from memory_recall.server.semantic.channel import SemanticChannel, SemanticQuery
@@ -62,6 +64,13 @@ class RecallRequest:
 # `organise.staleness.StalenessChecker.for_recall`.
 StaleCheck = Callable[[Sequence[MemoryDocument]], Mapping[str, str]]
 StalenessSource = Callable[[], StaleCheck]
+# The memory network (SPEC §11), or None while it is being built.
+NetworkSource = Callable[[], RecallNetwork | None]
+# What one recall considered and delivered, for memory/status and memory/explain:
+# called once per recall after its refined phase (the daemon's bookkeeping).
+RecallRecord = Callable[
+    ["RecallRequest", "Shortlist", "RecallResult", "NetworkRecall | None"], None
+]
 
 
 class RecallListener(Protocol):
@@ -88,6 +97,7 @@ def to_wire(
     excerpt: Excerpt,
     stale: str | None = None,
     similarity: float | None = None,
+    via: Reached | None = None,
 ) -> MemoryDoc:
     """A delivered document: its body is the excerpt the ranker chose."""
     doc = scored.document
@@ -106,6 +116,7 @@ def to_wire(
         stale=StaleMark(reason=stale) if stale else None,
         content_hash=doc.content_hash or None,
         similarity=similarity,
+        via=hops_wire(via) if via is not None else None,
     )
 
 
@@ -133,6 +144,7 @@ class _Phases:
     timer: _Timer
     excerpt: Callable[[MemoryDocument], Excerpt]
     stale_check: StaleCheck | None = None
+    via: Mapping[str, Reached] | None = None  # the network's finds and their paths
 
     def build(
         self,
@@ -151,12 +163,19 @@ class _Phases:
             ]
         excerpts = [self.excerpt(s.document) for s in docs]
         similarity = similarity or {}
+        via = self.via or {}
         return PhaseResult(
             phase=name,
             strategy=strategy,
             status=status,
             docs=[
-                to_wire(s, e, stale.get(s.document.path), similarity.get(s.document.path))
+                to_wire(
+                    s,
+                    e,
+                    stale.get(s.document.path),
+                    similarity.get(s.document.path),
+                    via.get(s.document.path),
+                )
                 for s, e in zip(docs, excerpts, strict=True)
             ],
             prompt=render_prompt([s.document for s in docs], excerpts=excerpts, stale=stale),
@@ -167,7 +186,10 @@ class _Phases:
 
 
 def lexical_phases(
-    snapshot: CorpusView, request: RecallRequest, ranker: RankerSpec
+    snapshot: CorpusView,
+    request: RecallRequest,
+    ranker: RankerSpec,
+    network: RecallNetwork | None = None,
 ) -> tuple[PhaseResult | None, PhaseResult]:
     """What the daemon would send for a request, without a model: the fast phase a host
     with a selector gets first (None when nothing matches), and the refined phase a host
@@ -181,12 +203,15 @@ def lexical_phases(
         tokenizer=ranker.tokenize,
     )
     shortlist = query.shortlist()
-    phases = _Phases(_Timer(), shortlist.excerpt)
-    top = shortlist.fast
+    joined = NetworkRecall(network, query.keep) if network is not None else None
+    phases = _Phases(_Timer(), shortlist.excerpt, via=joined.via if joined else None)
+    top = joined.fast(shortlist.fast, shortlist.ranked) if joined else shortlist.fast
     fast = phases.build("fast", "heuristic", "delivered", top) if top else None
     if not shortlist.tokens or not shortlist.candidates:
         return fast, phases.build("refined", "none", "no_relevant_results", [])
-    return fast, RecallService._fallback_phase(shortlist, ExclusionSet(), phases, request.limit)
+    return fast, RecallService._fallback_phase(
+        shortlist, ExclusionSet(), phases, request.limit, joined=joined
+    )
 
 
 class RecallService:
@@ -200,10 +225,14 @@ class RecallService:
         ceiling_s: float | None = None,
         timeout_s: float | None = None,
         staleness: StalenessSource | None = None,
+        network: NetworkSource | None = None,
+        record: RecallRecord | None = None,
     ) -> None:
         self.selector = selector
         self.ranker = ranker
         self.staleness = staleness
+        self.network = network
+        self.record = record
         self.ceiling_s = SELECTOR_CEILING_S if ceiling_s is None else ceiling_s
         self.deadline_s = min(self.ceiling_s, timeout_s) if timeout_s else self.ceiling_s
         self.counters = RecallCounters()
@@ -264,10 +293,13 @@ class RecallService:
             ranker=self.ranker.rank,
             tokenizer=self.ranker.tokenize,
         )
+        network = self.network() if self.network is not None else None
+        joined = NetworkRecall(network, query.keep) if network is not None else None
         phases = _Phases(
             timer,
             lambda doc: query.ranking.excerpt(doc),
             self.staleness() if self.staleness else None,
+            joined.via if joined else None,
         )
 
         def notify(result: PhaseResult) -> PhaseNotification:
@@ -279,13 +311,13 @@ class RecallService:
         channel = self.semantic
         semantic = channel.begin(request.query) if channel is not None and query.tokens else None
         try:
-            fast, refined = await self._phases(
-                request, query, phases, listener, notify, exclusion, outcome, semantic
+            fast, refined, shortlist = await self._phases(
+                request, query, phases, listener, notify, exclusion, outcome, semantic, joined
             )
         finally:
             if semantic is not None:
                 semantic.abandon()
-        return RecallResult(
+        result = RecallResult(
             request_id=request.request_id,
             token=request.token,
             fast=fast,
@@ -293,6 +325,9 @@ class RecallService:
             docs_scanned=len(snapshot),
             duration_ms=timer.ms(),
         )
+        if self.record is not None:
+            self.record(request, shortlist, result, joined)
+        return result
 
     async def _phases(
         self,
@@ -304,12 +339,15 @@ class RecallService:
         exclusion: ExclusionSet,
         outcome: _Outcome,
         semantic: SemanticQuery | None,
-    ) -> tuple[PhaseResult | None, PhaseResult]:
+        joined: NetworkRecall | None,
+    ) -> tuple[PhaseResult | None, PhaseResult, Shortlist]:
         fast: PhaseResult | None = None
         if self.selector is not None:
             # The host is waiting for this one: send the ranking's top 2 before
             # building the model's 200-candidate manifest.
             top = query.top(FAST_LIMIT)
+            if joined is not None and top:
+                top = joined.fast(top, query.top(joined.network.seeds))
             similarity: dict[str, float] = {}
             report = None
             if semantic is not None:
@@ -329,6 +367,8 @@ class RecallService:
                 self.counters.fast_delivered += 1
                 outcome.record(fast)
         shortlist = query.shortlist()
+        if joined is not None:
+            shortlist = joined.candidates(shortlist)
         hits = None
         if semantic is not None and shortlist.candidates:
             # Without a selector this is the phase the host waits for: the fast deadline.
@@ -342,10 +382,11 @@ class RecallService:
                 phases,
                 request.limit,
                 semantic=(semantic, hits, self.semantic),
+                joined=joined,
             )
         else:
             refined = await self._model_phase(
-                request, shortlist, exclusion, phases, outcome, (semantic, hits)
+                request, shortlist, exclusion, phases, outcome, (semantic, hits), joined
             )
         if semantic is not None and semantic.failure:
             self._channel().counters.query_failures += 1
@@ -353,7 +394,7 @@ class RecallService:
         if refined.docs:
             self.counters.refined_delivered += 1
         outcome.record(refined)
-        return fast, refined
+        return fast, refined, shortlist
 
     def _channel(self) -> SemanticChannel:
         assert self.semantic is not None
@@ -387,8 +428,10 @@ class RecallService:
             None,
             None,
         ),
+        *,
+        joined: NetworkRecall | None = None,
     ) -> PhaseResult:
-        top = shortlist.fallback[:limit]
+        top = joined.fallback(shortlist, limit) if joined else shortlist.fallback[:limit]
         query, hits, channel = semantic
         similarity: dict[str, float] = {}
         report = None
@@ -415,6 +458,7 @@ class RecallService:
         phases: _Phases,
         outcome: _Outcome,
         semantic: tuple[SemanticQuery | None, list[Any] | None] = (None, None),
+        joined: NetworkRecall | None = None,
     ) -> PhaseResult:
         assert self.selector is not None
         query, hits = semantic
@@ -431,6 +475,7 @@ class RecallService:
             limit=request.limit,
             recent_tools=list(request.recent_tools),
             similarity=similarity,
+            via={p: hops_wire(r) for p, r in joined.via.items()} if joined and joined.via else {},
         )
         started = time.perf_counter()
         try:
@@ -451,6 +496,7 @@ class RecallService:
                 request.limit,
                 reason,
                 semantic=(query, hits, self.semantic),
+                joined=joined,
             )
         outcome.selector_done(started, None)
         remaining = exclusion.remove_from(docs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from memory_recall.server.documents import MemoryDocument
 
@@ -26,6 +26,9 @@ class SelectionRequest:
     recent_tools: list[str]
     # Cosine similarity to the query of the candidates the semantic channel found.
     similarity: Mapping[str, float] = field(default_factory=dict)
+    # path → the network path that reached a candidate (wire NetworkHop models), for
+    # the memories only the memory network found (SPEC §11)
+    via: dict[str, list[Any]] = field(default_factory=dict)
 
 
 class Selector(Protocol):

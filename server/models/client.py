@@ -33,6 +33,7 @@ class ClientSelector:
                     mtime_ms=d.mtime_ms,
                     description=d.description,
                     similarity=request.similarity.get(d.path),
+                    via=request.via.get(d.path),
                 )
                 for d in request.candidates
             ],
