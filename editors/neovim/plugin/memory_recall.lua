@@ -64,3 +64,10 @@ end, {
   complete = complete_scope,
   desc = 'The topic tree of the memories; ! picks one with vim.ui.select',
 })
+
+vim.api.nvim_create_user_command('MemoryExplain', function(args)
+  manage().explain(args.args)
+end, {
+  nargs = '*',
+  desc = 'Why the memory under the cursor (or this file) was delivered; with a query: why for that query',
+})

@@ -492,7 +492,7 @@ end)
 test('the quickfix title names no keys; the float names its own', function()
   local fast = { phase = 'fast', docs = { { title = 't' } } }
   eq('1 memory', ui.summary(fast, nil, nil))
-  eq('1 memory — <CR> open · q close', ui.summary(fast, nil, nil, ui.FLOAT_KEYS))
+  eq('1 memory — <CR> open · e explain · q close', ui.summary(fast, nil, nil, ui.FLOAT_KEYS))
 end)
 
 -- :MemoryStatus while the first index builds ------------------------------------------
@@ -1070,6 +1070,24 @@ test(':checkhealth memory_recall reports the state store and the model channel',
   assert(text:find('extraction: %d+ calls'), text)
   assert(text:find('MEMORY.md: %d+ of 200 lines'), text)
   vim.cmd('bwipeout!')
+end)
+
+test('delivered(): the recall that last delivered a memory; :MemoryExplain says what it needs', function()
+  local got = recall('which helm chart does kiwi deploy with', { initial_wait_ms = 5000 })
+  wait_for('refined', function()
+    return got.refined_calls == 1
+  end)
+  local phase = got.initial and #got.initial.docs > 0 and got.initial or got.refined
+  local doc = phase.docs[1]
+  eq({ token = got.handle.token, title = doc.title, phase = phase.phase }, memory.delivered(doc.path))
+  eq(nil, memory.delivered(workspace .. '/package.json'))
+  -- A file no recall delivered, and no query: the command says what to do.
+  vim.cmd.edit(vim.fn.fnameescape(workspace .. '/package.json'))
+  local view, _, err = await(manage.explain, '')
+  eq(nil, view)
+  assert(err:find('no recall delivered', 1, true) and err:find(':MemoryExplain {query}', 1, true), err)
+  assert(last_note():find('no recall delivered', 1, true), last_note())
+  vim.cmd('bwipeout')
 end)
 
 test('the write summary names skipped items and full indexes', function()

@@ -23,6 +23,10 @@ M.methods = {
   tree = 'memory/tree',
   context = 'memory/context',
   consolidate = 'memory/consolidate',
+  -- protocol v2: reflection and retrieval (SPEC §11-12)
+  feedback = 'memory/feedback',
+  explain = 'memory/explain',
+  search = 'memory/search',
 }
 
 --- LSP error codes the plugin sends.

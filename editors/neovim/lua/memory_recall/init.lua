@@ -280,6 +280,54 @@ function M.consolidate(opts, callback)
   request(daemon.methods.consolidate, wire(opts), callback, record)
 end
 
+-- Reflection and retrieval (SPEC §11-12) ---------------------------------------------
+
+--- The recall that last delivered each memory: path → { token, title, phase }.
+local delivered = {}
+daemon.on_phase(function(note)
+  if type(note.docs) ~= 'table' or note.token == nil then
+    return
+  end
+  for _, doc in ipairs(note.docs) do
+    delivered[doc.path] = { token = note.token, title = doc.title, phase = note.phase }
+  end
+end)
+
+--- The recall that last delivered `path` in this Neovim: { token, title, phase } or nil.
+function M.delivered(path)
+  return delivered[path]
+end
+
+--- `memory/feedback`: tell the daemon which delivered memories your model used.
+--- opts: { token = recall token, used = { path, ... }, ignored = { path, ... } }
+--- (or `items = { { id = path, verdict = 'used'|'ignored' } }`). Without a
+--- callback it is the SPEC §12 notification (nothing comes back); with one it is
+--- sent as a request and callback({ recorded, unknown, coUseLinks }|nil, err).
+function M.feedback(opts, callback)
+  local params = wire(opts)
+  if callback then
+    request(daemon.methods.feedback, params, callback)
+  else
+    daemon.notify(current(), daemon.methods.feedback, params)
+  end
+end
+
+--- `memory/explain`: why a memory was or was not delivered. opts: { path, token }
+--- (a recall this daemon ran lately) or { path, query, recent_tools, ranker }.
+--- callback(explain_result|nil, err): rank, score parts, silence, network path,
+--- staleness, phases and a summary in words.
+function M.explain(opts, callback)
+  request(daemon.methods.explain, wire(opts), callback)
+end
+
+--- `memory/search`, for an agent's memory tool. opts: { query, mode =
+--- 'shallow' (titles and descriptions) | 'deep' (whole bodies and the memory
+--- network) | 'explore' (a subtree of the topic tree: category, or path) |
+--- 'get' (path), scope, limit }; callback(search_result|nil, err).
+function M.search(opts, callback)
+  request(daemon.methods.search, wire(opts), callback)
+end
+
 --- Stop the daemon.
 function M.stop()
   daemon.stop()
@@ -323,6 +371,7 @@ function M.recall_command(query)
     end
     view:update(fast, refined, ui.summary(fast, refined, err, view.keys))
   end)
+  view.token = handle.token
   return view, handle
 end
 

@@ -411,4 +411,120 @@ function M.tree(scope, picker, on_done)
   end)
 end
 
+-- :MemoryExplain ----------------------------------------------------------------------------
+
+local function number(value)
+  if type(value) ~= 'number' then
+    return '—'
+  end
+  return (('%.2f'):format(value):gsub('%.?0+$', ''))
+end
+
+--- A memory/explain result as lines: the summary, the rank and score parts,
+--- silence, the network path, staleness and each phase.
+function M.explain_lines(result)
+  local lines = {}
+  local name = result.relativePath ~= vim.NIL and result.relativePath or result.path
+  table.insert(lines, ('%s (%s)'):format(result.title ~= vim.NIL and result.title or '?', name))
+  table.insert(lines, result.summary)
+  if not result.found then
+    return lines
+  end
+  table.insert(lines, '')
+  table.insert(
+    lines,
+    ('query %q · ranker %s · terms: %s'):format(result.query, result.ranker, table.concat(result.tokens, ', '))
+  )
+  if type(result.rank) == 'number' then
+    table.insert(lines, ('rank %d of %d · score %s'):format(result.rank, result.ranked, number(result.score)))
+  else
+    table.insert(lines, ('not ranked (%d memories ranked)'):format(result.ranked))
+  end
+  for _, part in ipairs(result.parts or {}) do
+    local term = type(part.term) == 'string' and part.term or ''
+    local detail = type(part.detail) == 'string' and ('  ' .. part.detail) or ''
+    table.insert(lines, ('  %-12s %-16s %8s%s'):format(part.field, term, number(part.value), detail))
+  end
+  local silence = result.silence
+  if type(silence) == 'table' then
+    table.insert(
+      lines,
+      ('silence: covers %s of the query (threshold %s)%s'):format(
+        number(silence.coverage),
+        number(silence.threshold),
+        silence.silenced and ': silenced' or ''
+      )
+    )
+  end
+  if type(result.network) == 'table' then
+    table.insert(lines, ('network: %s (activation %s)'):format(result.network.describe, number(result.network.activation)))
+  end
+  if type(result.stale) == 'table' then
+    table.insert(lines, 'stale: ' .. tostring(result.stale.reason))
+  end
+  if result.noise then
+    table.insert(lines, 'dropped as noise: it only documents a tool in recent use')
+  end
+  if result.excluded then
+    table.insert(lines, 'excluded: already in the conversation (excludePaths)')
+  end
+  table.insert(lines, ('model candidate: %s'):format(result.candidate and 'yes' or 'no'))
+  for _, phase in ipairs(result.phases or {}) do
+    local where = type(phase.rank) == 'number' and (' #' .. phase.rank) or ''
+    table.insert(
+      lines,
+      ('%s phase: %s%s — %s'):format(phase.phase, phase.delivered and 'delivered' or 'not delivered', where, phase.reason)
+    )
+  end
+  return lines
+end
+
+--- What :MemoryExplain explains: the memory under the cursor of a :MemoryRecall
+--- window (with that recall), else the current file when a recall delivered it.
+--- `query` (the command's argument) asks "why for this query" instead.
+local function explain_target(query)
+  local view = ui.views[vim.api.nvim_get_current_buf()]
+  if view then
+    local doc = view.doc_under_cursor()
+    if not doc then
+      return nil, 'put the cursor on a memory of the window'
+    end
+    if query ~= '' then
+      return { path = doc.path, query = query }
+    end
+    return { path = doc.path, token = view.token }
+  end
+  local path = vim.api.nvim_buf_get_name(0)
+  if path == '' then
+    return nil, 'open a memory, or use it in the :MemoryRecall window'
+  end
+  if query ~= '' then
+    return { path = path, query = query }
+  end
+  local seen = memory().delivered(path)
+  if not seen then
+    return nil, ('no recall delivered %s in this session: give a query, :MemoryExplain {query}'):format(short(path))
+  end
+  return { path = path, token = seen.token }
+end
+
+--- :MemoryExplain [query]: why the memory was (or was not) delivered, in a window.
+--- `on_done(view|nil, result|nil, err)` for tests.
+function M.explain(query, on_done)
+  on_done = on_done or function() end
+  local params, problem = explain_target(vim.trim(query or ''))
+  if not params then
+    fail(problem)
+    return on_done(nil, nil, problem)
+  end
+  memory().explain(params, function(result, err)
+    if not result then
+      fail(err)
+      return on_done(nil, nil, err)
+    end
+    local buf, win = ui.open_float('Why this memory', M.explain_lines(result))
+    on_done({ buf = buf, win = win }, result)
+  end)
+end
+
 return M
