@@ -26,13 +26,17 @@ local function complete_scope(lead)
 end
 
 vim.api.nvim_create_user_command('MemoryRemember', function(args)
-  local text = args.args
+  local scope, text = manage().split_scope(args.args)
   if args.range > 0 then
     local lines = vim.api.nvim_buf_get_lines(0, args.line1 - 1, args.line2, false)
     text = table.concat(lines, '\n')
   end
-  manage().remember(text)
-end, { nargs = '*', range = true, desc = 'Remember a text (the argument, the selected lines, or a prompt)' })
+  manage().remember(text, { scope = scope })
+end, {
+  nargs = '*',
+  range = true,
+  desc = 'Remember a text (the argument, the selected lines, or a prompt); ++team, ++user, ++project name the root',
+})
 
 vim.api.nvim_create_user_command('MemoryForget', function(args)
   manage().forget(args.args, args.bang)

@@ -838,6 +838,20 @@ test(':MemoryUndo takes back the last change, then the one before', function()
   assert(err:find('op-does-not-exist', 1, true), err)
 end)
 
+test(':MemoryRemember ++team writes the team root, only when named', function()
+  eq({ 'team', 'the rest' }, { manage.split_scope('++team the rest') })
+  eq({ nil, '++galaxy x' }, { manage.split_scope('++galaxy x') })
+  local count = #notes
+  vim.cmd('MemoryRemember ++team Kiwi code review needs two approvals from the platform team.')
+  wait_for('the team write', function()
+    return #notes > count
+  end)
+  assert(last_note():find('created: Kiwi code review needs two approvals', 1, true), last_note())
+  eq(1, #vim.tbl_filter(function(name)
+    return name:find('^kiwi%-code%-review')
+  end, vim.fn.readdir(team_root)))
+end)
+
 test('update(), history() and list() through the API', function()
   local listed = await(memory.list, { scope = 'project' })
   local mine = vim.iter(listed.memories):find(function(m)
@@ -1046,9 +1060,10 @@ test('extract() sessionEnd through the complete hook: the transcript redacted, i
   local proposed = await(memory.extract, { trigger = 'explicit', apply = false, transcript = { { role = 'user', content = 'remember the kiwi pnpm rule' } } })
   eq('proposed', proposed.operations[1].action)
   eq(files, #vim.fn.readdir(write_root))
+  local team_files = vim.fn.readdir(team_root)
   local team = await(memory.extract, { trigger = 'explicit', scope = 'team', transcript = { { role = 'user', content = 'the kiwi pnpm rule' } } })
   eq('proposed', team.operations[1].action)
-  eq({}, vim.fn.readdir(team_root))
+  eq(team_files, vim.fn.readdir(team_root))
 end)
 
 test('extract() with a hook that declines records the failure and writes nothing', function()

@@ -78,6 +78,15 @@ end
 
 -- :MemoryRemember ------------------------------------------------------------------
 
+--- `++team rest` → 'team', 'rest': the scope a :MemoryRemember argument names first.
+function M.split_scope(args)
+  local scope, rest = (args or ''):match('^%s*%+%+(%a+)%s*(.*)$')
+  if scope == 'project' or scope == 'team' or scope == 'user' then
+    return scope, rest
+  end
+  return nil, args or ''
+end
+
 --- Remember `text` (opts: scope, type, force, …); a memory the gate refuses as
 --- an instruction to the agent is written only when the user confirms.
 --- `on_done(result|nil, err)` runs at the end (for tests).
