@@ -35,12 +35,16 @@ from memory_recall.protocol.messages import (
     HistoryResult,
     ListParams,
     ListResult,
+    ObserveParams,
     PhaseNotification,
     RecallResult,
     RememberParams,
     RestoreParams,
+    SearchParams,
+    SearchResult,
     SelectParams,
     StatusResult,
+    SuggestionNotification,
     TreeResult,
     UndoParams,
     UpdateParams,
@@ -117,6 +121,9 @@ class MemoryRecallClient:
         self._answering: set[asyncio.Future[None]] = set()
         self.notifications: list[tuple[str, Any]] = []
         self.on_notification: Callable[[str, Any], None] | None = None
+        # `memory/suggestion` (SPEC §12), parsed: every one received, and a callback.
+        self.suggestions: list[SuggestionNotification] = []
+        self.on_suggestion: Callable[[SuggestionNotification], None] | None = None
         self._reader_task = asyncio.ensure_future(self._read_loop())
         self.initialize_result: dict[str, Any] | None = None
 
@@ -288,6 +295,37 @@ class MemoryRecallClient:
         params = {} if budget_chars is None else {"budgetChars": budget_chars}
         return ContextResult.model_validate(await self.request(methods.CONTEXT, params))
 
+    # -- search and suggestions (SPEC §11–12) --------------------------------------------
+
+    async def search(
+        self,
+        mode: str,
+        query: str = "",
+        *,
+        path: str | None = None,
+        category: str | None = None,
+        scope: str | None = None,
+        limit: int | None = None,
+    ) -> SearchResult:
+        """`memory/search`: `shallow`/`deep` need a query, `explore` a category, a path or
+        a query, `get` a path. Raises RpcError -32602 (what to change), -32803 (not found)."""
+        params = SearchParams(
+            mode=mode,  # type: ignore[arg-type]
+            query=query,
+            path=path,
+            category=category,
+            scope=scope,  # type: ignore[arg-type]
+            limit=limit,
+        ).model_dump(mode="json", by_alias=True, exclude_none=True)
+        return SearchResult.model_validate(await self.request(methods.SEARCH, params))
+
+    def observe(self, event: str, *, path: str | None = None, text: str | None = None) -> None:
+        """`memory/observe` (a notification): an `edit` of `path`, an `error` or a
+        `toolResult` text, a `command` line. A match arrives later as `memory/suggestion`
+        (`suggestions`, `on_suggestion`)."""
+        params = ObserveParams(event=event, path=path, text=text)  # type: ignore[arg-type]
+        self.notify(methods.OBSERVE, params.model_dump(mode="json", exclude_none=True))
+
     # -- the write side (SPEC §8): each raises RpcError (-32602, -32803) when refused --
 
     async def _write_request(self, method: str, params: WireModel) -> WriteResult:
@@ -409,6 +447,12 @@ class MemoryRecallClient:
         self.notifications.append((method, params))
         if self.on_notification:
             self.on_notification(method, params)
+        if method == methods.SUGGESTION:
+            suggestion = SuggestionNotification.model_validate(params)
+            self.suggestions.append(suggestion)
+            if self.on_suggestion:
+                self.on_suggestion(suggestion)
+            return
         if method in (methods.FAST_RESULT, methods.REFINED_RESULT):
             handle = self._recalls.get(str(params.get("token")))
             if handle is None:

@@ -18,3 +18,7 @@ MAX_WRITE_TEXT_CHARS = 1_000_000  # a write's text on the wire; the gate's limit
 # host sends tens, and more than this would only make a recall slow (issue 21).
 MAX_RECENT_TOOLS = 256
 MAX_TOOL_NAME_CHARS = 256
+# memory/search (SPEC §11): hits per answer by default, and at most; an agent's tool
+# result is read by a model, and fifty summaries is already a long one.
+SEARCH_DEFAULT_LIMIT = 10
+SEARCH_MAX_LIMIT = 50

@@ -20,6 +20,7 @@ from memory_recall.protocol.limits import (
     MAX_TOOL_NAME_CHARS,
     MAX_WRITE_TEXT_CHARS,
     REFINED_LIMIT,
+    SEARCH_MAX_LIMIT,
 )
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
@@ -30,6 +31,7 @@ PhaseName = Literal["fast", "refined"]
 Strategy = Literal["heuristic", "model", "none"]
 Status = Literal["delivered", "already_delivered", "no_relevant_results"]
 SelectorKind = Literal["client", "http", "none"]
+EdgeKind = Literal["link", "wikilink", "related", "supersedes", "mention", "keyword", "coUse"]
 
 
 class WireModel(BaseModel):
@@ -173,6 +175,22 @@ class Excerpt(WireModel):
 
     start: int = Field(ge=0, description="offset of the first character delivered")
     end: int = Field(ge=0, description="offset just past the last character delivered")
+
+
+class NetworkHop(WireModel):
+    """One step of the memory-network path that reached a memory (SPEC §11)."""
+
+    from_: str = Field(alias="from", description="the memory the step starts from (a path)")
+    to: str = Field(description="the memory it reaches (a path)")
+    kind: EdgeKind = Field(
+        description="link, wikilink, related, supersedes (what a memory writes), mention (a "
+        "memory's title written in another's body), keyword (a rare identifier or name both "
+        "hold), coUse (used together, from memory/feedback)"
+    )
+    direction: Literal["forward", "backward"] = Field(
+        description="forward: as the `from` memory wrote it; backward: seen from its target"
+    )
+    keyword: str | None = Field(default=None, description="the shared keyword (kind keyword)")
 
 
 class MemoryDoc(WireModel):
@@ -778,6 +796,141 @@ class ConsolidateResult(WireModel):
     indexes: list[IndexStatus] = Field(default_factory=list)
 
 
+# -- memory/search (SPEC §11) ------------------------------------------------------------
+
+SearchMode = Literal["shallow", "deep", "explore", "get"]
+
+
+class SearchParams(WireModel):
+    """`memory/search`: the memory tool of a host's agent.
+
+    shallow: `query` against titles and descriptions (no bodies); deep: `query` against
+    whole bodies, with the matching passage and the memories the network reaches;
+    explore: a subtree of the topic tree — `category`, or the place of `path` (a
+    memory) or of the query's best hit, the network's finds from there first; get: the
+    memory at `path` (its path or relative path), whole body.
+    """
+
+    mode: SearchMode
+    query: StrictStr = Field(default="", max_length=MAX_QUERY_CHARS)
+    limit: StrictInt | None = Field(
+        default=None, ge=1, le=SEARCH_MAX_LIMIT, description="most memories returned (default 10)"
+    )
+    path: StrictStr | None = Field(
+        default=None, min_length=1, max_length=4096,
+        description="get, explore: a memory's path (as recall gives it) or relative path",
+    )  # fmt: skip
+    category: StrictStr | None = Field(
+        default=None, min_length=1, max_length=100,
+        description="explore: a topic-tree slug, `lessons` or `lessons/errors`",
+    )  # fmt: skip
+    scope: Scope | None = Field(default=None, description="only this scope's memories")
+
+
+class SearchDoc(WireModel):
+    """One memory a search found."""
+
+    path: str
+    relative_path: str
+    scope: Scope
+    type: MemoryType
+    title: str
+    description: str
+    category: str = Field(description="its place on the topic tree, e.g. 'lessons/errors'")
+    source: Literal["lexical", "network", "tree", "path"] = Field(
+        description="lexical: the ranker matched it; network: reached from a match or from "
+        "`path` (see `via`); tree: a member of the explored subtree; path: the memory asked for"
+    )
+    body: str | None = Field(
+        description="deep: the passage that matched (at most 1,200 characters); get: the whole "
+        "body; shallow and explore: null"
+    )
+    truncated: bool = Field(description="true when `body` is not the whole body")
+    excerpt: Excerpt | None = Field(default=None, description="where `body` lies in the body")
+    mtime_ms: float
+    score: float | None = Field(description="the ranker's score; null when it did not score it")
+    activation: float | None = Field(
+        default=None, description="network finds: the activation that reached it (0–1)"
+    )
+    via: list[NetworkHop] | None = Field(
+        default=None, description="network finds: the hops that reached it (at most two)"
+    )
+    stale: StaleMark | None = None
+    content_hash: str | None = None
+
+
+class SearchSubtree(WireModel):
+    """explore: the place searched, how many memories sit under it, its subcategories."""
+
+    slug: str
+    label: str
+    count: int
+    children: list[SearchSubtree] = Field(default_factory=list)
+
+
+class SearchResult(WireModel):
+    """`memory/search` result."""
+
+    mode: SearchMode
+    query: str
+    docs: list[SearchDoc]
+    total: int = Field(description="memories found before `limit` cut the list")
+    subtree: SearchSubtree | None = Field(default=None, description="explore only")
+    network: bool = Field(description="deep, explore: whether the memory network was used")
+    prompt: str = Field(description="the result as markdown for the agent; empty when none")
+    elapsed_ms: float
+
+
+# -- memory/observe → memory/suggestion (SPEC §12) ---------------------------------------
+
+ObserveEvent = Literal["edit", "error", "toolResult", "command"]
+
+
+class ObserveParams(WireModel):
+    """`memory/observe` (a notification): what the agent is doing right now.
+
+    edit: `path` was edited; error: `text` is an error message (with the `path` it
+    names, if any); toolResult: a tool's output; command: a command line run.
+    """
+
+    event: ObserveEvent
+    path: StrictStr | None = Field(default=None, min_length=1, max_length=4096)
+    text: StrictStr | None = Field(
+        default=None, max_length=MAX_WRITE_TEXT_CHARS,
+        description="error, toolResult, command: the text (its first 20,000 characters "
+        "are read)",
+    )  # fmt: skip
+
+
+class SuggestionTrigger(WireModel):
+    """What a suggestion answers: the observed event (its text cut to 200 characters)."""
+
+    event: ObserveEvent
+    path: str | None = None
+    text: str | None = None
+
+
+class SuggestedDoc(MemoryDoc):
+    """A suggested memory: a delivered memory plus why it was suggested."""
+
+    category: str = Field(description="lessons/… or conventions/…")
+    evidence: list[str] = Field(
+        description="what matched, e.g. 'cites src/lib/redis.ts', 'shares econnreset'"
+    )
+
+
+class SuggestionNotification(WireModel):
+    """`memory/suggestion` (server → client): lessons or conventions that apply now.
+
+    Each memory is suggested at most once per session; suggestions are rate-limited
+    and never sent while a recall's fast phase is pending.
+    """
+
+    trigger: SuggestionTrigger
+    docs: list[SuggestedDoc]
+    prompt: str = Field(description="ready-to-inject markdown")
+
+
 ALL_MODELS: tuple[type[WireModel], ...] = (
     InitializationOptions,
     RecallParams,
@@ -807,6 +960,10 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     WriteResult,
     HistoryResult,
     ListResult,
+    SearchParams,
+    SearchResult,
+    ObserveParams,
+    SuggestionNotification,
 )
 
 StatusResult.model_rebuild()  # it refers to WriteStatus, defined after it

@@ -18,16 +18,21 @@ UNDO = "memory/undo"
 HISTORY = "memory/history"
 LIST = "memory/list"
 EXTRACT = "memory/extract"
+# the memory tool of a host's agent (SPEC §11)
+SEARCH = "memory/search"
+# a notification (SPEC §12): what the agent is doing; answered by memory/suggestion
+OBSERVE = "memory/observe"
 # Every request above: what a host must send with an id (as a notification it is ignored).
 REQUESTS = frozenset(
     {RECALL, STATUS, TREE, CONTEXT, CONSOLIDATE, REMEMBER, UPDATE, FORGET, RESTORE, UNDO,
-     HISTORY, LIST, EXTRACT}
+     HISTORY, LIST, EXTRACT, SEARCH}
 )  # fmt: skip
 
 # server → client notifications
 FAST_RESULT = "memory/fastResult"
 REFINED_RESULT = "memory/refinedResult"
 TELEMETRY = "telemetry/event"
+SUGGESTION = "memory/suggestion"
 
 # server → client request (selector kind "client")
 SELECT = "memory/select"

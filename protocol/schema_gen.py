@@ -39,12 +39,15 @@ def build_schema() -> dict[str, object]:
             methods.UNDO: "UndoParams → WriteResult",
             methods.HISTORY: "HistoryParams → HistoryResult",
             methods.LIST: "ListParams → ListResult",
+            methods.SEARCH: "SearchParams → SearchResult",
         },
         "notifications": {
             methods.FAST_RESULT: "PhaseNotification",
             methods.REFINED_RESULT: "PhaseNotification",
             methods.TELEMETRY: "RecallTelemetry",
+            methods.SUGGESTION: "SuggestionNotification",
         },
+        "clientNotifications": {methods.OBSERVE: "ObserveParams"},
         "serverRequests": {methods.SELECT: "SelectParams → SelectResult"},
     }
     return schema

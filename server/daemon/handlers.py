@@ -7,6 +7,7 @@ process; `server.py` only registers them.
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from memory_recall.protocol.messages import (
     ForgetParams,
     HistoryParams,
     ListParams,
+    ObserveParams,
     PhaseNotification,
     RecallParams,
     RecallTelemetry,
@@ -27,6 +29,7 @@ from memory_recall.protocol.messages import (
     RestoreParams,
     RootStatus,
     RuntimeStatus,
+    SearchParams,
     SkippedFileStatus,
     StatusResult,
     TreeParams,
@@ -41,7 +44,9 @@ from memory_recall.server.daemon.organising import (
     context_wire,
     tree_wire,
 )
+from memory_recall.server.daemon.searching import SearchSide
 from memory_recall.server.daemon.session import CatalogSession
+from memory_recall.server.daemon.suggesting import SuggestionSide
 from memory_recall.server.daemon.writing import (
     WriteSide,
     history_wire,
@@ -50,11 +55,14 @@ from memory_recall.server.daemon.writing import (
     wire_error,
 )
 from memory_recall.server.recall import RecallRequest, RecallService
+from memory_recall.server.search import SearchError
 from memory_recall.server.store import inventory
 from memory_recall.server.store.errors import WriteError
 from memory_recall.server.store.writer import ForgetRequest, RememberRequest, UpdateRequest
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+log = logging.getLogger("memory_recall")
 
 
 def validate(model: type[BaseModel], params: Any) -> Any:
@@ -78,17 +86,30 @@ def validate(model: type[BaseModel], params: Any) -> Any:
 class WireNotifier:
     """Sends one recall's notifications to the client (a `RecallListener`)."""
 
-    def __init__(self, protocol: MemoryProtocol, write: WriteSide | None = None) -> None:
+    def __init__(
+        self,
+        protocol: MemoryProtocol,
+        write: WriteSide | None = None,
+        suggestions: SuggestionSide | None = None,
+    ) -> None:
         self._protocol = protocol
         self._write = write
+        self._suggestions = suggestions
 
     def fast_result(self, note: PhaseNotification) -> None:
         self._protocol.notify(methods.FAST_RESULT, note.wire())
+        self._answered(note)
         self._count(note)
 
     def refined_result(self, note: PhaseNotification) -> None:
         self._protocol.notify(methods.REFINED_RESULT, note.wire())
+        self._answered(note)
         self._count(note)
+
+    def _answered(self, note: PhaseNotification) -> None:
+        # The host has its first result: suggestions held back for it may go.
+        if self._suggestions is not None:
+            self._suggestions.recall_answered(note.request_id)
 
     def _count(self, note: PhaseNotification) -> None:
         if self._write is not None:
@@ -107,6 +128,7 @@ async def recall(
     session: CatalogSession,
     write: WriteSide | None = None,
     extraction: ExtractionService | None = None,
+    suggestions: SuggestionSide | None = None,
 ) -> dict[str, Any]:
     """`memory/recall` (SPEC §4–5)."""
     recall_params = validate(RecallParams, params)
@@ -118,7 +140,15 @@ async def recall(
         exclude_paths=recall_params.exclude_paths,
         limit=recall_params.limit or REFINED_LIMIT,
     )
-    result = await service.recall(request, session.view, WireNotifier(protocol, write))
+    if suggestions is not None:  # no suggestion until this recall's first result is out
+        suggestions.recall_started(request.request_id)
+    try:
+        result = await service.recall(
+            request, session.view, WireNotifier(protocol, write, suggestions)
+        )
+    finally:
+        if suggestions is not None:
+            suggestions.recall_answered(request.request_id)
     return result.wire()
 
 
@@ -136,6 +166,7 @@ def status(
     session: CatalogSession,
     write: WriteSide | None = None,
     extraction: ExtractionService | None = None,
+    suggestions: SuggestionSide | None = None,
 ) -> dict[str, Any]:
     """`memory/status`: roots, counts, skipped files, index, watcher, counters, write side."""
     catalog = session.catalog
@@ -211,6 +242,33 @@ def _is_dir(path: Path) -> bool:
         return path.is_dir()
     except (OSError, ValueError):  # unreachable (permissions) or not a path (a NUL)
         return False
+
+
+# -- search and suggestions (SPEC §11–12) ------------------------------------------------
+
+
+async def search(params: Any, *, session: CatalogSession, searching: SearchSide) -> Any:
+    """`memory/search`: shallow, deep, explore or get, for a host's memory tool."""
+    search_params = validate(SearchParams, params)
+    view = await session.view()
+    try:
+        result = await searching.search(view, search_params)
+    except SearchError as exc:
+        if exc.kind == "invalid":
+            raise JsonRpcInvalidParams(f"invalid params: {exc}") from None
+        raise JsonRpcException(str(exc), code=methods.REQUEST_FAILED) from None
+    return result.wire()
+
+
+def observe(params: Any, *, suggestions: SuggestionSide) -> None:
+    """`memory/observe` (a notification): matched in the background; a match may bring
+    `memory/suggestion`. Bad params are logged: a notification has no answer."""
+    try:
+        observed = validate(ObserveParams, params)
+    except JsonRpcInvalidParams as exc:
+        log.warning("memory/observe ignored: %s", exc)
+        return
+    suggestions.observe(observed)
 
 
 # -- the write side (SPEC §8) ------------------------------------------------------------

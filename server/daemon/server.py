@@ -35,7 +35,9 @@ from memory_recall.server.daemon.options import (
     workspace_path,
 )
 from memory_recall.server.daemon.organising import OrganiseSide
+from memory_recall.server.daemon.searching import SearchSide
 from memory_recall.server.daemon.session import CatalogSession, TaskRegistry, report_index_progress
+from memory_recall.server.daemon.suggesting import SuggestionSide
 from memory_recall.server.daemon.transport import read_frames
 from memory_recall.server.daemon.writing import WriteSide
 from memory_recall.server.organise.dream import CHECK_EVERY_S
@@ -71,6 +73,8 @@ class MemoryServer(LanguageServer):
         self.organise = OrganiseSide([], None)
         self.write: WriteSide | None = None
         self.extraction: ExtractionService | None = None
+        self.searching = SearchSide(RANKERS[DEFAULT_RANKER])
+        self.suggestions: SuggestionSide | None = None
         self._option_problems: list[str] = []
         self._initialized = False  # the client's `initialized` arrived (once is enough)
         self._untold_faults: list[str] = []  # found before `initialized`: shown at it
@@ -121,6 +125,18 @@ class MemoryServer(LanguageServer):
         ):
             self._register_write(method, handler)
 
+        # Search and suggestions (SPEC §11–12): the agent's memory tool, and what it is doing.
+        @self.feature(methods.SEARCH)
+        async def search(params: Any) -> Any:
+            self.organise.touch()
+            return await handlers.search(params, session=self.session, searching=self.searching)
+
+        @self.feature(methods.OBSERVE)
+        def observe(params: Any) -> None:
+            # A plain function (a notification): the matching runs in its own task.
+            if self.suggestions is not None:
+                handlers.observe(params, suggestions=self.suggestions)
+
         @self.feature(methods.EXTRACT)
         async def extract(params: Any) -> Any:
             assert self.write is not None and self.extraction is not None
@@ -164,6 +180,7 @@ class MemoryServer(LanguageServer):
             "session": self.session,
             "write": self.write,
             "extraction": self.extraction,
+            "suggestions": self.suggestions,
         }
 
     # lifecycle ------------------------------------------------------------------
@@ -192,6 +209,12 @@ class MemoryServer(LanguageServer):
         self.write = WriteSide.open(self.session.catalog, ranker, self.options.write)
         self.organise = OrganiseSide(roots, workspace, self.options, self.write)
         self.service.staleness = self.organise.staleness.for_recall
+        self.searching = SearchSide(
+            ranker, topics=self.organise.organiser.topics, staleness=self.organise.staleness
+        )
+        self.suggestions = SuggestionSide(
+            self.session, self.tasks, self.protocol.notify, staleness=self.organise.staleness
+        )
         # Extraction asks the selector's model (or the host's, memory/complete) within its deadline.
         self.extraction = ExtractionService(
             build_completer(self.options, self._send_select_request, self._cancel_request),

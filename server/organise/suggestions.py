@@ -21,9 +21,11 @@ An observed event (`memory/observe`) is an `edit` of a path, an `error` text, a
   (`TypeError` alone is every JavaScript bug).
 
 `SuggestionSession` then decides what is sent: each memory at most once per
-session, at most `max_per_window` suggestions per `window_s`, and never while
-a recall's fast window is open (the host is assembling its prompt: a
-suggestion waits until the window closes).
+session, at most `max_per_window` suggestion notifications per `window_s` (what
+the limit stops is dropped, not queued: a lesson that mattered a minute ago may
+not now), and never while a recall's fast window is open (the host is
+assembling its prompt: a suggestion waits until the recall's first result has
+been sent).
 """
 
 from __future__ import annotations
@@ -314,23 +316,50 @@ def _runs(observed: Sequence[str], command: Sequence[str]) -> bool:
     return all(normalize(w) in words for w in command[1:])
 
 
+# A recall's first result goes out within milliseconds of its arrival; a window
+# still open after this long belongs to a recall stuck elsewhere (a slow first
+# index), and must not hold suggestions back for good.
+FAST_WINDOW_CAP_S = 1.0
+
+
 @dataclass
 class SuggestionSession:
-    """What one session has been suggested, and when it may be suggested more."""
+    """What one session has been suggested, and when it may be suggested more.
+
+    A recall's fast window opens when the recall arrives (`recall_started`) and
+    closes when its first result has been sent, or it ended (`recall_answered`);
+    while any is open (at most `fast_window_cap_s` each), suggestions wait.
+    """
 
     max_per_window: int = 3
     window_s: float = 60.0
+    fast_window_cap_s: float = FAST_WINDOW_CAP_S
     suggested: set[str] = field(default_factory=set)
     _sent_at: list[float] = field(default_factory=list)
-    _fast_window_until: float = 0.0
+    _open: dict[object, float] = field(default_factory=dict)
+    rate_limited: int = 0  # suggestions dropped by the rate limit
+    repeated: int = 0  # suggestions dropped as already sent this session
 
-    def recall_started(self, now: float, fast_window_s: float) -> None:
-        """A recall began: its fast phase must not be disturbed for `fast_window_s`."""
-        self._fast_window_until = max(self._fast_window_until, now + fast_window_s)
+    def recall_started(self, key: object, now: float) -> None:
+        """A recall arrived: nothing is suggested until its first result is out."""
+        self._open[key] = now
+
+    def recall_answered(self, key: object) -> None:
+        """The recall's first result was sent (or it ended): its window closes."""
+        self._open.pop(key, None)
 
     def wait_s(self, now: float) -> float:
         """How long a suggestion must wait before it may be sent (0: now)."""
-        return max(0.0, self._fast_window_until - now)
+        for key, started in list(self._open.items()):
+            if now - started >= self.fast_window_cap_s:
+                del self._open[key]
+        if not self._open:
+            return 0.0
+        return max(0.0, min(self._open.values()) + self.fast_window_cap_s - now)
+
+    def fresh(self, suggestions: Sequence[Suggestion]) -> list[Suggestion]:
+        """The suggestions not yet sent this session."""
+        return [s for s in suggestions if s.path not in self.suggested]
 
     def admit(self, suggestions: Sequence[Suggestion], now: float) -> list[Suggestion]:
         """The suggestions to send now: never one already sent this session, within
@@ -338,14 +367,13 @@ class SuggestionSession:
         if self.wait_s(now) > 0:
             return []
         self._sent_at = [t for t in self._sent_at if now - t < self.window_s]
-        out = []
-        for suggestion in suggestions:
-            if suggestion.path in self.suggested:
-                continue
-            if len(self._sent_at) >= self.max_per_window:
-                break
-            out.append(suggestion)
-        if out:
-            self._sent_at.append(now)
-            self.suggested.update(s.path for s in out)
-        return out
+        fresh = self.fresh(suggestions)
+        self.repeated += len(suggestions) - len(fresh)
+        if not fresh:
+            return []
+        if len(self._sent_at) >= self.max_per_window:
+            self.rate_limited += len(fresh)
+            return []
+        self._sent_at.append(now)
+        self.suggested.update(s.path for s in fresh)
+        return fresh

@@ -120,8 +120,25 @@ def test_a_session_is_rate_limited():
 
 def test_never_during_a_recalls_fast_window():
     session = SuggestionSession()
-    session.recall_started(now=10.0, fast_window_s=0.1)
+    session.recall_started("r1", now=10.0)
     assert session.wait_s(10.05) > 0
     assert session.admit([suggestion("a")], now=10.05) == []
-    assert session.wait_s(10.1) == 0
-    assert session.admit([suggestion("a")], now=10.1) == [suggestion("a")]
+    session.recall_answered("r1")
+    assert session.wait_s(10.06) == 0
+    assert session.admit([suggestion("a")], now=10.06) == [suggestion("a")]
+
+
+def test_a_fast_window_left_open_does_not_hold_suggestions_for_good():
+    session = SuggestionSession(fast_window_cap_s=1.0)
+    session.recall_started("stuck", now=0.0)
+    assert 0 < session.wait_s(0.5) <= 0.5
+    assert session.wait_s(1.0) == 0
+    assert session.admit([suggestion("a")], now=1.0) == [suggestion("a")]
+
+
+def test_what_the_limit_stops_and_what_repeats_is_counted():
+    session = SuggestionSession(max_per_window=1, window_s=60)
+    assert session.admit([suggestion("a")], now=0)
+    assert session.admit([suggestion("a")], now=1) == []
+    assert session.admit([suggestion("b"), suggestion("c")], now=2) == []
+    assert (session.repeated, session.rate_limited) == (1, 2)

@@ -4,9 +4,13 @@
 export const PROTOCOL_VERSION = 2;
 
 export const PROTOCOL_METHODS = {
+  'clientNotifications': {
+    'memory/observe': 'ObserveParams'
+  },
   'notifications': {
     'memory/fastResult': 'PhaseNotification',
     'memory/refinedResult': 'PhaseNotification',
+    'memory/suggestion': 'SuggestionNotification',
     'telemetry/event': 'RecallTelemetry'
   },
   'requests': {
@@ -18,6 +22,7 @@ export const PROTOCOL_METHODS = {
     'memory/recall': 'RecallParams → RecallResult',
     'memory/remember': 'RememberParams → WriteResult',
     'memory/restore': 'RestoreParams → WriteResult',
+    'memory/search': 'SearchParams → SearchResult',
     'memory/status': '→ StatusResult',
     'memory/tree': 'TreeParams → TreeResult',
     'memory/undo': 'UndoParams → WriteResult',
@@ -65,6 +70,8 @@ export interface ProtocolModels {
   ListedMemory?: ListedMemory;
   MemoryDoc?: MemoryDoc;
   MemoryStatistics?: MemoryStatistics;
+  NetworkHop?: NetworkHop;
+  ObserveParams?: ObserveParams;
   OrganiseOptions?: OrganiseOptions;
   PhaseNotification?: PhaseNotification;
   PhaseResult?: PhaseResult;
@@ -77,6 +84,10 @@ export interface ProtocolModels {
   RootOption?: RootOption;
   RootStatus?: RootStatus;
   RuntimeStatus?: RuntimeStatus;
+  SearchDoc?: SearchDoc;
+  SearchParams?: SearchParams;
+  SearchResult?: SearchResult;
+  SearchSubtree?: SearchSubtree;
   SelectCandidate?: SelectCandidate;
   SelectParams?: SelectParams;
   SelectResult?: SelectResult;
@@ -84,6 +95,9 @@ export interface ProtocolModels {
   SkippedFileStatus?: SkippedFileStatus;
   StaleMark?: StaleMark;
   StatusResult?: StatusResult;
+  SuggestedDoc?: SuggestedDoc;
+  SuggestionNotification?: SuggestionNotification;
+  SuggestionTrigger?: SuggestionTrigger;
   TreeMember?: TreeMember;
   TreeNode?: TreeNode;
   TreeParams?: TreeParams;
@@ -647,6 +661,45 @@ export interface StaleMark {
   reason: string;
 }
 /**
+ * One step of the memory-network path that reached a memory (SPEC §11).
+ */
+export interface NetworkHop {
+  /**
+   * forward: as the `from` memory wrote it; backward: seen from its target
+   */
+  direction: 'forward' | 'backward';
+  /**
+   * the memory the step starts from (a path)
+   */
+  from: string;
+  /**
+   * the shared keyword (kind keyword)
+   */
+  keyword?: string | null;
+  /**
+   * link, wikilink, related, supersedes (what a memory writes), mention (a memory's title written in another's body), keyword (a rare identifier or name both hold), coUse (used together, from memory/feedback)
+   */
+  kind: 'link' | 'wikilink' | 'related' | 'supersedes' | 'mention' | 'keyword' | 'coUse';
+  /**
+   * the memory it reaches (a path)
+   */
+  to: string;
+}
+/**
+ * `memory/observe` (a notification): what the agent is doing right now.
+ *
+ * edit: `path` was edited; error: `text` is an error message (with the `path` it
+ * names, if any); toolResult: a tool's output; command: a command line run.
+ */
+export interface ObserveParams {
+  event: 'edit' | 'error' | 'toolResult' | 'command';
+  path?: string | null;
+  /**
+   * error, toolResult, command: the text (its first 20,000 characters are read)
+   */
+  text?: string | null;
+}
+/**
  * `memory/fastResult` and `memory/refinedResult` params.
  */
 export interface PhaseNotification {
@@ -810,6 +863,115 @@ export interface RuntimeStatus {
    */
   tasks: number;
 }
+/**
+ * One memory a search found.
+ */
+export interface SearchDoc {
+  /**
+   * network finds: the activation that reached it (0–1)
+   */
+  activation?: number | null;
+  /**
+   * deep: the passage that matched (at most 1,200 characters); get: the whole body; shallow and explore: null
+   */
+  body: string | null;
+  /**
+   * its place on the topic tree, e.g. 'lessons/errors'
+   */
+  category: string;
+  contentHash?: string | null;
+  description: string;
+  /**
+   * where `body` lies in the body
+   */
+  excerpt?: Excerpt | null;
+  mtimeMs: number;
+  path: string;
+  relativePath: string;
+  scope: 'project' | 'user' | 'team';
+  /**
+   * the ranker's score; null when it did not score it
+   */
+  score: number | null;
+  /**
+   * lexical: the ranker matched it; network: reached from a match or from `path` (see `via`); tree: a member of the explored subtree; path: the memory asked for
+   */
+  source: 'lexical' | 'network' | 'tree' | 'path';
+  stale?: StaleMark | null;
+  title: string;
+  /**
+   * true when `body` is not the whole body
+   */
+  truncated: boolean;
+  type: 'user' | 'feedback' | 'project' | 'reference';
+  /**
+   * network finds: the hops that reached it (at most two)
+   */
+  via?: NetworkHop[] | null;
+}
+/**
+ * `memory/search`: the memory tool of a host's agent.
+ *
+ * shallow: `query` against titles and descriptions (no bodies); deep: `query` against
+ * whole bodies, with the matching passage and the memories the network reaches;
+ * explore: a subtree of the topic tree — `category`, or the place of `path` (a
+ * memory) or of the query's best hit, the network's finds from there first; get: the
+ * memory at `path` (its path or relative path), whole body.
+ */
+export interface SearchParams {
+  /**
+   * explore: a topic-tree slug, `lessons` or `lessons/errors`
+   */
+  category?: string | null;
+  /**
+   * most memories returned (default 10)
+   */
+  limit?: number | null;
+  mode: 'shallow' | 'deep' | 'explore' | 'get';
+  /**
+   * get, explore: a memory's path (as recall gives it) or relative path
+   */
+  path?: string | null;
+  query?: string;
+  /**
+   * only this scope's memories
+   */
+  scope?: ('project' | 'user' | 'team') | null;
+}
+/**
+ * `memory/search` result.
+ */
+export interface SearchResult {
+  docs: SearchDoc[];
+  elapsedMs: number;
+  mode: 'shallow' | 'deep' | 'explore' | 'get';
+  /**
+   * deep, explore: whether the memory network was used
+   */
+  network: boolean;
+  /**
+   * the result as markdown for the agent; empty when none
+   */
+  prompt: string;
+  query: string;
+  /**
+   * explore only
+   */
+  subtree?: SearchSubtree | null;
+  /**
+   * memories found before `limit` cut the list
+   */
+  total: number;
+}
+/**
+ * explore: the place searched, how many memories sit under it, its subcategories.
+ */
+export interface SearchSubtree {
+  children?: SearchSubtree[];
+  count: number;
+  label: string;
+  slug: string;
+}
 export interface SelectCandidate {
   description: string;
   mtimeMs: number;
@@ -876,6 +1038,69 @@ export interface WriteStatus {
    */
   statePath: string | null;
   stateProblem?: string | null;
+}
+/**
+ * A suggested memory: a delivered memory plus why it was suggested.
+ */
+export interface SuggestedDoc {
+  /**
+   * at most 1,200 characters: the whole body when it fits, else (ranker bm25f) the passage that best matches the query, cut on sentence or line boundaries where possible, or (ranker spec) the first 1,200 characters
+   */
+  body: string;
+  /**
+   * lessons/… or conventions/…
+   */
+  category: string;
+  /**
+   * the file's version: pass it as memory/update's ifMatch
+   */
+  contentHash?: string | null;
+  description: string;
+  /**
+   * what matched, e.g. 'cites src/lib/redis.ts', 'shares econnreset'
+   */
+  evidence: string[];
+  /**
+   * where `body` lies in the whole body (always sent by this daemon; absent from older ones, whose body is the first 1,200 characters)
+   */
+  excerpt?: Excerpt | null;
+  mtimeMs: number;
+  path: string;
+  relativePath: string;
+  scope: 'project' | 'user' | 'team';
+  score: number;
+  /**
+   * set when a cited path is gone or `expires` has passed; the memory is delivered after the fresh ones of its phase
+   */
+  stale?: StaleMark | null;
+  title: string;
+  /**
+   * true when `body` is not the whole body
+   */
+  truncated: boolean;
+  type: 'user' | 'feedback' | 'project' | 'reference';
+}
+/**
+ * `memory/suggestion` (server → client): lessons or conventions that apply now.
+ *
+ * Each memory is suggested at most once per session; suggestions are rate-limited
+ * and never sent while a recall's fast phase is pending.
+ */
+export interface SuggestionNotification {
+  docs: SuggestedDoc[];
+  /**
+   * ready-to-inject markdown
+   */
+  prompt: string;
+  trigger: SuggestionTrigger;
+}
+/**
+ * What a suggestion answers: the observed event (its text cut to 200 characters).
+ */
+export interface SuggestionTrigger {
+  event: 'edit' | 'error' | 'toolResult' | 'command';
+  path?: string | null;
+  text?: string | null;
 }
 export interface TreeMember {
   path: string;
