@@ -1105,6 +1105,55 @@ test('delivered(): the recall that last delivered a memory; :MemoryExplain says 
   vim.cmd('bwipeout')
 end)
 
+test('search(): shallow, deep, explore and get; a bad mode is named', function()
+  local redis = write_memory(write_root, 'kiwi-redis.md', {
+    name = 'ioredis ECONNRESET behind the NAT gateway',
+    description = 'Idle Redis connections are cut by the NAT after 350 seconds',
+    type = 'feedback',
+    category = 'lessons/errors',
+  }, 'ioredis logs `Error: read ECONNRESET` every six minutes. Fix: `keepAlive: 30000` in `src/lib/redis.ts`.')
+  wait_indexed(redis)
+  local shallow, err = await(memory.search, { mode = 'shallow', query = 'redis connections NAT' })
+  assert(shallow, err)
+  eq(redis, shallow.docs[1].path)
+  eq(nil, shallow.docs[1].body) -- null: shallow reads no bodies
+  assert(shallow.prompt:find('^## Memory search'), shallow.prompt)
+  local deep = await(memory.search, { mode = 'deep', query = 'keepAlive ECONNRESET', limit = 3 })
+  eq(redis, deep.docs[1].path)
+  assert(deep.docs[1].body:find('keepAlive', 1, true), deep.docs[1].body)
+  local explore = await(memory.search, { mode = 'explore', category = 'lessons' })
+  eq('lessons', explore.subtree.slug)
+  assert(vim.iter(explore.docs):any(function(d)
+    return d.path == redis
+  end), vim.inspect(explore.docs))
+  local got = await(memory.search, { mode = 'get', path = 'kiwi-redis.md' })
+  eq(redis, got.docs[1].path)
+  eq(false, got.docs[1].truncated)
+  local bad, bad_err = await(memory.search, { mode = 'wide', query = 'x' })
+  eq(nil, bad)
+  assert(bad_err:find('mode', 1, true), bad_err)
+end)
+
+test('observe(): an error matching a lesson brings one memory/suggestion', function()
+  local suggestions = {}
+  memory.on_suggestion(function(note)
+    table.insert(suggestions, note)
+  end)
+  local text = '[ioredis] Unhandled error event: Error: read ECONNRESET at TCP.onStreamRead'
+  memory.observe({ event = 'error', text = text })
+  wait_for('the suggestion', function()
+    return #suggestions == 1
+  end)
+  eq('error', suggestions[1].trigger.event)
+  eq('kiwi-redis.md', suggestions[1].docs[1].relativePath)
+  eq('lessons/errors', suggestions[1].docs[1].category)
+  assert(suggestions[1].prompt:find('^## Relevant memory'), suggestions[1].prompt)
+  -- Once per session: the same event again brings nothing.
+  memory.observe({ event = 'error', text = text })
+  vim.wait(300)
+  eq(1, #suggestions)
+end)
+
 test('the write summary names skipped items and full indexes', function()
   local lines = manage.write_lines({
     operations = {},

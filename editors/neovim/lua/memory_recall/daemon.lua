@@ -27,6 +27,8 @@ M.methods = {
   feedback = 'memory/feedback',
   explain = 'memory/explain',
   search = 'memory/search',
+  observe = 'memory/observe',
+  suggestion = 'memory/suggestion',
 }
 
 --- LSP error codes the plugin sends.
@@ -55,6 +57,7 @@ local state = {
   counter = 0,
   phase_listeners = {}, ---@type fun(note: table)[]
   telemetry_listeners = {}, ---@type fun(event: table)[]
+  suggestion_listeners = {}, ---@type fun(note: table)[]
 }
 
 local function notify_listeners(listeners, value)
@@ -152,6 +155,17 @@ local function on_telemetry(_, event)
   end
 end
 
+local function on_suggestion(_, note)
+  if type(note) == 'table' then
+    notify_listeners(state.suggestion_listeners, note)
+  end
+end
+
+--- Called with every `memory/suggestion` ({ trigger, docs, prompt }).
+function M.on_suggestion(listener)
+  table.insert(state.suggestion_listeners, listener)
+end
+
 --- Called with every phase notification (whichever recall it belongs to).
 function M.on_phase(listener)
   table.insert(state.phase_listeners, listener)
@@ -184,6 +198,7 @@ function M.client_config(config)
       [M.methods.select] = on_select,
       [M.methods.complete] = on_complete,
       [M.methods.telemetry] = on_telemetry,
+      [M.methods.suggestion] = on_suggestion,
     },
     on_init = function(client)
       state.initialized = true

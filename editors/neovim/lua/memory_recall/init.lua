@@ -328,6 +328,18 @@ function M.search(opts, callback)
   request(daemon.methods.search, wire(opts), callback)
 end
 
+--- `memory/observe` (a notification): what the agent is doing. opts: { event =
+--- 'edit'|'error'|'toolResult'|'command', path, text }. When a lesson or
+--- convention strongly matches, the daemon sends `memory/suggestion`: see
+--- on_suggestion(). `callback(ok, err)`, if given, runs once it is sent.
+function M.observe(opts, callback)
+  daemon.notify(current(), daemon.methods.observe, wire(opts), callback)
+end
+
+--- `listener({ trigger, docs, prompt })` runs with every `memory/suggestion`
+--- (each memory at most once per session, rate-limited by the daemon).
+M.on_suggestion = daemon.on_suggestion
+
 --- Stop the daemon.
 function M.stop()
   daemon.stop()
