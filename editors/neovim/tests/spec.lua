@@ -75,9 +75,10 @@ local function setup(opts)
     assert(client, err)
     ready = true
   end)
+  -- A generous bound: a daemon start is slow on a loaded machine.
   wait_for('the daemon to initialize', function()
     return ready
-  end)
+  end, 30000)
 end
 
 local function contains(list, value)
