@@ -223,6 +223,11 @@ class MemoryDoc(WireModel):
     content_hash: str | None = Field(
         default=None, description="the file's version: pass it as memory/update's ifMatch"
     )
+    via: list[NetworkHop] | None = Field(
+        default=None,
+        description="set when the memory network, not the ranker, found this memory: the hops "
+        "from a lexical hit to it (at most two); absent for a lexical hit",
+    )
 
 
 class PhaseResult(WireModel):
@@ -265,6 +270,9 @@ class SelectCandidate(WireModel):
     type: MemoryType
     mtime_ms: float
     description: str
+    via: list[NetworkHop] | None = Field(
+        default=None, description="set for a memory only the memory network found (see MemoryDoc)"
+    )
 
 
 class SelectParams(WireModel):
@@ -400,6 +408,15 @@ class StatusResult(WireModel):
     extract: ExtractCounters | None = Field(
         default=None, description="extraction calls and outcomes (protocol v2)"
     )
+    usage: list[CategoryUsage] | None = Field(
+        default=None,
+        description="per category (SPEC §10 topic tree): how often its memories were recalled, "
+        "delivered and used (memory/feedback); null without the state store",
+    )
+    stale: list[StaleMemory] | None = Field(
+        default=None, description="memories that may be outdated now, with the reason"
+    )
+    network: NetworkStatus | None = Field(default=None, description="the memory network")
 
 
 # -- the write side (SPEC §7–8) -------------------------------------------------------------
@@ -931,6 +948,151 @@ class SuggestionNotification(WireModel):
     prompt: str = Field(description="ready-to-inject markdown")
 
 
+# -- reflection (SPEC §12) ----------------------------------------------------------------
+
+FeedbackVerdict = Literal["used", "ignored"]
+
+
+class FeedbackItem(WireModel):
+    id: StrictStr = Field(
+        min_length=1, max_length=4096, description="a delivered memory's path (as recall gave it)"
+    )
+    verdict: FeedbackVerdict
+
+
+class FeedbackParams(WireModel):
+    """`memory/feedback`: which delivered memories the host's model used (SPEC §12).
+
+    A notification per SPEC §12; sent as a request (with an id) it answers a
+    FeedbackResult. `used`/`ignored` are SPEC §12's lists; `items` says the same per
+    memory; all three may be combined. `token` (or `requestId`) names the recall the
+    memories were delivered by: memories used together in one recall become co-use
+    links in the memory network.
+    """
+
+    token: StrictStr | StrictInt | None = None
+    request_id: StrictStr | StrictInt | None = None
+    used: list[Annotated[StrictStr, Field(min_length=1, max_length=4096)]] = Field(
+        default_factory=list, max_length=REFINED_LIMIT * 4
+    )
+    ignored: list[Annotated[StrictStr, Field(min_length=1, max_length=4096)]] = Field(
+        default_factory=list, max_length=REFINED_LIMIT * 4
+    )
+    items: list[FeedbackItem] = Field(default_factory=list, max_length=REFINED_LIMIT * 4)
+
+
+class FeedbackResult(WireModel):
+    """`memory/feedback` answered as a request: what was recorded."""
+
+    recorded: int = Field(description="memories whose statistics changed")
+    unknown: list[str] = Field(
+        default_factory=list, description="paths that are not memories the daemon serves"
+    )
+    co_use_links: int = Field(description="pairs of memories linked as used together")
+
+
+class CategoryUsage(WireModel):
+    """`memory/status` → `usage`: one category's statistics (summed over its memories)."""
+
+    category: str = Field(description="e.g. 'lessons/errors'")
+    memories: int
+    recalled: int = Field(description="times its memories were among a recall's candidates")
+    delivered: int = Field(description="times its memories were sent in a phase")
+    used: int = Field(description="times a host said its model used one (memory/feedback)")
+    ignored: int
+
+
+class StaleMemory(WireModel):
+    path: str
+    reason: str
+
+
+class NetworkStatus(WireModel):
+    memories: int
+    edges: int = Field(description="edges between memories, keyword nodes counted once per pair")
+    co_use_pairs: int
+    build_ms: float | None = Field(description="the last build from scratch")
+    loaded_from_state: bool = Field(description="co-use links loaded from the state store at start")
+
+
+# -- memory/explain (SPEC §11) --------------------------------------------------------------
+
+
+class ExplainParams(WireModel):
+    """`memory/explain`: why a memory was or was not delivered.
+
+    Names the recall by `token` (a recall this daemon ran lately, with its query
+    and what it delivered) or by `query` (ranked now, as a recall would). `path`
+    is a memory's path or its relative path.
+    """
+
+    path: StrictStr = Field(min_length=1, max_length=4096)
+    token: StrictStr | StrictInt | None = None
+    query: StrictStr | None = Field(default=None, max_length=MAX_QUERY_CHARS)
+    recent_tools: list[Annotated[StrictStr, Field(max_length=MAX_TOOL_NAME_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_RECENT_TOOLS
+    )
+    ranker: StrictStr | None = Field(
+        default=None, description="explain under this ranker (default: the daemon's)"
+    )
+
+
+class ScorePart(WireModel):
+    """One addend of the ranker's score: the parts sum to `score`."""
+
+    field: str = Field(description="title, description, body, type (the spec boost), …")
+    term: str | None = Field(description="the query term, null for a part of no one term")
+    value: float
+    detail: str | None = Field(default=None, description="how the ranker got the value")
+
+
+class SilenceExplain(WireModel):
+    """bm25f's silence rule: how much of the query the memory covers."""
+
+    coverage: float = Field(description="share of the query's weight the memory matches")
+    threshold: float
+    silenced: bool = Field(description="true when the rule drops the memory")
+    detail: str | None = None
+
+
+class NetworkExplain(WireModel):
+    activation: float
+    seed: str = Field(description="the lexical hit the path starts from")
+    via: list[NetworkHop]
+    describe: str = Field(description="the path in words")
+
+
+class PhaseExplain(WireModel):
+    phase: PhaseName
+    delivered: bool
+    rank: int | None = Field(description="1-based place in the phase's list, when in it")
+    reason: str
+
+
+class ExplainResult(WireModel):
+    """`memory/explain` result."""
+
+    path: str
+    relative_path: str | None
+    title: str | None
+    found: bool = Field(description="false when no memory served has this path")
+    query: str
+    ranker: str
+    tokens: list[str] = Field(description="the query's terms under this ranker")
+    rank: int | None = Field(description="1-based rank in the ranker's list, null when unranked")
+    ranked: int = Field(description="how many memories the ranker returned")
+    score: float | None
+    parts: list[ScorePart] = Field(description="per field and term; they sum to `score`")
+    silence: SilenceExplain | None
+    network: NetworkExplain | None
+    stale: StaleMark | None
+    noise: bool = Field(description="removed as active-tool noise (SPEC §3)")
+    excluded: bool = Field(description="in the recall's excludePaths")
+    candidate: bool = Field(description="in the model's manifest (candidates)")
+    phases: list[PhaseExplain]
+    summary: str = Field(description="which phase sent it, or why none did, in words")
+
+
 ALL_MODELS: tuple[type[WireModel], ...] = (
     InitializationOptions,
     RecallParams,
@@ -964,6 +1126,10 @@ ALL_MODELS: tuple[type[WireModel], ...] = (
     SearchResult,
     ObserveParams,
     SuggestionNotification,
+    FeedbackParams,
+    FeedbackResult,
+    ExplainParams,
+    ExplainResult,
 )
 
 StatusResult.model_rebuild()  # it refers to WriteStatus, defined after it

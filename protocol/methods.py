@@ -22,10 +22,14 @@ EXTRACT = "memory/extract"
 SEARCH = "memory/search"
 # a notification (SPEC §12): what the agent is doing; answered by memory/suggestion
 OBSERVE = "memory/observe"
+# retrieval v2 and reflection (SPEC §11–12)
+EXPLAIN = "memory/explain"
+# a notification per SPEC §12 (with an id it is answered too): not in REQUESTS
+FEEDBACK = "memory/feedback"
 # Every request above: what a host must send with an id (as a notification it is ignored).
 REQUESTS = frozenset(
     {RECALL, STATUS, TREE, CONTEXT, CONSOLIDATE, REMEMBER, UPDATE, FORGET, RESTORE, UNDO,
-     HISTORY, LIST, EXTRACT, SEARCH}
+     HISTORY, LIST, EXTRACT, SEARCH, EXPLAIN}
 )  # fmt: skip
 
 # server → client notifications

@@ -40,6 +40,8 @@ def build_schema() -> dict[str, object]:
             methods.HISTORY: "HistoryParams → HistoryResult",
             methods.LIST: "ListParams → ListResult",
             methods.SEARCH: "SearchParams → SearchResult",
+            methods.EXPLAIN: "ExplainParams → ExplainResult",
+            methods.FEEDBACK: "FeedbackParams → FeedbackResult (also a notification, SPEC §12)",
         },
         "notifications": {
             methods.FAST_RESULT: "PhaseNotification",

@@ -21,6 +21,7 @@ import time
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.prompt import format_age
@@ -114,18 +115,64 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
+def _recall_memories(args: argparse.Namespace, spec: Any) -> tuple[Any, Any, str]:
+    """The snapshot, its memory network (None with --no-network) and a description."""
+    from memory_recall.server.daemon.networking import network_document
+    from memory_recall.server.network.graph import MemoryNetwork
+    from memory_recall.server.recall_network import FixedNetwork
+
+    if args.corpus:
+        from memory_recall.server.dev.network_eval import load_network_corpus
+
+        _existing(args.corpus, "corpus")
+        corpus, network = load_network_corpus(args.corpus)
+        snapshot = corpus.snapshot
+        where = f"{plural(len(snapshot), 'document')} of {args.corpus}"
+    else:
+        catalog = MemoryCatalog(_roots(args), spec.index_kind)
+        catalog.scan()
+        snapshot = catalog.snapshot()
+        network = MemoryNetwork.build(network_document(d) for d in snapshot.documents)
+        where = (
+            f"{plural(len(catalog), 'document')} in {plural(len(catalog.roots), 'root')}, "
+            f"{len(catalog.skipped)} skipped"
+        )
+    fixed = None if args.no_network else FixedNetwork.of(network, snapshot.documents)
+    return snapshot, fixed, where
+
+
 def cmd_recall(args: argparse.Namespace) -> int:
     from memory_recall.server.recall import RecallRequest, lexical_phases
 
     started = time.perf_counter()
     spec = ranker_named(args.ranker)
     assert spec is not None  # argparse checked the name
-    catalog = MemoryCatalog(_roots(args), spec.index_kind)
-    catalog.scan()
+    snapshot, network, where = _recall_memories(args, spec)
     indexed = time.perf_counter()
     request = RecallRequest("cli", args.query, recent_tools=tuple(args.recent_tool or ()))
-    fast, refined = lexical_phases(catalog.snapshot(), request, spec)
+    fast, refined = lexical_phases(snapshot, request, spec, network)
     done = time.perf_counter()
+    if args.explain:
+        from memory_recall.server.explain import ExplainRequest, explain
+        from memory_recall.server.explain_text import format_explanation
+
+        explained = [
+            explain(
+                snapshot,
+                ExplainRequest(
+                    path, args.query, recent_tools=tuple(args.recent_tool or ()),
+                    with_selector=True,
+                ),
+                spec,
+                network=network,
+            )
+            for path in args.explain
+        ]  # fmt: skip
+        if args.json:
+            print(json.dumps([e.wire() for e in explained], ensure_ascii=False, indent=2))
+        else:
+            print("\n\n".join(format_explanation(e) for e in explained))
+        return 0 if all(e.found for e in explained) else 1
     if args.json:
         phases = {"fast": fast.wire() if fast else None, "refined": refined.wire()}
         print(json.dumps(phases, ensure_ascii=False, indent=2))
@@ -155,12 +202,18 @@ def cmd_recall(args: argparse.Namespace) -> int:
             for d in docs
         ]
         print(table(rows, ["score", "scope", "type", "age", "title", "path", "body"]))
+        for d in docs:
+            if d.via:
+                hops = ", then ".join(
+                    f"{h.kind}{' ' + repr(h.keyword) if h.keyword else ''} from {h.from_}"
+                    for h in d.via
+                )
+                print(f"  {d.relative_path}: found by the network ({hops})")
     if refined.prompt:
         print("\nprompt (what a host without a model injects):\n")
         print(refined.prompt)
     print(
-        f"{plural(len(catalog), 'document')} in {plural(len(catalog.roots), 'root')}, "
-        f"{len(catalog.skipped)} skipped; index {1000 * (indexed - started):.1f} ms, "
+        f"{where}; index {1000 * (indexed - started):.1f} ms, "
         f"recall {1000 * (done - indexed):.2f} ms"
     )
     return 0
@@ -441,6 +494,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true",
         help="print both phases as the daemon sends them (memory/fastResult, memory/refinedResult)",
     )  # fmt: skip
+    recall.add_argument(
+        "--explain", action="append", metavar="PATH",
+        help="why this memory (path, relative path, or a corpus id) was or was not sent: rank, "
+        "score parts per field and term, silence, network path, staleness; repeatable",
+    )  # fmt: skip
+    recall.add_argument(
+        "--corpus", metavar="CORPUS.json",
+        help="recall over a labelled corpus (fixtures/eval/*.json) instead of --root folders",
+    )  # fmt: skip
+    recall.add_argument(
+        "--no-network", action="store_true", help="without the memory network (SPEC §11)"
+    )
     recall.set_defaults(func=cmd_recall)
 
     ev = sub.add_parser("eval", help="evaluate rankers on labelled corpora")

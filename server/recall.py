@@ -30,12 +30,14 @@ from memory_recall.protocol.messages import (
 )
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.models import SelectionRequest, Selector, SelectorError
+from memory_recall.server.network.activation import Reached
 from memory_recall.server.prompt import render_prompt
 from memory_recall.server.ranking.passage import Excerpt
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.ranking.shortlist import RecallQuery, Shortlist
 from memory_recall.server.ranking.spec import ScoredDocument
 from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.recall_network import NetworkRecall, RecallNetwork, hops_wire
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,13 @@ class RecallRequest:
 # `organise.staleness.StalenessChecker.for_recall`.
 StaleCheck = Callable[[Sequence[MemoryDocument]], Mapping[str, str]]
 StalenessSource = Callable[[], StaleCheck]
+# The memory network (SPEC §11), or None while it is being built.
+NetworkSource = Callable[[], RecallNetwork | None]
+# What one recall considered and delivered, for memory/status and memory/explain:
+# called once per recall after its refined phase (the daemon's bookkeeping).
+RecallRecord = Callable[
+    ["RecallRequest", "Shortlist", "RecallResult", "NetworkRecall | None"], None
+]
 
 
 class RecallListener(Protocol):
@@ -75,7 +84,12 @@ class ExclusionSet:
         return [s for s in docs if s.document.path not in self.paths]
 
 
-def to_wire(scored: ScoredDocument, excerpt: Excerpt, stale: str | None = None) -> MemoryDoc:
+def to_wire(
+    scored: ScoredDocument,
+    excerpt: Excerpt,
+    stale: str | None = None,
+    via: Reached | None = None,
+) -> MemoryDoc:
     """A delivered document: its body is the excerpt the ranker chose."""
     doc = scored.document
     return MemoryDoc(
@@ -92,6 +106,7 @@ def to_wire(scored: ScoredDocument, excerpt: Excerpt, stale: str | None = None) 
         score=scored.score,
         stale=StaleMark(reason=stale) if stale else None,
         content_hash=doc.content_hash or None,
+        via=hops_wire(via) if via is not None else None,
     )
 
 
@@ -119,6 +134,7 @@ class _Phases:
     timer: _Timer
     excerpt: Callable[[MemoryDocument], Excerpt]
     stale_check: StaleCheck | None = None
+    via: Mapping[str, Reached] | None = None  # the network's finds and their paths
 
     def build(
         self,
@@ -134,12 +150,13 @@ class _Phases:
                 s for s in docs if s.document.path in stale
             ]
         excerpts = [self.excerpt(s.document) for s in docs]
+        via = self.via or {}
         return PhaseResult(
             phase=name,
             strategy=strategy,
             status=status,
             docs=[
-                to_wire(s, e, stale.get(s.document.path))
+                to_wire(s, e, stale.get(s.document.path), via.get(s.document.path))
                 for s, e in zip(docs, excerpts, strict=True)
             ],
             prompt=render_prompt([s.document for s in docs], excerpts=excerpts, stale=stale),
@@ -149,7 +166,10 @@ class _Phases:
 
 
 def lexical_phases(
-    snapshot: CorpusView, request: RecallRequest, ranker: RankerSpec
+    snapshot: CorpusView,
+    request: RecallRequest,
+    ranker: RankerSpec,
+    network: RecallNetwork | None = None,
 ) -> tuple[PhaseResult | None, PhaseResult]:
     """What the daemon would send for a request, without a model: the fast phase a host
     with a selector gets first (None when nothing matches), and the refined phase a host
@@ -163,12 +183,15 @@ def lexical_phases(
         tokenizer=ranker.tokenize,
     )
     shortlist = query.shortlist()
-    phases = _Phases(_Timer(), shortlist.excerpt)
-    top = shortlist.fast
+    joined = NetworkRecall(network, query.keep) if network is not None else None
+    phases = _Phases(_Timer(), shortlist.excerpt, via=joined.via if joined else None)
+    top = joined.fast(shortlist.fast, shortlist.ranked) if joined else shortlist.fast
     fast = phases.build("fast", "heuristic", "delivered", top) if top else None
     if not shortlist.tokens or not shortlist.candidates:
         return fast, phases.build("refined", "none", "no_relevant_results", [])
-    return fast, RecallService._fallback_phase(shortlist, ExclusionSet(), phases, request.limit)
+    return fast, RecallService._fallback_phase(
+        shortlist, ExclusionSet(), phases, request.limit, joined=joined
+    )
 
 
 class RecallService:
@@ -182,10 +205,14 @@ class RecallService:
         ceiling_s: float | None = None,
         timeout_s: float | None = None,
         staleness: StalenessSource | None = None,
+        network: NetworkSource | None = None,
+        record: RecallRecord | None = None,
     ) -> None:
         self.selector = selector
         self.ranker = ranker
         self.staleness = staleness
+        self.network = network
+        self.record = record
         self.ceiling_s = SELECTOR_CEILING_S if ceiling_s is None else ceiling_s
         self.deadline_s = min(self.ceiling_s, timeout_s) if timeout_s else self.ceiling_s
         self.counters = RecallCounters()
@@ -244,10 +271,13 @@ class RecallService:
             ranker=self.ranker.rank,
             tokenizer=self.ranker.tokenize,
         )
+        network = self.network() if self.network is not None else None
+        joined = NetworkRecall(network, query.keep) if network is not None else None
         phases = _Phases(
             timer,
             lambda doc: query.ranking.excerpt(doc),
             self.staleness() if self.staleness else None,
+            joined.via if joined else None,
         )
 
         def notify(result: PhaseResult) -> PhaseNotification:
@@ -260,6 +290,8 @@ class RecallService:
             # The host is waiting for this one: send the ranking's top 2 before
             # building the model's 200-candidate manifest.
             top = query.top(FAST_LIMIT)
+            if joined is not None and top:
+                top = joined.fast(top, query.top(joined.network.seeds))
             if top:
                 exclusion.add(top)
                 fast = phases.build("fast", "heuristic", "delivered", top)
@@ -267,17 +299,23 @@ class RecallService:
                 self.counters.fast_delivered += 1
                 outcome.record(fast)
         shortlist = query.shortlist()
+        if joined is not None:
+            shortlist = joined.candidates(shortlist)
         if not shortlist.tokens or not shortlist.candidates:
             refined = phases.build("refined", "none", "no_relevant_results", [])
         elif self.selector is None:
-            refined = self._fallback_phase(shortlist, exclusion, phases, request.limit)
+            refined = self._fallback_phase(
+                shortlist, exclusion, phases, request.limit, joined=joined
+            )
         else:
-            refined = await self._model_phase(request, shortlist, exclusion, phases, outcome)
+            refined = await self._model_phase(
+                request, shortlist, exclusion, phases, outcome, joined
+            )
         listener.refined_result(notify(refined))
         if refined.docs:
             self.counters.refined_delivered += 1
         outcome.record(refined)
-        return RecallResult(
+        result = RecallResult(
             request_id=request.request_id,
             token=request.token,
             fast=fast,
@@ -285,6 +323,9 @@ class RecallService:
             docs_scanned=len(snapshot),
             duration_ms=timer.ms(),
         )
+        if self.record is not None:
+            self.record(request, shortlist, result, joined)
+        return result
 
     @staticmethod
     def _fallback_phase(
@@ -293,8 +334,10 @@ class RecallService:
         phases: _Phases,
         limit: int,
         failure: str | None = None,
+        *,
+        joined: NetworkRecall | None = None,
     ) -> PhaseResult:
-        top = shortlist.fallback[:limit]
+        top = joined.fallback(shortlist, limit) if joined else shortlist.fallback[:limit]
         remaining = exclusion.remove_from(top)
         strategy: Strategy = "heuristic" if top else "none"
         status = refined_status(len(top), len(remaining))
@@ -307,6 +350,7 @@ class RecallService:
         exclusion: ExclusionSet,
         phases: _Phases,
         outcome: _Outcome,
+        joined: NetworkRecall | None = None,
     ) -> PhaseResult:
         assert self.selector is not None
         selection = SelectionRequest(
@@ -314,6 +358,7 @@ class RecallService:
             candidates=shortlist.candidates,
             limit=request.limit,
             recent_tools=list(request.recent_tools),
+            via={p: hops_wire(r) for p, r in joined.via.items()} if joined and joined.via else {},
         )
         started = time.perf_counter()
         try:
@@ -327,7 +372,9 @@ class RecallService:
             )
             outcome.selector_done(started, reason)
             self.counters.selector_failures += 1
-            return self._fallback_phase(shortlist, exclusion, phases, request.limit, reason)
+            return self._fallback_phase(
+                shortlist, exclusion, phases, request.limit, reason, joined=joined
+            )
         outcome.selector_done(started, None)
         remaining = exclusion.remove_from(docs)
         status = refined_status(len(docs), len(remaining))

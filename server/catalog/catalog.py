@@ -113,6 +113,9 @@ class MemoryCatalog:
     _clock: int = 0
     _applied_at: dict[str, int] = field(default_factory=dict)
     counters: CatalogCounters = field(default_factory=CatalogCounters)
+    # Paths put or dropped since the last `drain_changes` (what the memory network
+    # follows incrementally); a scan replaces everything, so it is counted instead.
+    _changed_paths: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self._index = self.index_kind(tiebreak=input_order_key)
@@ -168,6 +171,7 @@ class MemoryCatalog:
         self._docs.clear()
         self._skipped.clear()
         self._file_stats.clear()
+        self._changed_paths.clear()
         reused: set[str] = set()
         for index, root in enumerate(self.roots):
             for entry in self._walk_entries(index, root, root.path):
@@ -373,10 +377,17 @@ class MemoryCatalog:
         self._version += 1
         self._snapshot = None
 
+    def drain_changes(self) -> tuple[int, set[str]]:
+        """The number of scans so far and the paths put or dropped since the last call
+        (a follower rebuilds when the scan count moved, else re-reads these paths)."""
+        changed, self._changed_paths = self._changed_paths, set()
+        return self.counters.scans, changed
+
     def _put(self, doc: MemoryDocument) -> None:
         """Add or replace one document in the input order and the index."""
         self._drop([doc.path])
         self._docs[doc.path] = doc
+        self._changed_paths.add(doc.path)
         at = bisect_left(self._input_docs, input_order_key(doc), key=input_order_key)
         self._input_docs.insert(at, doc)
         self._index.add(doc)
@@ -389,6 +400,7 @@ class MemoryCatalog:
             if doc is None:
                 continue
             dropped += 1
+            self._changed_paths.add(path)
             at = bisect_left(self._input_docs, input_order_key(doc), key=input_order_key)
             del self._input_docs[at]
         if dropped:

@@ -17,7 +17,9 @@ from memory_recall.protocol.messages import (
     CatalogCountersStatus,
     ConsolidateParams,
     ContextParams,
+    ExplainParams,
     ExtractParams,
+    FeedbackParams,
     ForgetParams,
     HistoryParams,
     ListParams,
@@ -31,6 +33,7 @@ from memory_recall.protocol.messages import (
     RuntimeStatus,
     SearchParams,
     SkippedFileStatus,
+    StaleMemory,
     StatusResult,
     TreeParams,
     UndoParams,
@@ -38,12 +41,14 @@ from memory_recall.protocol.messages import (
 )
 from memory_recall.server.daemon.adapter import MemoryProtocol
 from memory_recall.server.daemon.extracting import ExtractionService
+from memory_recall.server.daemon.networking import NetworkSide
 from memory_recall.server.daemon.organising import (
     OrganiseSide,
     consolidate_wire,
     context_wire,
     tree_wire,
 )
+from memory_recall.server.daemon.reflecting import ReflectionSide
 from memory_recall.server.daemon.searching import SearchSide
 from memory_recall.server.daemon.session import CatalogSession
 from memory_recall.server.daemon.suggesting import SuggestionSide
@@ -54,6 +59,9 @@ from memory_recall.server.daemon.writing import (
     result_wire,
     wire_error,
 )
+from memory_recall.server.explain import Delivered, ExplainRequest
+from memory_recall.server.explain import explain as explain_memory
+from memory_recall.server.ranking.registry import ranker_named
 from memory_recall.server.recall import RecallRequest, RecallService
 from memory_recall.server.search import SearchError
 from memory_recall.server.store import inventory
@@ -129,6 +137,7 @@ async def recall(
     write: WriteSide | None = None,
     extraction: ExtractionService | None = None,
     suggestions: SuggestionSide | None = None,
+    **_others: Any,
 ) -> dict[str, Any]:
     """`memory/recall` (SPEC §4–5)."""
     recall_params = validate(RecallParams, params)
@@ -167,10 +176,27 @@ def status(
     write: WriteSide | None = None,
     extraction: ExtractionService | None = None,
     suggestions: SuggestionSide | None = None,
+    network: NetworkSide | None = None,
+    reflection: ReflectionSide | None = None,
+    organise: OrganiseSide | None = None,
 ) -> dict[str, Any]:
-    """`memory/status`: roots, counts, skipped files, index, watcher, counters, write side."""
+    """`memory/status`: roots, counts, skipped files, index, watcher, counters, write side,
+    usage per category, stale memories, the network."""
     catalog = session.catalog
     counts = catalog.count_by_root()
+    usage = stale = None
+    if session.ready.is_set() and organise is not None:
+        docs = catalog.snapshot().documents
+        if reflection is not None:
+            if write is not None:
+                write.flush()  # the recalls and deliveries counted since the last batch
+            usage = reflection.category_usage(
+                docs, lambda d: organise.organiser.topics.place(d).path.slug
+            )
+        stale = [
+            StaleMemory(path=doc.path, reason=found.reason)
+            for doc, found in organise.organiser.stale(docs)
+        ]
     return StatusResult(
         protocol_version=methods.PROTOCOL_VERSION,
         ready=session.ready.is_set(),
@@ -194,7 +220,77 @@ def status(
         ),
         write=write.status() if write is not None and session.ready.is_set() else None,
         extract=extraction.counters if extraction is not None else None,
+        usage=usage,
+        stale=stale,
+        network=network.status() if network is not None else None,
     ).wire()
+
+
+# -- reflection and explanation (SPEC §11–12) ---------------------------------------------
+
+
+def feedback(params: Any, *, reflection: ReflectionSide) -> dict[str, Any]:
+    """`memory/feedback`: which delivered memories the host's model used."""
+    return reflection.feedback(validate(FeedbackParams, params)).wire()
+
+
+async def explain(
+    params: Any,
+    *,
+    service: RecallService,
+    session: CatalogSession,
+    network: NetworkSide,
+    reflection: ReflectionSide,
+    organise: OrganiseSide,
+) -> dict[str, Any]:
+    """`memory/explain`: why a memory was or was not delivered, for a recall named by its
+    token (or request id) or for a query."""
+    p = validate(ExplainParams, params)
+    trace = reflection.trace(p.token) if p.token is not None else None
+    if p.token is not None and trace is None and p.query is None:
+        raise JsonRpcInvalidParams(
+            f"invalid params: token: no recent recall has the token {p.token!r}; pass query"
+        )
+    if trace is None and p.query is None:
+        raise JsonRpcInvalidParams("invalid params: give token (a recent recall) or query")
+    ranker = service.ranker
+    if p.ranker is not None:
+        found = ranker_named(p.ranker)
+        if found is None:
+            raise JsonRpcInvalidParams(f"invalid params: ranker: unknown ranker {p.ranker!r}")
+        ranker = found
+    view = await session.view()
+    if trace is not None:
+        request = ExplainRequest(
+            path=p.path,
+            query=trace.query,
+            recent_tools=trace.recent_tools,
+            exclude_paths=trace.exclude_paths,
+            with_selector=service.selector is not None,
+            delivered=Delivered(trace.fast, trace.refined, trace.refined_strategy, trace.failure),
+        )
+    else:
+        assert p.query is not None
+        request = ExplainRequest(
+            path=p.path,
+            query=p.query,
+            recent_tools=p.recent_tools,
+            with_selector=service.selector is not None,
+        )
+    checker = organise.staleness.for_recall()
+
+    def stale_of(doc: Any) -> str | None:
+        return checker([doc]).get(doc.path)
+
+    result = explain_memory(
+        view,
+        request,
+        ranker,
+        network=network.current(),
+        stale_of=stale_of,
+        via=trace.via if trace is not None else None,
+    )
+    return result.wire()
 
 
 # -- organisation (SPEC §10) ------------------------------------------------------------

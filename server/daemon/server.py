@@ -24,6 +24,7 @@ from memory_recall.server.daemon import handlers
 from memory_recall.server.daemon.adapter import MemoryProtocol, make_converter
 from memory_recall.server.daemon.extracting import ExtractionService
 from memory_recall.server.daemon.framing import StdoutWriter, open_reader
+from memory_recall.server.daemon.networking import NetworkSide
 from memory_recall.server.daemon.options import (
     build_completer,
     build_selector,
@@ -35,6 +36,7 @@ from memory_recall.server.daemon.options import (
     workspace_path,
 )
 from memory_recall.server.daemon.organising import OrganiseSide
+from memory_recall.server.daemon.reflecting import ReflectionSide
 from memory_recall.server.daemon.searching import SearchSide
 from memory_recall.server.daemon.session import CatalogSession, TaskRegistry, report_index_progress
 from memory_recall.server.daemon.suggesting import SuggestionSide
@@ -137,12 +139,36 @@ class MemoryServer(LanguageServer):
             if self.suggestions is not None:
                 handlers.observe(params, suggestions=self.suggestions)
 
+        # Retrieval v2 and reflection (SPEC §11–12).
+        @self.feature(methods.EXPLAIN)
+        async def explain(params: Any) -> Any:
+            self.organise.touch()
+            return await handlers.explain(
+                params,
+                service=self.service,
+                session=self.session,
+                network=self.network,
+                reflection=self.reflection,
+                organise=self.organise,
+            )
+
+        # A notification (SPEC §12) or a request: a plain function, so nothing is left
+        # behind either way (the store is written by a task of its own).
+        @self.feature(methods.FEEDBACK)
+        def feedback(params: Any) -> Any:
+            self.organise.touch()
+            return handlers.feedback(params, reflection=self.reflection)
+
         @self.feature(methods.EXTRACT)
         async def extract(params: Any) -> Any:
             assert self.write is not None and self.extraction is not None
             return await handlers.extract(
                 params, write=self.write, session=self.session, extraction=self.extraction
             )
+
+    async def _build_network(self) -> None:
+        await self.session.ready.wait()
+        await self.network.build()
 
     async def _warm_writer(self) -> None:
         await self.session.ready.wait()
@@ -181,6 +207,9 @@ class MemoryServer(LanguageServer):
             "write": self.write,
             "extraction": self.extraction,
             "suggestions": self.suggestions,
+            "network": self.network,
+            "reflection": self.reflection,
+            "organise": self.organise,
         }
 
     # lifecycle ------------------------------------------------------------------
@@ -215,6 +244,13 @@ class MemoryServer(LanguageServer):
         self.suggestions = SuggestionSide(
             self.session, self.tasks, self.protocol.notify, staleness=self.organise.staleness
         )
+        # The memory network (SPEC §11) and reflection (§12): built after the first index.
+        self.network = NetworkSide(self.session.catalog, self.write.state)
+        self.reflection = ReflectionSide(self.write, self.network, self.tasks.spawn)
+        self.service.network = self.network.current
+        self.service.record = self.reflection.record
+        self.organise.organiser.usage = self.reflection.usage
+        self.tasks.spawn(self._build_network(), "network")
         # Extraction asks the selector's model (or the host's, memory/complete) within its deadline.
         self.extraction = ExtractionService(
             build_completer(self.options, self._send_select_request, self._cancel_request),

@@ -7,8 +7,8 @@ manifest and the limit happens once, in `server.recall`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from memory_recall.server.documents import MemoryDocument
 
@@ -23,6 +23,9 @@ class SelectionRequest:
     candidates: list[MemoryDocument]
     limit: int
     recent_tools: list[str]
+    # path → the network path that reached a candidate (wire NetworkHop models), for
+    # the memories only the memory network found (SPEC §11)
+    via: dict[str, list[Any]] = field(default_factory=dict)
 
 
 class Selector(Protocol):

@@ -28,14 +28,22 @@ class ClientSelector:
             query=request.query,
             candidates=[
                 SelectCandidate(
-                    path=d.path, type=d.type, mtime_ms=d.mtime_ms, description=d.description
+                    path=d.path,
+                    type=d.type,
+                    mtime_ms=d.mtime_ms,
+                    description=d.description,
+                    via=request.via.get(d.path),
                 )
                 for d in request.candidates
             ],
             limit=request.limit,
             recent_tools=request.recent_tools,
         )
-        msg_id, future = self._send(SELECT, params.wire())
+        wire = params.wire()
+        for candidate in wire["candidates"]:  # type: ignore[attr-defined]
+            if candidate.get("via") is None:  # v1 hosts see v1 candidates
+                del candidate["via"]
+        msg_id, future = self._send(SELECT, wire)
         try:
             reply = await asyncio.wrap_future(future)
         except asyncio.CancelledError:

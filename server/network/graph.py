@@ -292,6 +292,23 @@ class MemoryNetwork:
             self._co_use.setdefault(a, {})[b] = weight
             self._co_use.setdefault(b, {})[a] = weight
 
+    def set_co_use_pair(self, a: str, b: str, count: int) -> None:
+        """Set how often one pair was used together (a feedback), re-linking only the pair."""
+        if a == b:
+            return
+        if count <= 0:
+            self._co_use.get(a, {}).pop(b, None)
+            self._co_use.get(b, {}).pop(a, None)
+        else:
+            weight = self.params.co_use * min(1.0, count / self.params.co_use_saturation)
+            self._co_use.setdefault(a, {})[b] = weight
+            self._co_use.setdefault(b, {})[a] = weight
+        self._steps.pop(a, None)
+        self._steps.pop(b, None)
+
+    def co_use_pairs(self) -> int:
+        return sum(len(v) for v in self._co_use.values()) // 2
+
     def _read(self, doc: NetworkDocument) -> _Entry:
         links = (
             *body_links(doc.relative_path, doc.body),

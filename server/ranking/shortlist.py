@@ -21,11 +21,22 @@ from memory_recall.protocol.limits import (
     REFINED_LIMIT,
 )
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.explanation import ScoreExplanation, ScorePart
 from memory_recall.server.ranking.index import DocumentIndex
 from memory_recall.server.ranking.noise import NoiseFilter
 from memory_recall.server.ranking.passage import Excerpt
 from memory_recall.server.ranking.result import Ranking, window_excerpt
-from memory_recall.server.ranking.spec import ScoredDocument, rank_scan, score_document
+from memory_recall.server.ranking.spec import (
+    BODY_WEIGHT,
+    DESCRIPTION_WEIGHT,
+    TITLE_WEIGHT,
+    TYPE_KEYWORDS,
+    ScoredDocument,
+    lexical_score,
+    rank_scan,
+    score_document,
+    type_boost,
+)
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.tokens import query_tokens
 
@@ -81,6 +92,37 @@ class SpecRanker:
             return score_document(doc, tokens) if tokens else 0
 
         return Ranking(self(snapshot, tokens, keep, limit), score, window_excerpt)
+
+    def explain(
+        self, snapshot: CorpusView, tokens: Sequence[str], doc: MemoryDocument
+    ) -> ScoreExplanation:
+        """SPEC §3's addends for one document: +4/+3/+1 per token found in the title,
+        the description, the body window, then the type boost (only with a match)."""
+        parts: list[ScorePart] = []
+        for token in tokens:
+            for name, text, weight in (
+                ("title", doc.norm_title, TITLE_WEIGHT),
+                ("description", doc.norm_description, DESCRIPTION_WEIGHT),
+                ("body", doc.norm_body_window, BODY_WEIGHT),
+            ):
+                if token in text:
+                    detail = "in the first 1,200 characters" if name == "body" else None
+                    parts.append(ScorePart(name, token, weight, detail))
+        notes: list[str] = []
+        if lexical_score(doc, tokens):
+            boost = type_boost(doc.type, tokens)
+            if boost:
+                words = [t for t in tokens if t in TYPE_KEYWORDS.get(doc.type, ())]
+                parts.append(
+                    ScorePart(
+                        "type", None, boost, f"type {doc.type}: {', '.join(words)} (at most 2)"
+                    )
+                )
+        else:
+            notes.append("no query token is in its title, description or first 1,200 characters")
+        return ScoreExplanation(
+            score_document(doc, tokens), tuple(tokens), tuple(parts), None, tuple(notes)
+        )
 
 
 reference_ranker = SpecRanker(indexed=False)  # SPEC §3's scan over every document

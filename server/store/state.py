@@ -14,6 +14,9 @@ theirs to `MIGRATIONS` (feedback statistics, network edges, consolidation
 state, embedding vectors), each one a step that runs once, in a transaction.
 A database written by a newer release is left alone and the writer says so; a
 file that is not a database is moved aside and a fresh one started.
+
+One job past 400 lines: the schema, its migrations and the few queries every
+part of the daemon shares (statistics, feedback, links) are one database's.
 """
 
 from __future__ import annotations
@@ -118,6 +121,26 @@ MIGRATIONS: list[tuple[str, Migration]] = [
             """
         ),
     ),
+    (
+        "feedback (SPEC §12): recalled, used and ignored per memory; memories used together",
+        _script(
+            """
+            ALTER TABLE memory_stats ADD COLUMN recalled INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE memory_stats ADD COLUMN used INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE memory_stats ADD COLUMN ignored INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE memory_stats ADD COLUMN last_used_ms INTEGER;
+            CREATE TABLE co_use (
+                root_a INTEGER NOT NULL REFERENCES roots(id),
+                path_a TEXT NOT NULL,
+                root_b INTEGER NOT NULL REFERENCES roots(id),
+                path_b TEXT NOT NULL,
+                count INTEGER NOT NULL,
+                last_ms INTEGER NOT NULL,
+                PRIMARY KEY (root_a, path_a, root_b, path_b)
+            )
+            """
+        ),
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -143,6 +166,14 @@ class MemoryStats:
     writes: int = 0
     delivered: int = 0
     last_delivered_ms: int | None = None
+    recalled: int = 0
+    used: int = 0
+    ignored: int = 0
+    last_used_ms: int | None = None
+
+
+# A memory in the store: (root key, path inside the root).
+MemoryKey = tuple[str, str]
 
 
 class StateStore:
@@ -304,9 +335,72 @@ class StateStore:
                 rows,
             )
 
+    def add_recalls(self, counts: dict[MemoryKey, int]) -> None:
+        """Add `(root key, path) → times among a recall's candidates` to the statistics."""
+        if not counts:
+            return
+        rows = [(self.root_id(root), path, n) for (root, path), n in counts.items()]
+        with self.transaction() as tx:
+            tx.executemany(
+                "INSERT INTO memory_stats(root_id, path, recalled) VALUES (?, ?, ?)"
+                " ON CONFLICT(root_id, path) DO UPDATE SET recalled = recalled + excluded.recalled",
+                rows,
+            )
+
+    def add_feedback(
+        self,
+        used: Sequence[MemoryKey],
+        ignored: Sequence[MemoryKey],
+        when_ms: int,
+        *,
+        together: bool = True,
+    ) -> int:
+        """Record one recall's feedback: each used memory's use (and when), each ignored
+        one's; with `together`, every pair of used memories as used together once.
+        Returns the number of co-use pairs touched."""
+        used_rows = [(self.root_id(r), p, when_ms) for r, p in dict.fromkeys(used)]
+        ignored_rows = [(self.root_id(r), p) for r, p in dict.fromkeys(ignored)]
+        pairs = []
+        if together:
+            keys = sorted({(rid, p) for rid, p, _ in used_rows})
+            pairs = [(*a, *b, when_ms) for i, a in enumerate(keys) for b in keys[i + 1 :]]
+        with self.transaction() as tx:
+            tx.executemany(
+                "INSERT INTO memory_stats(root_id, path, used, last_used_ms) VALUES (?, ?, 1, ?)"
+                " ON CONFLICT(root_id, path) DO UPDATE SET used = used + 1,"
+                " last_used_ms = MAX(COALESCE(last_used_ms, 0), excluded.last_used_ms)",
+                used_rows,
+            )
+            tx.executemany(
+                "INSERT INTO memory_stats(root_id, path, ignored) VALUES (?, ?, 1)"
+                " ON CONFLICT(root_id, path) DO UPDATE SET ignored = ignored + 1",
+                ignored_rows,
+            )
+            tx.executemany(
+                "INSERT INTO co_use(root_a, path_a, root_b, path_b, count, last_ms)"
+                " VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT(root_a, path_a, root_b, path_b)"
+                " DO UPDATE SET count = count + 1, last_ms = excluded.last_ms",
+                pairs,
+            )
+        return len(pairs)
+
+    def co_use(self, root_keys: Sequence[str]) -> dict[tuple[MemoryKey, MemoryKey], int]:
+        """How often each pair of memories (of these roots) was used together."""
+        ids = {self.root_id(key): key for key in root_keys}
+        marks = ",".join("?" * len(ids))
+        if not ids:
+            return {}
+        rows = self.query(
+            f"SELECT root_a, path_a, root_b, path_b, count FROM co_use"
+            f" WHERE root_a IN ({marks}) AND root_b IN ({marks})",
+            [*ids, *ids],
+        )
+        return {((ids[ra], pa), (ids[rb], pb)): int(n) for ra, pa, rb, pb, n in rows}
+
     def stats(self, root_key: str) -> dict[str, MemoryStats]:
         rows = self.query(
-            "SELECT path, created_ms, updated_ms, writes, delivered, last_delivered_ms"
+            "SELECT path, created_ms, updated_ms, writes, delivered, last_delivered_ms,"
+            " recalled, used, ignored, last_used_ms"
             " FROM memory_stats WHERE root_id = ?",
             (self.root_id(root_key),),
         )
@@ -375,6 +469,7 @@ class DeliveryCounter:
         self._lock = threading.Lock()
         self._counts: Counter[tuple[str, str]] = Counter()
         self._last: dict[tuple[str, str], int] = {}
+        self._recalled: Counter[MemoryKey] = Counter()
 
     def add(self, root_key: str, path: str, when_ms: int | None = None) -> None:
         key = (root_key, path)
@@ -382,19 +477,29 @@ class DeliveryCounter:
             self._counts[key] += 1
             self._last[key] = when_ms or now_ms()
 
+    def add_recalled(self, keys: Sequence[MemoryKey]) -> None:
+        """Memories among one recall's candidates (counted as `recalled`)."""
+        with self._lock:
+            self._recalled.update(keys)
+
     def flush(self, store: StateStore) -> int:
         """Write what was counted; how many memories it touched."""
         with self._lock:
             counts, self._counts = self._counts, Counter()
             last, self._last = self._last, {}
-        if not counts:
+            recalled, self._recalled = self._recalled, Counter()
+        if not counts and not recalled:
             return 0
         try:
-            store.add_deliveries({key: (n, last[key]) for key, n in counts.items()})
+            if counts:
+                store.add_deliveries({key: (n, last[key]) for key, n in counts.items()})
+            if recalled:
+                store.add_recalls(dict(recalled))
         except Exception:
             with self._lock:  # keep them for the next flush
                 self._counts.update(counts)
+                self._recalled.update(recalled)
                 for key, when in last.items():
                     self._last[key] = max(when, self._last.get(key, 0))
             raise
-        return len(counts)
+        return len(counts.keys() | recalled.keys())

@@ -45,13 +45,13 @@ def test_a_later_release_migrates_an_old_database_in_place(tmp_path: Path) -> No
     Journal(old).begin(root, "remember", "explicit", [Change("a.md", "created", None, b"x")])
     old.close()
 
-    def add_feedback(connection: sqlite3.Connection) -> None:
-        connection.execute("ALTER TABLE memory_stats ADD COLUMN used INTEGER NOT NULL DEFAULT 0")
+    def add_vectors(connection: sqlite3.Connection) -> None:
+        connection.execute("ALTER TABLE memory_stats ADD COLUMN vector BLOB")
 
-    newer = StateStore(path, migrations=[*MIGRATIONS, ("feedback statistics", add_feedback)])
+    newer = StateStore(path, migrations=[*MIGRATIONS, ("embedding vectors", add_vectors)])
     assert newer.schema_version == len(MIGRATIONS) + 1
     columns = {row[1] for row in newer.query("PRAGMA table_info(memory_stats)")}
-    assert "used" in columns
+    assert "vector" in columns
     assert len(Journal(newer).pending(newer.root_id("/mem"))) == 1  # nothing lost
     newer.close()
     # The older release leaves a newer database alone and says why.
@@ -105,3 +105,23 @@ def test_deliveries_are_kept_when_a_flush_fails(tmp_path: Path) -> None:
     fresh = StateStore(tmp_path / "s.sqlite3")
     assert counter.flush(fresh) == 1
     assert fresh.stats("/mem")["a.md"].delivered == 1
+
+
+def test_a_first_release_database_gains_the_feedback_columns_and_keeps_its_statistics(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.sqlite3"
+    old = StateStore(path, migrations=MIGRATIONS[:1])
+    old.add_deliveries({("/mem", "a.md"): (3, 1000)})
+    old.close()
+    store = StateStore(path)
+    assert store.schema_version == SCHEMA_VERSION
+    store.add_feedback([("/mem", "a.md"), ("/mem", "b.md")], [("/mem", "c.md")], 5000)
+    store.add_recalls({("/mem", "a.md"): 4})
+    stats = store.stats("/mem")
+    assert (stats["a.md"].delivered, stats["a.md"].used, stats["a.md"].recalled) == (3, 1, 4)
+    assert stats["a.md"].last_used_ms == 5000
+    assert stats["c.md"].ignored == 1 and stats["c.md"].used == 0
+    assert store.co_use(["/mem"]) == {(("/mem", "a.md"), ("/mem", "b.md")): 1}
+    store.add_feedback([("/mem", "b.md"), ("/mem", "a.md")], [], 6000)
+    assert store.co_use(["/mem"]) == {(("/mem", "a.md"), ("/mem", "b.md")): 2}

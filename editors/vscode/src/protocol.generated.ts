@@ -16,6 +16,8 @@ export const PROTOCOL_METHODS = {
   'requests': {
     'memory/consolidate': 'ConsolidateParams → ConsolidateResult',
     'memory/context': 'ContextParams → ContextResult',
+    'memory/explain': 'ExplainParams → ExplainResult',
+    'memory/feedback': 'FeedbackParams → FeedbackResult (also a notification, SPEC §12)',
     'memory/forget': 'ForgetParams → WriteResult',
     'memory/history': 'HistoryParams → HistoryResult',
     'memory/list': 'ListParams → ListResult',
@@ -35,6 +37,7 @@ export const PROTOCOL_METHODS = {
 
 export interface ProtocolModels {
   CatalogCountersStatus?: CatalogCountersStatus;
+  CategoryUsage?: CategoryUsage;
   ChatMessage?: ChatMessage;
   CompleteParams?: CompleteParams;
   CompleteResult?: CompleteResult;
@@ -51,6 +54,8 @@ export interface ProtocolModels {
   ContextParams?: ContextParams;
   ContextResult?: ContextResult;
   Excerpt?: Excerpt;
+  ExplainParams?: ExplainParams;
+  ExplainResult?: ExplainResult;
   ExtractCounters?: ExtractCounters;
   ExtractFile?: ExtractFile;
   ExtractModelStatus?: ExtractModelStatus;
@@ -58,6 +63,9 @@ export interface ProtocolModels {
   ExtractResult?: ExtractResult;
   ExtractTranscriptStatus?: ExtractTranscriptStatus;
   ExtractTurn?: ExtractTurn;
+  FeedbackItem?: FeedbackItem;
+  FeedbackParams?: FeedbackParams;
+  FeedbackResult?: FeedbackResult;
   ForgetParams?: ForgetParams;
   HistoryEntry?: HistoryEntry;
   HistoryParams?: HistoryParams;
@@ -70,9 +78,12 @@ export interface ProtocolModels {
   ListedMemory?: ListedMemory;
   MemoryDoc?: MemoryDoc;
   MemoryStatistics?: MemoryStatistics;
+  NetworkExplain?: NetworkExplain;
   NetworkHop?: NetworkHop;
+  NetworkStatus?: NetworkStatus;
   ObserveParams?: ObserveParams;
   OrganiseOptions?: OrganiseOptions;
+  PhaseExplain?: PhaseExplain;
   PhaseNotification?: PhaseNotification;
   PhaseResult?: PhaseResult;
   RecallCounters?: RecallCounters;
@@ -84,6 +95,7 @@ export interface ProtocolModels {
   RootOption?: RootOption;
   RootStatus?: RootStatus;
   RuntimeStatus?: RuntimeStatus;
+  ScorePart?: ScorePart;
   SearchDoc?: SearchDoc;
   SearchParams?: SearchParams;
   SearchResult?: SearchResult;
@@ -92,8 +104,10 @@ export interface ProtocolModels {
   SelectParams?: SelectParams;
   SelectResult?: SelectResult;
   SelectorOptions?: SelectorOptions;
+  SilenceExplain?: SilenceExplain;
   SkippedFileStatus?: SkippedFileStatus;
   StaleMark?: StaleMark;
+  StaleMemory?: StaleMemory;
   StatusResult?: StatusResult;
   SuggestedDoc?: SuggestedDoc;
   SuggestionNotification?: SuggestionNotification;
@@ -116,6 +130,29 @@ export interface CatalogCountersStatus {
   scans: number;
   skippedUpdates: number;
   upserts: number;
+}
+/**
+ * `memory/status` → `usage`: one category's statistics (summed over its memories).
+ */
+export interface CategoryUsage {
+  /**
+   * e.g. 'lessons/errors'
+   */
+  category: string;
+  /**
+   * times its memories were sent in a phase
+   */
+  delivered: number;
+  ignored: number;
+  memories: number;
+  /**
+   * times its memories were among a recall's candidates
+   */
+  recalled: number;
+  /**
+   * times a host said its model used one (memory/feedback)
+   */
+  used: number;
 }
 export interface ChatMessage {
   content: string;
@@ -352,6 +389,165 @@ export interface Excerpt {
    */
   start: number;
 }
+/**
+ * `memory/explain`: why a memory was or was not delivered.
+ *
+ * Names the recall by `token` (a recall this daemon ran lately, with its query
+ * and what it delivered) or by `query` (ranked now, as a recall would). `path`
+ * is a memory's path or its relative path.
+ */
+export interface ExplainParams {
+  path: string;
+  query?: string | null;
+  /**
+   * explain under this ranker (default: the daemon's)
+   */
+  ranker?: string | null;
+  /**
+   * @maxItems 256
+   */
+  recentTools?: string[];
+  token?: string | number | null;
+}
+/**
+ * `memory/explain` result.
+ */
+export interface ExplainResult {
+  /**
+   * in the model's manifest (candidates)
+   */
+  candidate: boolean;
+  /**
+   * in the recall's excludePaths
+   */
+  excluded: boolean;
+  /**
+   * false when no memory served has this path
+   */
+  found: boolean;
+  network: NetworkExplain | null;
+  /**
+   * removed as active-tool noise (SPEC §3)
+   */
+  noise: boolean;
+  /**
+   * per field and term; they sum to `score`
+   */
+  parts: ScorePart[];
+  path: string;
+  phases: PhaseExplain[];
+  query: string;
+  /**
+   * 1-based rank in the ranker's list, null when unranked
+   */
+  rank: number | null;
+  /**
+   * how many memories the ranker returned
+   */
+  ranked: number;
+  ranker: string;
+  relativePath: string | null;
+  score: number | null;
+  silence: SilenceExplain | null;
+  stale: StaleMark | null;
+  /**
+   * which phase sent it, or why none did, in words
+   */
+  summary: string;
+  title: string | null;
+  /**
+   * the query's terms under this ranker
+   */
+  tokens: string[];
+}
+export interface NetworkExplain {
+  activation: number;
+  /**
+   * the path in words
+   */
+  describe: string;
+  /**
+   * the lexical hit the path starts from
+   */
+  seed: string;
+  via: NetworkHop[];
+}
+/**
+ * One step of the memory-network path that reached a memory (SPEC §11).
+ */
+export interface NetworkHop {
+  /**
+   * forward: as the `from` memory wrote it; backward: seen from its target
+   */
+  direction: 'forward' | 'backward';
+  /**
+   * the memory the step starts from (a path)
+   */
+  from: string;
+  /**
+   * the shared keyword (kind keyword)
+   */
+  keyword?: string | null;
+  /**
+   * link, wikilink, related, supersedes (what a memory writes), mention (a memory's title written in another's body), keyword (a rare identifier or name both hold), coUse (used together, from memory/feedback)
+   */
+  kind: 'link' | 'wikilink' | 'related' | 'supersedes' | 'mention' | 'keyword' | 'coUse';
+  /**
+   * the memory it reaches (a path)
+   */
+  to: string;
+}
+/**
+ * One addend of the ranker's score: the parts sum to `score`.
+ */
+export interface ScorePart {
+  /**
+   * how the ranker got the value
+   */
+  detail?: string | null;
+  /**
+   * title, description, body, type (the spec boost), …
+   */
+  field: string;
+  /**
+   * the query term, null for a part of no one term
+   */
+  term: string | null;
+  value: number;
+}
+export interface PhaseExplain {
+  delivered: boolean;
+  phase: 'fast' | 'refined';
+  /**
+   * 1-based place in the phase's list, when in it
+   */
+  rank: number | null;
+  reason: string;
+}
+/**
+ * bm25f's silence rule: how much of the query the memory covers.
+ */
+export interface SilenceExplain {
+  /**
+   * share of the query's weight the memory matches
+   */
+  coverage: number;
+  detail?: string | null;
+  /**
+   * true when the rule drops the memory
+   */
+  silenced: boolean;
+  threshold: number;
+}
+/**
+ * Why a delivered memory may be outdated (SPEC §10).
+ */
+export interface StaleMark {
+  /**
+   * e.g. 'cites src/app/pay.ts, which no longer exists', 'expired on 2025-06-30'
+   */
+  reason: string;
+}
 export interface ExtractCounters {
   calls?: number;
   completed?: number;
@@ -433,6 +629,627 @@ export interface ExtractTranscriptStatus {
    * turns left out to fit the budget
    */
   turnsCut: number;
+}
+export interface FeedbackItem {
+  /**
+   * a delivered memory's path (as recall gave it)
+   */
+  id: string;
+  verdict: 'used' | 'ignored';
+}
+/**
+ * `memory/feedback`: which delivered memories the host's model used (SPEC §12).
+ *
+ * A notification per SPEC §12; sent as a request (with an id) it answers a
+ * FeedbackResult. `used`/`ignored` are SPEC §12's lists; `items` says the same per
+ * memory; all three may be combined. `token` (or `requestId`) names the recall the
+ * memories were delivered by: memories used together in one recall become co-use
+ * links in the memory network.
+ */
+export interface FeedbackParams {
+  /**
+   * @maxItems 20
+   */
+  ignored?:
+    | []
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ];
+  /**
+   * @maxItems 20
+   */
+  items?:
+    | []
+    | [FeedbackItem]
+    | [FeedbackItem, FeedbackItem]
+    | [FeedbackItem, FeedbackItem, FeedbackItem]
+    | [FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem]
+    | [FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem]
+    | [FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem, FeedbackItem]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ]
+    | [
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem,
+        FeedbackItem
+      ];
+  requestId?: string | number | null;
+  token?: string | number | null;
+  /**
+   * @maxItems 20
+   */
+  used?:
+    | []
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ];
+}
+/**
+ * `memory/feedback` answered as a request: what was recorded.
+ */
+export interface FeedbackResult {
+  /**
+   * pairs of memories linked as used together
+   */
+  coUseLinks: number;
+  /**
+   * memories whose statistics changed
+   */
+  recorded: number;
+  /**
+   * paths that are not memories the daemon serves
+   */
+  unknown?: string[];
 }
 /**
  * `memory/forget`: move to `<root>/.archive/`; `hard: true` deletes (irreversibly).
@@ -650,40 +1467,26 @@ export interface MemoryDoc {
    */
   truncated: boolean;
   type: 'user' | 'feedback' | 'project' | 'reference';
+  /**
+   * set when the memory network, not the ranker, found this memory: the hops from a lexical hit to it (at most two); absent for a lexical hit
+   */
+  via?: NetworkHop[] | null;
 }
-/**
- * Why a delivered memory may be outdated (SPEC §10).
- */
-export interface StaleMark {
+export interface NetworkStatus {
   /**
-   * e.g. 'cites src/app/pay.ts, which no longer exists', 'expired on 2025-06-30'
+   * the last build from scratch
    */
-  reason: string;
-}
-/**
- * One step of the memory-network path that reached a memory (SPEC §11).
- */
-export interface NetworkHop {
+  buildMs: number | null;
+  coUsePairs: number;
   /**
-   * forward: as the `from` memory wrote it; backward: seen from its target
+   * edges between memories, keyword nodes counted once per pair
    */
-  direction: 'forward' | 'backward';
+  edges: number;
   /**
-   * the memory the step starts from (a path)
+   * co-use links loaded from the state store at start
    */
-  from: string;
-  /**
-   * the shared keyword (kind keyword)
-   */
-  keyword?: string | null;
-  /**
-   * link, wikilink, related, supersedes (what a memory writes), mention (a memory's title written in another's body), keyword (a rare identifier or name both hold), coUse (used together, from memory/feedback)
-   */
-  kind: 'link' | 'wikilink' | 'related' | 'supersedes' | 'mention' | 'keyword' | 'coUse';
-  /**
-   * the memory it reaches (a path)
-   */
-  to: string;
+  loadedFromState: boolean;
+  memories: number;
 }
 /**
  * `memory/observe` (a notification): what the agent is doing right now.
@@ -977,6 +1780,10 @@ export interface SelectCandidate {
   mtimeMs: number;
   path: string;
   type: 'user' | 'feedback' | 'project' | 'reference';
+  /**
+   * set for a memory only the memory network found (see MemoryDoc)
+   */
+  via?: NetworkHop[] | null;
 }
 export interface SelectParams {
   candidates: SelectCandidate[];
@@ -988,6 +1795,10 @@ export interface SelectResult {
   selected: string[];
 }
 export interface SkippedFileStatus {
+  path: string;
+  reason: string;
+}
+export interface StaleMemory {
   path: string;
   reason: string;
 }
@@ -1006,6 +1817,10 @@ export interface StatusResult {
    */
   faults?: string[];
   indexBuildMs: number | null;
+  /**
+   * the memory network
+   */
+  network?: NetworkStatus | null;
   protocolVersion: number;
   ranker: string;
   ready: boolean;
@@ -1017,6 +1832,14 @@ export interface StatusResult {
   runtime?: RuntimeStatus | null;
   selector: 'client' | 'http' | 'none';
   skipped: SkippedFileStatus[];
+  /**
+   * memories that may be outdated now, with the reason
+   */
+  stale?: StaleMemory[] | null;
+  /**
+   * per category (SPEC §10 topic tree): how often its memories were recalled, delivered and used (memory/feedback); null without the state store
+   */
+  usage?: CategoryUsage[] | null;
   watcher: WatcherStatus;
   /**
    * the write side (protocol v2)
@@ -1079,6 +1902,10 @@ export interface SuggestedDoc {
    */
   truncated: boolean;
   type: 'user' | 'feedback' | 'project' | 'reference';
+  /**
+   * set when the memory network, not the ranker, found this memory: the hops from a lexical hit to it (at most two); absent for a lexical hit
+   */
+  via?: NetworkHop[] | null;
 }
 /**
  * `memory/suggestion` (server → client): lessons or conventions that apply now.

@@ -66,6 +66,7 @@ from memory_recall.server.ranking.bm25f.query import (
     without_clitic,
 )
 from memory_recall.server.ranking.bm25f.tokens import UNSPACED_CHAR, is_acronym
+from memory_recall.server.ranking.explanation import Coverage, ScoreExplanation, ScorePart
 from memory_recall.server.ranking.index import CJK_PAIR, WORD
 from memory_recall.server.ranking.passage import Excerpt, PassageTerm, best_passage
 from memory_recall.server.ranking.postings import (
@@ -341,6 +342,87 @@ class Bm25Ranker:
             return best_passage(doc.body, passage_terms)
 
         return Ranking(ranked, score_of, excerpt, rest, limit)
+
+    def explain(
+        self, snapshot: CorpusView, tokens: Sequence[str], doc: MemoryDocument
+    ) -> ScoreExplanation:
+        """One document's score as the ranker computes it: per term its impact (IDF,
+        saturated weighted frequency), split over the fields by their share of the
+        term's weighted frequency; the silence rule's coverage of the query."""
+        index = snapshot.index(self.index_kind)
+        if not isinstance(index, Bm25Index):
+            index = self.index_kind.of(snapshot.documents)
+        p = self.params
+        slot = index.slot(doc.path)
+        if not tokens or slot is None or index.document(slot) is not doc:
+            return ScoreExplanation(0, tuple(tokens), notes=("not in the ranker's index",))
+        terms = self._terms(index, tokens)
+        bit = 1 << slot
+        average = index.average_length()
+        norm = norm_code(body_norm(class_length(index.length_class_of(slot)), average))
+        parts: list[ScorePart] = []
+        score = 0
+        covered = 0
+        mass = sum(t.weight for t in terms if t.content)
+        wt, wd, wb = p.field_weights
+        for term in terms:
+            found = term.found
+            if not term.anywhere & bit:
+                continue
+            in_title, in_description = bool(found.title & bit), bool(found.description & bit)
+            frequency: int | None = None
+            if found.body & bit:
+                if isinstance(found.counts, dict):
+                    code = count_code(found.counts[slot])
+                else:
+                    code = index.count_codes(term.token, found.counts, bit).value(slot)
+                frequency = code - norm
+            value = impact(term.weight, in_title, in_description, frequency, p)
+            score += value
+            shares = [
+                ("title", wt * in_title),
+                ("description", wd * in_description),
+                (
+                    "body",
+                    wb * 2.0 ** (frequency / FREQUENCY_STEPS) if frequency is not None else 0.0,
+                ),
+            ]
+            tf = sum(share for _name, share in shares)
+            given = 0
+            held = [(name, share) for name, share in shares if share > 0]
+            for i, (name, share) in enumerate(held):
+                part = value - given if i == len(held) - 1 else int(value * share / tf)
+                given += part
+                detail = f"idf {term.weight:.3f}, weighted frequency {share:.2f} of {tf:.2f}"
+                if not term.content:
+                    detail += " (a function word: not counted for silence)"
+                parts.append(ScorePart(name, term.token, part, detail))
+            if term.content:
+                starts = bool(found.starts & bit)
+                covered += coverage(term.weight, in_title or in_description, starts, p)
+        share = covered / (SCORE_SCALE * mass) if mass else 0.0
+        rare = rare_limit(len(index), p)
+        anchor = [
+            t.token
+            for t in terms
+            if t.content
+            and 0 < t.anywhere.bit_count() <= rare
+            and (t.found.title | t.found.description) & bit
+        ]
+        silenced = bool(score) and not self.rank_index(index, tokens, lambda _d: True, 1).top(1)
+        why = (
+            f"about the rare word {anchor[0]!r}, which answers whatever the coverage"
+            if anchor
+            else None
+        )
+        notes = () if score else ("no query term is in its title, description or body",)
+        return ScoreExplanation(
+            score,
+            tuple(t.token for t in terms),
+            tuple(parts),
+            Coverage(round(share, 4), p.min_coverage, silenced, why),
+            notes,
+        )
 
     def _in_score_order(
         self,

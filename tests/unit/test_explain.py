@@ -1,0 +1,102 @@
+"""memory/explain: each ranker accounts for its own score (the parts sum to the score it
+ranks with, on every labelled corpus), and the explainer says which phase sent a memory,
+or why none did, including a memory only the network found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from memory_recall.server.dev.network_eval import load_network_corpus
+from memory_recall.server.explain import ExplainRequest, explain
+from memory_recall.server.explain_text import format_explanation
+from memory_recall.server.ranking.registry import RANKERS
+from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.recall_network import FixedNetwork
+
+EVAL = Path(__file__).parents[2] / "fixtures" / "eval"
+CORPORA = sorted(p for p in EVAL.glob("*.json") if p.name != "baseline.json")
+
+
+@pytest.mark.parametrize("ranker", ["bm25f", "spec"])
+@pytest.mark.parametrize("corpus_path", CORPORA[::1], ids=lambda p: p.stem)
+def test_explained_parts_sum_to_the_rankers_score(corpus_path: Path, ranker: str) -> None:
+    spec = RANKERS[ranker]
+    corpus, _network = load_network_corpus(corpus_path)
+    snapshot = corpus.snapshot
+    explain_of = spec.rank.explain  # type: ignore[attr-defined]
+    checked = 0
+    for case in corpus.cases[:25]:
+        shortlist = build_shortlist(snapshot, case.query, ranker=spec.rank, tokenizer=spec.tokenize)
+        for scored in shortlist.ranked[:8]:
+            found = explain_of(snapshot, shortlist.tokens, scored.document)
+            assert found.score == scored.score, (case.id, scored.document.path)
+            assert sum(p.value for p in found.parts) == pytest.approx(scored.score)
+            checked += 1
+        # and a memory the ranker did not return scores what its parts say
+        for doc in snapshot.documents[:3]:
+            found = explain_of(snapshot, shortlist.tokens, doc)
+            assert sum(p.value for p in found.parts) == pytest.approx(found.score)
+    assert checked
+
+
+def _multihop():
+    corpus, network = load_network_corpus(EVAL / "multihop.json")
+    return corpus.snapshot, FixedNetwork.of(network, corpus.snapshot.documents)
+
+
+QUERY = "I'm about to restructure the invoice module, anything I should know first?"
+
+
+def test_a_hit_is_explained_with_its_rank_parts_and_phase() -> None:
+    snapshot, network = _multihop()
+    e = explain(
+        snapshot,
+        ExplainRequest("billing/invoice-module.md", QUERY, with_selector=True),
+        RANKERS["bm25f"],
+        network=network,
+    )
+    assert e.found and e.rank == 1
+    assert {p.term for p in e.parts} >= {"invoice", "module"}
+    assert e.phases[0].phase == "fast" and e.phases[0].delivered
+    assert e.silence is not None and not e.silence.silenced
+    assert "fast phase" in e.summary
+
+
+def test_a_network_only_find_carries_its_path() -> None:
+    snapshot, network = _multihop()
+    e = explain(
+        snapshot,
+        ExplainRequest("conventions/test-rules.md", QUERY, with_selector=True),
+        RANKERS["bm25f"],
+        network=network,
+    )
+    assert e.rank is None and e.parts == []
+    assert e.network is not None and e.network.seed == "billing/invoice-module.md"
+    assert e.network.via[0].kind == "link" and e.network.via[0].to == "conventions/test-rules.md"
+    assert e.candidate
+    assert "network" in format_explanation(e)
+
+
+def test_a_miss_says_why_none_sent_it_and_an_unknown_path_is_not_found() -> None:
+    snapshot, network = _multihop()
+    miss = explain(
+        snapshot,
+        ExplainRequest("people/priya-raman.md", QUERY, with_selector=True),
+        RANKERS["spec"],
+        network=network,
+    )
+    assert miss.found and not any(p.delivered for p in miss.phases)
+    assert miss.summary.startswith("Not sent")
+    gone = explain(snapshot, ExplainRequest("nope.md", QUERY), RANKERS["bm25f"])
+    assert not gone.found and "no memory" in gone.summary
+
+
+def test_silence_is_explained() -> None:
+    snapshot, _network = _multihop()
+    e = explain(
+        snapshot,
+        ExplainRequest("billing/invoice-module.md", "zzqx frobnicate the quux"),
+        RANKERS["bm25f"],
+    )
+    assert e.score == 0 and e.summary.startswith("Not sent")
