@@ -1106,6 +1106,101 @@ test('delivered(): the recall that last delivered a memory; :MemoryExplain says 
   vim.cmd('bwipeout')
 end)
 
+test('explain(): why a delivered memory was delivered, by its recall token or a query', function()
+  local got = recall('which helm chart does kiwi deploy with', { initial_wait_ms = 5000 })
+  wait_for('refined', function()
+    return got.refined_calls == 1
+  end)
+  local phase = got.initial and #got.initial.docs > 0 and got.initial or got.refined
+  local doc = phase.docs[1]
+  local result, err = await(memory.explain, { path = doc.path, token = got.handle.token })
+  assert(result, err)
+  eq(true, result.found)
+  eq(doc.path, result.path)
+  eq('which helm chart does kiwi deploy with', result.query)
+  eq(1, result.rank)
+  assert(#result.parts > 0, vim.inspect(result))
+  local sent = vim.iter(result.phases):find(function(p)
+    return p.delivered
+  end)
+  assert(sent and sent.phase == phase.phase, vim.inspect(result.phases))
+  assert(result.summary ~= '', 'no summary')
+  local lines = table.concat(manage.explain_lines(result), '\n')
+  assert(lines:find('rank 1 of %d+ · score'), lines)
+  assert(lines:find(phase.phase .. ' phase: delivered #1', 1, true), lines)
+  -- By query, for a memory that does not match it.
+  local other = await(memory.explain, { path = doc.path, query = 'grafana dashboards folder' })
+  eq(true, other.found)
+  assert(other.rank ~= 1, vim.inspect(other))
+  -- A path that is no memory: found = false, said in words.
+  local none = await(memory.explain, { path = workspace .. '/package.json', query = 'x' })
+  eq(false, none.found)
+  eq(2, #manage.explain_lines(none))
+end)
+
+test(':MemoryExplain: key e in the recall window, the open memory, or with a query', function()
+  vim.cmd('MemoryRecall which helm chart does kiwi deploy with')
+  local results = vim.api.nvim_get_current_buf()
+  wait_for('the result in the window', function()
+    return buffer_text(results):find('e explain', 1, true) ~= nil
+  end)
+  local doc = ui.views[results].doc_under_cursor()
+  assert(doc, 'the cursor is not on a memory')
+  vim.api.nvim_feedkeys('e', 'x', false)
+  wait_for('the explain window', function()
+    return vim.api.nvim_get_current_buf() ~= results and buffer_text():find('rank 1 of', 1, true) ~= nil
+  end)
+  local text = buffer_text()
+  assert(text:find(doc.title, 1, true), text)
+  assert(text:find('delivered #1', 1, true), text)
+  vim.cmd('silent! only!')
+  -- The open memory file, which that recall delivered.
+  vim.cmd.edit(vim.fn.fnameescape(doc.path))
+  local view, result = await(manage.explain, '')
+  assert(view, 'no window')
+  eq(doc.path, result.path)
+  vim.cmd('silent! only!')
+  vim.cmd('bwipeout!')
+  -- A query given: why for that query.
+  vim.cmd.edit(vim.fn.fnameescape(workspace .. '/package.json'))
+  local qview, qresult = await(manage.explain, 'grafana dashboards')
+  assert(qview, 'no window')
+  eq('grafana dashboards', qresult.query)
+  eq(false, qresult.found)
+  vim.cmd('silent! only!')
+  vim.cmd('bwipeout!')
+end)
+
+test('feedback(): a request says what was recorded; a notification feeds the usage counts', function()
+  local got = recall('which helm chart does kiwi deploy with', { initial_wait_ms = 5000 })
+  wait_for('refined', function()
+    return got.refined_calls == 1
+  end)
+  local phase = got.initial and #got.initial.docs > 0 and got.initial or got.refined
+  local used = phase.docs[1].path
+  local result, err = await(memory.feedback, { token = got.handle.token, used = { used }, ignored = { workspace .. '/nope.md' } })
+  assert(result, err)
+  eq(1, result.recorded)
+  eq({ workspace .. '/nope.md' }, result.unknown)
+  local bad, bad_err = await(memory.feedback, { token = got.handle.token, items = { { id = used, verdict = 'loved' } } })
+  eq(nil, bad)
+  assert(bad_err:find('verdict', 1, true), bad_err)
+  local function used_count()
+    local status = await(memory.status)
+    local total = 0
+    for _, row in ipairs(status.usage or {}) do
+      total = total + row.used
+    end
+    return total
+  end
+  local before = used_count()
+  assert(before >= 1, 'the request was not counted')
+  memory.feedback({ token = got.handle.token, used = { used } }) -- the notification: nothing comes back
+  wait_for('the notification to be counted', function()
+    return used_count() > before
+  end)
+end)
+
 test('search(): shallow, deep, explore and get; a bad mode is named', function()
   local redis = write_memory(write_root, 'kiwi-redis.md', {
     name = 'ioredis ECONNRESET behind the NAT gateway',
