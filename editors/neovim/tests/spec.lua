@@ -1085,6 +1085,11 @@ test(':checkhealth memory_recall reports the state store and the model channel',
   assert(text:find('selector client without a select hook', 1, true), text)
   assert(text:find('extraction: %d+ calls'), text)
   assert(text:find('MEMORY.md: %d+ of 200 lines'), text)
+  assert(text:find('memory network: %d+ memories, %d+ edges'), text)
+  assert(text:find('feedback: %d+ of %d+ deliveries reported used'), text)
+  if os.getenv('MEMORY_RECALL_SHOW') then
+    io.stdout:write(text .. '\n')
+  end
   vim.cmd('bwipeout!')
 end)
 
@@ -1126,6 +1131,9 @@ test('explain(): why a delivered memory was delivered, by its recall token or a 
   assert(sent and sent.phase == phase.phase, vim.inspect(result.phases))
   assert(result.summary ~= '', 'no summary')
   local lines = table.concat(manage.explain_lines(result), '\n')
+  if os.getenv('MEMORY_RECALL_SHOW') then
+    io.stdout:write(lines .. '\n')
+  end
   assert(lines:find('rank 1 of %d+ · score'), lines)
   assert(lines:find(phase.phase .. ' phase: delivered #1', 1, true), lines)
   -- By query, for a memory that does not match it.

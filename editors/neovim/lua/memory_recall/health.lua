@@ -59,6 +59,31 @@ function M.check()
   M.report_model(status, config)
 end
 
+--- The memory network and what feedback taught it (protocol v2, SPEC §11-12).
+function M.report_network(status)
+  local net = status.network
+  if type(net) == 'table' then
+    vim.health.info(
+      ('memory network: %d memories, %d edges, %d co-use pairs%s'):format(
+        net.memories,
+        net.edges,
+        net.coUsePairs,
+        net.loadedFromState and ' (co-use links loaded from the state store)' or ''
+      )
+    )
+  end
+  if type(status.usage) == 'table' then
+    local used, delivered = 0, 0
+    for _, row in ipairs(status.usage) do
+      used, delivered = used + row.used, delivered + row.delivered
+    end
+    vim.health.info(('feedback: %d of %d deliveries reported used (memory_recall.feedback())'):format(used, delivered))
+  end
+  if type(status.stale) == 'table' and #status.stale > 0 then
+    vim.health.warn(('%d memories may be outdated, e.g. %s: %s'):format(#status.stale, status.stale[1].path, status.stale[1].reason))
+  end
+end
+
 --- The state store (journal, statistics) and each root's MEMORY.md.
 function M.report_store(status)
   vim.health.start('memory_recall: state store')
@@ -118,6 +143,7 @@ function M.report_model(status, config)
       vim.health.info('no complete hook: extraction needs selector http or a `complete` hook')
     end
   end
+  M.report_network(status)
   local r = status.recall or {}
   if (r.selectorFailures or 0) > 0 then
     vim.health.warn(('%d of %d recalls fell back to the lexical ranking'):format(r.selectorFailures, r.recalls or 0))
