@@ -91,6 +91,12 @@ class OrganiseOptions(WireModel):
         description="consolidate each writable root on its own when the host has been idle, "
         "at least 24 h and 5 writes after its last consolidation",
     )
+    model_merge: StrictBool = Field(
+        default=True,
+        description="when a model is configured (selector or host completion), it rewords "
+        "each merge of duplicates into one text; the rules' line-keeping merge is written "
+        "whenever its text drops a code span, path, name or number",
+    )
 
 
 class ContextOptions(WireModel):
@@ -763,6 +769,13 @@ class ConsolidationMerge(WireModel):
     into: str = Field(description="the newest duplicate, which keeps every distinct line")
     merged_from: list[str]
     added_lines: int
+    merged_by: Literal["rules", "model"] = Field(
+        default="rules",
+        description="who wrote the merged text: the line-keeping rules or a model",
+    )
+    note: str | None = Field(
+        default=None, description="why the rules' text was kept although a model is configured"
+    )
 
 
 class ConsolidationSupersede(WireModel):

@@ -168,10 +168,8 @@ def cmd_consolidate(args: argparse.Namespace, roots: Roots) -> int:
     settings = OrganiseSettings(capacity=args.capacity or DEFAULT_CAPACITY)
     organiser = Organiser(catalog.roots, workspace=_workspace(args), settings=settings)
     dreamer = Dreamer(write.writer, organiser)
-    runs = []
     try:
-        for index in dreamer.indexes(args.scope):
-            runs.append(dreamer.run(index, trigger="cli"))
+        runs = dreamer.run_all(args.scope, trigger="cli")
     except WriteError as error:
         print(f"memory-recall: {error}", file=sys.stderr)
         return 1

@@ -1,4 +1,4 @@
-"""The write side on the command line: remember, forget, restore, undo, history, list.
+"""The write side on the command line: remember, update, forget, restore, undo, history, list.
 
 Each command scans the roots (through the snapshot cache, as the daemon does),
 builds the same writer the daemon's session builds (daemon/writing.py) and
@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store import inventory
 from memory_recall.server.store.errors import WriteError
-from memory_recall.server.store.writer import ForgetRequest, RememberRequest, WriteResult
+from memory_recall.server.store.writer import (
+    ForgetRequest,
+    RememberRequest,
+    UpdateRequest,
+    WriteResult,
+)
 
 if TYPE_CHECKING:
     from memory_recall.server.daemon.writing import WriteSide
@@ -93,6 +98,38 @@ def cmd_remember(args: argparse.Namespace, roots_of: RootsOf) -> int:
         trigger="cli",
     )
     return _run(lambda: writer.remember(request), args.json)
+
+
+def _body(args: argparse.Namespace) -> str | None:
+    """`--body TEXT`, or `--body-file F` (`-` reads standard input)."""
+    if args.body_file is None:
+        return args.body
+    if args.body_file == "-":
+        return sys.stdin.read()
+    with open(args.body_file, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def cmd_update(args: argparse.Namespace, roots_of: RootsOf) -> int:
+    try:
+        body = _body(args)
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"memory-recall: cannot read the body: {error}", file=sys.stderr)
+        return 2
+    writer = _side(roots_of(args)).writer
+    request = UpdateRequest(
+        path=_absolute(args.path),
+        if_match=args.if_match,
+        title=args.title,
+        description=args.description,
+        type=args.type,
+        body=body,
+        pinned=args.pinned,
+        always=args.always,
+        force=args.force,
+        trigger="cli",
+    )
+    return _run(lambda: writer.update(request), args.json)
 
 
 def cmd_forget(args: argparse.Namespace, roots_of: RootsOf) -> int:
@@ -203,6 +240,24 @@ def add_commands(
     remember.add_argument("--pinned", action="store_true", help="never archived by the daemon")
     remember.add_argument("--always", action="store_true", help="always loaded (memory/context)")
     remember.add_argument(
+        "--force", action="store_true", help="write text that reads like an order to the agent"
+    )
+    update = command(
+        "update", "edit one memory (gate and journal as memory/update; unset fields kept)",
+        cmd_update,
+    )  # fmt: skip
+    update.add_argument("path", help="the memory file")
+    update.add_argument("--title")
+    update.add_argument("--description")
+    update.add_argument("--type", choices=["user", "feedback", "project", "reference"])
+    text = update.add_mutually_exclusive_group()
+    text.add_argument("--body", help="the new body")
+    text.add_argument("--body-file", help="read the new body from a file (- for stdin)")
+    flag = argparse.BooleanOptionalAction
+    update.add_argument("--pinned", action=flag, default=None, help="never archived")
+    update.add_argument("--always", action=flag, default=None, help="always loaded")
+    update.add_argument("--if-match", help="the contentHash last seen: refuse if it changed")
+    update.add_argument(
         "--force", action="store_true", help="write text that reads like an order to the agent"
     )
     forget = command("forget", "move a memory to its root's .archive/ (or delete it)", cmd_forget)

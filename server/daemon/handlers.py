@@ -324,10 +324,10 @@ async def consolidate(
     dreamer = organise.dreamer
     if dreamer is None:
         raise JsonRpcException("consolidation needs the write side", code=methods.REQUEST_FAILED)
-    runs = []
     try:
-        for index in dreamer.indexes(consolidate_params.scope):
-            runs.append(await dreamer.run_async(index, dry_run=consolidate_params.dry_run))
+        runs = await dreamer.run_all_async(
+            consolidate_params.scope, dry_run=consolidate_params.dry_run
+        )
     except WriteError as exc:
         raise wire_error(exc) from None
     return consolidate_wire(runs, dreamer.writer.roots, consolidate_params.dry_run)

@@ -30,11 +30,13 @@ from memory_recall.protocol.messages import (
 )
 from memory_recall.server.daemon.writing import WriteSide, index_wire, result_wire
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.models.complete import Completer
 from memory_recall.server.organise.categories import Tree
 from memory_recall.server.organise.categories import TreeNode as Node
 from memory_recall.server.organise.context import Context, section
 from memory_recall.server.organise.dream import AutoConsolidation, Dreamer, Run
 from memory_recall.server.organise.organiser import Organiser, OrganiseSettings
+from memory_recall.server.organise.prose import ProseMerger
 from memory_recall.server.organise.staleness import StalenessChecker
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.requests import WriteResult as StoreResult
@@ -60,6 +62,8 @@ class OrganiseSide:
         workspace: str | None,
         options: InitializationOptions | None = None,
         write: WriteSide | None = None,
+        completer: Completer | None = None,
+        deadline_s: float = 0.0,
     ) -> None:
         options = options or InitializationOptions()
         self.staleness = StalenessChecker(workspace)
@@ -67,7 +71,15 @@ class OrganiseSide:
             roots, workspace=workspace, settings=organise_settings(options),
             staleness=self.staleness,
         )  # fmt: skip
-        self.dreamer = Dreamer(write.writer, self.organiser) if write is not None else None
+        # The model rewords merges when one is configured (`organise.modelMerge`).
+        prose = (
+            ProseMerger(completer, deadline_s)
+            if completer is not None and options.organise.model_merge
+            else None
+        )
+        self.dreamer = (
+            Dreamer(write.writer, self.organiser, prose=prose) if write is not None else None
+        )
         self.auto = (
             AutoConsolidation(self.dreamer)
             if self.dreamer is not None and options.organise.auto_consolidate
@@ -154,7 +166,11 @@ def report_wire(run: Run, root: MemoryRoot) -> ConsolidationReport:
         operation=run.operation,
         merges=[
             ConsolidationMerge(
-                into=r.path, merged_from=list(r.merged_from), added_lines=len(r.added_lines)
+                into=r.path,
+                merged_from=list(r.merged_from),
+                added_lines=len(r.added_lines),
+                merged_by="model" if r.merged_by == "model" else "rules",
+                note=r.merge_note or None,
             )
             for r in plan.rewrites
             if r.merged_from

@@ -236,7 +236,12 @@ class MemoryServer(LanguageServer):
             timeout_s=selector_timeout_s(selector_options),
         )
         self.write = WriteSide.open(self.session.catalog, ranker, self.options.write)
-        self.organise = OrganiseSide(roots, workspace, self.options, self.write)
+        # Extraction and consolidation's merges ask the selector's model (or the host's,
+        # memory/complete) within the selector's deadline.
+        completer = build_completer(self.options, self._send_select_request, self._cancel_request)
+        self.organise = OrganiseSide(
+            roots, workspace, self.options, self.write, completer, self.service.deadline_s
+        )
         self.service.staleness = self.organise.staleness.for_recall
         self.searching = SearchSide(
             ranker, topics=self.organise.organiser.topics, staleness=self.organise.staleness
@@ -251,12 +256,7 @@ class MemoryServer(LanguageServer):
         self.service.record = self.reflection.record
         self.organise.organiser.usage = self.reflection.usage
         self.tasks.spawn(self._build_network(), "network")
-        # Extraction asks the selector's model (or the host's, memory/complete) within its deadline.
-        self.extraction = ExtractionService(
-            build_completer(self.options, self._send_select_request, self._cancel_request),
-            self.service.deadline_s,
-            workspace,
-        )
+        self.extraction = ExtractionService(completer, self.service.deadline_s, workspace)
         problem = completer_problem(self.options)
         if problem:
             self._option_problems.append(problem)

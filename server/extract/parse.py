@@ -18,18 +18,16 @@ echoed into a message except its title, redacted.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-import regex
 from memory_recall.server.documents import MEMORY_TYPES
 from memory_recall.server.extract.prompt import MAX_MEMORIES
+from memory_recall.server.models.complete import CompletionError, json_answer
 from memory_recall.server.organise.categories import infer_category, parse_category
 from memory_recall.server.store.secrets import redact
 
 REQUIRED_TEXT = ("title", "description", "body")
-_FENCE = regex.compile(r"^```(?:json)?\s*(.*?)\s*```$", regex.S)
 
 
 class AnswerError(Exception):
@@ -56,21 +54,10 @@ class SkippedItem:
 
 
 def _loads(content: str) -> Any:
-    text = content.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        # Some models wrap the object in prose; take the outermost braces once.
-        start, end = text.find("{"), text.rfind("}")
-        if 0 <= start < end:
-            try:
-                return json.loads(text[start : end + 1])
-            except json.JSONDecodeError:
-                pass
-    raise AnswerError("malformed answer: not JSON")
+        return json_answer(content)
+    except CompletionError as exc:
+        raise AnswerError(str(exc)) from None
 
 
 def parse_answer(

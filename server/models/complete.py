@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -42,6 +43,28 @@ CancelRequest = Callable[[str], None]
 
 class CompletionError(Exception):
     """The model gave no usable answer; the message is the reason (safe to show and log)."""
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
+
+
+def json_answer(content: str) -> Any:
+    """The JSON value of a model's answer: bare, in a ```json fence, or wrapped in prose
+    (the outermost braces, once); CompletionError("malformed answer: not JSON") else."""
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        start, end = text.find("{"), text.rfind("}")
+        if 0 <= start < end:
+            try:
+                return json.loads(text[start : end + 1])
+            except json.JSONDecodeError:
+                pass
+    raise CompletionError("malformed answer: not JSON")
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,8 @@ class Rewrite:
     added_lines: tuple[str, ...] = ()
     supersedes: tuple[str, ...] = ()  # relative paths to add to its `supersedes`
     reason: str = ""
+    merged_by: str = "rules"  # "model" when prose.py's rewording of the merge was kept
+    merge_note: str = ""  # why the rules' merge was kept although a model is configured
 
 
 @dataclass(frozen=True)

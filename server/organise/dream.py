@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from memory_recall.server.documents import INDEX_FILE_NAME, MemoryDocument
 from memory_recall.server.organise.consolidate import ConsolidationPlan
 from memory_recall.server.organise.organiser import Organiser
+from memory_recall.server.organise.prose import ProseMerger
 from memory_recall.server.organise.retention import edited_ms
 from memory_recall.server.store.commit import Plan, PlannedChange
 from memory_recall.server.store.edits import archive_changes, parse_file
@@ -45,7 +46,7 @@ from memory_recall.server.store.index_file import (
     index_path,
     plan_index,
 )
-from memory_recall.server.store.journal import Change
+from memory_recall.server.store.journal import Change, new_batch_id
 from memory_recall.server.store.requests import WriteResult
 from memory_recall.server.store.state import StateStore
 from memory_recall.server.store.writer import MemoryWriter
@@ -228,10 +229,12 @@ class Dreamer:
         organiser: Organiser,
         *,
         today: Callable[[], str] = _today,
+        prose: ProseMerger | None = None,
     ) -> None:
         self.writer = writer
         self.organiser = organiser
         self.today = today
+        self.prose = prose  # the model that rewords merges (daemon only; a dry run never asks)
 
     def indexes(self, scope: str | None) -> list[int]:
         return [
@@ -262,15 +265,46 @@ class Dreamer:
             yield
 
     def _converter(
-        self, index: int, plan: ConsolidationPlan, docs: Sequence[MemoryDocument], trigger: str
+        self,
+        index: int,
+        plan: ConsolidationPlan,
+        docs: Sequence[MemoryDocument],
+        trigger: str,
+        batch: str | None,
     ) -> Callable[[], Plan | WriteResult]:
         by_path = {d.path: d for d in docs}
         today = self.today()
-        return lambda: to_store_plan(
-            self.writer, index, plan, by_path, trigger=trigger, today=today
-        )
 
-    def run(self, index: int, *, dry_run: bool = False, trigger: str = "explicit") -> Run:
+        def convert() -> Plan:
+            store = to_store_plan(self.writer, index, plan, by_path, trigger=trigger, today=today)
+            store.batch = batch
+            return store
+
+        return convert
+
+    def run_all(
+        self, scope: str | None, *, dry_run: bool = False, trigger: str = "explicit"
+    ) -> list[Run]:
+        """Every root in scope, one after the other; the roots' operations are one batch,
+        so one undo of any of them puts every root back."""
+        indexes = self.indexes(scope)
+        batch = new_batch_id() if len(indexes) > 1 and not dry_run else None
+        return [self.run(i, dry_run=dry_run, trigger=trigger, batch=batch) for i in indexes]
+
+    async def run_all_async(self, scope: str | None, *, dry_run: bool = False) -> list[Run]:
+        """`run_all` for the daemon."""
+        indexes = self.indexes(scope)
+        batch = new_batch_id() if len(indexes) > 1 and not dry_run else None
+        return [await self.run_async(i, dry_run=dry_run, batch=batch) for i in indexes]
+
+    def run(
+        self,
+        index: int,
+        *,
+        dry_run: bool = False,
+        trigger: str = "explicit",
+        batch: str | None = None,
+    ) -> Run:
         """Plan one root and (unless a dry run) carry the plan out; synchronous (CLI)."""
         if dry_run:
             docs = self._docs(index)
@@ -280,14 +314,20 @@ class Dreamer:
                 docs = self._docs(index)
                 plan = self.organiser.plan_for(index, docs)
                 try:
-                    result = self.writer.run_plan(self._converter(index, plan, docs, trigger))
+                    converter = self._converter(index, plan, docs, trigger, batch)
+                    result = self.writer.run_plan(converter)
                 except PlanChanged:
                     continue
                 return Run(index, plan, result)
         raise WriteFailed("the memories kept changing while the consolidation was planned")
 
     async def run_async(
-        self, index: int, *, dry_run: bool = False, trigger: str = "explicit"
+        self,
+        index: int,
+        *,
+        dry_run: bool = False,
+        trigger: str = "explicit",
+        batch: str | None = None,
     ) -> Run:
         """`run` for the daemon: planned in a worker thread, written through the writer's
         async path (recalls and other requests keep being answered meanwhile)."""
@@ -298,8 +338,10 @@ class Dreamer:
             for _attempt in range(MAX_PLANS):
                 docs = self._docs(index)
                 plan = await asyncio.to_thread(self.organiser.plan_for, index, docs)
+                if self.prose is not None:
+                    plan = await self.prose.merge(plan, {d.path: d for d in docs})
                 try:
-                    converter = self._converter(index, plan, docs, trigger)
+                    converter = self._converter(index, plan, docs, trigger, batch)
                     result = await self.writer.run_plan_async(converter)
                 except PlanChanged:
                     continue

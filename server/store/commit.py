@@ -109,6 +109,7 @@ class Plan:
     undoes: str | None = None
     redoes: str | None = None  # undoing an undo: the operation it had undone counts again
     note: str | None = None
+    batch: str | None = None  # the journal's batch: operations of one request, undone together
     purge: list[str] = field(default_factory=list)  # hard deletes: forget these paths' content
     # False when the decision did not read the catalog (an explicit path): then
     # another process's change elsewhere in the root does not make it stale.
@@ -222,6 +223,7 @@ class Committer:
                 operation_id=plan.operation_id,
                 undoes=plan.undoes,
                 note=plan.note,
+                batch=plan.batch,
             )
             self._fault("journaled")
             self._apply_files(plan, record)

@@ -92,6 +92,7 @@ class OperationRecord:
     undone_by: str | None
     note: str | None
     result: dict[str, Any] | None
+    batch: str | None = None  # shared by the operations of one request over several roots
     changes: list[ChangeRecord] = field(default_factory=list)
 
 
@@ -105,9 +106,13 @@ def new_operation_id() -> str:
     return "op-" + uuid.uuid4().hex[:12]
 
 
+def new_batch_id() -> str:
+    return "batch-" + uuid.uuid4().hex[:12]
+
+
 _OPERATION_COLUMNS = (
     "seq, id, root_id, kind, trigger, state, started_ms, finished_ms, undoes, undone_by,"
-    " note, result"
+    " note, result, batch"
 )
 _CHANGE_COLUMNS = (
     "position, path, action, title, before, after, before_hash, after_hash, temp, kept"
@@ -130,6 +135,7 @@ class Journal:
         operation_id: str | None = None,
         undoes: str | None = None,
         note: str | None = None,
+        batch: str | None = None,
     ) -> OperationRecord:
         """Record an operation as pending, with every change, before any file changes."""
         op_id = operation_id or new_operation_id()
@@ -138,8 +144,19 @@ class Journal:
         with self.store.transaction() as tx:
             cursor = tx.execute(
                 "INSERT INTO operations(id, root_id, kind, trigger, state, started_ms, undoes,"
-                " pid, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (op_id, root_id, kind, trigger, PENDING, started, undoes, os.getpid(), note),
+                " pid, note, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    op_id,
+                    root_id,
+                    kind,
+                    trigger,
+                    PENDING,
+                    started,
+                    undoes,
+                    os.getpid(),
+                    note,
+                    batch,
+                ),
             )
             seq = int(cursor.lastrowid or 0)
             for position, change in enumerate(changes):
@@ -204,7 +221,8 @@ class Journal:
         )
         records = []
         for row in rows:
-            record = OperationRecord(*row[:11], json.loads(row[11]) if row[11] else None)  # type: ignore[call-arg]
+            result = json.loads(row[11]) if row[11] else None
+            record = OperationRecord(*row[:11], result, row[12])  # type: ignore[call-arg]
             record.changes = [
                 ChangeRecord(*change[:9], bool(change[9]))  # type: ignore[call-arg]
                 for change in self.store.query(
@@ -219,6 +237,10 @@ class Journal:
     def get(self, operation_id: str) -> OperationRecord | None:
         found = self._records("id = ?", (operation_id,))
         return found[0] if found else None
+
+    def batch(self, batch: str) -> list[OperationRecord]:
+        """The operations of one batch, oldest first."""
+        return self._records("batch = ?", (batch,))
 
     def pending(self, root_id: int) -> list[OperationRecord]:
         return self._records("root_id = ? AND state = ?", (root_id, PENDING))

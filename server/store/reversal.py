@@ -121,7 +121,23 @@ def _index_report(root: MemoryRoot, text: bytes | None, cap: int) -> IndexReport
 # -- undo ----------------------------------------------------------------------------------------
 
 
-def plan_undo(writer: MemoryWriter, operation: str) -> Plan:
+def undo_targets(writer: MemoryWriter, operation: str) -> list[str]:
+    """What undoing `operation` undoes: it alone, or — when it is one of a batch (one
+    consolidation of several roots) — every operation of the batch still standing,
+    newest first. The operation itself is always in the list (its own refusals apply)."""
+    journal = writer.journal
+    record = journal.get(operation.strip()) if journal is not None else None
+    if record is None or record.batch is None:
+        return [operation.strip()]
+    members = [
+        m.id
+        for m in reversed(journal.batch(record.batch))  # type: ignore[union-attr]
+        if m.id == record.id or (m.state == APPLIED and not m.undone_by)
+    ]
+    return members
+
+
+def plan_undo(writer: MemoryWriter, operation: str, batch: str | None = None) -> Plan:
     """`undo`: every file of one operation back to its before-state, as a new operation."""
     if writer.journal is None:
         writer._committer()  # raises: no journal, nothing to undo
@@ -139,7 +155,7 @@ def plan_undo(writer: MemoryWriter, operation: str) -> Plan:
     if not found:
         raise WriteFailed(f"operation {record.id} changed a root this daemon does not serve")
     index, root = found[0]
-    plan = Plan(index, root, "undo", "undo", [], uses_view=False, undoes=record.id)
+    plan = Plan(index, root, "undo", "undo", [], uses_view=False, undoes=record.id, batch=batch)
     plan.redoes = record.undoes if record.kind == "undo" else None
     plan.seen_seq = writer._seen_seq(root)
     plan.entries = writer._root_view(index).entries

@@ -122,6 +122,16 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         ),
     ),
     (
+        "batches: the operations of one request over several roots (a consolidation of the"
+        " user's and the project's memories) are undone together",
+        _script(
+            """
+            ALTER TABLE operations ADD COLUMN batch TEXT;
+            CREATE INDEX operations_batch ON operations(batch)
+            """
+        ),
+    ),
+    (
         "feedback (SPEC §12): recalled, used and ignored per memory; memories used together",
         _script(
             """

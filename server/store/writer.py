@@ -61,7 +61,7 @@ from memory_recall.server.store.errors import InvalidWrite, WriteFailed
 from memory_recall.server.store.files import read_or_none, resolve_target, root_key, slugify
 from memory_recall.server.store.gate import MemoryDraft, check
 from memory_recall.server.store.index_file import IndexEntry, IndexReport
-from memory_recall.server.store.journal import Change, Journal
+from memory_recall.server.store.journal import Change, Journal, new_batch_id
 from memory_recall.server.store.memory_file import MemoryFile
 from memory_recall.server.store.metadata import derive
 from memory_recall.server.store.requests import (
@@ -89,6 +89,35 @@ MAX_ATTEMPTS = 3  # plans made again when another process changed the root meanw
 # A second memory the new fact updates is archived only when this close to it (the
 # conflict rules' duplicate threshold): a false `update` then costs an undo, not a fact.
 ALSO_REPLACED_SIMILARITY = 0.6
+
+
+def _merge(results: Sequence[WriteResult]) -> WriteResult:
+    """The results of a batch's operations, as one answer."""
+    merged = WriteResult()
+    for result in results:
+        merged.operations += result.operations
+        merged.skipped += result.skipped
+        merged.indexes += result.indexes
+    return merged
+
+
+def _partial(targets: Sequence[str], failed: int, exc: WriteFailed) -> WriteFailed:
+    """A batch undo that stopped part way: what was undone, what was not, and why."""
+    if failed == 0:
+        return exc
+    done = ", ".join(targets[:failed])
+    left = ", ".join(targets[failed:])
+    return WriteFailed(f"undid {done}; {left} not undone: {exc}")
+
+
+def _joined(targets: Sequence[str], run: Callable[[str], WriteResult]) -> WriteResult:
+    results = []
+    for n, operation in enumerate(targets):
+        try:
+            results.append(run(operation))
+        except WriteFailed as exc:
+            raise _partial(targets, n, exc) from exc
+    return _merge(results)
 
 
 class _ViewChanged(Exception):
@@ -204,7 +233,25 @@ class MemoryWriter:
         return self._run(lambda: reversal.plan_restore(self, path, trigger))
 
     def undo(self, operation: str) -> WriteResult:
-        return self._run(lambda: reversal.plan_undo(self, operation))
+        """One operation put back, or its whole batch (reversal.undo_targets), each root's
+        part an undo operation of its own in one new batch (undoing that redoes them all)."""
+        targets = reversal.undo_targets(self, operation)
+        batch = new_batch_id() if len(targets) > 1 else None
+        return _joined(targets, lambda op: self._run(lambda: reversal.plan_undo(self, op, batch)))
+
+    def _undo_planner(self, operation: str, batch: str | None) -> Callable[[], Plan]:
+        return lambda: reversal.plan_undo(self, operation, batch)
+
+    async def undo_async(self, operation: str) -> WriteResult:
+        targets = reversal.undo_targets(self, operation)
+        batch = new_batch_id() if len(targets) > 1 else None
+        results = []
+        for n, op in enumerate(targets):
+            try:
+                results.append(await self.run_plan_async(self._undo_planner(op, batch)))
+            except WriteFailed as exc:
+                raise _partial(targets, n, exc) from exc
+        return _merge(results)
 
     async def run_async(self, kind: str, request: object) -> WriteResult:
         """The same operations for the daemon: decided on the event loop (which owns the
@@ -214,8 +261,9 @@ class MemoryWriter:
             "update": lambda: self._plan_update(request),  # type: ignore[arg-type]
             "forget": lambda: reversal.plan_forget(self, request),  # type: ignore[arg-type]
             "restore": lambda: reversal.plan_restore(self, str(request)),
-            "undo": lambda: reversal.plan_undo(self, str(request)),
         }
+        if kind == "undo":
+            return await self.undo_async(str(request))
         return await self.run_plan_async(planners[kind])
 
     def run_plan(self, planner: Callable[[], Plan | WriteResult]) -> WriteResult:

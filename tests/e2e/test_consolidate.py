@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -119,3 +120,61 @@ async def test_two_daemons_never_consolidate_one_root_at_once(client: LanguageCl
         await consolidate(client)
     assert files(year.root) == before
     assert (await consolidate(client))["reports"][0]["operation"]
+
+
+async def test_the_hosts_model_rewords_merges_and_is_overruled_when_it_drops_a_fact(
+    client: LanguageClient, tmp_path: Path
+):
+    """`memory/complete` (task consolidate) writes the merged text, unless it loses an anchor."""
+    year = generate(tmp_path / "year", memories=40)
+    asked: list[dict] = []
+
+    @client.feature("memory/complete")
+    async def complete(params: dict) -> dict:
+        params = params if isinstance(params, dict) else vars(params)
+        asked.append(params)
+        notes = json.loads(params["messages"][-1]["content"].split("\n", 1)[1])
+        if len(asked) % 2:  # faithful: every line of every note, as one paragraph
+            lines = dict.fromkeys(
+                line.strip() for n in notes for line in n["body"].splitlines() if line.strip()
+            )
+            return {"content": json.dumps({"body": "Merged: " + " ".join(lines)})}
+        return {"content": json.dumps({"body": "Merged, briefly."})}  # drops every anchor
+
+    options = {
+        "roots": [{"path": str(year.root), "scope": "project"}],
+        "watch": False,
+        "organise": {"capacity": year.labels["capacity"]},
+        "selector": {"kind": "client"},
+        "capabilities": {"complete": True},
+    }
+    await asyncio.wait_for(
+        client.initialize_session(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=year.workspace.as_uri(),
+                initialization_options=options,
+            )
+        ),
+        WAIT,
+    )
+    await wait_ready(client)
+    before = files(year.root)
+
+    dry = await consolidate(client, dryRun=True)
+    assert asked == []  # a dry run never asks the model
+    assert {m["mergedBy"] for m in dry["reports"][0]["merges"]} == {"rules"}
+
+    (report,) = (await consolidate(client))["reports"]
+    assert asked and all(a["task"] == "consolidate" for a in asked)
+    merges = [m for m in report["merges"] if Path(m["into"]).exists()]
+    by_model = [m for m in merges if m["mergedBy"] == "model"]
+    overruled = [m for m in merges if m["note"] and "drops" in m["note"]]
+    assert by_model and (overruled or len(asked) == 1)
+    for merge in by_model:
+        assert "Merged: " in Path(merge["into"]).read_text("utf-8")
+    for merge in overruled:
+        assert "Merged, briefly." not in Path(merge["into"]).read_text("utf-8")
+
+    await request(client, methods.UNDO, {"operation": report["operation"]})
+    assert files(year.root) == before

@@ -60,6 +60,30 @@ def test_forget_and_restore(root: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert code == 0 and out.startswith("restored") and path.exists()
 
 
+def test_update_edits_one_memory_and_keeps_what_it_is_not_told(
+    root: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    at = ("--root", f"{root}:project")
+    run(capsys, "remember", "Le déploiement se fait le mardi avec `make release`.", *at)
+    (path,) = [p for p in root.glob("*.md") if p.name != "MEMORY.md"]
+    title = re.search(r"^(?:name|title): (.+)$", path.read_text(), re.M).group(1)  # type: ignore[union-attr]
+    body = tmp_path / "body.md"
+    body.write_text("Le déploiement se fait le jeudi avec `make release`.\n", encoding="utf-8")
+    code, out, _ = run(capsys, "update", str(path), "--body-file", str(body), "--pinned", *at)
+    assert code == 0 and out.startswith("updated")
+    text = path.read_text()
+    front, body_text = text.split("\n---\n", 1)
+    assert "jeudi" in body_text and "mardi" not in body_text and "pinned: true" in front
+    assert title in front  # the title it was not told to change
+    code, out, _ = run(capsys, "update", str(path), "--no-pinned", "--json", *at)
+    assert code == 0 and json.loads(out)["operations"][0]["action"] == "updated"
+    assert "pinned: true" not in path.read_text()
+    code, _, err = run(capsys, "update", str(path), "--title", "x", "--if-match", "sha256:0", *at)
+    assert code == 1 and "changed" in err
+    code, _, err = run(capsys, "update", str(path), "--body-file", str(tmp_path / "nope"), *at)
+    assert code == 2 and "cannot read the body" in err
+
+
 def test_refusals_exit_1_with_the_reason(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     at = ("--root", f"{root}:project")
     key = "xoxb-" + "1234567890-" * 2 + "AbCdEfGhIjKlMnOpQrStUvWx"

@@ -209,3 +209,41 @@ def test_restore_finds_the_copy_consolidation_made_beside_an_older_one(world: Wo
     world.writer.restore(str(root / rel))
     assert (root / rel).read_bytes() == current
     assert older.read_text().endswith("old\n")  # the other archived copy is left alone
+
+
+def test_one_consolidation_of_two_roots_is_undone_by_one_undo(tmp_path: Path):
+    """The user's and the project's memories consolidated by one request: one batch."""
+    project = generate(tmp_path / "project", memories=60, seed=3)
+    user = generate(tmp_path / "user", memories=60, seed=5)
+    state = StateStore(tmp_path / "state" / "state.sqlite3")
+    catalog = MemoryCatalog(
+        [MemoryRoot.of(project.root, "project"), MemoryRoot.of(user.root, "user")]
+    )
+    catalog.scan()
+    writer = MemoryWriter(catalog, state, ranker=RANKERS[DEFAULT_RANKER])
+    settings = OrganiseSettings(capacity=project.labels["capacity"])
+    organiser = Organiser(catalog.roots, workspace=str(project.workspace), settings=settings)
+    dreamer = Dreamer(writer, organiser)
+    before = {r: files(r) for r in (project.root, user.root)}
+
+    runs = dreamer.run_all(None)
+    operations = [run.operation for run in runs]
+    assert len(operations) == 2 and None not in operations
+    records = [writer.journal.get(op) for op in operations]
+    assert records[0].batch and records[0].batch == records[1].batch
+    assert all(files(r) != before[r] for r in before)  # both roots changed
+
+    undone = writer.undo(operations[0])  # either operation names the whole batch
+    assert len(undone.operations) >= 2
+    assert {r: files(r) for r in before} == before  # both roots back, byte for byte
+
+    redone_from = writer.journal.get(undone.operations[0].operation)
+    assert redone_from.batch  # the undos are a batch too: undoing one redoes both
+    writer.undo(redone_from.id)
+    assert all(files(r) != before[r] for r in before)
+
+
+def test_a_dry_run_of_several_roots_is_no_batch(tmp_path: Path):
+    world = World(tmp_path, memories=40)
+    runs = world.dreamer.run_all(None, dry_run=True)
+    assert [r.result for r in runs] == [None]

@@ -288,7 +288,15 @@ export interface ConsolidationMerge {
    * the newest duplicate, which keeps every distinct line
    */
   into: string;
+  /**
+   * who wrote the merged text: the line-keeping rules or a model
+   */
+  mergedBy?: 'rules' | 'model';
   mergedFrom: string[];
+  /**
+   * why the rules' text was kept although a model is configured
+   */
+  note?: string | null;
 }
 /**
  * Something consolidation saw and only reports (it never changes these).
@@ -1347,6 +1355,10 @@ export interface OrganiseOptions {
    * memories per root before the lowest-retention ones are archived (default 300)
    */
   capacity?: number | null;
+  /**
+   * when a model is configured (selector or host completion), it rewords each merge of duplicates into one text; the rules' line-keeping merge is written whenever its text drops a code span, path, name or number
+   */
+  modelMerge?: boolean;
 }
 /**
  * A memory directory and its scope.
