@@ -29,8 +29,12 @@ from memory_recall.protocol.messages import (
     CompleteParams,
     ConsolidateResult,
     ContextResult,
+    ExplainParams,
+    ExplainResult,
     ExtractParams,
     ExtractResult,
+    FeedbackParams,
+    FeedbackResult,
     ForgetParams,
     HistoryResult,
     ListParams,
@@ -377,6 +381,48 @@ class MemoryRecallClient:
         params = ListParams(scope=scope, category=category)  # type: ignore[arg-type]
         payload = params.model_dump(mode="json", by_alias=True, exclude_none=True)
         return ListResult.model_validate(await self.request(methods.LIST, payload))
+
+    # -- retrieval v2 and reflection (SPEC §11–12) ------------------------------------------
+
+    def feedback(
+        self,
+        token: str | int | None,
+        used: Sequence[str],
+        ignored: Sequence[str] = (),
+    ) -> None:
+        """`memory/feedback` as SPEC §12 sends it: a notification, nothing answered."""
+        params = FeedbackParams(token=token, used=list(used), ignored=list(ignored))
+        self.notify(
+            methods.FEEDBACK, params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        )
+
+    async def feedback_request(
+        self,
+        token: str | int | None,
+        used: Sequence[str],
+        ignored: Sequence[str] = (),
+    ) -> FeedbackResult:
+        """`memory/feedback` sent with an id: what was recorded comes back."""
+        params = FeedbackParams(token=token, used=list(used), ignored=list(ignored))
+        payload = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return FeedbackResult.model_validate(await self.request(methods.FEEDBACK, payload))
+
+    async def explain(
+        self,
+        path: str,
+        *,
+        token: str | int | None = None,
+        query: str | None = None,
+        recent_tools: Sequence[str] = (),
+        ranker: str | None = None,
+    ) -> ExplainResult:
+        """`memory/explain`: why a memory was or was not delivered, for a recall named by
+        its token or for a query."""
+        params = ExplainParams(
+            path=path, token=token, query=query, recent_tools=list(recent_tools), ranker=ranker
+        )
+        payload = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return ExplainResult.model_validate(await self.request(methods.EXPLAIN, payload))
 
     async def request(self, method: str, params: Any) -> Any:
         return await self._send_request(next(self._ids), method, params)

@@ -182,7 +182,10 @@ def cmd_recall(args: argparse.Namespace) -> int:
           f"{' '.join(spec.tokenize(args.query)) or '(none)'}")  # fmt: skip
     for label, phase in (
         ("fast (sent first when a model is configured)", fast),
-        ("refined without a model (the lexical top 5)", refined),
+        (
+            "refined without a model (the ranker's top 5; network finds only by the fast rule)",
+            refined,
+        ),
     ):
         docs = phase.docs if phase else []
         print(f"\n{label}: {len(docs)}")
@@ -205,7 +208,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
         for d in docs:
             if d.via:
                 hops = ", then ".join(
-                    f"{h.kind}{' ' + repr(h.keyword) if h.keyword else ''} from {h.from_}"
+                    f"{h.kind}{' ' + repr(h.keyword) if h.keyword else ''} ({h.direction}) "
+                    f"from {h.from_}"
                     for h in d.via
                 )
                 print(f"  {d.relative_path}: found by the network ({hops})")

@@ -103,7 +103,7 @@ def explain(
     base: dict[str, Any] = {
         "query": request.query,
         "ranker": ranker.name,
-        "tokens": list(query.tokens),
+        "tokens": list(query.tokens),  # replaced by the ranker's own terms below
         "ranked": len(ranked_paths),
     }
     if doc is None:
@@ -115,6 +115,7 @@ def explain(
             **base,
         )  # fmt: skip
     scored = ranker_explanation(ranker, snapshot, query.tokens, doc)
+    base["tokens"] = list(scored.tokens)
     rank = ranked_paths.index(doc.path) + 1 if doc.path in ranked_paths else None
     noise = NoiseFilter.from_recent_tools(request.recent_tools).is_noise(doc)
     excluded = doc.path in set(request.exclude_paths)
@@ -122,7 +123,8 @@ def explain(
     if reached is None and joined is not None:
         reached = next((r for r in joined.spread(shortlist.ranked) if r.path == doc.path), None)
     stale = stale_of(doc) if stale_of is not None else None
-    candidate = any(d.path == doc.path for d in shortlist.candidates)
+    place = next((i for i, d in enumerate(shortlist.candidates, 1) if d.path == doc.path), None)
+    candidate = place is not None
     # What was (or would be) sent.
     if request.delivered is not None:
         sent = request.delivered
@@ -137,10 +139,10 @@ def explain(
         # with a model gets first, and the refined phase without a model (or when the
         # model fails); what a model would choose is not known.
         sent = Delivered(fast, refined, "heuristic")
-    phases = _phases(doc.path, sent, request.with_selector)
+    phases = _phases(doc.path, sent, request.with_selector, network_pick=rank is None)
     summary = _summary(
         doc.path, sent, rank=rank, scored=scored, noise=noise, excluded=excluded,
-        reached=reached, candidate=candidate, stale=stale, with_selector=request.with_selector,
+        reached=reached, candidate=place, stale=stale, with_selector=request.with_selector,
     )  # fmt: skip
     return ExplainResult(
         path=doc.path,
@@ -183,7 +185,9 @@ def explain(
     )
 
 
-def _phases(path: str, sent: Delivered, with_selector: bool) -> list[PhaseExplain]:
+def _phases(
+    path: str, sent: Delivered, with_selector: bool, *, network_pick: bool = False
+) -> list[PhaseExplain]:
     out = []
     if with_selector:
         in_fast = path in sent.fast
@@ -192,7 +196,12 @@ def _phases(path: str, sent: Delivered, with_selector: bool) -> list[PhaseExplai
                 phase="fast",
                 delivered=in_fast,
                 rank=list(sent.fast).index(path) + 1 if in_fast else None,
-                reason="among the ranker's top 2 (or the network's conservative pick)"
+                reason=(
+                    "the network's conservative pick: a free place, or the memory that "
+                    "supersedes a fast one"
+                    if network_pick
+                    else "among the ranker's top 2"
+                )
                 if in_fast
                 else "not among the fast result's 2",
             )
@@ -231,7 +240,7 @@ def _summary(
     noise: bool,
     excluded: bool,
     reached: Reached | None,
-    candidate: bool,
+    candidate: int | None,
     stale: str | None,
     with_selector: bool,
 ) -> str:
@@ -265,9 +274,16 @@ def _summary(
     where = f"rank {rank}" if rank is not None else f"the network reached it ({reached.describe()})"  # type: ignore[union-attr]
     if with_selector and sent.refined_strategy == "model":
         return f"Not sent: {where}, among the model's candidates, but the model did not choose it."
+    if candidate and rank is None:
+        return (
+            f"Not sent without a model: {where}; a recall without a model sends the ranker's "
+            f"top {REFINED_LIMIT}, which the network joins only under its conservative rule. "
+            f"It is among the model's candidates (place {candidate}), so a model may choose "
+            f"it.{stale_note}"
+        )
     if candidate:
         return (
             f"Not sent without a model: {where}, outside the top {REFINED_LIMIT}; it is among "
-            f"the model's candidates, so a model may choose it.{stale_note}"
+            f"the model's candidates (place {candidate}), so a model may choose it.{stale_note}"
         )
     return f"Not sent: {where}, but other memories took the places.{stale_note}"

@@ -185,18 +185,21 @@ def status(
     catalog = session.catalog
     counts = catalog.count_by_root()
     usage = stale = None
-    if session.ready.is_set() and organise is not None:
-        docs = catalog.snapshot().documents
-        if reflection is not None:
-            if write is not None:
-                write.flush()  # the recalls and deliveries counted since the last batch
-            usage = reflection.category_usage(
-                docs, lambda d: organise.organiser.topics.place(d).path.slug
-            )
-        stale = [
-            StaleMemory(path=doc.path, reason=found.reason)
-            for doc, found in organise.organiser.stale(docs)
-        ]
+    if session.ready.is_set() and organise is not None and reflection is not None:
+        snapshot = catalog.snapshot()
+        if write is not None:
+            write.flush()  # the recalls and deliveries counted since the last batch
+        usage = reflection.cached_usage(
+            snapshot.version,
+            snapshot.documents,
+            lambda d: organise.organiser.topics.place(d).path.slug,
+        )
+        found = reflection.cached_stale(
+            snapshot.version,
+            snapshot.documents,
+            lambda docs: [(d.path, s.reason) for d, s in organise.organiser.stale(docs)],
+        )
+        stale = [StaleMemory(path=path, reason=reason) for path, reason in found]
     return StatusResult(
         protocol_version=methods.PROTOCOL_VERSION,
         ready=session.ready.is_set(),

@@ -97,7 +97,7 @@ class NetworkSide:
         """Apply what the catalog changed since the last call; the network, or None while
         it is (re)built."""
         if self.network is None or (self._building is not None and not self._building.done()):
-            return None
+            return self.network  # None before the first build; the old one during a rebuild
         scans, changed = self.catalog.drain_changes()
         if scans != self._scans or len(changed) > INCREMENTAL_LIMIT:
             self._rebuild_soon()

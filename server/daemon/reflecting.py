@@ -34,6 +34,11 @@ from memory_recall.server.store.state import MemoryKey, MemoryStats
 log = logging.getLogger("memory_recall.reflection")
 
 RECENT_RECALLS = 256  # recalls memory/explain and memory/feedback can name by token
+# memory/status is polled (hosts wait for `ready`, benches for the watcher): the
+# per-category sums and the staleness of every memory are recomputed only when the
+# memories or the statistics changed, and staleness (files in the workspace) at
+# most this often.
+STATUS_STALE_TTL_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,9 @@ class ReflectionSide:
         self.network = network
         self._spawn = spawn
         self.recent: OrderedDict[object, RecallTrace] = OrderedDict()
+        self.changes = 0  # recalls recorded and feedback received: what usage sums read
+        self._usage: tuple[object, list[CategoryUsage] | None] | None = None
+        self._stale: tuple[object, float, list[tuple[str, str]]] | None = None
 
     # -- recalls ---------------------------------------------------------------------------
 
@@ -73,6 +81,7 @@ class ReflectionSide:
         joined: NetworkRecall | None,
     ) -> None:
         """One recall ended (a `recall.RecallRecord`)."""
+        self.changes += 1
         lexical = [s.document for s in shortlist.ranked]
         via = dict(joined.via or {}) if joined is not None else {}
         extra = [d for d in shortlist.candidates if d.path in via]
@@ -109,6 +118,7 @@ class ReflectionSide:
 
     def feedback(self, params: FeedbackParams) -> FeedbackResult:
         """Record `memory/feedback`; the store is written off the event loop."""
+        self.changes += 1
         used = list(
             dict.fromkeys([*params.used, *(i.id for i in params.items if i.verdict == "used")])
         )
@@ -141,6 +151,7 @@ class ReflectionSide:
                     await asyncio.to_thread(state.add_feedback, used_keys, ignored_keys, when)
                 except Exception as exc:
                     log.warning("could not write feedback to the state store: %s", exc)
+                self.changes += 1  # the sums read the store: read them again
 
             self._spawn(store(), "feedback")
         return FeedbackResult(
@@ -174,6 +185,34 @@ class ReflectionSide:
             if found is not None:
                 out[path] = UsageStats(found.used, found.delivered, found.last_used_ms)
         return out
+
+    def cached_usage(
+        self,
+        version: int,
+        docs: Sequence[MemoryDocument],
+        place: Callable[[MemoryDocument], str],
+    ) -> list[CategoryUsage] | None:
+        """`category_usage`, again only when the memories or the statistics changed."""
+        key = (version, self.changes)
+        if self._usage is None or self._usage[0] != key:
+            self._usage = (key, self.category_usage(docs, place))
+        return self._usage[1]
+
+    def cached_stale(
+        self,
+        version: int,
+        docs: Sequence[MemoryDocument],
+        check: Callable[[Sequence[MemoryDocument]], list[tuple[str, str]]],
+    ) -> list[tuple[str, str]]:
+        """The stale memories `(path, reason)`, from `check`, at most every few seconds."""
+        now = time.monotonic()
+        if (
+            self._stale is None
+            or self._stale[0] != version
+            or now - self._stale[1] > STATUS_STALE_TTL_S
+        ):
+            self._stale = (version, now, check(docs))
+        return self._stale[2]
 
     def category_usage(
         self, docs: Sequence[MemoryDocument], place: Callable[[MemoryDocument], str]

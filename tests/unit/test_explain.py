@@ -100,3 +100,34 @@ def test_silence_is_explained() -> None:
         RANKERS["bm25f"],
     )
     assert e.score == 0 and e.summary.startswith("Not sent")
+
+
+def test_the_recall_joins_the_network_exactly_as_network_eval_measures() -> None:
+    """What `memory-recall network-eval` measures is what a recall sends."""
+    from memory_recall.server.network.activation import spread
+    from memory_recall.server.network.join import join_candidates, join_fast
+    from memory_recall.server.ranking.shortlist import RecallQuery
+    from memory_recall.server.recall_network import NetworkRecall
+
+    corpus, network = load_network_corpus(EVAL / "multihop.json")
+    fixed = FixedNetwork.of(network, corpus.snapshot.documents)
+    spec = RANKERS["bm25f"]
+    changed = 0
+    for case in corpus.cases:
+        query = RecallQuery.build(
+            corpus.snapshot, case.query, ranker=spec.rank, tokenizer=spec.tokenize
+        )
+        shortlist = query.shortlist()
+        lexical = [(s.document.path, float(s.score)) for s in shortlist.ranked]
+        reached = spread(network, lexical)
+        expected_fast, _added = join_fast(lexical[:2], reached)
+        expected_joined = [j.path for j in join_candidates(lexical, reached)]
+        joined = NetworkRecall(fixed, query.keep)
+        assert [s.document.path for s in joined.fast(shortlist.fast, shortlist.ranked)] == (
+            expected_fast
+        )
+        manifest = [d.path for d in joined.candidates(shortlist).candidates]
+        # the manifest is the joined list interleaved with recent memories
+        assert [p for p in manifest if p in set(expected_joined)] == expected_joined
+        changed += expected_fast != [p for p, _ in lexical[:2]]
+    assert changed  # the rule did act on this corpus

@@ -1,0 +1,89 @@
+"""The session's memory network: kept up to date from the catalog's own change record
+(equal to a network built from scratch), co-use links from feedback, and the usage
+statistics retention reads (uses renew, recalls do not)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from memory_recall.protocol.messages import FeedbackParams
+from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.daemon.networking import NetworkSide, network_document
+from memory_recall.server.daemon.reflecting import ReflectionSide
+from memory_recall.server.daemon.writing import WriteSide
+from memory_recall.server.network.graph import MemoryNetwork
+from memory_recall.server.ranking.registry import RANKERS
+from memory_recall.server.roots import MemoryRoot
+from memory_recall.server.store.state import StateStore
+
+
+def write(root: Path, rel: str, title: str, body: str, extra: str = "") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\nname: {title}\ndescription: d\ntype: project\n{extra}---\n{body}\n")
+    return path
+
+
+def steps(network: MemoryNetwork, paths: list[str]) -> dict[str, set[tuple[str, str, str]]]:
+    return {p: {(n.path, n.kind, n.direction) for n in network.neighbours(p)} for p in paths}
+
+
+def test_the_network_follows_the_catalog_and_equals_a_fresh_build(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    a = write(root, "a.md", "Alpha", "See [beta](b.md).")
+    b = write(root, "b.md", "Beta", "Nothing.")
+    write(root, "c.md", "Gamma", "Mentions nobody.")
+    catalog = MemoryCatalog([MemoryRoot.of(root, "project")], RANKERS["bm25f"].index_kind)
+    catalog.scan()
+    side = NetworkSide(catalog)
+
+    async def run() -> None:
+        await side.build()
+        write(root, "c.md", "Gamma", "Now links [[Alpha]] and related.", "related: [b.md]\n")
+        catalog.upsert(root / "c.md")
+        catalog.remove(b)
+        b.unlink()
+        d = write(root, "d.md", "Delta", "See [alpha](a.md).")
+        catalog.upsert(d)
+        assert side.current() is side
+
+    asyncio.run(run())
+    assert side.network is not None
+    fresh = MemoryNetwork.build(network_document(doc) for doc in catalog.snapshot().documents)
+    paths = [str(root / n) for n in ("a.md", "c.md", "d.md")]
+    assert steps(side.network, paths) == steps(fresh, paths)
+    assert str(b) not in side.network and side.document(str(b)) is None
+    assert side.document(str(root / "d.md")) is not None
+    assert str(a) in {n.path for n in side.network.neighbours(str(root / "d.md"))}
+
+
+def test_feedback_links_co_used_memories_and_feeds_retention_usage(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    a = str(write(root, "a.md", "Alpha", "x"))
+    b = str(write(root, "b.md", "Beta", "y"))
+    catalog = MemoryCatalog([MemoryRoot.of(root, "project")], RANKERS["bm25f"].index_kind)
+    catalog.scan()
+    state = StateStore(tmp_path / "state.sqlite3")
+    write_side = WriteSide(catalog, RANKERS["bm25f"], state=state)
+    side = NetworkSide(catalog, state)
+    spawned: list[object] = []
+
+    async def run() -> None:
+        await side.build()
+        reflection = ReflectionSide(write_side, side, lambda coro, _name: spawned.append(coro))
+        answer = reflection.feedback(FeedbackParams(used=[a, b], ignored=["/gone.md"]))
+        assert (answer.recorded, answer.unknown, answer.co_use_links) == (2, ["/gone.md"], 1)
+        for coro in spawned:
+            await coro  # type: ignore[misc]
+        assert side.network is not None
+        assert ("coUse", b) in {(n.kind, n.path) for n in side.network.neighbours(a)}
+        usage = reflection.usage([a, b])
+        assert usage[a].used == 1 and usage[a].last_used_ms is not None
+        # a restart reads the co-use pair back
+        again = NetworkSide(catalog, state)
+        await again.build()
+        assert again.loaded_from_state and again.network is not None
+        assert again.network.co_use_pairs() == 1
+
+    asyncio.run(run())
