@@ -375,6 +375,21 @@ def cmd_network_eval(args: argparse.Namespace) -> int:
     return run_network_eval(args.options)
 
 
+def run_search_bench(argv: Sequence[str]) -> int:
+    from memory_recall.server.dev import search_bench
+
+    parser = argparse.ArgumentParser(
+        prog="memory-recall search-bench",
+        description="memory/search per mode and the suggestion matcher at size (prints figures)",
+    )
+    search_bench.add_arguments(parser)
+    return search_bench.main(parser.parse_args(argv))
+
+
+def cmd_search_bench(args: argparse.Namespace) -> int:
+    return run_search_bench(args.options)
+
+
 def _existing(path: str, what: str) -> Path:
     if not Path(path).exists():
         raise UsageError(f"{what} {path} does not exist")
@@ -570,6 +585,15 @@ def build_parser() -> argparse.ArgumentParser:
     network_eval.add_argument("options", nargs=argparse.REMAINDER)
     network_eval.set_defaults(func=cmd_network_eval)
 
+    search_bench = sub.add_parser(
+        "search-bench",
+        help="benchmark: memory/search per mode beside a recall's ranking, the suggestion "
+        "index and matcher (`search-bench --help` for options)",
+        add_help=False,
+    )
+    search_bench.add_argument("options", nargs=argparse.REMAINDER)
+    search_bench.set_defaults(func=cmd_search_bench)
+
     delivery = sub.add_parser(
         "delivery", help="benchmark: what a host waiting 100 ms gets, per model latency"
     )
@@ -679,6 +703,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_bench(argv[1:])
     if argv[:1] == ["network-eval"]:
         return run_network_eval(argv[1:])
+    if argv[:1] == ["search-bench"]:
+        return run_search_bench(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):  # editors start us with no arguments

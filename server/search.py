@@ -139,6 +139,15 @@ class SearchOutcome:
     subtree: SearchSubtree | None = None
     elapsed_ms: float = 0.0
     network_used: bool = False  # False: no network was given (deep, explore)
+    # The relative path of every memory on a hit's network path (what an agent reads).
+    names: Mapping[str, str] = field(default_factory=dict)
+
+    def describe(self, reached: Reached) -> str:
+        """A network path in words, memories by their relative paths."""
+        text = reached.describe()
+        for path in sorted(self.names, key=len, reverse=True):
+            text = text.replace(path, self.names[path])
+        return text
 
 
 class NetworkFollower:
@@ -219,6 +228,16 @@ class MemorySearch:
             raise SearchError(f"unknown mode {request.mode!r}: one of {', '.join(SEARCH_MODES)}")
         if stale_check is not None and outcome.hits:
             outcome = _mark_stale(outcome, stale_check)
+        names = {
+            path: doc.relative_path
+            for hit in outcome.hits
+            if hit.reached is not None
+            for hop in hit.reached.hops
+            for path in (hop.source, hop.target)
+            if (doc := _document(view, path)) is not None
+        }
+        if names:
+            outcome = replace(outcome, names=names)
         return replace(outcome, elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
 
     # -- the modes ----------------------------------------------------------------------
@@ -378,9 +397,9 @@ def find_memory(view: CorpusView, path: str, scope: str | None = None) -> Memory
     """The memory at `path` (as recall gives it) or with that relative path; SearchError
     when there is none, or when a relative path names memories in several roots."""
     keep = _scope_filter(scope)
-    for doc in view.documents:
-        if doc.path == path and keep(doc):
-            return doc
+    exact = _document(view, path)
+    if exact is not None and keep(exact):
+        return exact
     wanted = path.replace("\\", "/").removeprefix("./")
     found = [d for d in view.documents if d.relative_path == wanted and keep(d)]
     if len(found) == 1:
@@ -416,7 +435,7 @@ def render_search(outcome: SearchOutcome) -> str:
             f"({one_line(doc.relative_path, PROMPT_TITLE_CHARS * 2)})",
             f"_{doc.type}, {hit.category}_"
             + (
-                f" · found through the memory network: {hit.reached.describe()}"
+                f" · found through the memory network: {outcome.describe(hit.reached)}"
                 if hit.reached
                 else ""
             ),

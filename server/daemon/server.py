@@ -247,8 +247,9 @@ class MemoryServer(LanguageServer):
             ranker, topics=self.organise.organiser.topics, staleness=self.organise.staleness
         )
         self.suggestions = SuggestionSide(
-            self.session, self.tasks, self.protocol.notify, staleness=self.organise.staleness
-        )
+            self.session, self.tasks, self.protocol.notify,
+            staleness=self.organise.staleness, topics=self.organise.organiser.topics,
+        )  # fmt: skip
         # The memory network (SPEC §11) and reflection (§12): built after the first index.
         self.network = NetworkSide(self.session.catalog, self.write.state)
         self.reflection = ReflectionSide(self.write, self.network, self.tasks.spawn)

@@ -1,10 +1,10 @@
 """The suggestion side of a session: `memory/observe` in, `memory/suggestion` out (SPEC §12).
 
 An observed event is matched (off the event loop) against the lessons and
-conventions of the current memories (`organise.suggestions.SuggestionIndex`,
-rebuilt when the catalog changed); what matches waits while a recall's fast
-window is open, then passes the session's rules (each memory once, rate
-limit: `SuggestionSession`) and goes out as one notification.
+conventions of the current memories (`organise.suggestions.SuggestionIndex`, read
+on the first event, then kept up to date per changed memory); what matches waits
+while a recall's fast window is open, then passes the session's rules (each memory
+once, rate limit: `SuggestionSession`) and goes out as one notification.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from memory_recall.protocol.messages import (
 )
 from memory_recall.server.daemon.session import CatalogSession, TaskRegistry
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.organise.categories import CategoryPath
 from memory_recall.server.organise.staleness import StalenessChecker
 from memory_recall.server.organise.suggestions import (
     ObservedEvent,
@@ -33,6 +34,7 @@ from memory_recall.server.organise.suggestions import (
     SuggestionIndex,
     SuggestionSession,
 )
+from memory_recall.server.organise.tree import TopicTree
 from memory_recall.server.prompt import render_prompt
 from memory_recall.server.ranking.passage import opening
 from memory_recall.server.ranking.spec import ScoredDocument
@@ -68,6 +70,7 @@ class SuggestionSide:
         notify: Notify,
         *,
         staleness: StalenessChecker | None = None,
+        topics: TopicTree | None = None,
         decisions: SuggestionSession | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -75,6 +78,9 @@ class SuggestionSide:
         self.tasks = tasks
         self.notify = notify
         self.staleness = staleness
+        # The session's topic tree: placements cached per file version, shared with
+        # memory/tree and memory/search.
+        self.topics = topics or TopicTree()
         self.decisions = decisions or SuggestionSession()
         self.clock = clock
         self.counters = SuggestionCounters()
@@ -83,6 +89,9 @@ class SuggestionSide:
         self._building: asyncio.Lock | None = None
         self._window_closed = asyncio.Event()
         self._pending = 0
+
+    def place(self, doc: MemoryDocument) -> CategoryPath:
+        return self.topics.place(doc).path
 
     # -- recall windows (called by the recall handler) --------------------------------------
 
@@ -134,14 +143,17 @@ class SuggestionSide:
             self.notify(methods.SUGGESTION, note.wire())
 
     async def _index_for(self, view: CorpusView) -> SuggestionIndex:
-        """The lessons and conventions of `view`, read again when the catalog changed."""
+        """The lessons and conventions of `view`: read once, then per changed memory."""
         if self._building is None:
             self._building = asyncio.Lock()
-        async with self._building:  # one build at a time; later events use it
-            if self._index is None or self._index_version != view.version:
-                docs = view.documents
-                declared = {d.path: c for d in docs if (c := d.meta("category"))}
-                self._index = await asyncio.to_thread(SuggestionIndex.build, docs, declared)
+        async with self._building:  # one build or update at a time; later events use it
+            if self._index is None:
+                self._index = await asyncio.to_thread(
+                    SuggestionIndex.build, view.documents, None, self.place
+                )
+                self._index_version = view.version
+            elif self._index_version != view.version:
+                await asyncio.to_thread(self._index.follow, view.documents)
                 self._index_version = view.version
             return self._index
 

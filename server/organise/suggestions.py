@@ -31,7 +31,7 @@ been sent).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -170,66 +170,142 @@ def _path_matches(path: str, citation: _Citation) -> bool:
     return name == cited
 
 
+@dataclass(frozen=True)
+class _Read:
+    """What one memory adds to the index's document frequencies (and its candidate)."""
+
+    doc: MemoryDocument
+    identifiers: frozenset[str]
+    words: frozenset[str]
+    candidate: _Candidate | None  # None: not a lesson or a convention
+
+
+@dataclass(frozen=True)
+class _Event:
+    """What the matcher reads of an error or output text, read once per event."""
+
+    identifiers: frozenset[str]
+    paths: frozenset[str]
+    phrases: frozenset[tuple[str, ...]]
+    words: frozenset[str]
+
+
+Place = Callable[[MemoryDocument], CategoryPath]
+
+
 @dataclass
 class SuggestionIndex:
-    """The lessons and conventions of a set of memories, read once for matching."""
+    """The lessons and conventions of a set of memories, read once for matching.
 
-    candidates: list[_Candidate]
-    memories: int
-    identifier_df: Counter[str]
-    word_df: Counter[str]
+    Kept up to date per changed memory (`upsert`, `remove`, `follow`): a memory is
+    read when it is added or changed, never again for another event or change.
+    `place` puts a memory on the topic tree (a session's cached `TopicTree`); by
+    default the rules, with `declared` front-matter categories by path.
+    """
+
+    declared: Mapping[str, str] = field(default_factory=dict)
+    place: Place | None = None
+    identifier_df: Counter[str] = field(default_factory=Counter)
+    word_df: Counter[str] = field(default_factory=Counter)
+    _read: dict[str, _Read] = field(default_factory=dict)
 
     @classmethod
     def build(
         cls,
         docs: Iterable[MemoryDocument],
         declared: Mapping[str, str] | None = None,
+        place: Place | None = None,
     ) -> SuggestionIndex:
         """`declared`: front-matter categories by path, where a memory declares one."""
-        declared = declared or {}
-        candidates = []
-        identifier_df: Counter[str] = Counter()
-        word_df: Counter[str] = Counter()
-        count = 0
+        index = cls(dict(declared or {}), place)
         for doc in docs:
-            count += 1
-            full = f"{doc.title}\n{doc.description}\n{doc.body}"
-            identifiers = frozenset(_identifiers(full))
-            words = frozenset(_words(full))
-            identifier_df.update(identifiers)
-            word_df.update(words)
+            index.upsert(doc)
+        return index
+
+    @property
+    def memories(self) -> int:
+        return len(self._read)
+
+    @property
+    def candidates(self) -> list[_Candidate]:
+        return [r.candidate for r in self._read.values() if r.candidate is not None]
+
+    def upsert(self, doc: MemoryDocument) -> None:
+        """Add or replace one memory."""
+        self.remove(doc.path)
+        full = f"{doc.title}\n{doc.description}\n{doc.body}"
+        identifiers = frozenset(_identifiers(full))
+        words = frozenset(_words(full))
+        self.identifier_df.update(identifiers)
+        self.word_df.update(words)
+        self._read[doc.path] = _Read(
+            doc, identifiers, words, self._candidate(doc, full, identifiers, words)
+        )
+
+    def remove(self, path: str) -> None:
+        """Forget one memory (nothing when it is not here)."""
+        read = self._read.pop(path, None)
+        if read is None:
+            return
+        self.identifier_df.subtract(read.identifiers)
+        self.word_df.subtract(read.words)
+        for counter, keys in ((self.identifier_df, read.identifiers), (self.word_df, read.words)):
+            for key in keys:
+                if counter[key] <= 0:
+                    del counter[key]
+
+    def follow(self, docs: Iterable[MemoryDocument]) -> int:
+        """Bring the index to exactly `docs`: a memory whose document object changed is
+        read again, one gone is removed. Returns how many were read or removed."""
+        current = {doc.path: doc for doc in docs}
+        changed = 0
+        for path in self._read.keys() - current.keys():
+            self.remove(path)
+            changed += 1
+        for path, doc in current.items():
+            read = self._read.get(path)
+            if read is None or read.doc is not doc:
+                self.upsert(doc)
+                changed += 1
+        return changed
+
+    def _candidate(
+        self,
+        doc: MemoryDocument,
+        full: str,
+        identifiers: frozenset[str],
+        words: frozenset[str],
+    ) -> _Candidate | None:
+        if self.place is not None:
+            category = self.place(doc)
+        else:
             category = infer_category(
                 type=doc.type,
                 title=doc.title,
                 description=doc.description,
                 body=doc.body,
-                declared=declared.get(doc.path),
+                declared=self.declared.get(doc.path),
             )
-            if category.top not in SUGGESTED_CATEGORIES:
-                continue
-            summary = f"{doc.title}\n{doc.description}"
-            spans = [m.group(1).strip() for m in _CODE_SPAN.finditer(full)]
-            commands = tuple(
-                tuple(span.split())
-                for span in spans
-                if len(span.split()) >= 2 and span[0].isalnum()
-            )
-            candidates.append(
-                _Candidate(
-                    doc=doc,
-                    category=category,
-                    citations=(
-                        *_citations(summary, prominent=True),
-                        *_citations(doc.body, prominent=False),
-                    ),
-                    commands=commands,
-                    summary_words=frozenset(normalize(summary).replace("-", " ").split()),
-                    identifiers=identifiers,
-                    words=words,
-                    phrases=frozenset(_phrases(full)),
-                )
-            )
-        return cls(candidates, count, identifier_df, word_df)
+        if category.top not in SUGGESTED_CATEGORIES:
+            return None
+        summary = f"{doc.title}\n{doc.description}"
+        spans = [m.group(1).strip() for m in _CODE_SPAN.finditer(full)]
+        commands = tuple(
+            tuple(span.split()) for span in spans if len(span.split()) >= 2 and span[0].isalnum()
+        )
+        return _Candidate(
+            doc=doc,
+            category=category,
+            citations=(
+                *_citations(summary, prominent=True),
+                *_citations(doc.body, prominent=False),
+            ),
+            commands=commands,
+            summary_words=frozenset(normalize(summary).replace("-", " ").split()),
+            identifiers=identifiers,
+            words=words,
+            phrases=frozenset(_phrases(full)),
+        )
 
     def distinctive(self, word: str) -> bool:
         return 0 < self.word_df[word] <= max(2, round(0.05 * self.memories))
@@ -239,9 +315,10 @@ class SuggestionIndex:
 
     def match(self, event: ObservedEvent) -> list[Suggestion]:
         """The memories this event strongly matches, strongest first (at most two)."""
+        read = self._read_event(event)
         scored: list[tuple[tuple[int, int], Suggestion]] = []
         for candidate in self.candidates:
-            found = self._evidence(candidate, event)
+            found = self._evidence(candidate, event, read)
             if found is not None:
                 strength, evidence = found
                 scored.append(
@@ -253,8 +330,24 @@ class SuggestionIndex:
         scored.sort(key=lambda item: (-item[0][0], -item[0][1], item[1].path))
         return [s for _strength, s in scored[:MAX_SUGGESTIONS]]
 
+    def _read_event(self, event: ObservedEvent) -> _Event | None:
+        if event.kind in ("edit", "command"):
+            return None
+        text = event.text[:MAX_TEXT_CHARS]
+        if not text.strip():
+            return None
+        paths = {_clean_path(c.path) for c in _citations(text, prominent=False)}
+        if event.path:
+            paths.add(_clean_path(event.path))
+        return _Event(
+            identifiers=frozenset(i for i in _identifiers(text) if self.rare_identifier(i)),
+            paths=frozenset(paths),
+            phrases=frozenset(_phrases(text)),
+            words=frozenset(w for w in _words(text) if self.distinctive(w)),
+        )
+
     def _evidence(
-        self, candidate: _Candidate, event: ObservedEvent
+        self, candidate: _Candidate, event: ObservedEvent, read: _Event | None
     ) -> tuple[tuple[int, int], list[str]] | None:
         if event.kind == "edit":
             if not event.path:
@@ -268,22 +361,16 @@ class SuggestionIndex:
                 if _runs(observed, command) and _names(candidate.summary_words, command[:2]):
                     return (3, len(command)), [f"cites the command `{' '.join(command)}`"]
             return None
-        text = event.text[:MAX_TEXT_CHARS]
-        if not text.strip():
+        if read is None:
             return None
-        identifiers = sorted(
-            i for i in _identifiers(text) & candidate.identifiers if self.rare_identifier(i)
+        identifiers = sorted(read.identifiers & candidate.identifiers)
+        cited = sorted(
+            {c.path for p in read.paths for c in candidate.citations if _path_matches(p, c)}
         )
-        paths = {_clean_path(c.path) for c in _citations(text, prominent=False)}
-        if event.path:
-            paths.add(_clean_path(event.path))
-        cited = sorted({c.path for p in paths for c in candidate.citations if _path_matches(p, c)})
-        phrases = _phrases(text) & candidate.phrases
+        phrases = read.phrases & candidate.phrases
         # A word already counted as an identifier (`typeerror`) is not counted again.
         named = {part for i in identifiers for part in _words(i)} | set(identifiers)
-        words = sorted(
-            w for w in _words(text) & candidate.words if self.distinctive(w) and w not in named
-        )
+        words = sorted(w for w in read.words & candidate.words if w not in named)
         signals = len(identifiers) + len(cited) + bool(phrases)
         if not (signals >= 2 or (signals and words) or len(words) >= 4):
             return None

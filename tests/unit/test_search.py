@@ -217,5 +217,18 @@ def test_the_follower_keeps_the_network_in_step():
 def test_rendered_for_an_agent():
     text = render_search(search(SearchRequest("deep", "restructure the invoice module")))
     assert text.startswith("## Memory search")
-    assert "found through the memory network" in text
+    assert (
+        "found through the memory network: billing/invoice-module.md links to "
+        "conventions/test-rules.md" in text
+    )
     assert "### Testing rules (conventions/test-rules.md)" in text
+
+
+def test_the_search_bench_prints_its_figures(capsys):
+    from memory_recall.server.__main__ import main
+
+    assert main(["search-bench", "--docs", "120", "--queries", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "memory/search at 120 memories" in out and "suggestion index built" in out
+    for mode in ("shallow", "deep", "explore", "get"):
+        assert f"  {mode} " in out

@@ -142,3 +142,26 @@ def test_what_the_limit_stops_and_what_repeats_is_counted():
     assert session.admit([suggestion("a")], now=1) == []
     assert session.admit([suggestion("b"), suggestion("c")], now=2) == []
     assert (session.repeated, session.rate_limited) == (1, 2)
+
+
+def test_an_index_kept_up_to_date_answers_as_one_built_from_scratch():
+    from dataclasses import replace
+
+    events = [
+        ObservedEvent("edit", path="src/lib/redis.ts"),
+        ObservedEvent("error", "[ioredis] Error: read ECONNRESET at TCP.onStreamRead"),
+        ObservedEvent("edit", path="db/migrations/0042_orders.sql"),
+        ObservedEvent("command", "pnpm publish --access public"),
+    ]
+    followed = SuggestionIndex.build([LESSON, PROJECT], DECLARED)
+    moved = replace(CONVENTION, description="Migrations are append-only")
+    followed.follow([LESSON, CONVENTION, PUBLISH, PROJECT])
+    followed.follow([LESSON, moved, PUBLISH])  # one changed, one gone
+    fresh = SuggestionIndex.build([LESSON, moved, PUBLISH], DECLARED)
+    assert followed.memories == fresh.memories == 3
+    assert followed.word_df == fresh.word_df
+    assert followed.identifier_df == fresh.identifier_df
+    for event in events:
+        assert followed.match(event) == fresh.match(event)
+    # The changed convention no longer names db/migrations/ in its description.
+    assert fresh.match(events[2]) == []
