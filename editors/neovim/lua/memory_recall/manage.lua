@@ -18,7 +18,7 @@ local function fail(err)
   notify(tostring(err), vim.log.levels.ERROR)
 end
 
---- The memory's path relative to its root when the daemon gave one, else the path.
+--- A path as the user reads it: relative to the cwd, or under ~.
 local function short(path)
   return vim.fn.fnamemodify(path, ':~:.')
 end
