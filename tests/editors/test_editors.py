@@ -197,7 +197,7 @@ def test_neovim_suite_against_the_daemon(tmp_path: Path) -> None:
     output = _run(
         [nvim, "--headless", "--clean", "-l", "tests/spec.lua"],
         NEOVIM,
-        timeout=180,
+        timeout=300,
         XDG_STATE_HOME=str(tmp_path / "state"),
         XDG_DATA_HOME=str(tmp_path / "data"),
         XDG_CONFIG_HOME=str(tmp_path / "config"),

@@ -10,6 +10,25 @@ M.methods = {
   refined_result = 'memory/refinedResult',
   telemetry = 'telemetry/event',
   select = 'memory/select',
+  complete = 'memory/complete',
+  -- protocol v2: the write side, extraction, organisation
+  remember = 'memory/remember',
+  update = 'memory/update',
+  forget = 'memory/forget',
+  restore = 'memory/restore',
+  undo = 'memory/undo',
+  history = 'memory/history',
+  list = 'memory/list',
+  extract = 'memory/extract',
+  tree = 'memory/tree',
+  context = 'memory/context',
+  consolidate = 'memory/consolidate',
+  -- protocol v2: reflection and retrieval (SPEC §11-12)
+  feedback = 'memory/feedback',
+  explain = 'memory/explain',
+  search = 'memory/search',
+  observe = 'memory/observe',
+  suggestion = 'memory/suggestion',
 }
 
 --- LSP error codes the plugin sends.
@@ -38,6 +57,7 @@ local state = {
   counter = 0,
   phase_listeners = {}, ---@type fun(note: table)[]
   telemetry_listeners = {}, ---@type fun(event: table)[]
+  suggestion_listeners = {}, ---@type fun(note: table)[]
 }
 
 local function notify_listeners(listeners, value)
@@ -57,16 +77,17 @@ local function on_phase(_, note)
   end
 end
 
---- `memory/select`: the user's hook chooses, or we decline so the daemon falls back.
+--- Answer a server request (`memory/select`, `memory/complete`) with a user
+--- hook `fn(params, respond)`, or decline so the daemon falls back.
 --- Runs inside the coroutine vim.lsp gives server requests, so an
 --- asynchronous hook can answer later. It must never return nil, nil.
-local function on_select(_, params)
-  local hook = state.config and state.config.select
+--- `check(result)` returns the answer to send, or nil and why it is unusable.
+local function answer_with_hook(hook, what, params, check)
   local function decline(reason)
     return nil, vim.lsp.rpc_response_error(M.errors.request_failed, reason)
   end
   if type(hook) ~= 'function' then
-    return decline('no memory/select hook configured in Neovim')
+    return decline(('no %s hook configured in Neovim'):format(what))
   end
   local co, is_main = coroutine.running()
   local answered, result, reason = false, nil, nil
@@ -83,30 +104,66 @@ local function on_select(_, params)
   end
   local ok, returned = pcall(hook, params, respond)
   if not ok then
-    return decline('select hook failed: ' .. tostring(returned))
+    return decline(('%s hook failed: %s'):format(what, tostring(returned)))
   end
   if returned ~= nil then -- a synchronous hook may just return its answer
     respond(returned)
   end
   if not answered then
     if not co or is_main then
-      return decline('select hook did not answer synchronously')
+      return decline(('%s hook did not answer synchronously'):format(what))
     end
     coroutine.yield()
   end
   if reason then
     return decline(tostring(reason))
   end
-  if type(result) ~= 'table' or type(result.selected) ~= 'table' then
-    return decline('select hook returned no {selected = {path, ...}}')
+  local answer, problem = check(result)
+  if answer == nil then
+    return decline(problem)
   end
-  return { selected = result.selected }
+  return answer
+end
+
+--- `memory/select`: the user's hook chooses, or we decline so the daemon falls back.
+local function on_select(_, params)
+  return answer_with_hook(state.config and state.config.select, 'memory/select', params, function(result)
+    if type(result) ~= 'table' or type(result.selected) ~= 'table' then
+      return nil, 'select hook returned no {selected = {path, ...}}'
+    end
+    return { selected = result.selected }
+  end)
+end
+
+--- `memory/complete` (protocol v2): the user's model answers a judgement task
+--- (extraction); `respond({ content = text })`, a plain string, or decline.
+local function on_complete(_, params)
+  return answer_with_hook(state.config and state.config.complete, 'memory/complete', params, function(result)
+    if type(result) == 'string' then
+      return { content = result }
+    end
+    if type(result) ~= 'table' or type(result.content) ~= 'string' then
+      return nil, 'complete hook returned no {content = text}'
+    end
+    return { content = result.content }
+  end)
 end
 
 local function on_telemetry(_, event)
   if type(event) == 'table' and event.event == 'memory/recall' then
     notify_listeners(state.telemetry_listeners, event)
   end
+end
+
+local function on_suggestion(_, note)
+  if type(note) == 'table' then
+    notify_listeners(state.suggestion_listeners, note)
+  end
+end
+
+--- Called with every `memory/suggestion` ({ trigger, docs, prompt }).
+function M.on_suggestion(listener)
+  table.insert(state.suggestion_listeners, listener)
 end
 
 --- Called with every phase notification (whichever recall it belongs to).
@@ -139,7 +196,9 @@ function M.client_config(config)
       [M.methods.fast_result] = on_phase,
       [M.methods.refined_result] = on_phase,
       [M.methods.select] = on_select,
+      [M.methods.complete] = on_complete,
       [M.methods.telemetry] = on_telemetry,
+      [M.methods.suggestion] = on_suggestion,
     },
     on_init = function(client)
       state.initialized = true
@@ -342,19 +401,41 @@ function M.recall(config, query, opts, on_initial, on_refined)
   }
 end
 
---- `memory/status`; `callback(status|nil, err)`.
-function M.status(config, callback)
+--- Send `method` with `params` once the daemon is up; `callback(result|nil,
+--- err, code)`: err is the daemon's message (code its JSON-RPC error code).
+function M.request(config, method, params, callback)
   M.with_client(config, function(client, err)
     if not client then
       return callback(nil, err)
     end
-    call(client, 'request', M.methods.status, vim.empty_dict(), function(rpc_err, result)
+    local ok = call(client, 'request', method, params or vim.empty_dict(), function(rpc_err, result)
       if rpc_err then
-        return callback(nil, rpc_err.message or tostring(rpc_err))
+        return callback(nil, rpc_err.message or tostring(rpc_err), rpc_err.code)
       end
       callback(result)
     end)
+    if not ok then
+      callback(nil, 'memory-recall: the daemon is not running')
+    end
   end)
+end
+
+--- Send a notification (no answer); `callback(ok, err)` once it is written.
+function M.notify(config, method, params, callback)
+  M.with_client(config, function(client, err)
+    if not client then
+      return callback and callback(false, err)
+    end
+    local ok = call(client, 'notify', method, params or vim.empty_dict())
+    if callback then
+      callback(ok, not ok and 'memory-recall: the daemon is not running' or nil)
+    end
+  end)
+end
+
+--- `memory/status`; `callback(status|nil, err)`.
+function M.status(config, callback)
+  M.request(config, M.methods.status, vim.empty_dict(), callback)
 end
 
 return M

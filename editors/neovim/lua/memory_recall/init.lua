@@ -45,6 +45,13 @@ M.defaults = {
   ui = 'float',
   --- Start the daemon at setup() so its index is warm for the first recall.
   autostart = true,
+  --- `function(params, respond)` answering `memory/complete` (protocol v2)
+  --- with your own model, so `extract()` works without an http endpoint:
+  --- params = { task, messages = { { role, content } }, responseSchema,
+  --- maxTokens }. Call `respond({ content = json_text })` (or a plain string),
+  --- now or later, or `respond(nil, reason)` to decline. Setting it makes the
+  --- selector kind 'client' (the daemon asks the model channel only then).
+  complete = nil,
 }
 
 local config = nil ---@type table?
@@ -76,8 +83,11 @@ function M.init_options(opts)
   for key, value in pairs(opts.selector or {}) do
     selector[SELECTOR_KEYS[key] or key] = value
   end
-  selector.kind = selector.kind or (opts.select and 'client' or 'none')
+  selector.kind = selector.kind or ((opts.select or opts.complete) and 'client' or 'none')
   options.selector = selector
+  if opts.complete then
+    options.capabilities = { complete = true }
+  end
   return options
 end
 
@@ -137,6 +147,199 @@ function M.status(callback)
   daemon.status(current(), callback)
 end
 
+-- The write side, extraction and organisation (protocol v2) ---------------------
+--
+-- Every function takes a table of options (snake_case keys are sent camelCase:
+-- dry_run → dryRun) and calls `callback(result|nil, err)` once, err being the
+-- daemon's message ("invalid params: path: …", "changed on disk: …").
+
+--- `{ a_b = 1 }` → `{ aB = 1 }` (top-level keys only: values are sent as given).
+local function wire(opts)
+  local params = {}
+  for key, value in pairs(opts or {}) do
+    params[(key:gsub('_(%l)', string.upper))] = value
+  end
+  return next(params) and params or vim.empty_dict()
+end
+
+local undo_stack = {} ---@type string[] operation ids this Neovim made, oldest first
+
+--- Remember the operations of a write result so undo() can take them back.
+local function record(result)
+  if type(result) ~= 'table' or type(result.operations) ~= 'table' then
+    return
+  end
+  local seen = {}
+  for _, op in ipairs(result.operations) do
+    if op.action ~= 'proposed' and type(op.operation) == 'string' and not seen[op.operation] then
+      seen[op.operation] = true
+      table.insert(undo_stack, op.operation)
+    end
+  end
+end
+
+local function request(method, params, callback, on_result)
+  callback = callback or function() end
+  daemon.request(current(), method, params, function(result, err, code)
+    if result and on_result then
+      on_result(result)
+    end
+    callback(result, err, code)
+  end)
+end
+
+--- The operation ids of the writes made through this plugin, oldest first
+--- (undo() without an id takes back the last).
+function M.operations()
+  return vim.deepcopy(undo_stack)
+end
+
+--- `memory/remember`: `text` or `{ text, scope, type, title, description,
+--- category, pinned, always, force }`; callback(write_result|nil, err). A gate
+--- refusal is not an error: it is in `result.skipped` ({ title, reason, message }).
+function M.remember(opts, callback)
+  if type(opts) == 'string' then
+    opts = { text = opts }
+  end
+  request(daemon.methods.remember, wire(opts), callback, record)
+end
+
+--- `memory/update`: `{ path, if_match, title, description, type, body, pinned, always, force }`.
+function M.update(opts, callback)
+  request(daemon.methods.update, wire(opts), callback, record)
+end
+
+--- `memory/forget`: `path` or `{ path, reason, hard }` (hard deletes: no undo).
+function M.forget(opts, callback)
+  if type(opts) == 'string' then
+    opts = { path = opts }
+  end
+  request(daemon.methods.forget, wire(opts), callback, record)
+end
+
+--- `memory/restore`: bring an archived memory back (`path` or `{ path }`).
+function M.restore(opts, callback)
+  if type(opts) == 'string' then
+    opts = { path = opts }
+  end
+  request(daemon.methods.restore, wire(opts), callback, record)
+end
+
+--- `memory/undo`: `operation` (an id) or nil for the last write made through
+--- this plugin that is not undone yet. callback(write_result|nil, err).
+function M.undo(operation, callback)
+  local from_stack = operation == nil
+  if from_stack then
+    operation = undo_stack[#undo_stack]
+    if not operation then
+      return (callback or function() end)(nil, 'nothing to undo: no memory change was made from this Neovim')
+    end
+  end
+  request(daemon.methods.undo, { operation = operation }, callback, function()
+    for i = #undo_stack, 1, -1 do
+      if undo_stack[i] == operation then
+        table.remove(undo_stack, i)
+        break
+      end
+    end
+  end)
+end
+
+--- `memory/history`: `path`; callback({ path, entries }|nil, err).
+function M.history(path, callback)
+  request(daemon.methods.history, { path = path }, callback)
+end
+
+--- `memory/list`: `{ scope, category }`; callback({ memories }|nil, err).
+function M.list(opts, callback)
+  request(daemon.methods.list, wire(opts), callback)
+end
+
+--- `memory/extract`: `{ trigger, transcript = { { role, content } }, files =
+--- { { path, content } }, diff, scope, apply }`. Triggers other than
+--- 'projectInit' need a model (selector 'http', or the `complete` hook).
+--- callback(extract_result|nil, err): operations, skipped, failure, model, transcript.
+function M.extract(opts, callback)
+  request(daemon.methods.extract, wire(opts), callback, record)
+end
+
+--- `memory/tree`: `{ scope }`; callback({ categories, total }|nil, err).
+function M.tree(opts, callback)
+  request(daemon.methods.tree, wire(opts), callback)
+end
+
+--- `memory/context`: `{ budget_chars }`; callback({ prompt, docs, truncated,
+--- budgetChars, usedChars }|nil, err): the always-loaded block to start a session with.
+function M.context(opts, callback)
+  request(daemon.methods.context, wire(opts), callback)
+end
+
+--- `memory/consolidate`: `{ scope, dry_run }`; callback({ dryRun, reports,
+--- operations, skipped, indexes }|nil, err). A run is one operation per root.
+function M.consolidate(opts, callback)
+  request(daemon.methods.consolidate, wire(opts), callback, record)
+end
+
+-- Reflection and retrieval (SPEC §11-12) ---------------------------------------------
+
+--- The recall that last delivered each memory: path → { token, title, phase }.
+local delivered = {}
+daemon.on_phase(function(note)
+  if type(note.docs) ~= 'table' or note.token == nil then
+    return
+  end
+  for _, doc in ipairs(note.docs) do
+    delivered[doc.path] = { token = note.token, title = doc.title, phase = note.phase }
+  end
+end)
+
+--- The recall that last delivered `path` in this Neovim: { token, title, phase } or nil.
+function M.delivered(path)
+  return delivered[path]
+end
+
+--- `memory/feedback`: tell the daemon which delivered memories your model used.
+--- opts: { token = recall token, used = { path, ... }, ignored = { path, ... } }
+--- (or `items = { { id = path, verdict = 'used'|'ignored' } }`). Without a
+--- callback it is the SPEC §12 notification (nothing comes back); with one it is
+--- sent as a request and callback({ recorded, unknown, coUseLinks }|nil, err).
+function M.feedback(opts, callback)
+  local params = wire(opts)
+  if callback then
+    request(daemon.methods.feedback, params, callback)
+  else
+    daemon.notify(current(), daemon.methods.feedback, params)
+  end
+end
+
+--- `memory/explain`: why a memory was or was not delivered. opts: { path, token }
+--- (a recall this daemon ran lately) or { path, query, recent_tools, ranker }.
+--- callback(explain_result|nil, err): rank, score parts, silence, network path,
+--- staleness, phases and a summary in words.
+function M.explain(opts, callback)
+  request(daemon.methods.explain, wire(opts), callback)
+end
+
+--- `memory/search`, for an agent's memory tool. opts: { query, mode =
+--- 'shallow' (titles and descriptions) | 'deep' (whole bodies and the memory
+--- network) | 'explore' (a subtree of the topic tree: category, or path) |
+--- 'get' (path), scope, limit }; callback(search_result|nil, err).
+function M.search(opts, callback)
+  request(daemon.methods.search, wire(opts), callback)
+end
+
+--- `memory/observe` (a notification): what the agent is doing. opts: { event =
+--- 'edit'|'error'|'toolResult'|'command', path, text }. When a lesson or
+--- convention strongly matches, the daemon sends `memory/suggestion`: see
+--- on_suggestion(). `callback(ok, err)`, if given, runs once it is sent.
+function M.observe(opts, callback)
+  daemon.notify(current(), daemon.methods.observe, wire(opts), callback)
+end
+
+--- `listener({ trigger, docs, prompt })` runs with every `memory/suggestion`
+--- (each memory at most once per session, rate-limited by the daemon).
+M.on_suggestion = daemon.on_suggestion
+
 --- Stop the daemon.
 function M.stop()
   daemon.stop()
@@ -180,6 +383,7 @@ function M.recall_command(query)
     end
     view:update(fast, refined, ui.summary(fast, refined, err, view.keys))
   end)
+  view.token = handle.token
   return view, handle
 end
 

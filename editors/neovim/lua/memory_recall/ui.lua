@@ -4,6 +4,9 @@ local M = {}
 
 local ns = vim.api.nvim_create_namespace('memory_recall')
 
+--- The open :MemoryRecall windows by buffer (for :MemoryExplain on the memory under the cursor).
+M.views = {}
+
 --- A short human age, the same words as the daemon's prompt (`3 days ago`).
 function M.format_age(mtime_ms, now_ms)
   now_ms = now_ms or (os.time() * 1000)
@@ -64,7 +67,7 @@ function M.result_lines(fast, refined, status_line, now_ms)
 end
 
 --- The keys of the :MemoryRecall float, shown in its status line.
-M.FLOAT_KEYS = '<CR> open · q close'
+M.FLOAT_KEYS = '<CR> open · e explain · q close'
 
 --- The status line under the results once the recall is over; `keys` (the
 --- view's key hints, e.g. M.FLOAT_KEYS) follows the count when given.
@@ -149,7 +152,20 @@ function M.results_float(query, on_close)
   local from_win = vim.api.nvim_get_current_win()
   local title = 'Memory: ' .. query
   local buf, win = M.open_float(title, { 'Recalling…' })
-  local view = { buf = buf, win = win, docs = {}, keys = M.FLOAT_KEYS }
+  local view = { buf = buf, win = win, docs = {}, keys = M.FLOAT_KEYS, query = query }
+  M.views[buf] = view
+
+  --- The memory under the cursor, if any.
+  function view.doc_under_cursor()
+    if not vim.api.nvim_win_is_valid(win) then
+      return nil
+    end
+    return view.docs[vim.api.nvim_win_get_cursor(win)[1]]
+  end
+
+  vim.keymap.set('n', 'e', function()
+    vim.cmd('MemoryExplain')
+  end, { buffer = buf, nowait = true, desc = 'Explain why this memory was delivered' })
 
   vim.keymap.set('n', '<CR>', function()
     local doc = view.docs[vim.api.nvim_win_get_cursor(0)[1]]
@@ -165,6 +181,7 @@ function M.results_float(query, on_close)
     once = true,
     callback = function()
       view.closed = true
+      M.views[buf] = nil
       if on_close then
         on_close()
       end
