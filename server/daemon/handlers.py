@@ -7,7 +7,6 @@ process; `server.py` only registers them.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from pathlib import Path
 from typing import Any
@@ -60,7 +59,6 @@ from memory_recall.server.daemon.writing import (
     result_wire,
     wire_error,
 )
-from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.explain import Delivered, ExplainRequest
 from memory_recall.server.explain import explain as explain_memory
 from memory_recall.server.ranking.registry import ranker_named
@@ -194,7 +192,7 @@ def status(
         usage = reflection.cached_usage(
             snapshot.version,
             snapshot.documents,
-            lambda d: organise.organiser.topics.place(_for_placing(d)).path.slug,
+            lambda d: organise.organiser.topics.place(d).path.slug,
         )
         found = reflection.cached_stale(
             snapshot.version,
@@ -337,23 +335,6 @@ async def consolidate(
     except WriteError as exc:
         raise wire_error(exc) from None
     return consolidate_wire(runs, dreamer.writer.roots, consolidate_params.dry_run)
-
-
-# What the topic tree reads of a memory to place it for the status sums: a hand-written
-# file may hold a megabyte `name:`, which the category rules would take minutes over.
-_PLACE_CHARS = (300, 1000, 4000)  # title, description, body
-
-
-def _for_placing(doc: MemoryDocument) -> MemoryDocument:
-    title, description, body = _PLACE_CHARS
-    if len(doc.title) <= title and len(doc.description) <= description and len(doc.body) <= body:
-        return doc
-    return dataclasses.replace(
-        doc,
-        title=doc.title[:title],
-        description=doc.description[:description],
-        body=doc.body[:body],
-    )
 
 
 def _is_dir(path: Path) -> bool:

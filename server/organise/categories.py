@@ -338,6 +338,9 @@ class CategoryDecision:
     problem: str | None = None  # a declared category that is not on the tree
 
 
+READ_CHARS = (300, 1000, 4000)  # title, description, body
+
+
 def infer_category(
     *, type: str, title: str, description: str, body: str, declared: str | None = None
 ) -> CategoryPath:
@@ -350,7 +353,14 @@ def infer_category(
 def explain_category(
     *, type: str, title: str, description: str, body: str, declared: str | None = None
 ) -> CategoryDecision:
-    """`infer_category` with its reasons, its confidence and any problem with `declared`."""
+    """`infer_category` with its reasons, its confidence and any problem with `declared`.
+
+    The rules read the start of each field (`READ_CHARS`): a hand-written file may hold a
+    megabyte `name:` or body, which they would take minutes over, and what a memory is
+    about shows in its first lines."""
+    title, description, body = (
+        text[:limit] for text, limit in zip((title, description, body), READ_CHARS, strict=True)
+    )
     problem = None
     declared_path = None
     if declared is not None and declared.strip():

@@ -62,3 +62,16 @@ def test_the_tree_counts_every_category_and_caches_placements(monkeypatch):
     real = tree_module.explain_category
     monkeypatch.setattr(tree_module, "explain_category", lambda **kw: calls.append(1) or real(**kw))
     assert tree.tree(docs) == t and not calls  # unchanged files are not placed again
+
+
+def test_the_rules_read_the_start_of_each_field_however_long_the_file():
+    """A megabyte `name:` or body is placed by its start (the rules would take minutes)."""
+    from memory_recall.server.organise.categories import READ_CHARS, explain_category
+
+    title = "Flaky test: retry the payment webhook " + "x" * 1_000_000
+    body = "When the CI job fails with ECONNRESET, rerun it once. " + "y " * 500_000
+    huge = explain_category(type="feedback", title=title, description="", body=body)
+    short = explain_category(
+        type="feedback", title=title[: READ_CHARS[0]], description="", body=body[: READ_CHARS[2]]
+    )
+    assert huge == short
