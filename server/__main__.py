@@ -250,6 +250,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         args.corpus = [path for path in args.corpus if path not in categories]
         if not args.corpus:
             return 0
+    # `fixtures/eval/*.json` also matches the baseline: say so and evaluate the rest.
+    for path in [p for p in args.corpus if _is_baseline(p)]:
+        print(f"memory-recall: skipped {path}: a baseline, not a corpus (--check takes it)",
+              file=sys.stderr)  # fmt: skip
+        args.corpus.remove(path)
+    if not args.corpus:
+        return 2
     names = args.ranker or [DEFAULT_RANKER]
     if args.silence_sweep:
         for path in args.corpus:
@@ -289,6 +296,15 @@ def _is_category_set(path: str) -> bool:
     except (OSError, ValueError):
         return False  # load_corpus says what is wrong with it
     return isinstance(data, dict) and "memories" in data and "cases" not in data
+
+
+def _is_baseline(path: str) -> bool:
+    """A figures baseline (`{"corpora": {...}}`, what --check reads) rather than a corpus."""
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "corpora" in data and "docs" not in data
 
 
 def cmd_status(args: argparse.Namespace) -> int:

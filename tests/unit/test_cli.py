@@ -121,3 +121,13 @@ def test_table_columns_start_at_the_same_display_column_on_every_line(
     expected = starts(lines[0], ["one", "two", "three"])
     for line, row in zip(lines[2:], rows, strict=True):
         assert starts(line, row) == expected
+
+
+def test_eval_over_a_glob_skips_the_baseline_and_says_so(capsys) -> None:
+    from memory_recall.server.__main__ import main
+
+    code = main(["eval", "fixtures/eval/baseline.json", "fixtures/eval/coding.json"])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "skipped fixtures/eval/baseline.json: a baseline" in captured.err
+    assert "R@5" in captured.out
