@@ -4,6 +4,11 @@ This module knows nothing of JSON-RPC: the daemon hands it a request and a
 `RecallListener`, and it returns the result. Each recall owns its
 `ExclusionSet` (what the fast phase delivered), so concurrent recalls can never
 mix their exclusions; the set is dropped when the recall ends.
+
+It is one job, one recall, and long because both opt-in channels join it where the
+phases are built: the memory network's finds (recall_network.py decides them) and the
+semantic channel's hits (semantic/ decides them) are placed here, beside the exclusion
+and the deadlines they must respect.
 """
 
 from __future__ import annotations
@@ -370,10 +375,13 @@ class RecallService:
         if joined is not None:
             shortlist = joined.candidates(shortlist)
         hits = None
-        if semantic is not None and shortlist.candidates:
+        if semantic is not None and (shortlist.candidates or self.selector is None):
             # Without a selector this is the phase the host waits for: the fast deadline.
+            # It may be all the host gets when no word matched (the slots are all empty).
             hits = await self._semantic_hits(semantic, query, fast=self.selector is None)
-        if not shortlist.tokens or not shortlist.candidates:
+        if (not shortlist.tokens or not shortlist.candidates) and not (
+            hits and self.selector is None
+        ):
             refined = phases.build("refined", "none", "no_relevant_results", [])
         elif self.selector is None:
             refined = self._fallback_phase(

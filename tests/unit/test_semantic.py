@@ -209,6 +209,22 @@ async def test_a_memory_sharing_no_word_with_the_query_is_found(server):
     assert result.refined.semantic.filled == 1 and result.refined.semantic.failure is None
 
 
+async def test_without_a_model_a_query_no_word_of_which_matches_is_still_filled(server):
+    """Every slot is empty: the refined phase (what a host without a model waits for)."""
+    query = "replacing the login"  # no memory shares a word with it
+    lexical_only = RecallService(None, RANKERS["bm25f"])
+    result, _ = await recall(lexical_only, query=query)
+    assert result.refined.status == "no_relevant_results"
+
+    service = RecallService(None, RANKERS["bm25f"])
+    service.semantic = channel_for(server, fast_deadline_s=2.0)
+    await service.semantic.sync(CorpusView.of(DOCS))
+    result, _ = await recall(service, query=query)
+    assert [d.path for d in result.refined.docs] == [AUTH.path]
+    assert result.refined.docs[0].similarity is not None
+    assert result.refined.semantic.filled == 1
+
+
 async def test_the_fast_phase_fills_and_the_model_sees_similarities(server):
     selector = FakeSelector([AUTH.path])
     service = RecallService(selector, RANKERS["bm25f"])
