@@ -9,6 +9,10 @@
 A host has about 100 ms before it must send a turn's first prompt; `recall`
 returns after the first of {fast result, refined result, cancel, 100 ms}, and
 the refined phase stays awaitable for a later safe point in the turn.
+
+It is long because it is the whole protocol seen from a host, one method per request
+(recall, the writes, extraction, organisation, search, feedback, explain) over one
+connection and one reader; splitting it would split that connection's state.
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ server both call `MemorySearch.search` and put the outcome on their own wire.
 A request that cannot be answered as asked (`deep` without a query, a category
 not on the tree, `get` of a path no memory has) raises `SearchError`, whose
 message names what to change.
+
+One job, four modes: they share the request's checks, the hit and its passage, and
+the network follower, so they stay one module.
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ compared with), on the same trees. Once per run, the transport floor:
 `memory/status` round trips to a daemon with an empty catalog. Ratios within
 one run are the figures that matter: this machine is shared and noisy, so
 nothing here passes or fails on absolute times.
+
+One job, one benchmark run: its measurements share the trees, the daemon processes and
+the table, so they stay together.
 """
 
 from __future__ import annotations
