@@ -39,6 +39,7 @@ def build_schema() -> dict[str, object]:
             methods.UNDO: "UndoParams → WriteResult",
             methods.HISTORY: "HistoryParams → HistoryResult",
             methods.LIST: "ListParams → ListResult",
+            methods.EXTRACT: "ExtractParams → ExtractResult",
             methods.SEARCH: "SearchParams → SearchResult",
             methods.EXPLAIN: "ExplainParams → ExplainResult",
             methods.FEEDBACK: "FeedbackParams → FeedbackResult (also a notification, SPEC §12)",
@@ -50,7 +51,10 @@ def build_schema() -> dict[str, object]:
             methods.SUGGESTION: "SuggestionNotification",
         },
         "clientNotifications": {methods.OBSERVE: "ObserveParams"},
-        "serverRequests": {methods.SELECT: "SelectParams → SelectResult"},
+        "serverRequests": {
+            methods.SELECT: "SelectParams → SelectResult",
+            methods.COMPLETE: "CompleteParams → CompleteResult",
+        },
     }
     return schema
 

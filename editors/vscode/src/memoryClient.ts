@@ -63,6 +63,8 @@ export const Methods = {
   search: 'memory/search',
   explain: 'memory/explain',
   feedback: 'memory/feedback',
+  extract: 'memory/extract',
+  complete: 'memory/complete',
 } as const satisfies {
   recall: keyof typeof PROTOCOL_METHODS.requests;
   status: keyof typeof PROTOCOL_METHODS.requests;
@@ -81,17 +83,9 @@ export const Methods = {
   search: keyof typeof PROTOCOL_METHODS.requests;
   explain: keyof typeof PROTOCOL_METHODS.requests;
   feedback: keyof typeof PROTOCOL_METHODS.requests;
+  extract: keyof typeof PROTOCOL_METHODS.requests;
+  complete: keyof typeof PROTOCOL_METHODS.serverRequests;
 };
-
-/**
- * Served by the daemon (protocol/methods.py) but not yet listed in the
- * schema's `x-methods`, so not checked at compile time; the wire tests call
- * them against the real daemon.
- */
-export const UnlistedMethods = {
-  extract: 'memory/extract',
-  complete: 'memory/complete',
-} as const;
 
 /** JSON-RPC / LSP error codes the client sees or sends. */
 export const ErrorCode = {
@@ -344,7 +338,7 @@ export class MemoryClient implements Disposable {
       connection.onRequest(Methods.select, (params: SelectParams, token) =>
         answerSelect(options.select, params, token),
       ),
-      connection.onRequest(UnlistedMethods.complete, async (params: CompleteParams, token) => {
+      connection.onRequest(Methods.complete, async (params: CompleteParams, token) => {
         const result = await answerComplete(options.complete, params, token);
         if (params?.task === 'extract') {
           for (const listener of this.extractAnswerListeners) listener(result.content);
@@ -506,8 +500,8 @@ export class MemoryClient implements Disposable {
       try {
         result =
           params.apply === false || params.scope === 'team'
-            ? await request<ExtractResult>(this.connection, UnlistedMethods.extract, params, token)
-            : await this.write<ExtractResult>(UnlistedMethods.extract, params, token);
+            ? await request<ExtractResult>(this.connection, Methods.extract, params, token)
+            : await this.write<ExtractResult>(Methods.extract, params, token);
       } finally {
         this.extractAnswerListeners.delete(listener);
       }

@@ -17,6 +17,7 @@ export const PROTOCOL_METHODS = {
     'memory/consolidate': 'ConsolidateParams → ConsolidateResult',
     'memory/context': 'ContextParams → ContextResult',
     'memory/explain': 'ExplainParams → ExplainResult',
+    'memory/extract': 'ExtractParams → ExtractResult',
     'memory/feedback': 'FeedbackParams → FeedbackResult (also a notification, SPEC §12)',
     'memory/forget': 'ForgetParams → WriteResult',
     'memory/history': 'HistoryParams → HistoryResult',
@@ -31,6 +32,7 @@ export const PROTOCOL_METHODS = {
     'memory/update': 'UpdateParams → WriteResult'
   },
   'serverRequests': {
+    'memory/complete': 'CompleteParams → CompleteResult',
     'memory/select': 'SelectParams → SelectResult'
   }
 } as const;

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { after, before, describe, test, TestContext } from 'node:test';
 import { ResponseError } from 'vscode-jsonrpc';
 
-import { ErrorCode, extractedItems, pairProposals, UnlistedMethods, WriteLike } from '../src/memoryClient';
+import { ErrorCode, extractedItems, Methods, pairProposals, WriteLike } from '../src/memoryClient';
 import type { CompleteParams, TreeNode } from '../src/protocol.generated';
 import { Daemon, startDaemon } from './daemon';
 import { schemaValidator } from './schema';
@@ -211,7 +211,7 @@ describe('writing, organising and extracting over the wire', () => {
     assert.deepEqual(outcome.operations.map((o) => o.action), ['created']);
     assert.deepEqual(outcome.skipped.map((s) => s.reason), ['secret']);
     assert.deepEqual(outcome.proposals, []);
-    assert.equal(writes.at(-1)?.method, UnlistedMethods.extract);
+    assert.equal(writes.at(-1)?.method, Methods.extract);
   });
 
   test('a model that declines is the result failure; nothing is written', async () => {
