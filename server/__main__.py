@@ -19,7 +19,7 @@ import os
 import sys
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -617,40 +617,39 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     demo.set_defaults(func=cmd_demo)
 
-    bench = sub.add_parser(
-        "bench",
-        help="latency vs number of memories (prints figures; `bench --help` for options)",
-        add_help=False,
-    )
-    bench.add_argument("options", nargs=argparse.REMAINDER)
-    bench.set_defaults(func=cmd_bench)
+    # Commands that parse their own options (`<command> --help`): the rest of the line.
+    def passthrough(name: str, help_text: str, run: Callable[[argparse.Namespace], int]) -> None:
+        command = sub.add_parser(name, help=help_text, add_help=False)
+        command.add_argument("options", nargs=argparse.REMAINDER)
+        command.set_defaults(func=run)
 
-    network_eval = sub.add_parser(
+    passthrough(
+        "bench", "latency vs number of memories (prints figures; `bench --help` for options)",
+        cmd_bench,
+    )  # fmt: skip
+    passthrough(
         "network-eval",
-        help="the memory network's figures: multi-hop recall with and without it, "
+        "the memory network's figures: multi-hop recall with and without it, "
         "suggestions, --bench for speed (`network-eval --help` for options)",
-        add_help=False,
+        cmd_network_eval,
     )
-    network_eval.add_argument("options", nargs=argparse.REMAINDER)
-    network_eval.set_defaults(func=cmd_network_eval)
-
-    for name, what in (
-        ("semantic-eval", "recall with and without the semantic channel, fill against fusion, "
-         "through a real local encoder (`make eval-semantic` installs it)"),
-        ("semantic-bench", "benchmark: the fast phase with the semantic channel on, and "
-         "embedding throughput (docs/s)"),
-    ):  # fmt: skip
-        semantic = sub.add_parser(name, help=what, add_help=False)
-        semantic.add_argument("options", nargs=argparse.REMAINDER)
-        semantic.set_defaults(func=cmd_semantic)
-    search_bench = sub.add_parser(
+    passthrough(
+        "semantic-eval",
+        "recall with and without the semantic channel, fill against fusion, "
+        "through a real local encoder (`make eval-semantic` installs it)",
+        cmd_semantic,
+    )
+    passthrough(
+        "semantic-bench",
+        "benchmark: the fast phase with the semantic channel on, and embedding throughput (docs/s)",
+        cmd_semantic,
+    )
+    passthrough(
         "search-bench",
-        help="benchmark: memory/search per mode beside a recall's ranking, the suggestion "
+        "benchmark: memory/search per mode beside a recall's ranking, the suggestion "
         "index and matcher (`search-bench --help` for options)",
-        add_help=False,
+        cmd_search_bench,
     )
-    search_bench.add_argument("options", nargs=argparse.REMAINDER)
-    search_bench.set_defaults(func=cmd_search_bench)
 
     delivery = sub.add_parser(
         "delivery", help="benchmark: what a host waiting 100 ms gets, per model latency"
