@@ -167,7 +167,7 @@ def _request_id(protocol: MemoryProtocol) -> str | int:
     return "" if msg_id is None else msg_id
 
 
-def status(
+async def status(
     _params: Any,
     *,
     protocol: MemoryProtocol,
@@ -189,17 +189,20 @@ def status(
         snapshot = catalog.snapshot()
         if write is not None:
             write.flush()  # the recalls and deliveries counted since the last batch
-        usage = reflection.cached_usage(
-            snapshot.version,
-            snapshot.documents,
-            lambda d: organise.organiser.topics.place(d).path.slug,
+        usage, found = await asyncio.gather(
+            reflection.status_usage(
+                snapshot.version,
+                snapshot.documents,
+                lambda d: organise.organiser.topics.place(d).path.slug,
+            ),
+            reflection.status_stale(
+                snapshot.version,
+                snapshot.documents,
+                lambda docs: [(d.path, s.reason) for d, s in organise.organiser.stale(docs)],
+            ),
         )
-        found = reflection.cached_stale(
-            snapshot.version,
-            snapshot.documents,
-            lambda docs: [(d.path, s.reason) for d, s in organise.organiser.stale(docs)],
-        )
-        stale = [StaleMemory(path=path, reason=reason) for path, reason in found]
+        if found is not None:
+            stale = [StaleMemory(path=path, reason=reason) for path, reason in found]
     return StatusResult(
         protocol_version=methods.PROTOCOL_VERSION,
         ready=session.ready.is_set(),

@@ -17,10 +17,11 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memory_recall.protocol.messages import CategoryUsage, FeedbackParams, FeedbackResult
+from memory_recall.server.daemon.background import Refreshed, polite
 from memory_recall.server.daemon.networking import NetworkSide
 from memory_recall.server.daemon.writing import WriteSide
 from memory_recall.server.documents import MemoryDocument
@@ -35,9 +36,9 @@ log = logging.getLogger("memory_recall.reflection")
 
 RECENT_RECALLS = 256  # recalls memory/explain and memory/feedback can name by token
 # memory/status is polled (hosts wait for `ready`, benches for the watcher): the
-# per-category sums and the staleness of every memory are recomputed only when the
-# memories or the statistics changed, and staleness (files in the workspace) at
-# most this often.
+# per-category sums and the staleness of every memory are worked out again (in a
+# thread: server.daemon.background) only when the memories or the statistics
+# changed, and staleness (files in the workspace) at most this often.
 STATUS_STALE_TTL_S = 5.0
 
 
@@ -68,8 +69,8 @@ class ReflectionSide:
         self._spawn = spawn
         self.recent: OrderedDict[object, RecallTrace] = OrderedDict()
         self.changes = 0  # recalls recorded and feedback received: what usage sums read
-        self._usage: tuple[object, list[CategoryUsage] | None] | None = None
-        self._stale: tuple[object, float, list[tuple[str, str]]] | None = None
+        self._usage: Refreshed[list[CategoryUsage]] = Refreshed("usage per category")
+        self._stale: Refreshed[list[tuple[str, str]]] = Refreshed("the stale memories")
 
     # -- recalls ---------------------------------------------------------------------------
 
@@ -186,41 +187,41 @@ class ReflectionSide:
                 out[path] = UsageStats(found.used, found.delivered, found.last_used_ms)
         return out
 
-    def cached_usage(
+    async def status_usage(
         self,
         version: int,
         docs: Sequence[MemoryDocument],
         place: Callable[[MemoryDocument], str],
     ) -> list[CategoryUsage] | None:
-        """`category_usage`, again only when the memories or the statistics changed."""
-        key = (version, self.changes)
-        if self._usage is None or self._usage[0] != key:
-            self._usage = (key, self.category_usage(docs, place))
-        return self._usage[1]
+        """`category_usage` for `memory/status`, worked out again (off the event loop)
+        only when the memories or the statistics changed; None while not yet known."""
+        if self.write is None or self.write.state is None:
+            return None
 
-    def cached_stale(
+        def prepare() -> Callable[[], list[CategoryUsage]]:
+            stats = self._stats()  # the state store is read here, on the event loop
+            return lambda: self.category_usage(polite(docs), place, stats)
+
+        return await self._usage.get((version, self.changes), prepare)
+
+    async def status_stale(
         self,
         version: int,
         docs: Sequence[MemoryDocument],
-        check: Callable[[Sequence[MemoryDocument]], list[tuple[str, str]]],
-    ) -> list[tuple[str, str]]:
-        """The stale memories `(path, reason)`, from `check`, at most every few seconds."""
-        now = time.monotonic()
-        if (
-            self._stale is None
-            or self._stale[0] != version
-            or now - self._stale[1] > STATUS_STALE_TTL_S
-        ):
-            self._stale = (version, now, check(docs))
-        return self._stale[2]
+        check: Callable[[Iterable[MemoryDocument]], list[tuple[str, str]]],
+    ) -> list[tuple[str, str]] | None:
+        """The stale memories `(path, reason)`, from `check` (off the event loop), at most
+        every few seconds; None while not yet known."""
+        key = (version, int(time.monotonic() // STATUS_STALE_TTL_S))
+        return await self._stale.get(key, lambda: lambda: check(polite(docs)))
 
     def category_usage(
-        self, docs: Sequence[MemoryDocument], place: Callable[[MemoryDocument], str]
-    ) -> list[CategoryUsage] | None:
+        self,
+        docs: Iterable[MemoryDocument],
+        place: Callable[[MemoryDocument], str],
+        stats: Mapping[MemoryKey, MemoryStats],
+    ) -> list[CategoryUsage]:
         """Per category: memories, recalled, delivered, used, ignored (`memory/status`)."""
-        if self.write is None or self.write.state is None:
-            return None
-        stats = self._stats()
         totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
         for doc in docs:
             row = totals[place(doc)]

@@ -106,8 +106,8 @@ class MemoryServer(LanguageServer):
             return await handlers.recall(params, **self._services())
 
         @self.feature(methods.STATUS)
-        def status(params: Any) -> dict[str, Any]:
-            return handlers.status(params, **self._services())
+        async def status(params: Any) -> dict[str, Any]:
+            return await handlers.status(params, **self._services())
 
         # Organisation (SPEC §10): the topic tree, the always-loaded context, consolidation.
         organise_handlers: tuple[tuple[str, Any], ...] = (

@@ -140,10 +140,15 @@ def _fold(text: str) -> str:
 
     CJK keeps its marks: removing them would change the character (が → か).
     """
-    return _NON_CJK_RUN.sub(lambda m: _strip_accents(m.group()), normalize(text))
+    normalized = normalize(text)
+    if normalized.isascii():  # most memories: no accent to strip
+        return normalized
+    return _NON_CJK_RUN.sub(lambda m: _strip_accents(m.group()), normalized)
 
 
 def _strip_accents(text: str) -> str:
+    if text.isascii():
+        return text
     decomposed = unicodedata.normalize("NFD", text)
     return unicodedata.normalize(
         "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
@@ -208,6 +213,9 @@ class _Cue:
 class _Rules:
     first_word: dict[str, list[_Cue]] = field(default_factory=lambda: defaultdict(list))
     first_prefix: dict[str, list[_Cue]] = field(default_factory=lambda: defaultdict(list))
+    prefix_lengths: tuple[int, ...] = ()  # the lengths of first_prefix's keys, ascending
+    # A word's cues (first word or prefix), worked out once per distinct word.
+    _by_word: dict[str, tuple[_Cue, ...]] = field(default_factory=dict)
     substrings: list[_Cue] = field(default_factory=list)
     paths: list[tuple[str, str]] = field(default_factory=list)  # (glob, slug)
     hosts: list[tuple[str, str]] = field(default_factory=list)
@@ -218,6 +226,23 @@ class _Rules:
 
     def weight(self, key: str, default: float = 0.0) -> float:
         return self.weights.get(key, default)
+
+    def cues_starting(self, word: str) -> tuple[_Cue, ...]:
+        """The cues whose first word is `word`, or a prefix of it."""
+        found = self._by_word.get(word)
+        if found is None:
+            cues = list(self.first_word.get(word, ()))
+            for length in self.prefix_lengths:
+                if length > len(word):
+                    break
+                cues.extend(self.first_prefix.get(word[:length], ()))
+            if len(self._by_word) >= _WORD_CACHE_LIMIT:
+                self._by_word.clear()
+            found = self._by_word[word] = tuple(cues)
+        return found
+
+
+_WORD_CACHE_LIMIT = 200_000  # distinct words whose cues are kept (a few MB)
 
 
 def _data_lines(name: str) -> Iterator[str]:
@@ -297,6 +322,7 @@ def _rules() -> _Rules:
             rules.defaults[name.removeprefix("default.")] = CategoryPath.of(value).slug
         else:
             rules.weights[name] = float(value)
+    rules.prefix_lengths = tuple(sorted({len(prefix) for prefix in rules.first_prefix}))
     return rules
 
 
@@ -308,6 +334,9 @@ _URL = regex.compile(r"https?://[^\s<>()\"'`\]]+")
 _PATH = regex.compile(
     r"(?<![\w@/.~-])(?:[\w.@~+*-]*/[\w.@~+*/-]+|[\w@+-]*\.?[\w@+-]+\.[A-Za-z]\w{0,7})"
 )
+# The runs of characters a path is made of: `_PATH` matches lie inside them (its
+# look-behind sees only run characters), and only runs with a slash or a dot hold one.
+_PATH_RUN = regex.compile(r"[\w.@~+*/-]+")
 _CODE_SPAN = regex.compile(r"`([^`\n]+)`|^\s*\$ (.+)$", flags=regex.MULTILINE)
 _DATES = (
     regex.compile(r"(?<!\d)(?:19|20)\d\d-[01]\d-[0-3]\d(?!\d)"),
@@ -434,18 +463,21 @@ def _matching_cues(rules: _Rules, folded: str) -> Iterator[_Cue]:
     seen: set[int] = set()
     claimed: set[tuple[str, int]] = set()  # (category, word position)
     words = _WORD.findall(folded)
-    for i, word in enumerate(words):
-        candidates = list(rules.first_word.get(word, ()))
-        for k in range(MIN_PREFIX, len(word) + 1):
-            candidates.extend(rules.first_prefix.get(word[:k], ()))
-        for cue in candidates:
+    # Most words start no cue: find those that do once per distinct word, then visit
+    # only their places, in order.
+    cued = {word for word in set(words) if rules.cues_starting(word)}
+    for i in [i for i, word in enumerate(words) if word in cued]:
+        for cue in rules.cues_starting(words[i]):
             if id(cue) in seen or (cue.slug, i) in claimed or not _matches_at(cue, words, i):
                 continue
             seen.add(id(cue))
             claimed.add((cue.slug, i))
             yield cue
+    if folded.isascii():  # a CJK cue has a CJK character
+        return
+    present = set(folded)
     for cue in rules.substrings:
-        if cue.substring in folded:
+        if cue.substring[0] in present and cue.substring in folded:
             yield cue
 
 
@@ -471,7 +503,7 @@ def _signals(rules: _Rules, text: str, incident_cue: bool) -> Iterator[_Evidence
                 found[("url-host", slug)].append(url)
                 break
     without_urls = _URL.sub(" ", text)
-    for candidate in {c.rstrip(".,;:)") for c in _PATH.findall(without_urls)}:
+    for candidate in {c.rstrip(".,;:)") for c in _paths(without_urls)}:
         path = candidate.lower().removeprefix("./")
         name = path.rstrip("/").rsplit("/", 1)[-1]
         for glob, slug in rules.paths:
@@ -495,7 +527,20 @@ def _signals(rules: _Rules, text: str, incident_cue: bool) -> Iterator[_Evidence
             yield _Evidence(slug, weight, f"{kind} {thing[:60]!r}")
 
 
+def _paths(text: str) -> Iterator[str]:
+    """`_PATH.findall(text)`, run by run: the pattern backtracks on every word, and most
+    words hold neither a slash nor a dot."""
+    for run in _PATH_RUN.findall(text):
+        if "/" in run or "." in run:
+            yield from _PATH.findall(run)
+
+
+_YEAR = regex.compile(r"(?:19|20)\d\d")  # every date form below writes its year
+
+
 def _has_date(text: str) -> bool:
+    if not _YEAR.search(text):
+        return False
     return (
         any(p.search(text) for p in _DATES) or next(date_tokens(normalize(text)), None) is not None
     )

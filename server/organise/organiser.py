@@ -11,7 +11,7 @@ never the wire.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from memory_recall.server.documents import MemoryDocument
@@ -69,7 +69,7 @@ class Organiser:
             place=lambda d: self.topics.place(d).path,
         )
 
-    def stale(self, docs: Sequence[MemoryDocument]) -> list[tuple[MemoryDocument, Stale]]:
+    def stale(self, docs: Iterable[MemoryDocument]) -> list[tuple[MemoryDocument, Stale]]:
         return self.staleness.check_all(docs)
 
     def plan_for(

@@ -1,0 +1,83 @@
+"""Figures worked out in a thread, so that a polled request never holds the event loop.
+
+`memory/status` reports per-category usage and the stale memories: both read every
+memory (its category, the files it cites), which costs about a millisecond a memory
+the first time — minutes at 100,000. A `Refreshed` figure is worked out in a thread
+when what it depends on (its key) changes; a request waits a moment for the fresh
+value (small corpora get it at once, as before), else answers with the last one it
+has, or None while none is known yet.
+
+The thread shares the interpreter's lock with the event loop: `polite` makes a long
+loop let go of it every millisecond or so, so that a recall arriving meanwhile waits
+for one item, not for the interpreter's switch interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Generic, TypeVar
+
+log = logging.getLogger("memory_recall.background")
+
+T = TypeVar("T")
+
+FRESH_WAIT_S = 0.5  # how long a request waits for a fresh value before taking the last one
+_HOLD_S = 0.001  # how long `polite` keeps the interpreter lock between items
+
+
+def polite(items: Iterable[T], hold_s: float = _HOLD_S) -> Iterator[T]:
+    """The items, letting other threads run every `hold_s` seconds of work."""
+    clock = time.perf_counter
+    since = clock()
+    for item in items:
+        yield item
+        now = clock()
+        if now - since >= hold_s:
+            time.sleep(0)  # releases the lock: a waiting thread takes it now
+            since = clock()
+
+
+class Refreshed(Generic[T]):
+    """One figure, worked out again in a thread whenever its key changes."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what  # for the log
+        self._key: Hashable = object()  # what the value was worked out for
+        self._value: T | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def get(
+        self, key: Hashable, prepare: Callable[[], Callable[[], T]], wait_s: float = FRESH_WAIT_S
+    ) -> T | None:
+        """The value for `key`: fresh if it is ready within `wait_s`, else the last one.
+
+        `prepare` runs on the event loop when a new value must be worked out (it reads
+        what the thread may not touch) and returns the work the thread does.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
+        while self._key != key:
+            if self._task is None:
+                self._task = loop.create_task(self._work_out(key, prepare()))
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), remaining)
+            except TimeoutError:
+                break
+        return self._value
+
+    async def _work_out(self, key: Hashable, work: Callable[[], T]) -> None:
+        try:
+            value: T | None = await asyncio.to_thread(work)
+        except Exception as exc:  # our bug: the figure is unknown until its key changes
+            log.error("%s could not be worked out: %s: %s", self.what, type(exc).__name__, exc)
+            log.debug("traceback", exc_info=True)
+            value = None
+        finally:
+            self._task = None
+        self._key, self._value = key, value

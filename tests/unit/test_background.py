@@ -1,0 +1,72 @@
+"""Figures worked out in a thread for memory/status (server.daemon.background)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from memory_recall.server.daemon.background import Refreshed, polite
+
+
+def test_a_quick_figure_is_fresh_at_once_and_worked_out_again_only_when_its_key_changes():
+    calls: list[int] = []
+
+    def prepare(n: int):
+        calls.append(n)
+        return lambda: n * 10
+
+    async def scenario() -> list[int | None]:
+        figure: Refreshed[int] = Refreshed("test")
+        return [
+            await figure.get(1, lambda: prepare(1)),
+            await figure.get(1, lambda: prepare(1)),
+            await figure.get(2, lambda: prepare(2)),
+        ]
+
+    assert asyncio.run(scenario()) == [10, 10, 20]
+    assert calls == [1, 2]
+
+
+def test_a_slow_figure_answers_with_the_last_value_and_never_holds_the_loop():
+    release = threading.Event()
+
+    def slow() -> str:
+        release.wait(10)
+        return "fresh"
+
+    async def scenario() -> list[str | None]:
+        figure: Refreshed[str] = Refreshed("test")
+        seen = [await figure.get("a", lambda: lambda: "first")]
+        # A new key whose work takes long: the last value comes back at once.
+        seen.append(await figure.get("b", lambda: slow, wait_s=0.05))
+        # Meanwhile the loop is free: a timer fires while the work goes on.
+        await asyncio.wait_for(asyncio.sleep(0.01), 1)
+        release.set()
+        seen.append(await figure.get("b", lambda: slow, wait_s=10))
+        return seen
+
+    assert asyncio.run(scenario()) == ["first", "first", "fresh"]
+
+
+def test_nothing_known_yet_is_none_and_a_failure_is_logged_not_raised(caplog):
+    gate = threading.Event()
+
+    def fails() -> int:
+        gate.wait(10)
+        raise RuntimeError("boom")
+
+    async def scenario() -> list[int | None]:
+        figure: Refreshed[int] = Refreshed("the figure")
+        seen = [await figure.get(1, lambda: fails, wait_s=0.01)]
+        gate.set()
+        seen.append(await figure.get(1, lambda: fails, wait_s=10))
+        return seen
+
+    assert asyncio.run(scenario()) == [None, None]
+    assert "the figure could not be worked out: RuntimeError: boom" in caplog.text
+
+
+@pytest.mark.parametrize("hold_s", [0.0, 0.001, 10.0])
+def test_polite_yields_every_item_in_order(hold_s):
+    assert list(polite(range(1000), hold_s)) == list(range(1000))
