@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memory_recall.server.catalog.cold_build import Job, read_in_workers
 from memory_recall.server.catalog.snapshot_cache import (
     CachedCatalog,
     FileRecord,
@@ -173,18 +174,33 @@ class MemoryCatalog:
         self._file_stats.clear()
         self._changed_paths.clear()
         reused: set[str] = set()
+        pending: list[Job] = []  # files to read: (root index, path, inside the root)
         for index, root in enumerate(self.roots):
             for entry in self._walk_entries(index, root, root.path):
                 if cached and self._reuse(entry, cached):
                     reused.add(entry.path)
                     continue
-                inside = not entry.is_symlink()
-                self._load(index, root, Path(entry.path), indexed=False, inside=inside)
-        changed = cached is None or len(reused) != len(cached.files)
-        if cached and len(reused) * 4 >= len(self._docs) * 3:
-            self._patch_index(cached.index, reused)
+                pending.append((index, entry.path, not entry.is_symlink()))
+        # A cold start (nothing reused) of a large tree reads and indexes in worker
+        # processes, one per core.
+        built = None
+        if not reused:
+            built = read_in_workers(
+                self.roots, pending, read_file, self.index_kind, input_order_key
+            )
+        if built is not None:
+            reads, self._index = built
+            for read in reads:
+                self._apply_read(read, indexed=False)
+            self._sort_input_order()
         else:
-            self._reindex()
+            for index, path, inside in pending:
+                self._load(index, self.roots[index], Path(path), indexed=False, inside=inside)
+            if cached and len(reused) * 4 >= len(self._docs) * 3:
+                self._patch_index(cached.index, reused)
+            else:
+                self._reindex()
+        changed = cached is None or len(reused) != len(cached.files)
         # The bitmaps of the longest posting lists, ahead: the first recalls
         # after a start then cost what the rest do.
         self._index.warm()
@@ -496,28 +512,7 @@ class MemoryCatalog:
         return self._apply_read(self._read(root, path, index, inside=inside), indexed=indexed)
 
     def _read(self, root: MemoryRoot, path: Path, index: int, *, inside: bool = False) -> FileRead:
-        """One file read and parsed; touches nothing of the catalog."""
-        key = str(path)
-        st: os.stat_result | None = None
-        try:
-            outside = None if inside else _leaves_root(path, root)
-            if outside and not root.follow_symlinks_outside:
-                raise InvalidMemory(f"symlink points outside the root (to {outside})")
-            try:
-                st = os.stat(path)
-            except FileNotFoundError as exc:
-                raise missing_file(path) from exc
-            doc = load_document(path, root=root.path, scope=root.scope, root_index=index, st=st)
-        except (InvalidMemory, OSError) as exc:
-            if isinstance(exc, InvalidMemory) and str(exc).startswith("file vanished"):
-                return FileRead(key, vanished=True)
-            if isinstance(exc, UnreadableMemory):  # a fact of the moment: not remembered
-                return FileRead(key, reason=str(exc))
-            if isinstance(exc, InvalidMemory):  # the content is the reason: remembered
-                stats = (st.st_size, st.st_mtime_ns) if st is not None else None
-                return FileRead(key, reason=str(exc), stats=stats)
-            return FileRead(key, reason=_os_reason(exc))
-        return FileRead(key, document=doc, stats=(st.st_size, st.st_mtime_ns))
+        return read_file(root, path, index, inside)
 
     def _apply_read(self, read: FileRead, *, indexed: bool = True) -> MemoryDocument | None:
         key = read.key
@@ -618,6 +613,32 @@ class MemoryCatalog:
 
 def _inside(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def read_file(root: MemoryRoot, path: Path, index: int, inside: bool = False) -> FileRead:
+    """One file of root `index` read and parsed; touches no catalog (a worker process
+    of a cold start runs it too). `inside`: found by the walk, not a symlink."""
+    key = str(path)
+    st: os.stat_result | None = None
+    try:
+        outside = None if inside else _leaves_root(path, root)
+        if outside and not root.follow_symlinks_outside:
+            raise InvalidMemory(f"symlink points outside the root (to {outside})")
+        try:
+            st = os.stat(path)
+        except FileNotFoundError as exc:
+            raise missing_file(path) from exc
+        doc = load_document(path, root=root.path, scope=root.scope, root_index=index, st=st)
+    except (InvalidMemory, OSError) as exc:
+        if isinstance(exc, InvalidMemory) and str(exc).startswith("file vanished"):
+            return FileRead(key, vanished=True)
+        if isinstance(exc, UnreadableMemory):  # a fact of the moment: not remembered
+            return FileRead(key, reason=str(exc))
+        if isinstance(exc, InvalidMemory):  # the content is the reason: remembered
+            stats = (st.st_size, st.st_mtime_ns) if st is not None else None
+            return FileRead(key, reason=str(exc), stats=stats)
+        return FileRead(key, reason=_os_reason(exc))
+    return FileRead(key, document=doc, stats=(st.st_size, st.st_mtime_ns))
 
 
 def _leaves_root(path: Path, root: MemoryRoot) -> str | None:

@@ -70,6 +70,16 @@ class DocTerms(NamedTuple):
     length: int = 0
 
 
+class Partial(NamedTuple):
+    """The postings of a run of documents at slots `first_slot`, `first_slot + 1`, …:
+    per field (joined terms, list lengths, flat values), and each document's length."""
+
+    first_slot: int
+    size: int  # how many documents
+    fields: Sequence[tuple[str, array[int], array[int]]]
+    lengths: array[int]
+
+
 OrderKey = tuple[float, Any]  # (-mtime, tiebreak): the order after the score
 Postings = dict[str, "array[int]"]  # term → ascending slots (or packed slot << 8 | code)
 CodeBits = dict[int, int]  # code → bitmap of the slots posted with that code
@@ -377,43 +387,111 @@ class TermIndex:
         """
         if self._docs or self._free:
             raise ValueError("a bulk load needs an empty index")
-        growing: tuple[defaultdict[str, array[int]], ...] = tuple(
-            defaultdict(partial(array, "I")) for _ in self.WEIGHTED
-        )
-        by_type: defaultdict[str, list[Slot]] = defaultdict(list)
-        by_length: defaultdict[int, list[Slot]] = defaultdict(list)
-        weighted = self.WEIGHTED
+        growing = self._growing()
         for slot, doc in enumerate(documents):
             self._docs[slot] = doc
             self._slot_of[doc.path] = slot
-            by_type[doc.type].append(slot)
             kept = self.document_terms(doc)
             if self.LENGTHS:
                 self._lengths.append(kept.length)
-                self._total_length += kept.length
-                group = length_class(kept.length)
-                self._classes.append(group)
-                by_length[group].append(slot)
-            for field, terms in enumerate(kept.fields):
-                # lists[term].append(value) for every term, looped in C: this is
-                # the bulk of a cold start (millions of postings).
-                arrays = map(growing[field].__getitem__, terms)
-                values: Iterable[int]
-                if weighted[field]:
-                    values = map(or_, repeat(slot << CODE_BITS), terms.values())
-                else:
-                    values = repeat(slot)
-                drain(map(_APPEND, arrays, values))
-        self._next_slot = len(self._docs)
-        self._postings = tuple(dict(lists) for lists in growing)
+            self._post(growing, kept, slot)
+        self._finish(tuple(dict(lists) for lists in growing))
+
+    def _growing(self) -> tuple[defaultdict[str, array[int]], ...]:
+        return tuple(defaultdict(partial(array, "I")) for _ in self.WEIGHTED)
+
+    def _post(
+        self, growing: tuple[defaultdict[str, array[int]], ...], kept: DocTerms, slot: Slot
+    ) -> None:
+        """Append one document's postings (its slot above every slot posted so far)."""
+        for field, terms in enumerate(kept.fields):
+            # lists[term].append(value) for every term, looped in C: this is
+            # the bulk of a cold start (millions of postings).
+            arrays = map(growing[field].__getitem__, terms)
+            values: Iterable[int]
+            if self.WEIGHTED[field]:
+                values = map(or_, repeat(slot << CODE_BITS), terms.values())
+            else:
+                values = repeat(slot)
+            drain(map(_APPEND, arrays, values))
+
+    def _finish(self, postings: tuple[Postings, ...]) -> None:
+        """After a bulk load of `_docs` (and `_lengths`): the postings given, and every
+        bitmap, the trigrams and the recency order built once."""
+        self._next_slot = max(self._docs, default=-1) + 1
+        self._postings = postings
+        by_type: defaultdict[str, list[Slot]] = defaultdict(list)
+        for slot, doc in self._docs.items():
+            by_type[doc.type].append(slot)
         self._type_bits = {t: bitmap_of(slots, self._next_slot) for t, slots in by_type.items()}
-        self._length_bits = {c: bitmap_of(slots, self._next_slot) for c, slots in by_length.items()}
-        for postings in self._postings:
-            for term in postings:
+        if self.LENGTHS:
+            self._lengths_of_slots(self._docs)
+        for field in self._postings:
+            for term in field:
                 if is_word(term):
                     self._word_added(term)
         self._recency_slots = sorted(self._docs, key=self.order_key)
         self.version += 1
+
+    # -- built in parts (a cold start's worker processes) -------------------------
+
+    @classmethod
+    def partial(cls, documents: Sequence[MemoryDocument], first_slot: Slot) -> Partial:
+        """What `of` would post for `documents` at slots `first_slot`, `first_slot + 1`, …,
+        as flat columns (cheap to send between processes); `of_partials` merges them."""
+        index = cls()
+        growing = index._growing()
+        lengths = array("I")
+        for offset, doc in enumerate(documents):
+            kept = index.document_terms(doc)
+            lengths.append(kept.length)
+            index._post(growing, kept, first_slot + offset)
+        fields = []
+        for lists in growing:
+            flat = array("I")
+            drain(map(flat.extend, lists.values()))
+            fields.append((SEP.join(lists), array("I", map(len, lists.values())), flat))
+        return Partial(first_slot, len(documents), fields, lengths)
+
+    @classmethod
+    def of_partials(
+        cls,
+        runs: Iterable[tuple[Sequence[MemoryDocument], Partial]],
+        tiebreak: Callable[[MemoryDocument], Any] | None = None,
+    ) -> TermIndex:
+        """The index of runs of documents, each posted by `partial` at its own slots.
+
+        The runs' slots must not overlap; slots between them are left free (a
+        worker that could not parse every file of its run posts fewer documents
+        than it was given room for). Ties are broken by `tiebreak`, else by slot.
+        """
+        index = cls(tiebreak=tiebreak)
+        postings: tuple[Postings, ...] = tuple({} for _ in cls.WEIGHTED)
+        end = 0
+        for docs, part in sorted(runs, key=lambda run: run[1].first_slot):
+            if part.first_slot < end or part.size != len(docs):
+                raise ValueError("index runs overlap or do not match their documents")
+            index._free.extend(range(end, part.first_slot))
+            if cls.LENGTHS:
+                index._lengths.extend(repeat(0, part.first_slot - end))
+                index._lengths.extend(part.lengths)
+            for slot, doc in enumerate(docs, part.first_slot):
+                index._docs[slot] = doc
+                index._slot_of[doc.path] = slot
+            for field, (joined, lengths, flat) in enumerate(part.fields):
+                held = postings[field]
+                ends = list(accumulate(lengths))
+                lists = map(flat.__getitem__, map(slice, [0, *ends], ends))
+                for term, values in zip(split_joined(joined, len(lengths)), lists, strict=True):
+                    have = held.get(term)
+                    if have is None:
+                        held[term] = values
+                    else:
+                        have.extend(values)
+            end = part.first_slot + part.size
+        index._finish(postings)
+        index._free = [slot for slot in index._free if slot < index._next_slot]  # ascending: a heap
+        return index
 
     def add(self, doc: MemoryDocument) -> None:
         """Index one document. The caller removes an older version of the same path first."""
