@@ -61,6 +61,7 @@ from memory_recall.server.daemon.writing import (
 )
 from memory_recall.server.explain import Delivered, ExplainRequest
 from memory_recall.server.explain import explain as explain_memory
+from memory_recall.server.pacing import foreground
 from memory_recall.server.ranking.registry import ranker_named
 from memory_recall.server.recall import RecallRequest, RecallService
 from memory_recall.server.search import SearchError
@@ -152,9 +153,10 @@ async def recall(
     if suggestions is not None:  # no suggestion until this recall's first result is out
         suggestions.recall_started(request.request_id)
     try:
-        result = await service.recall(
-            request, session.view, WireNotifier(protocol, write, suggestions)
-        )
+        with foreground():  # background threads wait (server.pacing)
+            result = await service.recall(
+                request, session.view, WireNotifier(protocol, write, suggestions)
+            )
     finally:
         if suggestions is not None:
             suggestions.recall_answered(request.request_id)
@@ -224,7 +226,7 @@ async def status(
             pending_requests=protocol.pending_request_count(),
             exclusion_sets=len(service.active),
         ),
-        write=write.status() if write is not None and session.ready.is_set() else None,
+        write=await write.status() if write is not None and session.ready.is_set() else None,
         extract=extraction.counters if extraction is not None else None,
         semantic=service.semantic.status(len(catalog)) if service.semantic is not None else None,
         usage=usage,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from memory_recall.protocol.messages import (
     WriteStatus,
 )
 from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.daemon.background import Refreshed
 from memory_recall.server.organise.categories import infer_category
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.store import inventory
@@ -38,7 +40,7 @@ from memory_recall.server.store.commit import OMITTED_SHOWN
 from memory_recall.server.store.errors import InvalidWrite, WriteError
 from memory_recall.server.store.files import root_key
 from memory_recall.server.store.gate import GateLimits
-from memory_recall.server.store.index_file import DEFAULT_INDEX_CAP, IndexReport
+from memory_recall.server.store.index_file import DEFAULT_INDEX_CAP, IndexReport, index_path
 from memory_recall.server.store.state import DeliveryCounter, StateStore
 from memory_recall.server.store.writer import MemoryWriter, WriteSettings
 from memory_recall.server.store.writer import WriteResult as StoreResult
@@ -97,6 +99,7 @@ class WriteSide:
         )
         self.deliveries = DeliveryCounter()
         self._root_keys = [root_key(r) for r in catalog.roots]
+        self._indexes: Refreshed[list[IndexStatus]] = Refreshed("the index files' status")
 
     @classmethod
     def open(
@@ -127,16 +130,34 @@ class WriteSide:
 
     # -- status -------------------------------------------------------------------------------
 
-    def status(self) -> WriteStatus:
-        indexes: list[IndexStatus] = []
-        with contextlib.suppress(Exception):  # status must answer even if a root is odd
-            indexes = [index_wire(r) for r in inventory.index_status(self.writer)]
+    async def status(self) -> WriteStatus:
+        """The write side for `memory/status`. Each root's MEMORY.md as the next change
+        would leave it reads every memory of the root (seconds at 100,000): worked out in
+        a thread when the memories or an index file changed (server.daemon.background)."""
+        key = (
+            self.writer.catalog.snapshot().version,
+            self.writer.settings.index_cap,
+            tuple(_mtime_ns(index_path(root.path)) for root in self.writer.roots),
+        )
+        indexes = await self._indexes.get(key, lambda: self._index_reports)
         return WriteStatus(
             state_path=str(self.state.path) if self.state else None,
             state_problem=self.writer.state_problem,
             schema_version=self.state.schema_version if self.state else None,
-            indexes=indexes,
+            indexes=indexes or [],
         )
+
+    def _index_reports(self) -> list[IndexStatus]:
+        with contextlib.suppress(Exception):  # status must answer even if a root is odd
+            return [index_wire(r) for r in inventory.index_status(self.writer)]
+        return []
+
+
+def _mtime_ns(path: Path) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
 
 
 # -- errors and results on the wire -----------------------------------------------------------
