@@ -7,17 +7,15 @@ when what it depends on (its key) changes; a request waits a moment for the fres
 value (small corpora get it at once, as before), else answers with the last one it
 has, or None while none is known yet.
 
-The thread shares the interpreter's lock with the event loop: `polite` makes a long
-loop let go of it every millisecond or so, so that a recall arriving meanwhile waits
-for one item, not for the interpreter's switch interval.
+The work shares the interpreter's lock with the event loop: its loops run paced
+(server.pacing), so that recalls go first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 log = logging.getLogger("memory_recall.background")
@@ -25,19 +23,6 @@ log = logging.getLogger("memory_recall.background")
 T = TypeVar("T")
 
 FRESH_WAIT_S = 0.5  # how long a request waits for a fresh value before taking the last one
-_HOLD_S = 0.001  # how long `polite` keeps the interpreter lock between items
-
-
-def polite(items: Iterable[T], hold_s: float = _HOLD_S) -> Iterator[T]:
-    """The items, letting other threads run every `hold_s` seconds of work."""
-    clock = time.perf_counter
-    since = clock()
-    for item in items:
-        yield item
-        now = clock()
-        if now - since >= hold_s:
-            time.sleep(0)  # releases the lock: a waiting thread takes it now
-            since = clock()
 
 
 class Refreshed(Generic[T]):

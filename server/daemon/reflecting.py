@@ -21,12 +21,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memory_recall.protocol.messages import CategoryUsage, FeedbackParams, FeedbackResult
-from memory_recall.server.daemon.background import Refreshed, polite
+from memory_recall.server.daemon.background import Refreshed
 from memory_recall.server.daemon.networking import NetworkSide
 from memory_recall.server.daemon.writing import WriteSide
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.network.activation import Reached
 from memory_recall.server.organise.retention import UsageStats
+from memory_recall.server.pacing import paced
 from memory_recall.server.ranking.shortlist import Shortlist
 from memory_recall.server.recall import RecallRequest, RecallResult
 from memory_recall.server.recall_network import NetworkRecall
@@ -200,7 +201,7 @@ class ReflectionSide:
 
         def prepare() -> Callable[[], list[CategoryUsage]]:
             stats = self._stats()  # the state store is read here, on the event loop
-            return lambda: self.category_usage(polite(docs), place, stats)
+            return lambda: self.category_usage(paced(docs), place, stats)
 
         return await self._usage.get((version, self.changes), prepare)
 
@@ -213,7 +214,7 @@ class ReflectionSide:
         """The stale memories `(path, reason)`, from `check` (off the event loop), at most
         every few seconds; None while not yet known."""
         key = (version, int(time.monotonic() // STATUS_STALE_TTL_S))
-        return await self._stale.get(key, lambda: lambda: check(polite(docs)))
+        return await self._stale.get(key, lambda: lambda: check(paced(docs)))
 
     def category_usage(
         self,

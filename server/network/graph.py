@@ -53,6 +53,7 @@ from memory_recall.server.network.mentions import (
     mentions,
     units,
 )
+from memory_recall.server.pacing import paced
 from memory_recall.server.tokens import CJK_CHAR
 
 EdgeKind = Literal["link", "wikilink", "related", "supersedes", "mention", "keyword", "coUse"]
@@ -188,20 +189,21 @@ class MemoryNetwork:
     ) -> MemoryNetwork:
         """The network of `docs` from scratch: every memory read once, then linked."""
         network = cls(params)
-        entries = [network._read(doc) for doc in docs]
-        for entry in entries:
+        # Built in a thread beside the recalls: every loop paced (server.pacing).
+        entries = [network._read(doc) for doc in paced(docs)]
+        for entry in paced(entries):
             network._register(entry)
-        for entry in entries:  # mentions need every title first
+        for entry in paced(entries):  # mentions need every title first
             entry.mentions = network._find_mentions(entry)
             for title in entry.mentions:
                 network._mentioned_by[title].add(entry.doc.path)
-        for entry in entries:
+        for entry in paced(entries):
             network._link(entry.doc.path)
         return network
 
     def warm(self) -> None:
         """Compute every memory's steps ahead (off a recall's path: after a build)."""
-        for path in self._entries:
+        for path in paced(list(self._entries)):
             self.neighbours(path)
 
     def upsert(self, doc: NetworkDocument) -> None:

@@ -6,7 +6,8 @@ import asyncio
 import threading
 
 import pytest
-from memory_recall.server.daemon.background import Refreshed, polite
+from memory_recall.server.daemon.background import Refreshed
+from memory_recall.server.pacing import paced
 
 
 def test_a_quick_figure_is_fresh_at_once_and_worked_out_again_only_when_its_key_changes():
@@ -68,5 +69,31 @@ def test_nothing_known_yet_is_none_and_a_failure_is_logged_not_raised(caplog):
 
 
 @pytest.mark.parametrize("hold_s", [0.0, 0.001, 10.0])
-def test_polite_yields_every_item_in_order(hold_s):
-    assert list(polite(range(1000), hold_s)) == list(range(1000))
+def test_paced_yields_every_item_in_order(hold_s):
+    assert list(paced(range(1000), hold_s)) == list(range(1000))
+
+
+def test_paced_loops_wait_while_a_recall_is_in_flight():
+    from memory_recall.server import pacing
+
+    done: list[int] = []
+    started = threading.Event()
+
+    def background() -> None:
+        started.set()
+        for item in paced(range(2_000), hold_s=0.0):
+            done.append(item)
+
+    with pacing.foreground():
+        assert pacing.recalls_in_flight() == 1
+        worker = threading.Thread(target=background)
+        worker.start()
+        started.wait(5)
+        threading.Event().wait(0.2)
+        during = len(done)
+    worker.join(30)
+    assert pacing.recalls_in_flight() == 0
+    # While the recall ran, each item waited up to MAX_WAIT_S: a handful went through,
+    # not the thousands an unpaced loop does in 0.2 s.
+    assert during <= 0.2 / pacing.MAX_WAIT_S + 3
+    assert done == list(range(2_000))

@@ -1,0 +1,61 @@
+"""Recalls first: background threads step aside while a recall is in flight.
+
+The daemon answers recalls on its event loop; threads build what can wait (the
+memory network after a start, `memory/status`'s figures). They share one
+interpreter lock, and a busy thread keeps it for the interpreter's switch interval
+(5 ms) at a time: unpaced, a recall that computes for 5 ms takes 10 or more while
+the network is built. So long background loops iterate through `paced`, which lets
+go of the lock every millisecond and, while a recall runs (`foreground`), waits for
+it to end — up to `MAX_WAIT_S` at a time, so that a recall waiting seconds for a
+model does not stop the background for as long.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+T = TypeVar("T")
+
+HOLD_S = 0.001  # how long a paced loop keeps the lock between items
+MAX_WAIT_S = 0.05  # how long it waits for recalls in flight before its next item
+_STEP_S = 0.0005
+
+_lock = threading.Lock()
+_in_flight = 0
+
+
+@contextmanager
+def foreground() -> Iterator[None]:
+    """Mark a recall in flight: paced loops wait while any is."""
+    global _in_flight
+    with _lock:
+        _in_flight += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _in_flight -= 1
+
+
+def recalls_in_flight() -> int:
+    return _in_flight
+
+
+def paced(items: Iterable[T], hold_s: float = HOLD_S) -> Iterator[T]:
+    """The items, in order, letting other threads run every `hold_s` of work and
+    waiting (up to `MAX_WAIT_S`) while recalls are in flight."""
+    clock = time.perf_counter
+    since = clock()
+    for item in items:
+        yield item
+        now = clock()
+        if now - since >= hold_s:
+            time.sleep(0)  # lets go of the lock: a waiting thread takes it now
+            waited_until = now + MAX_WAIT_S
+            while _in_flight and clock() < waited_until:
+                time.sleep(_STEP_S)
+            since = clock()
