@@ -84,9 +84,7 @@ def test_workers_build_the_index_the_catalog_builds_alone(tree, monkeypatch, kin
             assert ranked(b, query) == ranked(a, query), query
 
 
-def test_a_worker_built_index_keeps_changing_and_saving_like_any_other(
-    tree, monkeypatch, tmp_path
-):
+def test_a_worker_built_index_keeps_changing_and_saving_like_any_other(tree, monkeypatch, tmp_path):
     catalog = scanned(tree, monkeypatch, 2)
     cache = SnapshotCache(tmp_path / "snapshot", tree)
     catalog.save_cache(cache)
@@ -94,6 +92,13 @@ def test_a_worker_built_index_keeps_changing_and_saving_like_any_other(
     again.scan(cache)
     assert again.cache_report == "snapshot reused for 248 files, 0 read again"  # skipped too
     assert postings_by_path(again._index) == postings_by_path(catalog._index)
+    a, b = again._index, catalog._index
+    assert a._word_fields == b._word_fields and a._grams == b._grams
+    assert (a._classes, a._length_bits, a._total_length) == (
+        b._classes,
+        b._length_bits,
+        b._total_length,
+    )
     index = catalog._index
     holes = len(index._free)
     assert holes > 0  # the skipped files' slots, free for the next documents
