@@ -5,9 +5,10 @@ memory network after a start, `memory/status`'s figures). They share one
 interpreter lock, and a busy thread keeps it for the interpreter's switch interval
 (5 ms) at a time: unpaced, a recall that computes for 5 ms takes 10 or more while
 the network is built. So long background loops iterate through `paced`, which lets
-go of the lock every millisecond and, while a recall runs (`foreground`), waits for
-it to end — up to `MAX_WAIT_S` at a time, so that a recall waiting seconds for a
-model does not stop the background for as long.
+go of the lock every millisecond and, while a recall runs or a change of the
+memories is applied (`foreground`), waits for it to end — up to `MAX_WAIT_S` at a
+time, so that a recall waiting seconds for a model does not stop the background for
+as long.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ _in_flight = 0
 
 @contextmanager
 def foreground() -> Iterator[None]:
-    """Mark a recall in flight: paced loops wait while any is."""
+    """Mark foreground work in flight — a recall, or a change the next recall must see:
+    paced loops wait while any is."""
     global _in_flight
     with _lock:
         _in_flight += 1

@@ -22,6 +22,7 @@ from memory_recall.protocol.messages import WatcherStatus
 from memory_recall.server.catalog.catalog import MemoryCatalog, PathChange
 from memory_recall.server.catalog.snapshot_cache import snapshot_cache
 from memory_recall.server.catalog.watcher import CatalogWatcher
+from memory_recall.server.pacing import foreground
 from memory_recall.server.ranking.bm25f.index import Bm25Index
 from memory_recall.server.ranking.postings import TermIndex
 from memory_recall.server.ranking.view import CorpusView
@@ -198,9 +199,10 @@ class CatalogSession:
             pending, self._pending_changes = self._pending_changes, set()
             if not pending:
                 continue
-            changes = await asyncio.to_thread(self._read_changes, sorted(pending))
-            for change in changes:
-                await self._apply(change)
+            with foreground():  # a change is for the next recall: background waits
+                changes = await asyncio.to_thread(self._read_changes, sorted(pending))
+                for change in changes:
+                    await self._apply(change)
             self._report_disk_faults()
             if self.on_changed is not None:
                 self.on_changed()
