@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
@@ -23,6 +24,9 @@ log = logging.getLogger("memory_recall.background")
 T = TypeVar("T")
 
 FRESH_WAIT_S = 0.5  # how long a request waits for a fresh value before taking the last one
+# Before a figure has been worked out once, what one memory is expected to cost
+# (placing it on the topic tree, about a millisecond, is the dearest).
+SECONDS_PER_MEMORY = 0.001
 
 
 class Refreshed(Generic[T]):
@@ -33,17 +37,25 @@ class Refreshed(Generic[T]):
         self._key: Hashable = object()  # what the value was worked out for
         self._value: T | None = None
         self._task: asyncio.Task[None] | None = None
+        self._took_s: float | None = None  # how long the last value took
 
     async def get(
-        self, key: Hashable, prepare: Callable[[], Callable[[], T]], wait_s: float = FRESH_WAIT_S
+        self,
+        key: Hashable,
+        prepare: Callable[[], Callable[[], T]],
+        wait_s: float = FRESH_WAIT_S,
+        expected_s: float = 0.0,
     ) -> T | None:
         """The value for `key`: fresh if it is ready within `wait_s`, else the last one.
 
         `prepare` runs on the event loop when a new value must be worked out (it reads
-        what the thread may not touch) and returns the work the thread does.
+        what the thread may not touch) and returns the work the thread does. A request
+        does not wait at all for a value that takes longer than `wait_s` — as the last
+        one did, or as `expected_s` says before there is a last one.
         """
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait_s
+        took = self._took_s if self._took_s is not None else expected_s
+        deadline = loop.time() + (wait_s if took <= wait_s else 0.0)
         while self._key != key:
             if self._task is None:
                 self._task = loop.create_task(self._work_out(key, prepare()))
@@ -57,8 +69,10 @@ class Refreshed(Generic[T]):
         return self._value
 
     async def _work_out(self, key: Hashable, work: Callable[[], T]) -> None:
+        started = time.perf_counter()
         try:
             value: T | None = await asyncio.to_thread(work)
+            self._took_s = time.perf_counter() - started
         except Exception as exc:  # our bug: the figure is unknown until its key changes
             log.error("%s could not be worked out: %s: %s", self.what, type(exc).__name__, exc)
             log.debug("traceback", exc_info=True)

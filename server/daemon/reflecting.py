@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memory_recall.protocol.messages import CategoryUsage, FeedbackParams, FeedbackResult
-from memory_recall.server.daemon.background import Refreshed
+from memory_recall.server.daemon.background import SECONDS_PER_MEMORY, Refreshed
 from memory_recall.server.daemon.networking import NetworkSide
 from memory_recall.server.daemon.writing import WriteSide
 from memory_recall.server.documents import MemoryDocument
@@ -203,7 +203,8 @@ class ReflectionSide:
             stats = self._stats()  # the state store is read here, on the event loop
             return lambda: self.category_usage(paced(docs), place, stats)
 
-        return await self._usage.get((version, self.changes), prepare)
+        expected = len(docs) * SECONDS_PER_MEMORY
+        return await self._usage.get((version, self.changes), prepare, expected_s=expected)
 
     async def status_stale(
         self,
@@ -214,7 +215,8 @@ class ReflectionSide:
         """The stale memories `(path, reason)`, from `check` (off the event loop), at most
         every few seconds; None while not yet known."""
         key = (version, int(time.monotonic() // STATUS_STALE_TTL_S))
-        return await self._stale.get(key, lambda: lambda: check(paced(docs)))
+        expected = len(docs) * SECONDS_PER_MEMORY
+        return await self._stale.get(key, lambda: lambda: check(paced(docs)), expected_s=expected)
 
     def category_usage(
         self,

@@ -32,7 +32,7 @@ from memory_recall.protocol.messages import (
     WriteStatus,
 )
 from memory_recall.server.catalog.catalog import MemoryCatalog
-from memory_recall.server.daemon.background import Refreshed
+from memory_recall.server.daemon.background import SECONDS_PER_MEMORY, Refreshed
 from memory_recall.server.organise.categories import infer_category
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.store import inventory
@@ -139,7 +139,8 @@ class WriteSide:
             self.writer.settings.index_cap,
             tuple(_mtime_ns(index_path(root.path)) for root in self.writer.roots),
         )
-        indexes = await self._indexes.get(key, lambda: self._index_reports)
+        expected = len(self.writer.catalog) * SECONDS_PER_MEMORY
+        indexes = await self._indexes.get(key, lambda: self._index_reports, expected_s=expected)
         return WriteStatus(
             state_path=str(self.state.path) if self.state else None,
             state_problem=self.writer.state_problem,

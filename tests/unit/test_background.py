@@ -97,3 +97,24 @@ def test_paced_loops_wait_while_a_recall_is_in_flight():
     # not the thousands an unpaced loop does in 0.2 s.
     assert during <= 0.2 / pacing.MAX_WAIT_S + 3
     assert done == list(range(2_000))
+
+
+def test_a_figure_expected_to_take_long_is_not_waited_for():
+    release = threading.Event()
+
+    def slow() -> str:
+        release.wait(10)
+        return "done"
+
+    async def scenario() -> tuple[str | None, float]:
+        figure: Refreshed[str] = Refreshed("test")
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        first = await figure.get("a", lambda: slow, wait_s=5, expected_s=60)
+        waited = loop.time() - started
+        release.set()
+        await figure.get("a", lambda: slow, wait_s=5)
+        return first, waited
+
+    first, waited = asyncio.run(scenario())
+    assert first is None and waited < 5
