@@ -23,7 +23,7 @@ log = logging.getLogger("memory_recall.background")
 
 T = TypeVar("T")
 
-FRESH_WAIT_S = 0.5  # how long a request waits for a fresh value before taking the last one
+FRESH_WAIT_S = 0.25  # how long a request waits for a fresh value before taking the last one
 # Before a figure has been worked out once, what one memory is expected to cost
 # (placing it on the topic tree, about a millisecond, is the dearest).
 SECONDS_PER_MEMORY = 0.001

@@ -40,6 +40,7 @@ from memory_recall.protocol.messages import (
     UpdateParams,
 )
 from memory_recall.server.daemon.adapter import MemoryProtocol
+from memory_recall.server.daemon.background import FRESH_WAIT_S
 from memory_recall.server.daemon.extracting import ExtractionService
 from memory_recall.server.daemon.networking import NetworkSide
 from memory_recall.server.daemon.organising import (
@@ -185,8 +186,15 @@ async def status(
     """`memory/status`: roots, counts, skipped files, index, watcher, counters, write side,
     usage per category, stale memories, the network."""
     catalog = session.catalog
+    # What the catalog holds at this moment (a change may be applied while the figures
+    # below are awaited).
     counts = catalog.count_by_root()
+    documents = len(catalog)
+    skipped = [SkippedFileStatus(path=s.path, reason=s.reason) for s in catalog.skipped]
     usage = stale = None
+    # Figures worked out in a thread are waited for a moment, unless the memories are
+    # changing: they would be out of date at once, and the status is asked for now.
+    wait_s = 0.0 if session.changing else FRESH_WAIT_S
     if session.ready.is_set() and organise is not None and reflection is not None:
         snapshot = catalog.snapshot()
         if write is not None:
@@ -196,11 +204,13 @@ async def status(
                 snapshot.version,
                 snapshot.documents,
                 lambda d: organise.organiser.topics.place(d).path.slug,
+                wait_s,
             ),
             reflection.status_stale(
                 snapshot.version,
                 snapshot.documents,
                 lambda docs: [(d.path, s.reason) for d, s in organise.organiser.stale(docs)],
+                wait_s,
             ),
         )
         if found is not None:
@@ -212,8 +222,8 @@ async def status(
             RootStatus(path=str(r.path), scope=r.scope.wire, exists=_is_dir(r.path), documents=n)
             for r, n in zip(catalog.roots, counts, strict=True)
         ],
-        documents=len(catalog),
-        skipped=[SkippedFileStatus(path=s.path, reason=s.reason) for s in catalog.skipped],
+        documents=documents,
+        skipped=skipped,
         index_build_ms=catalog.build_ms,
         ranker=service.ranker.name,
         selector=service.selector_kind,  # type: ignore[arg-type]
@@ -226,7 +236,7 @@ async def status(
             pending_requests=protocol.pending_request_count(),
             exclusion_sets=len(service.active),
         ),
-        write=await write.status() if write is not None and session.ready.is_set() else None,
+        write=await write.status(wait_s) if write is not None and session.ready.is_set() else None,
         extract=extraction.counters if extraction is not None else None,
         semantic=service.semantic.status(len(catalog)) if service.semantic is not None else None,
         usage=usage,

@@ -21,7 +21,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memory_recall.protocol.messages import CategoryUsage, FeedbackParams, FeedbackResult
-from memory_recall.server.daemon.background import SECONDS_PER_MEMORY, Refreshed
+from memory_recall.server.daemon.background import (
+    FRESH_WAIT_S,
+    SECONDS_PER_MEMORY,
+    Refreshed,
+)
 from memory_recall.server.daemon.networking import NetworkSide
 from memory_recall.server.daemon.writing import WriteSide
 from memory_recall.server.documents import MemoryDocument
@@ -193,6 +197,7 @@ class ReflectionSide:
         version: int,
         docs: Sequence[MemoryDocument],
         place: Callable[[MemoryDocument], str],
+        wait_s: float = FRESH_WAIT_S,
     ) -> list[CategoryUsage] | None:
         """`category_usage` for `memory/status`, worked out again (off the event loop)
         only when the memories or the statistics changed; None while not yet known."""
@@ -204,19 +209,25 @@ class ReflectionSide:
             return lambda: self.category_usage(paced(docs), place, stats)
 
         expected = len(docs) * SECONDS_PER_MEMORY
-        return await self._usage.get((version, self.changes), prepare, expected_s=expected)
+        key = (version, self.changes)
+        return await self._usage.get(key, prepare, wait_s, expected_s=expected)
 
     async def status_stale(
         self,
         version: int,
         docs: Sequence[MemoryDocument],
         check: Callable[[Iterable[MemoryDocument]], list[tuple[str, str]]],
+        wait_s: float = FRESH_WAIT_S,
     ) -> list[tuple[str, str]] | None:
         """The stale memories `(path, reason)`, from `check` (off the event loop), at most
         every few seconds; None while not yet known."""
         key = (version, int(time.monotonic() // STATUS_STALE_TTL_S))
         expected = len(docs) * SECONDS_PER_MEMORY
-        return await self._stale.get(key, lambda: lambda: check(paced(docs)), expected_s=expected)
+
+        def prepare() -> Callable[[], list[tuple[str, str]]]:
+            return lambda: check(paced(docs))
+
+        return await self._stale.get(key, prepare, wait_s, expected_s=expected)
 
     def category_usage(
         self,

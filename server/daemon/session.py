@@ -73,6 +73,7 @@ class CatalogSession:
     ) -> None:
         self.catalog = MemoryCatalog(roots, index_kind)
         self.ready = asyncio.Event()
+        self.changing = False  # a batch of the watcher's changes is being applied
         self.watcher: CatalogWatcher | None = None
         self.watcher_state = WatcherStatus(state="off")
         self.faults: list[str] = []  # what went wrong and stays true for the session
@@ -199,10 +200,14 @@ class CatalogSession:
             pending, self._pending_changes = self._pending_changes, set()
             if not pending:
                 continue
-            with foreground():  # a change is for the next recall: background waits
-                changes = await asyncio.to_thread(self._read_changes, sorted(pending))
-                for change in changes:
-                    await self._apply(change)
+            self.changing = True
+            try:
+                with foreground():  # a change is for the next recall: background waits
+                    changes = await asyncio.to_thread(self._read_changes, sorted(pending))
+                    for change in changes:
+                        await self._apply(change)
+            finally:
+                self.changing = False
             self._report_disk_faults()
             if self.on_changed is not None:
                 self.on_changed()

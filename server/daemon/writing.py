@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from memory_recall.protocol.messages import (
     WriteStatus,
 )
 from memory_recall.server.catalog.catalog import MemoryCatalog
-from memory_recall.server.daemon.background import SECONDS_PER_MEMORY, Refreshed
+from memory_recall.server.daemon.background import FRESH_WAIT_S, SECONDS_PER_MEMORY, Refreshed
 from memory_recall.server.organise.categories import infer_category
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.store import inventory
@@ -130,7 +130,7 @@ class WriteSide:
 
     # -- status -------------------------------------------------------------------------------
 
-    async def status(self) -> WriteStatus:
+    async def status(self, wait_s: float = FRESH_WAIT_S) -> WriteStatus:
         """The write side for `memory/status`. Each root's MEMORY.md as the next change
         would leave it reads every memory of the root (seconds at 100,000): worked out in
         a thread when the memories or an index file changed (server.daemon.background)."""
@@ -140,7 +140,11 @@ class WriteSide:
             tuple(_mtime_ns(index_path(root.path)) for root in self.writer.roots),
         )
         expected = len(self.writer.catalog) * SECONDS_PER_MEMORY
-        indexes = await self._indexes.get(key, lambda: self._index_reports, expected_s=expected)
+
+        def prepare() -> Callable[[], list[IndexStatus]]:
+            return self._index_reports
+
+        indexes = await self._indexes.get(key, prepare, wait_s, expected_s=expected)
         return WriteStatus(
             state_path=str(self.state.path) if self.state else None,
             state_problem=self.writer.state_problem,
@@ -157,7 +161,7 @@ class WriteSide:
 def _mtime_ns(path: Path) -> int:
     try:
         return os.stat(path).st_mtime_ns
-    except OSError:
+    except (OSError, ValueError):  # missing, unreadable, or a root with a NUL in its path
         return 0
 
 
