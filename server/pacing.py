@@ -27,13 +27,14 @@ _STEP_S = 0.0005
 
 _lock = threading.Lock()
 _in_flight = 0
+_quiet_since = time.monotonic()
 
 
 @contextmanager
 def foreground() -> Iterator[None]:
     """Mark foreground work in flight — a recall, or a change the next recall must see:
     paced loops wait while any is."""
-    global _in_flight
+    global _in_flight, _quiet_since
     with _lock:
         _in_flight += 1
     try:
@@ -41,6 +42,12 @@ def foreground() -> Iterator[None]:
     finally:
         with _lock:
             _in_flight -= 1
+            _quiet_since = time.monotonic()
+
+
+def quiet_for() -> float:
+    """Seconds since the last foreground work ended (0 while some is in flight)."""
+    return 0.0 if _in_flight else time.monotonic() - _quiet_since
 
 
 def recalls_in_flight() -> int:
@@ -49,7 +56,13 @@ def recalls_in_flight() -> int:
 
 def paced(items: Iterable[T], hold_s: float = HOLD_S) -> Iterator[T]:
     """The items, in order, letting other threads run every `hold_s` of work and
-    waiting (up to `MAX_WAIT_S`) while recalls are in flight."""
+    waiting (up to `MAX_WAIT_S`) while recalls are in flight.
+
+    On the main thread (the daemon's event loop, which runs the recalls) it only
+    passes the items on: the loop must never wait for itself."""
+    if threading.current_thread() is threading.main_thread():
+        yield from items
+        return
     clock = time.perf_counter
     since = clock()
     for item in items:

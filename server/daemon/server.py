@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 from lsprotocol import types
 from memory_recall.protocol import methods
 from memory_recall.protocol.messages import InitializationOptions
+from memory_recall.server import pacing
 from memory_recall.server.daemon import handlers
 from memory_recall.server.daemon.adapter import MemoryProtocol, make_converter
 from memory_recall.server.daemon.extracting import ExtractionService
@@ -53,6 +54,8 @@ log = logging.getLogger("memory_recall")
 
 SERVER_NAME = "memory-recall"
 SERVER_VERSION = "0.1.0"
+# The write side's rules are compiled once recalls have been quiet this long.
+WARM_UP_AFTER_QUIET_S = 1.0
 
 
 class MemoryServer(LanguageServer):
@@ -174,7 +177,12 @@ class MemoryServer(LanguageServer):
         await self.network.build()
 
     async def _warm_writer(self) -> None:
+        """Compile the write side's rules ahead of the first `remember` — once recalls
+        have been quiet for a moment: a pattern's compilation is one C call that keeps
+        the interpreter lock for tens of milliseconds, which a recall would wait out."""
         await self.session.ready.wait()
+        while pacing.quiet_for() < WARM_UP_AFTER_QUIET_S:
+            await asyncio.sleep(WARM_UP_AFTER_QUIET_S / 4)
         if self.write is not None:
             await asyncio.to_thread(self.write.writer.warm_up)
 

@@ -44,6 +44,7 @@ from memory_recall.server.documents import (
     MemoryDocument,
     content_hash,
 )
+from memory_recall.server.pacing import paced
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import MemoryRoot, Scope
@@ -407,7 +408,8 @@ class MemoryWriter:
         if cached.version == snapshot.version:
             return cached
         view = _RootView(version=snapshot.version)
-        for doc in snapshot.documents:
+        # Paced when memory/status works it out in a thread beside the recalls.
+        for doc in paced(snapshot.documents):
             if doc.root_index != index:
                 continue
             rel = _posix(doc.relative_path)

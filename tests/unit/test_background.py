@@ -118,3 +118,14 @@ def test_a_figure_expected_to_take_long_is_not_waited_for():
 
     first, waited = asyncio.run(scenario())
     assert first is None and waited < 5
+
+
+def test_on_the_main_thread_paced_never_waits_and_quiet_for_counts_from_the_last_end():
+    from memory_recall.server import pacing
+
+    with pacing.foreground():
+        assert pacing.quiet_for() == 0.0
+        # The event loop runs recalls: it must never wait for one of its own.
+        assert list(paced(range(3), hold_s=0.0)) == [0, 1, 2]
+    threading.Event().wait(0.01)
+    assert pacing.quiet_for() > 0.0
