@@ -27,7 +27,7 @@ _STEP_S = 0.0005
 
 _lock = threading.Lock()
 _in_flight = 0
-_quiet_since = time.monotonic()
+_quiet_since = float("-inf")  # no foreground work yet: quiet since ever
 
 
 @contextmanager

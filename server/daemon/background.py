@@ -7,8 +7,9 @@ when what it depends on (its key) changes; a request waits a moment for the fres
 value (small corpora get it at once, as before), else answers with the last one it
 has, or None while none is known yet.
 
-The work shares the interpreter's lock with the event loop: its loops run paced
-(server.pacing), so that recalls go first.
+The work shares the interpreter's lock with the event loop: it starts once recalls
+have been quiet for a moment, and its loops run paced (server.pacing), so that
+recalls go first.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from memory_recall.server import pacing
+
 log = logging.getLogger("memory_recall.background")
 
 T = TypeVar("T")
 
 FRESH_WAIT_S = 0.25  # how long a request waits for a fresh value before taking the last one
+QUIET_BEFORE_S = 0.3  # how long recalls must have been quiet before the work starts
 # Before a figure has been worked out once, what one memory is expected to cost
 # (placing it on the topic tree, about a millisecond, is the dearest).
 SECONDS_PER_MEMORY = 0.001
@@ -69,6 +73,9 @@ class Refreshed(Generic[T]):
         return self._value
 
     async def _work_out(self, key: Hashable, work: Callable[[], T]) -> None:
+        # Started once recalls have been quiet a moment: the work would only slow them.
+        while pacing.quiet_for() < QUIET_BEFORE_S:
+            await asyncio.sleep(QUIET_BEFORE_S / 4)
         started = time.perf_counter()
         try:
             value: T | None = await asyncio.to_thread(work)
