@@ -27,7 +27,8 @@ log = logging.getLogger("memory_recall.background")
 T = TypeVar("T")
 
 FRESH_WAIT_S = 0.25  # how long a request waits for a fresh value before taking the last one
-QUIET_BEFORE_S = 0.3  # how long recalls must have been quiet before the work starts
+QUIET_BEFORE_S = 0.3  # how long recalls must have been quiet before long work starts
+SHORT_WORK_S = 0.05  # work expected to take less starts at once
 # Before a figure has been worked out once, what one memory is expected to cost
 # (placing it on the topic tree, about a millisecond, is the dearest).
 SECONDS_PER_MEMORY = 0.001
@@ -62,7 +63,7 @@ class Refreshed(Generic[T]):
         deadline = loop.time() + (wait_s if took <= wait_s else 0.0)
         while self._key != key:
             if self._task is None:
-                self._task = loop.create_task(self._work_out(key, prepare()))
+                self._task = loop.create_task(self._work_out(key, prepare(), took))
             remaining = deadline - loop.time()
             if remaining <= 0:
                 break
@@ -72,9 +73,10 @@ class Refreshed(Generic[T]):
                 break
         return self._value
 
-    async def _work_out(self, key: Hashable, work: Callable[[], T]) -> None:
-        # Started once recalls have been quiet a moment: the work would only slow them.
-        while pacing.quiet_for() < QUIET_BEFORE_S:
+    async def _work_out(self, key: Hashable, work: Callable[[], T], expected_s: float) -> None:
+        # Long work starts once recalls have been quiet a moment (it would only slow
+        # them); short work, such as a small corpus's, at once.
+        while expected_s > SHORT_WORK_S and pacing.quiet_for() < QUIET_BEFORE_S:
             await asyncio.sleep(QUIET_BEFORE_S / 4)
         started = time.perf_counter()
         try:
