@@ -20,9 +20,11 @@ lists are cached and updated in place on every change (`warm` builds those of
 the longest lists ahead, so that the first recalls after a start cost what the
 rest do); short lists are turned into bits per query.
 
-Why one module of ~500 lines: slots, postings, vocabulary, bitmap caches and
-their persistence change together on every add and remove; split, each part
-would have to know the others' invariants.
+Why one module of ~950 lines: slots, postings, vocabulary, bitmap caches, their
+persistence and the bulk builds (`of`, and `partial` / `of_partials` for a cold
+start's worker processes) change together on every add and remove, and all keep
+the same invariants (ascending slots, free slots, per-slot lengths and classes);
+split, each part would have to know the others'.
 """
 
 from __future__ import annotations
