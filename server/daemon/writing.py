@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ from memory_recall.server.store.commit import OMITTED_SHOWN
 from memory_recall.server.store.errors import InvalidWrite, WriteError
 from memory_recall.server.store.files import root_key
 from memory_recall.server.store.gate import GateLimits
-from memory_recall.server.store.index_file import DEFAULT_INDEX_CAP, IndexReport, index_path
+from memory_recall.server.store.index_file import DEFAULT_INDEX_CAP, IndexReport
 from memory_recall.server.store.state import DeliveryCounter, StateStore
 from memory_recall.server.store.writer import MemoryWriter, WriteSettings
 from memory_recall.server.store.writer import WriteResult as StoreResult
@@ -137,7 +136,7 @@ class WriteSide:
         key = (
             self.writer.catalog.snapshot().version,
             self.writer.settings.index_cap,
-            tuple(_mtime_ns(index_path(root.path)) for root in self.writer.roots),
+            tuple(inventory.index_mtime_ns(root.path) for root in self.writer.roots),
         )
         expected = len(self.writer.catalog) * SECONDS_PER_MEMORY
 
@@ -156,13 +155,6 @@ class WriteSide:
         with contextlib.suppress(Exception):  # status must answer even if a root is odd
             return [index_wire(r) for r in inventory.index_status(self.writer)]
         return []
-
-
-def _mtime_ns(path: Path) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except (OSError, ValueError):  # missing, unreadable, or a root with a NUL in its path
-        return 0
 
 
 # -- errors and results on the wire -----------------------------------------------------------

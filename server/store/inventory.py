@@ -196,6 +196,14 @@ def _text(data: bytes | None) -> str | None:
 _STATUS_CACHE: dict[tuple[str, int, int, int], IndexReport] = {}
 
 
+def index_mtime_ns(root: Path) -> int:
+    """When a root's MEMORY.md last changed (0: none, or not readable)."""
+    try:
+        return os.stat(index_path(root)).st_mtime_ns
+    except (OSError, ValueError):  # missing, unreadable, or a root with a NUL in its path
+        return 0
+
+
 def index_status(writer: MemoryWriter) -> list[IndexReport]:
     """Each existing root's MEMORY.md as the next change would leave it: lines, what is left out."""
     reports = []
@@ -205,11 +213,7 @@ def index_status(writer: MemoryWriter) -> list[IndexReport]:
         if not root.path.is_dir():
             continue
         path = index_path(root.path)
-        try:
-            mtime = os.stat(path).st_mtime_ns
-        except OSError:
-            mtime = 0
-        key = (str(root.path), version, mtime, cap)
+        key = (str(root.path), version, index_mtime_ns(root.path), cap)
         if key not in _STATUS_CACHE:
             data = read_or_none(path)
             text = data.decode("utf-8", "replace") if data is not None else ""
