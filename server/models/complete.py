@@ -1,4 +1,5 @@
-"""The model channel for judgement tasks (SPEC §9): `extract`, `reconcile`, `consolidate`.
+"""The model channel for judgement tasks (docs/extraction.md): `extract`, `reconcile`,
+`consolidate`.
 
 Two completers answer a `CompletionRequest` with the model's text:
 
@@ -26,19 +27,15 @@ import asyncio
 import json
 import os
 import re
-from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memory_recall.protocol.messages import ChatMessage, CompleteParams, CompleteResult
 from memory_recall.protocol.methods import COMPLETE
+from memory_recall.server.models import CancelRequest, SendRequest
 
 # A completion answer larger than this is not a handful of memories: stop reading.
 MAX_ANSWER_BYTES = 256 * 1024
-
-SendRequest = Callable[[str, dict[str, Any]], tuple[str, "Future[Any]"]]
-CancelRequest = Callable[[str], None]
 
 
 class CompletionError(Exception):

@@ -1,6 +1,7 @@
 """The rankers a recall or an eval can be asked to use, by name.
 
-`bm25f` is the daemon's default (SPEC §11); `spec` is SPEC §3's scorer exactly.
+`bm25f` is the daemon's default; `spec` is the reference scorer exactly (both:
+docs/ranking.md).
 The names of protocol v1 stay accepted everywhere (settings, CLI, both editors):
 `default` is `bm25f`, `indexed` and `reference` are `spec`.
 """
@@ -56,7 +57,7 @@ RANKERS: dict[str, RankerSpec] = _Rankers(
         ),
         RankerSpec(
             "spec",
-            "SPEC §3's scorer exactly (title 4, description 3, first 1,200 body characters "
+            "the reference scorer exactly (title 4, description 3, first 1,200 body characters "
             "1, type keywords), through its candidate index",
             index_ranker,
         ),
@@ -69,7 +70,7 @@ RANKERS: dict[str, RankerSpec] = _Rankers(
         ),
         RankerSpec(
             "spec-scan",
-            "baseline: SPEC §3's scorer as a plain scan of every document (spec's answers)",
+            "baseline: the reference scorer as a plain scan of every document (spec's answers)",
             reference_ranker,
             served=False,
         ),
@@ -83,7 +84,7 @@ RANKERS: dict[str, RankerSpec] = _Rankers(
         ),
         RankerSpec(
             "ascii",
-            "baseline: SPEC §3 scoring with [a-z0-9]{3,} tokens",
+            "baseline: the reference scoring with [a-z0-9]{3,} tokens",
             reference_ranker,
             ascii_tokens,
             served=False,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest_lsp
 from lsprotocol import types
 from memory_recall.protocol import methods
-from memory_recall.server.daemon.adapter import _plain_params
+from memory_recall.server.lsp.adapter import _plain_params
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 from pytest_lsp import ClientServerConfig

@@ -42,7 +42,7 @@ def test_demo_and_delivery_run_from_any_folder_with_their_bundled_data(tmp_path:
     assert "nothing matched" in demo.stdout  # the demo's question with no answer
     assert " 1 docs" not in demo.stdout and " 1 doc\n" in demo.stdout  # plurals (issue 13)
     delivery = subprocess.run(
-        [*COMMAND, "delivery", "--latency", "40"],
+        [*COMMAND, "dev", "delivery", "--latency", "40"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

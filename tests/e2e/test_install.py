@@ -33,7 +33,7 @@ def test_the_wheel_adds_no_top_level_server_or_protocol(tmp_path: Path) -> None:
     tops = {name.split("/")[0] for name in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"memory_recall"}
     assert "memory_recall/protocol/schema/protocol.schema.json" in names
-    assert "memory_recall/server/daemon/server.py" in names
+    assert "memory_recall/server/lsp/server.py" in names
     # what `memory-recall demo` and `delivery` read when no path is given
     assert "memory_recall/fixtures/eval/corpus.json" in names
     assert "memory_recall/fixtures/demo-memory/project/deploy-freeze.md" in names
@@ -49,7 +49,7 @@ def report_and_exit(code):
     sys.stderr.flush()
     real_exit(code)
 os._exit = report_and_exit
-from memory_recall.server.__main__ import main
+from memory_recall.server.cli.main import main
 main(["serve"])
 """
 

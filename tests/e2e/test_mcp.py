@@ -114,7 +114,7 @@ async def test_every_tool_and_every_resource_over_stdio(workspace: Path, tmp_pat
         again = answer(await call(session, "recall_memory", query="when is staging reset?"))
         assert again["memories"][0]["uri"] == op["uri"]
 
-        # search_memory: the four modes of SPEC §11.
+        # search_memory: the four modes of docs/network.md.
         shallow = answer(await call(session, "search_memory", query="pgbouncer", mode="shallow"))
         assert [m["title"] for m in shallow["memories"]] == ["Postgres pooling"]
         assert shallow["memories"][0]["body"] is None  # titles and descriptions only

@@ -1,4 +1,4 @@
-"""SPEC §5 errors and the process lifecycle, through the real process."""
+"""protocol/README.md errors and the process lifecycle, through the real process."""
 
 from __future__ import annotations
 

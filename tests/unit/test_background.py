@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 import pytest
-from memory_recall.server.daemon.background import Refreshed
+from memory_recall.server.core.background import Refreshed
 from memory_recall.server.pacing import paced
 
 

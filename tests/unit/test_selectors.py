@@ -1,4 +1,4 @@
-"""Selectors (SPEC §4–5): what the host or the model is sent, and how answers are read.
+"""Selectors (docs/recall.md, protocol/README.md): what the host or the model is sent, and how answers are read.
 
 `ClientSelector` is driven with a fake `send`/`cancel` whose reply futures the
 test resolves; the `http` selector's prompt and answer parsing are tested as

@@ -21,7 +21,7 @@ from memory_recall.server.dev.embed_server import Behaviour, ConceptEncoder, Emb
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.spec import ScoredDocument
 from memory_recall.server.ranking.view import CorpusView
-from memory_recall.server.recall import RecallRequest, RecallService
+from memory_recall.server.recall.service import RecallRequest, RecallService
 from memory_recall.server.semantic.cache import VectorCache
 from memory_recall.server.semantic.channel import SemanticChannel
 from memory_recall.server.semantic.endpoint import (
@@ -294,7 +294,7 @@ def test_off_imports_nothing_of_the_channel(tmp_path: Path):
     code = """
 import sys
 from lsprotocol import types
-from memory_recall.server.daemon.server import MemoryServer
+from memory_recall.server.lsp.server import MemoryServer
 server = MemoryServer()
 server.on_initialize(types.InitializeParams(
     capabilities=types.ClientCapabilities(),
