@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_recall.protocol import methods
+from memory_recall.protocol.framing import FrameReader, FramingError, frame
 from memory_recall.protocol.messages import (
     CompleteParams,
     ConsolidateResult,
@@ -440,7 +441,7 @@ class MemoryRecallClient:
 
     def send_raw(self, body: bytes) -> None:
         """Write one frame with an arbitrary body (for tests of malformed input)."""
-        self._writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self._writer.write(frame(body))
 
     def _send_request(self, msg_id: int, method: str, params: Any) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -453,28 +454,21 @@ class MemoryRecallClient:
 
     def _write(self, message: dict[str, Any]) -> None:
         body = json.dumps(message, ensure_ascii=False).encode("utf-8")
-        self._writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self._writer.write(frame(body))
 
     # -- reading ------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
+        frames = FrameReader(self._reader)
         try:
             while True:
-                length = None
-                while True:
-                    line = await self._reader.readline()
-                    if not line:
-                        return
-                    if line in (b"\r\n", b"\n"):
-                        break
-                    name, _, value = line.decode("ascii", "replace").partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value.strip())
-                if length is None:
-                    continue
-                body = await self._reader.readexactly(length)
+                body = await frames.next()
+                if body is None:
+                    return
+                if isinstance(body, FramingError):
+                    continue  # the daemon never writes one; nothing to answer here
                 self._dispatch(json.loads(body))
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except ConnectionError:
             return
         finally:
             for future in self._pending.values():

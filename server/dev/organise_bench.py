@@ -1,4 +1,4 @@
-"""Benchmarks of the organisation services (`memory-recall dev bench-organise`): figures, no verdicts.
+"""Benchmarks of the organisation services (`dev bench-organise`): figures, no verdicts.
 
 1. **Consolidation plan at scale**: synthetic memories (dev/synthetic.py) of which
    10 % are near-duplicates of others — the same memory written again later with

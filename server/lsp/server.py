@@ -19,9 +19,8 @@ from typing import Any, BinaryIO
 
 from lsprotocol import types
 from memory_recall.protocol import methods
-from memory_recall.server.core.config import version
+from memory_recall.server.core.config import load_settings, version
 from memory_recall.server.core.core import MemoryCore
-from memory_recall.server.core.options import parse_options
 from memory_recall.server.core.session import CatalogSession
 from memory_recall.server.lsp import handlers
 from memory_recall.server.lsp.adapter import MemoryProtocol, make_converter
@@ -131,11 +130,17 @@ class MemoryServer(LanguageServer):
         self._exit.set()
 
     def on_initialize(self, params: types.InitializeParams) -> None:
-        options, problems = parse_options(params.initialization_options)
+        # The user's config file and environment, then what the editor sends.
+        given = params.initialization_options
+        problems = []
+        if given is not None and not isinstance(given, dict):
+            problems.append(f"expected an object, got {type(given).__name__}")
+            given = None
+        settings = load_settings(given, workspace=workspace_path(params))
         self.core = MemoryCore(
-            options,
-            workspace_path(params),
-            problems=problems,
+            settings.options,
+            settings.workspace,
+            problems=problems + settings.problems,
             host=HostModel(self._send_select_request, self._cancel_request),
             notify=self.protocol.notify,
             on_fault=self._show_fault,

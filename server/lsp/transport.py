@@ -21,8 +21,8 @@ from cattrs import transform_error
 from cattrs.errors import BaseValidationError
 from lsprotocol import types
 from memory_recall.protocol import methods
+from memory_recall.protocol.framing import FrameReader, FramingError, is_text
 from memory_recall.server.lsp.adapter import MemoryProtocol
-from memory_recall.server.lsp.framing import FrameReader, FramingError, is_text
 from pygls.exceptions import JsonRpcException
 
 log = logging.getLogger("memory_recall")
