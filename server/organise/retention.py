@@ -52,8 +52,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from importlib import resources
 
+from memory_recall.server.datafiles import data_lines
 from memory_recall.server.documents import MemoryDocument
 
 DEFAULT_CAPACITY = 300  # memories per root before the lowest-retention ones are archived
@@ -163,18 +163,9 @@ class RetentionRules:
 @functools.cache
 def rules() -> RetentionRules:
     """The half-lives and quality factors of data/retention.txt."""
-    text = (
-        resources.files("memory_recall.server.organise")
-        .joinpath("data")
-        .joinpath("retention.txt")
-        .read_text("utf-8")
-    )
     half_life: dict[str, float] = {}
     quality: dict[str, float] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
+    for line in data_lines("memory_recall.server.organise", "retention.txt"):
         key, value = line.split()
         group, _, name = key.partition(".")
         {"half_life": half_life, "quality": quality}[group][name] = float(value)
