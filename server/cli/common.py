@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -119,6 +120,12 @@ def memory_path(core: MemoryCore, name: str, *, archived: bool = False) -> str:
         if any(p.exists() for p in inside):
             return str(root.path / name)
     return name  # the store says what is wrong with it
+
+
+def undo_hint(operation: str, roots: list[str] | None) -> str:
+    """The command that takes an operation back, with the roots it was run on."""
+    flags = "".join(f" --root {shlex.quote(r)}" for r in roots or ())
+    return f"memory-recall undo {operation}{flags}"
 
 
 def existing(path: str, what: str) -> Path:

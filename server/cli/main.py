@@ -256,7 +256,7 @@ def cmd_project_init(args: argparse.Namespace) -> int:
         result = with_core(args, write)
     except Exception as error:
         return _refused(error)
-    return _print_result(result, args.json)  # type: ignore[arg-type]
+    return _print_result(result, args.json, args.root)  # type: ignore[arg-type]
 
 
 def cmd_version(_args: argparse.Namespace) -> int:

@@ -82,6 +82,8 @@ def resolve_target(
             _check_real(root, absolute, field)
             return index, relative
     where = ", ".join(str(r.path) for r in roots) or "(no roots configured)"
+    if not os.path.isabs(path):
+        raise InvalidWrite(field, f"no memory {path} in any root ({where})")
     raise InvalidWrite(field, f"{path} is not inside a memory root ({where})")
 
 
