@@ -156,7 +156,11 @@ def derive(memory: HostMemory) -> list[Derived]:
     if not source.is_dir():
         return []
     files = sorted(
-        (p for p in source.rglob("*.md") if not any(x.startswith(".") for x in p.parts[-3:])),
+        (
+            p
+            for p in source.rglob("*.md")
+            if not any(x.startswith(".") for x in p.relative_to(source).parts)
+        ),
         key=_mtime,
         reverse=True,
     )[:MAX_FILES]
