@@ -67,7 +67,7 @@ async def started_core(root: Path, model: SlowModel | None = None) -> MemoryCore
             "roots": [{"path": str(root), "scope": "project"}],
             "watch": False,
             "selector": {"kind": "client" if model else "none"},
-        }  # fmt: skip
+        }
     )
     host = HostModel(model.send, model.cancel) if model else None
     core = MemoryCore(options, str(root.parent), host=host)
