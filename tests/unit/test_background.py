@@ -109,9 +109,7 @@ def test_a_figure_expected_to_take_long_is_not_waited_for():
     async def scenario() -> str | None:
         figure: Refreshed[str] = Refreshed("test")
         # Waiting for it would take the whole minute it may wait: the bound fails first.
-        first = await asyncio.wait_for(
-            figure.get("a", lambda: slow, wait_s=60, expected_s=600), 30
-        )
+        first = await asyncio.wait_for(figure.get("a", lambda: slow, wait_s=60, expected_s=600), 30)
         release.set()
         await figure.get("a", lambda: slow, wait_s=5)
         return first
