@@ -15,14 +15,8 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memory_recall.protocol.messages import (
-    ExplainParams,
-    ExplainResult,
-    PhaseResult,
-    SearchParams,
-    SearchResult,
-)
 from memory_recall.server.cli.common import (
     UsageError,
     add_root_option,
@@ -34,9 +28,11 @@ from memory_recall.server.cli.common import (
     with_core,
 )
 from memory_recall.server.cli.show import plural, print_phases
-from memory_recall.server.core.config import config_path, version
-from memory_recall.server.core.core import MemoryCore
-from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS, accepted_names
+from memory_recall.server.release import version
+
+if TYPE_CHECKING:  # what a command loads when it runs, never for --version or --help
+    from memory_recall.protocol.messages import ExplainResult, PhaseResult, SearchResult
+    from memory_recall.server.core.core import MemoryCore
 
 TTY_HINT = (
     "memory-recall: this is the daemon; it speaks JSON-RPC (LSP framing) on stdin/stdout "
@@ -46,6 +42,8 @@ TTY_HINT = (
 
 
 def _ranker_help() -> str:
+    from memory_recall.server.ranking.registry import RANKERS
+
     names = "; ".join(f"{name}: {spec.description}" for name, spec in RANKERS.items())
     return f"{names}. Old names: default = bm25f, indexed and reference = spec"
 
@@ -140,6 +138,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 def _print_explanations(
     args: argparse.Namespace, query: str, paths: Sequence[str], recent: Sequence[str] | None
 ) -> int:
+    from memory_recall.protocol.messages import ExplainParams
     from memory_recall.server.recall.explain_text import format_explanation
 
     async def explain(core: MemoryCore) -> list[ExplainResult]:
@@ -166,6 +165,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from memory_recall.protocol.messages import SearchParams
+
     async def search(core: MemoryCore) -> SearchResult:
         path = memory_path(core, args.memory) if args.memory else None
         params = SearchParams(
@@ -211,6 +212,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         how = "mirrored by the daemon" if found.mirrored else "read by the daemon"
         exists = "" if found.source.exists() else "  (not there yet)"
         print(f"agent    {found.host:11} {found.scope:8} {found.source}{exists}  ({how})")
+    from memory_recall.server.core.config import config_path
+
     source = config_path()
     print(f"settings: {source if source.exists() else 'defaults (no ' + str(source) + ')'}")
     return 0
@@ -280,6 +283,8 @@ def cmd_version(_args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from memory_recall.server.ranking.registry import DEFAULT_RANKER, accepted_names
+
     parser = argparse.ArgumentParser(
         prog="memory-recall",
         description=__doc__,
@@ -418,6 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv in (["--version"], ["version"]):  # at once: no parser, no core to import
+        return cmd_version(argparse.Namespace())
     if argv[:1] == ["dev"]:
         from memory_recall.server.cli.dev import run as run_dev
 

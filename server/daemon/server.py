@@ -36,13 +36,13 @@ from filelock import FileLock, Timeout
 from memory_recall.protocol import methods
 from memory_recall.protocol.endpoint import HOOK_METHOD, MAX_SOCKET_PATH_BYTES
 from memory_recall.protocol.framing import FrameReader, FramingError, frame
-from memory_recall.server.core.config import version
 from memory_recall.server.daemon.http import HookHttpServer
 from memory_recall.server.daemon.registry import CoreRegistry
 from memory_recall.server.daemon.settings import DaemonSettings, http_token
 from memory_recall.server.hooks.hosts import host_named
 from memory_recall.server.hooks.service import HookService
 from memory_recall.server.lsp.server import MemoryServer
+from memory_recall.server.release import version
 
 log = logging.getLogger("memory_recall.daemon")
 

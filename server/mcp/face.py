@@ -40,12 +40,12 @@ from memory_recall.protocol.messages import (
     UpdateParams,
     WriteResult,
 )
-from memory_recall.server.core.config import version
 from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.errors import refusal
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.recall.search import SearchError
 from memory_recall.server.recall.search import find_memory as lookup
+from memory_recall.server.release import version
 from pydantic import BaseModel, ValidationError
 
 log = logging.getLogger("memory_recall")

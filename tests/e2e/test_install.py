@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -13,7 +14,24 @@ from memory_recall.protocol.framing import frame
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _clean_source(into: Path) -> Path:
+    """The files a fresh clone would have (with this checkout's changes), without the
+    build artifacts a previous build left in build/: what the wheel is built from."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=REPO, capture_output=True, check=True, timeout=60,
+    ).stdout.decode().split("\0")  # fmt: skip
+    for name in filter(None, listed):
+        source = REPO / name
+        if source.is_file():
+            target = into / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    return into
+
+
 def test_the_wheel_adds_no_top_level_server_or_protocol(tmp_path: Path) -> None:
+    source = _clean_source(tmp_path / "source")
     subprocess.run(
         [
             sys.executable,
@@ -24,7 +42,7 @@ def test_the_wheel_adds_no_top_level_server_or_protocol(tmp_path: Path) -> None:
             "--no-deps",
             "-w",
             str(tmp_path),
-            str(REPO),
+            str(source),
         ],
         check=True,
         timeout=300,

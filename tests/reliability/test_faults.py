@@ -36,9 +36,12 @@ from tests.reliability.harness import (
     sized,
     start_daemon,
     status_until,
+    wait_until,
 )
 
-CEILING_MS = 800
+# The selector's deadline here: long enough that a loaded machine's quick failures
+# (a refused connection, an HTTP error) are not mistaken for timeouts.
+CEILING_MS = 4000
 REPRODUCE = "(reproduce: .venv/bin/pytest tests/reliability/test_faults.py)"
 
 _survived: dict[str, list[str]] = {"http selector": [], "stdin EOF": []}
@@ -115,7 +118,8 @@ async def test_client_selector_that_never_answers_hits_the_ceiling(
         refined = result.refined
         assert refined.strategy == "heuristic" and refined.docs
         assert refined.failure == f"timed out after {CEILING_MS} ms"
-        assert CEILING_MS / 1000 <= took < CEILING_MS / 1000 + 2
+        # At the deadline, not long after it (the ceiling is the yardstick, not the clock).
+        assert CEILING_MS / 1000 <= took < 2 * CEILING_MS / 1000
         telemetry = client.notes(methods.TELEMETRY, result.token)[0]
         assert telemetry["failure"] == refined.failure
         # The host is told to stop its model, and the daemon forgets the request.
@@ -186,8 +190,11 @@ async def test_http_selector_faults_fall_back_with_the_reason(
             model.behaviour = behaviour
             assert_fell_back(client, await recall(client), reason)
             if fault == "hangs":  # the abandoned HTTP request is really aborted
-                await asyncio.sleep(0.2)
-                assert established_to(client.process.pid, model.port) == 0
+                pid = client.process.pid
+                await wait_until(
+                    lambda: established_to(pid, model.port) == 0,  # noqa: B023
+                    what="the hung request's connection closed",
+                )
             _survived["http selector"].append(fault)
         model.behaviour = _answer(200, completion('{"selected_memories": []}'))
         assert (await recall(client)).refined.strategy == "model"  # recovers at once
