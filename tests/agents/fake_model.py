@@ -37,9 +37,13 @@ def _shell_tool(body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
                 schema = f.get("parametersJsonSchema") or f.get("parameters") or {}
                 declared.append((f.get("name", ""), schema))
         elif isinstance(tool.get("function"), dict):  # OpenAI chat
-            declared.append((tool["function"].get("name", ""), tool["function"].get("parameters") or {}))
+            declared.append(
+                (tool["function"].get("name", ""), tool["function"].get("parameters") or {})
+            )
         else:  # Anthropic, Responses
-            declared.append((tool.get("name", ""), tool.get("input_schema") or tool.get("parameters") or {}))
+            declared.append(
+                (tool.get("name", ""), tool.get("input_schema") or tool.get("parameters") or {})
+            )
     for wanted in SHELL_NAMES:
         for name, schema in declared:
             if name == wanted:
@@ -57,8 +61,13 @@ def _has_tool_result(body: dict[str, Any]) -> bool:
     text = json.dumps(body)
     return any(
         marker in text
-        for marker in ('"tool_result"', '"role": "tool"', '"function_call_output"',
-                       '"functionResponse"', '"custom_tool_call_output"')  # fmt: skip
+        for marker in (
+            '"tool_result"',
+            '"role": "tool"',
+            '"function_call_output"',
+            '"functionResponse"',
+            '"custom_tool_call_output"',
+        )
     )
 
 
@@ -144,7 +153,12 @@ class FakeModel:
                 call = self._plan(body)
                 model_name = body.get("model", "fake")
                 if call is not None:
-                    block = {"type": "tool_use", "id": "toolu_fake1", "name": call[0], "input": call[1]}
+                    block = {
+                        "type": "tool_use",
+                        "id": "toolu_fake1",
+                        "name": call[0],
+                        "input": call[1],
+                    }
                     stop = "tool_use"
                 else:
                     block = {"type": "text", "text": FINAL if body.get("tools") else "ok"}
