@@ -280,6 +280,7 @@ class SharedDaemon:
         body: bytes | FramingError | None = first
         while body is not None:
             self._touch()
+            reply: dict[str, Any] | None
             if isinstance(body, FramingError):
                 reply = _error(body.id, methods.INVALID_REQUEST, body.message)
             else:
@@ -298,7 +299,8 @@ class SharedDaemon:
             return _error(None, methods.INVALID_REQUEST, "invalid request: expected an object")
         msg_id = message.get("id")
         method = message.get("method")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        given = message.get("params")
+        params: dict[str, Any] = given if isinstance(given, dict) else {}
         if method == HOOK_METHOD:
             result: Any = {"stdout": await self.hook(params)}
         elif method == STATUS_METHOD:
