@@ -26,7 +26,8 @@ HOST_NAMES = ", ".join(HOSTS)
 def cmd_daemon(args: argparse.Namespace) -> int:
     from memory_recall.server.daemon.control import NotRunning, request
 
-    address = Path(args.listen) if getattr(args, "listen", None) else socket_path()
+    listen = getattr(args, "listen", None)
+    address = Path(os.path.abspath(os.path.expanduser(listen))) if listen else socket_path()
     if args.action in ("status", "stop"):
         try:
             result = request(address, f"daemon/{args.action}")
@@ -156,6 +157,9 @@ def add_commands(sub: Any) -> None:
         help="run it here in the foreground (default), or ask the running one",
     )  # fmt: skip
     daemon.add_argument("--json", action="store_true", help="status as JSON")
+    daemon.add_argument(
+        "--listen", metavar="SOCKET", help="another socket than the user's default one"
+    )
     daemon.add_argument(
         "--http-port", type=int, default=None, metavar="PORT",
         help="also serve hook events over loopback HTTP on this port (see [hooks] http)",

@@ -252,3 +252,55 @@ async def test_two_agents_and_an_editor_share_one_catalog_each_with_its_own_excl
             await asyncio.wait_for(editor.request("shutdown", None), 5)
             editor.notify("exit", None)
         writer.close()
+
+
+def test_http_hooks_answer_only_with_the_token_and_only_on_loopback(env):
+    import http.client
+    import socket as sockets
+
+    ws = project(env.base, "shop")
+    with sockets.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "memory_recall.server", "daemon", "--http-port", str(port)],
+        env=env.vars, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        env.wait_for_socket()
+        status = env.status()
+        assert status["http"] == f"http://127.0.0.1:{port}"
+        token_file = env.home / ".local/share/memory-recall/daemon-token"
+        assert oct(token_file.stat().st_mode & 0o777) == "0o600"
+        token = token_file.read_text().strip()
+        data = json.dumps(payload("claude-code", "UserPromptSubmit", session="h1", cwd=str(ws),
+                                  prompt="can we deploy on friday?"))  # fmt: skip
+
+        def post(path: str, body: str, auth: str | None) -> tuple[int, bytes]:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+            headers = {"Authorization": auth} if auth else {}
+            conn.request("POST", path, body=body, headers=headers)
+            answer = conn.getresponse()
+            out = (answer.status, answer.read())
+            conn.close()
+            return out
+
+        assert post("/hook/claude-code/UserPromptSubmit", data, None)[0] == 401
+        assert post("/hook/claude-code/UserPromptSubmit", data, "Bearer wrong")[0] == 401
+        deadline = time.monotonic() + WAIT  # the workspace's first index is being built
+        while True:
+            code, body = post("/hook/claude-code/UserPromptSubmit", data, f"Bearer {token}")
+            assert code == 200
+            if body != b"{}" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert "deploy-freeze.md" in headings(injected("claude-code", "UserPromptSubmit",
+                                                       body.decode()))  # fmt: skip
+        assert post("/hook/claude-code/UserPromptSubmit", "garbage", f"Bearer {token}") == (
+            200,
+            b"{}",
+        )
+        assert post("/nowhere", data, f"Bearer {token}")[0] == 404
+    finally:
+        env.cli("daemon", "stop")
+        daemon.wait(WAIT)
