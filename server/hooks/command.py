@@ -45,6 +45,11 @@ def frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
+# What the daemon reads of a host's JSON; the rest (a tool's whole input and output, which
+# can be megabytes) stays here.
+KEPT_FIELDS = ("session_id", "sessionId", "cwd", "prompt", "initialPrompt", "tool_name",
+               "toolName", "transcript_path", "transcriptPath", "hook_event_name", "source",
+               "reason")  # fmt: skip
 # Where a project's folder is named to hooks (Claude Code, Gemini CLI, qwen-code).
 PROJECT_DIR_VARIABLES = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "QWEN_PROJECT_DIR")
 
@@ -179,12 +184,13 @@ def main(argv: list[str]) -> int:
         deadline = time.monotonic() + (budget - started_ms_ago() - EXIT_MARGIN_MS) / 1000
         if sys.stdin is None or sys.stdin.isatty():
             return 0
-        raw = sys.stdin.buffer.read(MAX_REPLY_BYTES)
+        raw = sys.stdin.buffer.read()
         if not raw.strip():
             return 0
-        data = json.loads(raw)
-        if not isinstance(data, dict):
+        given = json.loads(raw)
+        if not isinstance(given, dict):
             return 0
+        data = {k: given[k] for k in KEPT_FIELDS if k in given}
         out = ask(host, event, data, deadline, waits_for_start="start" in event.lower())
         if out:
             sys.stdout.write(out)
