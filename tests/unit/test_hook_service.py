@@ -212,3 +212,67 @@ def test_the_workspace_is_the_folder_with_memory_or_git_above_the_cwd(tmp_path):
     assert workspace_of(str(tmp_path / "proj" / "src" / "deep")) == str(tmp_path / "proj" / "src")
     assert workspace_of(str(tmp_path / "proj"), str(tmp_path)) == str(tmp_path)  # host says
     assert workspace_of("relative/path") is None and workspace_of(None) is None
+
+
+class ScriptedExtraction:
+    """The host's model (selector kind `client`, `memory/complete`): answers extraction with
+    one memory, and records the transcript it was shown."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+
+    def send(self, method: str, params: dict[str, Any]) -> tuple[str, concurrent.futures.Future]:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        if method == "memory/complete":
+            self.shown.append(json.dumps(params["messages"]))
+            item = {"title": "Package manager", "description": "the project uses pnpm, never npm",
+                    "type": "project", "category": "project/stack",
+                    "body": "Install with pnpm; npm breaks the lockfile.", "why": "the user said so"}  # fmt: skip
+            future.set_result({"content": json.dumps({"memories": [item]})})
+        else:
+            future.set_result({"selected": []})
+        return str(uuid.uuid4()), future
+
+    def cancel(self, msg_id: str) -> None:
+        return None
+
+
+@pytest.mark.parametrize("mode", ["write", "propose"])
+async def test_the_end_of_a_session_extracts_its_new_turns_through_the_core(tmp_path, mode):
+    root = tmp_path / ".memory"
+    deploy_memories(root)
+    model = ScriptedExtraction()
+    options = InitializationOptions.model_validate(
+        {
+            "roots": [{"path": str(root), "scope": "project"}],
+            "watch": False,
+            "selector": {"kind": "client"},
+            "capabilities": {"complete": True},
+        }
+    )
+    core = MemoryCore(options, str(tmp_path), host=HostModel(model.send, model.cancel))
+    core.start()
+    await asyncio.wait_for(core.ready(), WAIT)
+    hooks = HookService(lambda ws: core, extract=mode)
+    codex = HOSTS["codex"]
+    transcript = tmp_path / "rollout.jsonl"
+    line = {"type": "response_item", "payload": {"type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": "We use pnpm here, never npm."}]}}  # fmt: skip
+    transcript.write_text(json.dumps(line) + "\n")
+    try:
+        stop = payload("codex", "Stop", session="x", cwd=str(tmp_path), transcript=str(transcript))
+        assert await hooks.serve(codex, "Stop", stop, WAIT) == ""  # answered at once
+        await asyncio.wait_for(hooks.settle(), WAIT)
+        assert len(model.shown) == 1 and "never npm" in model.shown[0]
+        written = list(root.glob("package-manager*.md"))
+        if mode == "write":
+            assert written and hooks.counters.extracted_written == 1
+        else:
+            assert not written and hooks.counters.extracted_proposed == 1
+        # The next Stop of the same session reads only the turns it has not read.
+        assert await hooks.serve(codex, "Stop", stop, WAIT) == ""
+        await asyncio.wait_for(hooks.settle(), WAIT)
+        assert len(model.shown) == 1
+    finally:
+        hooks.close()
+        await core.stop()
