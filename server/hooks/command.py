@@ -37,6 +37,7 @@ EXIT_MARGIN_MS = 8.0
 # What the interpreter's start cost when the system cannot say (no /proc).
 ASSUMED_START_MS = 40.0
 MAX_REPLY_BYTES = 8 * 1024 * 1024
+MAX_LOG_BYTES = 5 * 1024 * 1024
 
 
 def frame(body: bytes) -> bytes:
@@ -115,7 +116,13 @@ def start_daemon() -> None:
 
     folder = runtime_dir()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    log = open(folder / "daemon.log", "ab")  # noqa: SIM115 - handed to the child
+    path = folder / "daemon.log"
+    try:
+        if path.stat().st_size > MAX_LOG_BYTES:  # one old log is kept, never more
+            os.replace(path, folder / "daemon.log.1")
+    except OSError:
+        pass
+    log = open(path, "ab")  # noqa: SIM115 - handed to the child
     try:
         subprocess.Popen(
             [sys.executable, "-m", "memory_recall.server", "daemon"],
@@ -124,6 +131,7 @@ def start_daemon() -> None:
             stderr=log,
             start_new_session=True,
             close_fds=True,
+            cwd=folder,  # not the project's folder: the daemon outlives the session
         )
     finally:
         log.close()
