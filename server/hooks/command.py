@@ -17,9 +17,9 @@ the day gets nothing; the next gets its memories); a session-start hook waits fo
 
 from __future__ import annotations
 
+import _socket  # the C module: `socket` itself imports selectors and enum, milliseconds more
 import json
 import os
-import socket
 import sys
 import time
 
@@ -84,7 +84,7 @@ def started_ms_ago() -> float:
         return ASSUMED_START_MS
 
 
-def _read_reply(conn: socket.socket) -> bytes | None:
+def _read_reply(conn: _socket.socket) -> bytes | None:
     """One framed reply's body."""
     buf = b""
     while b"\r\n\r\n" not in buf:
@@ -137,8 +137,8 @@ def start_daemon() -> None:
         log.close()
 
 
-def _connect(path: str, timeout_s: float) -> socket.socket | None:
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _connect(path: str, timeout_s: float) -> _socket.socket | None:
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     conn.settimeout(max(0.001, timeout_s))
     try:
         conn.connect(path)
@@ -163,7 +163,7 @@ def ask(host: str, event: str, data: object, deadline: float, waits_for_start: b
         if conn is None:
             return ""
     project = next((os.environ[v] for v in PROJECT_DIR_VARIABLES if os.environ.get(v)), None)
-    with conn:
+    try:
         # The daemon gets the time left, less the way back.
         left_ms = (deadline - time.monotonic()) * 1000 - EXIT_MARGIN_MS
         if left_ms <= 0:
@@ -175,6 +175,8 @@ def ask(host: str, event: str, data: object, deadline: float, waits_for_start: b
         conn.settimeout(max(0.001, deadline - time.monotonic()))
         conn.sendall(frame(body.encode("utf-8")))
         reply = _read_reply(conn)
+    finally:
+        conn.close()
     if reply is None:
         return ""
     result = json.loads(reply).get("result")
