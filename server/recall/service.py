@@ -61,6 +61,10 @@ class RecallRequest:
     recent_tools: Sequence[str] = ()
     exclude_paths: Sequence[str] = ()
     limit: int = REFINED_LIMIT
+    # A host that injects at two points (a prompt hook, then a tool hook: docs/hooks.md)
+    # gets the fast phase without a model too; its refined phase is then the lexical top 5
+    # minus what the fast phase sent.
+    fast_without_model: bool = False
 
 
 # Staleness (docs/organisation.md), checked as documents are about to be delivered: a factory
@@ -351,7 +355,7 @@ class RecallService:
         joined: NetworkRecall | None,
     ) -> tuple[PhaseResult | None, PhaseResult, Shortlist]:
         fast: PhaseResult | None = None
-        if self.selector is not None:
+        if self.selector is not None or request.fast_without_model:
             # The host is waiting for this one: send the ranking's top 2 before
             # building the model's 200-candidate manifest.
             top = query.top(FAST_LIMIT)
