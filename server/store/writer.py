@@ -44,6 +44,9 @@ from memory_recall.server.documents import (
     MemoryDocument,
     content_hash,
 )
+from memory_recall.server.facts.judgement import MemoryText as FactText
+from memory_recall.server.facts.judgement import judge as judge_facts
+from memory_recall.server.facts.rewrite import rewrite
 from memory_recall.server.pacing import paced
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.ranking.view import CorpusView
@@ -51,13 +54,14 @@ from memory_recall.server.roots import MemoryRoot, Scope
 from memory_recall.server.store import reversal
 from memory_recall.server.store.commit import Committed, Committer, OwnWrites, Plan, PlannedChange
 from memory_recall.server.store.conflicts import (
+    MAYBE_SUPERSEDES,
     PRECEDENCE,
     MemoryText,
     Verdict,
     judge,
     title_key,
 )
-from memory_recall.server.store.edits import archive_changes, parse_file, set_flags, title_survives
+from memory_recall.server.store.edits import archive_changes, parse_file, set_flags
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
 from memory_recall.server.store.files import read_or_none, resolve_target, root_key, slugify
 from memory_recall.server.store.gate import MemoryDraft, check
@@ -90,6 +94,8 @@ MAX_ATTEMPTS = 3  # plans made again when another process changed the root meanw
 # A second memory the new fact updates is archived only when this close to it (the
 # conflict rules' duplicate threshold): a false `update` then costs an undo, not a fact.
 ALSO_REPLACED_SIMILARITY = 0.6
+# Memories an unsure new one is linked to (`related`, `maybeSupersedes`): the closest few.
+LINKED_AT_MOST = 3
 
 
 def _merge(results: Sequence[WriteResult]) -> WriteResult:
@@ -468,7 +474,8 @@ class MemoryWriter:
         plan = Plan(index, root, "remember", request.trigger, [], uses_view=True)
         plan.entries = view.entries
         plan.seen_seq = self._seen_seq(root)
-        winner = judged[0] if judged and judged[0][1].kind != "independent" else None
+        # The zero-loss rule (docs/writing.md): only a sure verdict acts on a file.
+        winner = judged[0] if judged and judged[0][1].acts else None
         if winner is not None and winner[1].kind == "duplicate":
             self._plan_duplicate(plan, winner[0], winner[1])
         elif winner is not None:
@@ -478,12 +485,13 @@ class MemoryWriter:
                 doc
                 for doc, verdict in judged[1:]
                 if verdict.kind == "update"
-                and verdict.decided
+                and verdict.acts
                 and verdict.similarity >= ALSO_REPLACED_SIMILARITY
             ]
             self._plan_rewrite(plan, request, new, winner[0], winner[1], others)
         else:
-            self._plan_create(plan, request, new)
+            unsure = [(doc, verdict) for doc, verdict in judged if verdict.links]
+            self._plan_create(plan, request, new, unsure[:LINKED_AT_MOST])
         if propose:
             return self._proposal(plan)
         return plan
@@ -507,7 +515,9 @@ class MemoryWriter:
                 doc = view.docs[rel]
                 candidates.setdefault(doc.path, doc)
         judged = [(doc, judge(new, MemoryText.of(doc))) for doc in candidates.values()]
-        judged.sort(key=lambda item: (PRECEDENCE[item[1].kind], -item[1].similarity))
+        judged.sort(
+            key=lambda item: (not item[1].acts, PRECEDENCE[item[1].kind], -item[1].similarity)
+        )
         return judged
 
     def _plan_duplicate(self, plan: Plan, doc: MemoryDocument, verdict: Verdict) -> None:
@@ -538,16 +548,27 @@ class MemoryWriter:
         rel = _posix(doc.relative_path)
         data = self._current(plan.root, rel, doc)
         memory = parse_file(data, plan.root.path / rel)
-        title = (
-            _clean(request.title)
-            if request.title is not None
-            else (doc.title if title_survives(doc.title, new.body) else new.title)
+        # An update changes the fact, not the memory: only the statements that state the
+        # changed slot are rewritten (facts/rewrite.py, docs/writing.md).
+        old = FactText(memory.get("name") or doc.title, memory.get("description") or "",
+                       memory.body, memory.get("type") or doc.type)  # fmt: skip
+        judgement = verdict.judgement
+        if judgement is None or old.body.strip() != doc.body.strip():
+            judgement = judge_facts(FactText(new.title, new.description, new.body), old)
+        next_version = rewrite(
+            old,
+            judgement,
+            title=_clean(request.title) if request.title is not None else None,
+            description=_clean(request.description) if request.description is not None else None,
         )
+        title, description = next_version.title, next_version.description
         memory_type = request.type or memory.get("type") or new.type
         memory.set("name", title)
-        memory.set("description", new.description)
+        memory.set("description", description)
         memory.set("type", memory_type)
-        self._set_category(memory, memory_type, title, new.description, new.body, request.category)
+        self._set_category(
+            memory, memory_type, title, description, next_version.body, request.category
+        )
         memory.set("updated", self.today())
         set_flags(memory, request.pinned, request.always)
         replaced: list[str] = []
@@ -563,9 +584,9 @@ class MemoryWriter:
         if replaced:
             supersedes = [*memory.get_list("supersedes"), *replaced]
             memory.set("supersedes", list(dict.fromkeys(supersedes)))
-        memory.set_body(new.body)
+        memory.set_body(next_version.body)
         after = memory.render().encode()
-        entry = IndexEntry(rel, title, new.description, bool(request.pinned), float("inf"))
+        entry = IndexEntry(rel, title, description, bool(request.pinned), float("inf"))
         plan.changes.append(
             PlannedChange(Change(rel, "updated", data, after, title), entry=entry, stats="updated")
         )
@@ -581,13 +602,31 @@ class MemoryWriter:
                      f"superseded by {rel}")
                 )  # fmt: skip
 
-    def _plan_create(self, plan: Plan, request: RememberRequest, new: MemoryText) -> None:
+    def _plan_create(
+        self,
+        plan: Plan,
+        request: RememberRequest,
+        new: MemoryText,
+        unsure: Sequence[tuple[MemoryDocument, Verdict]] = (),
+    ) -> None:
         memory = MemoryFile.new({"name": new.title, "description": new.description}, new.body)
         memory.set("type", new.type)
         self._set_category(memory, new.type, new.title, new.description, new.body, request.category)
         memory.set("created", self.today())
         memory.set("updated", self.today())
         set_flags(memory, request.pinned or None, request.always or None)
+        # Unsure of a duplicate or an update: both memories stay, linked, and consolidation
+        # decides later (docs/writing.md, "When the rules are unsure").
+        related = [_posix(doc.relative_path) for doc, _ in unsure]
+        maybe = [_posix(doc.relative_path) for doc, v in unsure if v.kind == "update"]
+        if related:
+            memory.set("related", related)
+            for target in related:
+                plan.links.append(("", target, "related"))
+        if maybe:
+            memory.set(MAYBE_SUPERSEDES, maybe)
+            for target in maybe:
+                plan.links.append(("", target, "maybe-supersedes"))
         after = memory.render().encode()
         entry = IndexEntry("", new.title, new.description, bool(request.pinned), float("inf"))
         plan.changes.append(
@@ -599,7 +638,15 @@ class MemoryWriter:
                 stats="created",
             )
         )
-        plan.answers.append((0, "created", new.title, None))
+        reason = None
+        if unsure:
+            doc, verdict = unsure[0]
+            reason = (
+                f"kept beside {_posix(doc.relative_path)}, linked: perhaps"
+                f" {'a duplicate' if verdict.kind == 'duplicate' else 'an update'}"
+                f" ({verdict.reason})"
+            )
+        plan.answers.append((0, "created", new.title, reason))
 
     def _proposal(self, plan: Plan) -> WriteResult:
         result = WriteResult()

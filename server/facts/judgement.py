@@ -1,0 +1,176 @@
+"""A new memory against an old one: duplicate, update or independent, and how sure
+(docs/writing.md, "The zero-loss rule").
+
+- `update` (the same slot, another value): some statement of the new memory changes one
+  statement of the old one (slots.py), and none states another subject. The changed
+  statements are kept in `changes`, for the rewrite (rewrite.py) and the log.
+- `duplicate`: the new memory says nothing the old one does not: no value, name or
+  identifier of its own, the same polarity, most of its words in the old one.
+- `independent`: anything else.
+
+`sure` is what the writer acts on: only a sure `update` rewrites a file and only a sure
+`duplicate` answers `unchanged`. An unsure verdict creates the new memory; its `kind`
+says which way the rules lean, so that a duplicate or an update they could not settle
+is linked to the old memory (`related`, `maybeSupersedes`) for consolidation, and may be
+put to the semantic channel or a model (tiers.py), whose answers are checked against
+these rules before they count.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Literal
+
+from memory_recall.server.facts.slots import Comparison, compare, dice
+from memory_recall.server.facts.statements import Statement, split_statements
+from memory_recall.server.facts.terms import Terms, capitals_mark_names, read_terms
+from memory_recall.server.tokens import normalize
+
+Kind = Literal["duplicate", "update", "independent"]
+
+# Two memories sharing less than this (Dice of all their terms) are unrelated.
+UNRELATED_BELOW = 0.15
+# A reworded duplicate: this much in common, or the new one's terms nearly all in the old.
+DUPLICATE_AT_LEAST = 0.6
+DUPLICATE_CONTAINED_AT_LEAST = 0.8
+# Below this a duplicate is not even worth a link.
+PARAPHRASE_AT_LEAST = 0.3
+
+
+@dataclass(frozen=True)
+class MemoryText:
+    """The parts of a memory the judge reads."""
+
+    title: str
+    description: str
+    body: str
+    type: str = "project"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One statement of the old memory that a statement of the new one replaces."""
+
+    old: Statement
+    new: Statement
+    comparison: Comparison
+
+
+@dataclass(frozen=True)
+class Judgement:
+    kind: Kind
+    sure: bool
+    reason: str
+    similarity: float  # Dice of the two memories' terms, 0..1
+    changes: tuple[Change, ...] = ()
+    # New statements that restate none of the old memory (kept by the rewrite).
+    additions: tuple[Statement, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A memory as statements with their terms."""
+
+    statements: tuple[Statement, ...]
+    terms: tuple[Terms, ...]
+    keys: frozenset[str]
+    values: frozenset[str]
+    negated: bool
+
+
+def _said(statement: Statement) -> str:
+    return f"{statement.label}: {statement.text}" if statement.label else statement.text
+
+
+@functools.lru_cache(maxsize=4096)
+def read_memory(memory: MemoryText) -> Reading:
+    """The statements of a memory's body (its title and description when it has none)."""
+    body = memory.body.strip()
+    if not body:
+        body = "\n".join(p for p in (memory.title, memory.description) if p)
+    capitals = capitals_mark_names(f"{memory.title}\n{memory.description}\n{body}")
+    statements = tuple(s for s in split_statements(body) if read_terms(_said(s), capitals).terms)
+    terms = tuple(read_terms(_said(s), capitals) for s in statements)
+    keys = frozenset(k for t in terms for k in t.keys)
+    values = frozenset(term.key for t in terms for term in t.terms if term.valued)
+    return Reading(statements, terms, keys, values, any(t.negated for t in terms))
+
+
+def title_is_derived(title: str, body: str) -> bool:
+    """Whether a title is the body's opening words (a `remember` without a title)."""
+    key = _fold(title).rstrip("…")
+    return bool(key) and _fold(body).startswith(key)
+
+
+def _fold(text: str) -> str:
+    return " ".join(normalize(text).replace("*", "").replace("`", "").split())
+
+
+def judge(new: MemoryText, old: MemoryText) -> Judgement:
+    """How `new` relates to `old`, an existing memory of the same root."""
+    a, b = read_memory(old), read_memory(new)
+    similarity = round(dice(a.keys, b.keys), 3)
+    if not a.statements or not b.statements:
+        return Judgement("independent", True, "nothing to compare", similarity)
+    if similarity < UNRELATED_BELOW:
+        return Judgement("independent", True, "little in common", similarity)
+    pairs: list[tuple[int, int, Comparison]] = []
+    for j, new_terms in enumerate(b.terms):
+        best: tuple[int, Comparison] | None = None
+        for i, old_terms in enumerate(a.terms):
+            if a.statements[i].label and a.statements[i].label != b.statements[j].label:
+                continue  # a labelled line (Why:, How to apply:) answers only its own label
+            found = compare(old_terms, new_terms, a.negated != b.negated)
+            if best is None or _rank(found) > _rank(best[1]):
+                best = (i, found)
+        if best is not None:
+            pairs.append((best[0], j, best[1]))
+    different = [c for _, _, c in pairs if c.relation == "different"]
+    changed: list[tuple[int, int, Comparison]] = []
+    for i, j, c in sorted(pairs, key=lambda p: -p[2].overlap):
+        # Two new statements answering one old one: the closer is its change, the other
+        # is said besides.
+        if c.relation in ("changed", "extends") and i not in {k for k, _, _ in changed}:
+            changed.append((i, j, c))
+    changed.sort(key=lambda p: p[1])
+    same = [(i, j, c) for i, j, c in pairs if c.relation == "same"]
+    unrelated = [j for j in range(len(b.statements)) if j not in {p[1] for p in changed + same}]
+    if any(c.sure for c in different):
+        reason = next(c.reason for c in different if c.sure)
+        return Judgement("independent", True, reason, similarity)
+    if changed:
+        sure = (
+            all(c.sure for _, _, c in changed) and not different and len(unrelated) <= len(changed)
+        )
+        changes = tuple(Change(a.statements[i], b.statements[j], c) for i, j, c in changed)
+        additions = tuple(b.statements[j] for j in unrelated)
+        reason = "; ".join(dict.fromkeys(c.reason for _, _, c in changed))
+        return Judgement("update", sure, reason, similarity, changes, additions)
+    new_values = b.values - a.values
+    contained = len(b.keys & a.keys) / len(b.keys)
+    if not new_values and a.negated == b.negated and not different:
+        if not unrelated and (
+            similarity >= DUPLICATE_AT_LEAST or contained >= DUPLICATE_CONTAINED_AT_LEAST
+        ):
+            sure = all(c.sure for _, _, c in same) or similarity >= DUPLICATE_AT_LEAST
+            return Judgement("duplicate", sure, "the same fact, reworded", similarity)
+        if similarity >= PARAPHRASE_AT_LEAST:
+            return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
+    if same and unrelated and len(same) == len(a.statements) and not different:
+        # Every old statement restated, and something added: the old memory grows.
+        additions = tuple(b.statements[j] for j in unrelated)
+        return Judgement("update", True, "the same fact, with more said", similarity, (), additions)
+    if not new_values and a.negated == b.negated and similarity >= PARAPHRASE_AT_LEAST:
+        return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
+    if different:
+        return Judgement("independent", False, different[0].reason, similarity)
+    return Judgement("independent", True, "a different fact", similarity)
+
+
+_RANK = {"changed": 4, "extends": 4, "same": 3, "different": 2, "unrelated": 0}
+
+
+def _rank(c: Comparison) -> tuple[float, int]:
+    """The old statement a new one answers: the most alike, a change before a restatement."""
+    return (c.overlap, _RANK[c.relation])

@@ -1,0 +1,239 @@
+"""Two statements compared: the same fact, one slot with a changed value, or two facts
+(docs/writing.md, "Slots").
+
+A slot is what a statement is about (its subject) and which of its properties it states
+(its attribute); the value is what it says of that property. Two statements state the
+same slot when what they share is the subject and the attribute and what differs is one
+value: the terms of both are aligned (difflib, in reading order) and the stretches that
+differ are read:
+
+- one stretch, short, of compatible values on both sides (two numbers of one unit, two
+  names, two frequencies, two addresses), with shared terms around it: the value
+  changed. Sure when the stretch stands where values stand (after the subject) or the
+  new statement announces the change ("now", "jetzt", "改为");
+- one stretch where the subject stands (at the start), no change announced: perhaps
+  the value changed ("Priya leads payments" → "Marco leads payments"), perhaps another
+  subject with the same property: unsure;
+- two stretches in a statement of the same shape ("queue q1 drains into b5" / "queue q2
+  drains into b9"), a key identifier on each side (`ORDERS_DB_URL` / `PAYMENTS_DB_URL`,
+  two flags, two code symbols), or values of different kinds (a frequency against a
+  size): two facts, never one slot;
+- the rest (reworded, a value and other words changed): unsure.
+
+A rule whose polarity flips ("squash" / "do not squash") is a change of its slot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Literal
+
+from memory_recall.server.facts.terms import Term, Terms
+
+Relation = Literal["same", "changed", "extends", "different", "unrelated"]
+
+# Below this share of common terms (Dice), two statements are not about one thing.
+UNRELATED_BELOW = 0.2
+# A value is short: a stretch longer than this on either side is a different property.
+VALUE_TERMS = 3
+# Terms of the old statement the new one may leave out and still restate its slot.
+DROPPED_AT_MOST = 1
+# Share of the old statement's terms a sure change must keep (its subject and attribute).
+KEPT_AT_LEAST = 0.5
+# A reworded restatement shares at least this much (Dice) to be the same fact for sure.
+SAME_AT_LEAST = 0.6
+# ... or its terms are almost all in the other statement.
+CONTAINED_AT_LEAST = 0.8
+
+
+@dataclass(frozen=True)
+class Region:
+    """A stretch where two aligned statements differ."""
+
+    old: tuple[Term, ...]
+    new: tuple[Term, ...]
+    left: int  # shared terms before it
+    right: int  # shared terms after it
+
+    @property
+    def valued(self) -> bool:
+        return any(t.valued for t in self.old) and any(t.valued for t in self.new)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How a new statement relates to an old one."""
+
+    relation: Relation
+    sure: bool
+    reason: str
+    overlap: float  # Dice of the two statements' terms
+    regions: tuple[Region, ...] = ()  # where the value changed (relation `changed`)
+
+
+def dice(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return 2 * len(a & b) / (len(a) + len(b))
+
+
+def _value_class(term: Term) -> str:
+    """What kind of value a term is, for compatibility: two values of one class can replace
+    each other in a slot."""
+    if term.kind == "number":
+        return f"number:{term.shape}"
+    if term.kind == "value":
+        return f"value:{term.shape}"
+    if term.kind == "ident" and term.role == "key":
+        return f"key:{term.shape}"
+    return "named"  # names, addresses, paths, hyphenated names: things a fact names
+
+
+def compatible(old: tuple[Term, ...], new: tuple[Term, ...]) -> bool:
+    """Whether the values of two stretches can fill one slot."""
+    old_classes = {_value_class(t) for t in old if t.valued}
+    new_classes = {_value_class(t) for t in new if t.valued}
+    if not old_classes or not new_classes:
+        return False
+    if old_classes & new_classes:
+        return True
+    # A number with a unit on one side and none on the other ("port 8081" / "8082").
+    bare = {c for c in old_classes | new_classes if c == "number:"}
+    numbers = {c for c in old_classes | new_classes if c.startswith("number:")}
+    return bool(bare) and numbers == old_classes | new_classes
+
+
+def _distinct_keys(old: Terms, new: Terms, new_keys: set[str], old_keys: set[str]) -> str:
+    """A key identifier on each side that the other side lacks: two different things."""
+    old_only = sorted({t.key for t in old.terms if t.role == "key"} - new_keys)
+    new_only = sorted({t.key for t in new.terms if t.role == "key"} - old_keys)
+    if old_only and new_only:
+        return f"distinct identifiers ({old_only[0]} / {new_only[0]})"
+    return ""
+
+
+def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison:
+    """How the statement `new` relates to the statement `old`. `polarity_changed`: whether
+    the memories as a whole differ in polarity (a statement split otherwise than its
+    restatement may read as negated on one side only)."""
+    old_keys, new_keys = set(old.keys), set(new.keys)
+    overlap = round(dice(old_keys, new_keys), 3)
+    if not old_keys or not new_keys:
+        return Comparison("unrelated", True, "nothing to compare", overlap)
+    distinct = _distinct_keys(old, new, new_keys, old_keys)
+    if distinct:
+        return Comparison("different", True, distinct, overlap)
+    if overlap < UNRELATED_BELOW:
+        return Comparison("unrelated", True, "little in common", overlap)
+    matcher = SequenceMatcher(None, old.keys, new.keys, autojunk=False)
+    regions: list[Region] = []
+    dropped: list[Term] = []
+    added: list[Term] = []
+    shared_before = 0
+    total_shared = sum(size for _, _, size in matcher.get_matching_blocks())
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            shared_before += i2 - i1
+        elif tag == "replace":
+            regions.append(
+                Region(
+                    old.terms[i1:i2],
+                    new.terms[j1:j2],
+                    shared_before,
+                    total_shared - shared_before,
+                )
+            )
+        elif tag == "delete":
+            dropped.extend(old.terms[i1:i2])
+        else:
+            added.extend(new.terms[j1:j2])
+    # A term moved elsewhere in the sentence is not a difference.
+    regions = [
+        r
+        for r in (
+            Region(
+                tuple(t for t in r.old if t.key not in new_keys),
+                tuple(t for t in r.new if t.key not in old_keys),
+                r.left,
+                r.right,
+            )
+            for r in regions
+        )
+        if r.old or r.new
+    ]
+    for r in list(regions):
+        if not r.old or not r.new:  # one-sided once moved terms are out
+            regions.remove(r)
+            (added if r.new else dropped).extend(r.new or r.old)
+    dropped = [t for t in dropped if t.key not in new_keys]
+    added = [t for t in added if t.key not in old_keys]
+    flipped = old.negated != new.negated and polarity_changed
+    kept = len(old_keys & new_keys) / len(old_keys)
+
+    if not regions:
+        if flipped:
+            return Comparison(
+                "changed", overlap >= SAME_AT_LEAST, "the rule's polarity flipped", overlap
+            )
+        added_values = [t for t in added if t.valued]
+        if new.change_cue and not old.change_cue and added and not dropped:
+            # "from Yamamoto to Nakamura", "Renovate instead of Dependabot": the new
+            # statement holds the old one whole, and what replaces its value.
+            return Comparison(
+                "changed", True, "the new statement names the old value and a new one", overlap,
+                (Region((), tuple(added), 0, 0),),
+            )  # fmt: skip
+        if added_values and not any(t.valued for t in dropped):
+            sure = len(dropped) <= DROPPED_AT_MOST
+            return Comparison("extends", sure, "the new statement says more", overlap)
+        contained = len(new_keys & old_keys) / len(new_keys)
+        sure = overlap >= SAME_AT_LEAST or contained >= CONTAINED_AT_LEAST
+        if any(t.valued for t in dropped) and any(t.valued for t in added):
+            return Comparison("different", False, "other values, other places", overlap)
+        return Comparison("same", sure, "the same statement, reworded", overlap)
+
+    shaped_alike = len(old.terms) == len(new.terms) and all(
+        len(r.old) == len(r.new) for r in regions
+    )
+    if len(regions) >= 2 and shaped_alike and any(r.valued for r in regions):
+        return Comparison("different", True, "the same shape about another subject", overlap)
+    if len(regions) == 1:
+        region = regions[0]
+        small = len(region.old) <= VALUE_TERMS and len(region.new) <= VALUE_TERMS
+        valued = region.valued
+        plain = not any(t.valued for t in region.old + region.new)
+        if valued and not compatible(region.old, region.new):
+            return Comparison("different", small, "values of different kinds", overlap)
+        if not valued and not plain:
+            return Comparison("different", False, "a value on one side only", overlap)
+        if not small:
+            if valued:
+                return Comparison(
+                    "changed", False, "a value and its wording changed", overlap, (region,)
+                )
+            return Comparison("different", False, "another property", overlap)
+        announced = new.change_cue or flipped
+        keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
+        if not valued:
+            # Two plain words: a tool swapped ("black" → "ruff") reads like a verb reworded
+            # ("ausführen" → "laufen"); only an announced change settles it.
+            pure = not dropped and not added
+            return Comparison(
+                "changed", announced and pure and keeps_slot, "a word changed", overlap, (region,)
+            )
+        named = all(_value_class(t) == "named" for t in region.old + region.new if t.valued)
+        at_subject = named and region.left <= 1 and region.right >= 2
+        if at_subject and not announced:
+            return Comparison(
+                "changed", False, "a name changed where the subject stands", overlap, (region,)
+            )
+        return Comparison(
+            "changed", keeps_slot, "a value changed in the same slot", overlap, (region,)
+        )
+    valued_regions = [r for r in regions if r.valued]
+    if len(valued_regions) == 1 and compatible(valued_regions[0].old, valued_regions[0].new):
+        return Comparison(
+            "changed", False, "a value changed, and other words", overlap, tuple(valued_regions)
+        )
+    return Comparison("different", False, "several things differ", overlap)
