@@ -67,6 +67,11 @@ class Judgement:
     # New statements that restate none of the old memory (kept by the rewrite).
     additions: tuple[Statement, ...] = ()
 
+    @property
+    def replaces_value(self) -> bool:
+        """Whether the new memory replaces a value of the old one (not only adds to it)."""
+        return any(c.comparison.relation == "changed" for c in self.changes)
+
 
 @dataclass(frozen=True)
 class Reading:

@@ -41,6 +41,8 @@ VALUE_TERMS = 3
 DROPPED_AT_MOST = 1
 # Share of the old statement's terms a sure change must keep (its subject and attribute).
 KEPT_AT_LEAST = 0.5
+# Terms a statement must share with another before it can be said to be contained in it.
+SHARED_AT_LEAST = 2
 # A reworded restatement shares at least this much (Dice) to be the same fact for sure.
 SAME_AT_LEAST = 0.6
 # ... or its terms are almost all in the other statement.
@@ -185,7 +187,8 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
                 (Region((), tuple(added), 0, 0),),
             )  # fmt: skip
         if added_values and not any(t.valued for t in dropped):
-            sure = len(dropped) <= DROPPED_AT_MOST
+            # A one-term statement ("how we deploy") is contained in almost anything.
+            sure = len(dropped) <= DROPPED_AT_MOST and len(old_keys & new_keys) >= SHARED_AT_LEAST
             return Comparison("extends", sure, "the new statement says more", overlap)
         contained = len(new_keys & old_keys) / len(new_keys)
         sure = overlap >= SAME_AT_LEAST or contained >= CONTAINED_AT_LEAST

@@ -47,6 +47,7 @@ from memory_recall.server.documents import (
 from memory_recall.server.facts.judgement import MemoryText as FactText
 from memory_recall.server.facts.judgement import judge as judge_facts
 from memory_recall.server.facts.rewrite import rewrite
+from memory_recall.server.facts.tiers import Question, Tier, settle_all
 from memory_recall.server.pacing import paced
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.ranking.view import CorpusView
@@ -59,6 +60,7 @@ from memory_recall.server.store.conflicts import (
     MemoryText,
     Verdict,
     judge,
+    of_judgement,
     title_key,
 )
 from memory_recall.server.store.edits import archive_changes, parse_file, set_flags
@@ -156,6 +158,10 @@ def _entry(rel: str, doc: MemoryDocument) -> IndexEntry:
     return IndexEntry(rel, doc.title, doc.description, False, doc.mtime_ms)
 
 
+def _plain(memory: MemoryText) -> FactText:
+    return FactText(memory.title, memory.description, memory.body, memory.type)
+
+
 def _posix(relative_path: str) -> str:
     return relative_path if os.sep == "/" else relative_path.replace(os.sep, "/")
 
@@ -206,6 +212,9 @@ class MemoryWriter:
         self._seen: dict[str, int] = {}
         self._baseline = self.journal.last_seq() if self.journal else 0
         self._views: dict[int, _RootView] = {}
+        # The tiers above the rules for unsure pairs (facts/tiers.py), set by the daemon
+        # when an embeddings endpoint or a model is configured; only `run_async` asks them.
+        self.tiers: list[Tier] = []
         self._async_lock: asyncio.Lock | None = None
         self._sync_lock = threading.Lock()
         self.last_index: dict[str, IndexReport] = {}  # by root path, for memory/status
@@ -263,8 +272,9 @@ class MemoryWriter:
     async def run_async(self, kind: str, request: object) -> WriteResult:
         """The same operations for the daemon: decided on the event loop (which owns the
         catalog), carried out in a worker thread (locks and fsync never block recalls)."""
+        settled = await self._settle(request) if kind == "remember" else {}  # type: ignore[arg-type]
         planners: dict[str, Callable[[], Plan | WriteResult]] = {
-            "remember": lambda: self._plan_remember(request),  # type: ignore[arg-type]
+            "remember": lambda: self._plan_remember(request, settled),  # type: ignore[arg-type]
             "update": lambda: self._plan_update(request),  # type: ignore[arg-type]
             "forget": lambda: reversal.plan_forget(self, request),  # type: ignore[arg-type]
             "restore": lambda: reversal.plan_restore(self, str(request)),
@@ -446,7 +456,8 @@ class MemoryWriter:
 
     # -- remember ------------------------------------------------------------------------------
 
-    def _plan_remember(self, request: RememberRequest) -> Plan | WriteResult:
+    def _draft(self, request: RememberRequest) -> tuple[int, MemoryRoot, MemoryText] | WriteResult:
+        """The new memory of a remember, its metadata derived and gated, and its root."""
         text = request.text.strip()
         derived = derive(text)
         memory_type = request.type or derived.type
@@ -467,9 +478,40 @@ class MemoryWriter:
             return WriteResult(
                 skipped=[SkippedEntry(rejection.rule, rejection.message, redact(title) or None)]
             )
-        new = MemoryText(title, description, text, memory_type)
+        return index, root, MemoryText(title, description, text, memory_type)
+
+    async def _settle(self, request: RememberRequest) -> dict[tuple[str, str], Verdict]:
+        """The pairs of a remember the rules are unsure of, put to the tiers above them
+        (facts/tiers.py: vectors, a model), validated; by (path, content hash)."""
+        if not self.tiers:
+            return {}
+        draft = self._draft(request)
+        if isinstance(draft, WriteResult):
+            return {}  # refused by the gate: nothing of it leaves the process
+        index, _root, new = draft
+        judged = self._judge(index, new, self._root_view(index))
+        unsure = [(doc, v) for doc, v in judged if v.links and v.judgement is not None]
+        questions = [
+            Question(f"p{n}", _plain(new), _plain(MemoryText.of(doc)), v.judgement)
+            for n, (doc, v) in enumerate(unsure)
+            if v.judgement is not None
+        ]
+        settled = await settle_all(self.tiers, questions)
+        return {
+            (doc.path, doc.content_hash): of_judgement(settled[q.id])
+            for q, (doc, _v) in zip(questions, unsure, strict=True)
+            if q.id in settled
+        }
+
+    def _plan_remember(
+        self, request: RememberRequest, settled: dict[tuple[str, str], Verdict] | None = None
+    ) -> Plan | WriteResult:
+        draft = self._draft(request)
+        if isinstance(draft, WriteResult):
+            return draft
+        index, root, new = draft
         view = self._root_view(index)
-        judged = self._judge(index, new, view)
+        judged = self._judge(index, new, view, settled or {})
         propose = not request.apply or (request.origin == "extract" and root.scope is Scope.TEAM)
         plan = Plan(index, root, "remember", request.trigger, [], uses_view=True)
         plan.entries = view.entries
@@ -497,7 +539,11 @@ class MemoryWriter:
         return plan
 
     def _judge(
-        self, index: int, new: MemoryText, view: _RootView
+        self,
+        index: int,
+        new: MemoryText,
+        view: _RootView,
+        settled: dict[tuple[str, str], Verdict] | None = None,
     ) -> list[tuple[MemoryDocument, Verdict]]:
         """The root's candidates for the new memory, judged, the most telling first."""
         snapshot: CorpusView = self.catalog.snapshot()
@@ -514,7 +560,11 @@ class MemoryWriter:
             if doc_key == key:
                 doc = view.docs[rel]
                 candidates.setdefault(doc.path, doc)
-        judged = [(doc, judge(new, MemoryText.of(doc))) for doc in candidates.values()]
+        settled = settled or {}
+        judged = [
+            (doc, settled.get((doc.path, doc.content_hash)) or judge(new, MemoryText.of(doc)))
+            for doc in candidates.values()
+        ]
         judged.sort(
             key=lambda item: (not item[1].acts, PRECEDENCE[item[1].kind], -item[1].similarity)
         )

@@ -1,0 +1,75 @@
+"""Newer wins at recall (docs/writing.md, "Newer wins at recall").
+
+Two memories a recall would deliver may state one slot with two values: a correction
+written in other words beside the old note (the rules kept both, unsure), or two notes
+a user wrote months apart. Delivering both hands the agent a contradiction, and the old
+value first when it ranks higher. So among the documents of a delivery, each pair is
+judged with the write side's rules, the more recent memory as the new one: when they
+are sure it changes the older one's slot, the older is not delivered and the newer
+says which memory it supersedes and when each was written.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.facts.judgement import MemoryText, judge
+
+# What of a memory is compared at recall: a delivered excerpt is at most 1,200
+# characters; a long memory's opening says what it is about.
+COMPARED_CHARS = 4_000
+
+
+@dataclass(frozen=True)
+class Superseded:
+    """An older memory a newer one replaces in this delivery."""
+
+    older: MemoryDocument
+    newer: MemoryDocument
+    reason: str
+
+    @property
+    def older_date(self) -> str:
+        return written_on(self.older)
+
+    @property
+    def newer_date(self) -> str:
+        return written_on(self.newer)
+
+
+def written_on(doc: MemoryDocument) -> str:
+    """The day a memory was last written: its `updated` date, else its file's mtime."""
+    updated = doc.date_of("updated")
+    if updated is not None:
+        return updated.isoformat()
+    return (
+        datetime.datetime.fromtimestamp(doc.mtime_ms / 1000, datetime.timezone.utc)
+        .date()
+        .isoformat()
+    )
+
+
+def _newness(doc: MemoryDocument) -> tuple[str, float, str]:
+    return (written_on(doc), doc.mtime_ms, doc.path)
+
+
+def _text(doc: MemoryDocument) -> MemoryText:
+    return MemoryText(doc.title, doc.description, doc.body[:COMPARED_CHARS], doc.type)
+
+
+def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
+    """Older path → what supersedes it, among `docs` (a delivery: a handful)."""
+    out: dict[str, Superseded] = {}
+    ordered = sorted(docs, key=_newness)
+    for i, older in enumerate(ordered):
+        for newer in reversed(ordered[i + 1 :]):
+            if newer.path == older.path or newer.path in out:
+                continue
+            verdict = judge(_text(newer), _text(older))
+            if verdict.kind == "update" and verdict.sure and verdict.replaces_value:
+                out[older.path] = Superseded(older, newer, verdict.reason)
+                break
+    return out
