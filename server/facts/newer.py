@@ -21,6 +21,8 @@ from memory_recall.server.facts.judgement import MemoryText, judge
 # What of a memory is compared at recall: a delivered excerpt is at most 1,200
 # characters; a long memory's opening says what it is about.
 COMPARED_CHARS = 4_000
+# The front-matter key the writer sets on an unsure update, as the parser reads it.
+MAYBE_SUPERSEDES_KEY = "maybesupersedes"
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,10 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             if newer.path == older.path or newer.path in out:
                 continue
             verdict = judge(_text(newer), _text(older))
-            if verdict.kind == "update" and verdict.sure and verdict.replaces_value:
+            # Sure, or unsure where the write side already linked the two (the newer
+            # "maybe supersedes" the older): both are in this delivery, about one query.
+            linked = older.relative_path in newer.paths_of(MAYBE_SUPERSEDES_KEY)
+            if verdict.kind == "update" and verdict.replaces_value and (verdict.sure or linked):
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break
     return out

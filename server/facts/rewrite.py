@@ -130,8 +130,14 @@ def rewrite(
     changes = judgement.changes
     lead = changes[0].new.text if changes else body
     if title is None:
-        derived = title_is_derived(old.title, old.body)
-        title = _follow(old.title, changes, derive_title(body if derived else lead))
+        if title_is_derived(old.title, old.body):
+            # The title was the first sentence: it follows the body (substituting the value
+            # would leave "from Jenkins to GitHub Actions" as "Jenkins at GitHub Actions").
+            first = old.body.strip()[: len(old.title.rstrip("…"))]
+            touched = any(c.old.start < len(first) for c in changes)
+            title = derive_title(body) if touched else old.title
+        else:
+            title = _follow(old.title, changes, derive_title(lead))
     if description is None:
         description = _follow(old.description, changes, derive_description(body))
     return Rewritten(body, title, description, replaced)

@@ -37,6 +37,8 @@ Relation = Literal["same", "changed", "extends", "different", "unrelated"]
 UNRELATED_BELOW = 0.2
 # A value is short: a stretch longer than this on either side is a different property.
 VALUE_TERMS = 3
+# Plain words the new statement may say around its new value.
+SAID_AROUND = 4
 # Terms of the old statement the new one may leave out and still restate its slot.
 DROPPED_AT_MOST = 1
 # Share of the old statement's terms a sure change must keep (its subject and attribute).
@@ -203,7 +205,15 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         return Comparison("different", True, "the same shape about another subject", overlap)
     if len(regions) == 1:
         region = regions[0]
-        small = len(region.old) <= VALUE_TERMS and len(region.new) <= VALUE_TERMS
+        # Words said around the new value ("PostgreSQL 14 after the spring upgrade") are
+        # added, not replaced, when the old side was a value alone.
+        new_valued = [t for t in region.new if t.valued]
+        old_plain = [t for t in region.old if not t.valued]
+        new_plain = [t for t in region.new if not t.valued]
+        small = len(region.old) <= VALUE_TERMS and (
+            len(region.new) <= VALUE_TERMS
+            or (not old_plain and len(new_valued) <= VALUE_TERMS and len(new_plain) <= SAID_AROUND)
+        )
         valued = region.valued
         plain = not any(t.valued for t in region.old + region.new)
         if valued and not compatible(region.old, region.new):
@@ -236,7 +246,17 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         )
     valued_regions = [r for r in regions if r.valued]
     if len(valued_regions) == 1 and compatible(valued_regions[0].old, valued_regions[0].new):
+        # The other stretches reworded between shared terms ("is" → "runs", "upgraded
+        # again" → "runs"), not where a subject stands: the same slot, its value changed.
+        inside = all(
+            r.left >= 1 and r.right >= 1 and not any(t.valued for t in r.old + r.new)
+            for r in regions
+            if r is not valued_regions[0]
+        )
+        value = valued_regions[0]
+        keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
+        sure = inside and keeps_slot and len(value.old) <= VALUE_TERMS
         return Comparison(
-            "changed", False, "a value changed, and other words", overlap, tuple(valued_regions)
+            "changed", sure, "a value changed, and other words", overlap, tuple(valued_regions)
         )
     return Comparison("different", False, "several things differ", overlap)
