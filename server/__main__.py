@@ -640,6 +640,12 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_semantic,
     )
     passthrough(
+        "eval-facts",
+        "the write side's judgement per tier (rules, + vectors, + a scripted model) and"
+        " language: losses, conflicts right, partial updates, newest-fact-only on histories",
+        cmd_eval_facts,
+    )
+    passthrough(
         "semantic-bench",
         "benchmark: the fast phase with the semantic channel on, and embedding throughput (docs/s)",
         cmd_semantic,
@@ -746,6 +752,12 @@ def cmd_bench_write(args: argparse.Namespace) -> int:
     from memory_recall.server.dev.write_bench import main as write_bench
 
     return write_bench(args)
+
+
+def cmd_eval_facts(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.fact_eval import main as fact_eval
+
+    return fact_eval(args.options)
 
 
 def cmd_eval_write(args: argparse.Namespace) -> int:

@@ -263,6 +263,10 @@ class MemoryServer(LanguageServer):
         self.tasks.spawn(self._build_network(), "network")
         if self.options.embeddings is not None:
             self._start_semantic()
+        # Unsure conflicts go to the vectors, then the model (docs/writing.md, "Tiers").
+        semantic = self.service.semantic
+        embed = semantic.endpoint.embed if semantic is not None else None
+        self.write.use_tiers(completer, self.service.deadline_s, embed)
         self.searching = SearchSide(
             ranker, topics=self.organise.organiser.topics, staleness=self.organise.staleness
         )

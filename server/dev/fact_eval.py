@@ -31,7 +31,7 @@ import asyncio
 import json
 import tempfile
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,7 @@ PAIR_SETS = ("slots", "slots-blind", "pairs", "pairs-blind")
 HISTORY_SETS = ("histories", "histories-blind")
 TIERS = ("rules", "vectors", "model", "liar")
 ACTION = {"duplicate": "unchanged", "update": "updated", "independent": "created"}
+# What a lying model answers: whatever would lose a fact if it were believed.
 LIE = {"independent": "update", "update": "duplicate", "duplicate": "update"}
 
 
@@ -93,10 +94,10 @@ def vector_tier() -> VectorTier | None:
 
 
 class ScriptedReconcile:
-    """A scripted model for the `reconcile` task: each pair answered from `truth` (by
-    the pair's two texts), or its opposite when `lies`."""
+    """A scripted model for the `reconcile` task: each pair answered by `truth` (old text,
+    new text → verdict), or, when `lies`, with whatever would lose a fact."""
 
-    def __init__(self, truth: dict[tuple[str, str], str], lies: bool = False) -> None:
+    def __init__(self, truth: Callable[[str, str], str], lies: bool = False) -> None:
         self.truth = truth
         self.lies = lies
         self.asked = 0
@@ -108,7 +109,7 @@ class ScriptedReconcile:
         for block in prompt.split("## pair ")[1:]:
             pair_id, _, rest = block.partition("\n")
             old, _, new = rest.partition("\n\nNEW:\n")
-            verdict = self.truth.get((_key(old.removeprefix("OLD:\n")), _key(new)), "independent")
+            verdict = self.truth(old.removeprefix("OLD:\n"), new)
             answers.append(
                 {"id": pair_id.strip(), "verdict": LIE[verdict] if self.lies else verdict}
             )
@@ -196,7 +197,9 @@ async def evaluate_pairs(name: str, tier: str, vectors: VectorTier | None) -> Pa
         if not found.sure and found.kind != "independent":
             questions.append(Question(f"p{n}", new, old, found))
             truth[(_key(_shown(old)[:1500]), _key(_shown(new)[:1500]))] = pair["verdict"]
-    stack = tiers_for(tier, vectors, truth)
+    stack = tiers_for(
+        tier, vectors, lambda old, new: truth.get((_key(old), _key(new)), "independent")
+    )
     settled = await settle_all(stack, questions) if stack else {}
     for n, (pair, old, _new, found) in enumerate(judged):
         final = settled.get(f"p{n}", found)
@@ -262,9 +265,10 @@ class HistoryReport:
     errors: list[str] = field(default_factory=list)
 
 
-def _history_truth(history: dict[str, Any]) -> dict[tuple[str, str], str]:
-    """What a perfect model would answer for two statements of a history: the same slot
-    when both belong to one question (they hold its answer or a stale value)."""
+def _history_truth(history: dict[str, Any]) -> Callable[[str, str], str]:
+    """What a perfect model would answer for two memories of a history: the same slot when
+    both hold a value of one question (its answer or a stale value), the same text when
+    one holds the other's words."""
 
     def slot(text: str) -> int | None:
         for n, q in enumerate(history["questions"]):
@@ -272,25 +276,15 @@ def _history_truth(history: dict[str, Any]) -> dict[tuple[str, str], str]:
                 return n
         return None
 
-    texts = [*history["background"], *history["steps"]]
-    truth = {}
-    for old in texts:
-        for new in texts:
-            if old == new:
-                verdict = "duplicate"
-            elif slot(old) is not None and slot(old) == slot(new):
-                verdict = "update"
-            else:
-                verdict = "independent"
-            for a in _renderings(old):
-                for b in _renderings(new):
-                    truth[(_key(a), _key(b))] = verdict
+    def truth(old: str, new: str) -> str:
+        a, b = slot(old), slot(new)
+        if a is not None and a == b:
+            values = [v for q in history["questions"] for v in [*q["answer"], *q["stale"]]]
+            same = {v for v in values if _holds(old, v)} == {v for v in values if _holds(new, v)}
+            return "duplicate" if same else "update"
+        return "independent"
+
     return truth
-
-
-def _renderings(text: str) -> list[str]:
-    derived = derive(text)
-    return [_shown(MemoryText(derived.title, derived.description, text, derived.type))[:1500]]
 
 
 async def replay(

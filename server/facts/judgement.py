@@ -66,6 +66,8 @@ class Judgement:
     changes: tuple[Change, ...] = ()
     # New statements that restate none of the old memory (kept by the rewrite).
     additions: tuple[Statement, ...] = ()
+    # An unsure lean a model confirmed: linked as definite (`supersedes`), never acted on.
+    confirmed: bool = False
 
     @property
     def replaces_value(self) -> bool:
@@ -154,7 +156,9 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         return Judgement("update", sure, reason, similarity, changes, additions)
     new_values = b.values - a.values
     contained = len(b.keys & a.keys) / len(b.keys)
-    if not new_values and a.negated == b.negated and not different:
+    # A new memory that announces a change ("now", "jetzt", "改为") is no restatement.
+    announces = any(t.change_cue for t in b.terms) and not any(t.change_cue for t in a.terms)
+    if not new_values and a.negated == b.negated and not different and not announces:
         if not unrelated and (
             similarity >= DUPLICATE_AT_LEAST or contained >= DUPLICATE_CONTAINED_AT_LEAST
         ):
@@ -166,7 +170,12 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         # Every old statement restated, and something added: the old memory grows.
         additions = tuple(b.statements[j] for j in unrelated)
         return Judgement("update", True, "the same fact, with more said", similarity, (), additions)
-    if not new_values and a.negated == b.negated and similarity >= PARAPHRASE_AT_LEAST:
+    if (
+        not new_values
+        and a.negated == b.negated
+        and not announces
+        and similarity >= PARAPHRASE_AT_LEAST
+    ):
         return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
     if different:
         return Judgement("independent", False, different[0].reason, similarity)

@@ -73,7 +73,10 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             verdict = judge(_text(newer), _text(older))
             # Sure, or unsure where the write side already linked the two (the newer
             # "maybe supersedes" the older): both are in this delivery, about one query.
-            linked = older.relative_path in newer.paths_of(MAYBE_SUPERSEDES_KEY)
+            linked = older.relative_path in (
+                *newer.paths_of(MAYBE_SUPERSEDES_KEY),
+                *newer.paths_of("supersedes"),
+            )
             if verdict.kind == "update" and verdict.replaces_value and (verdict.sure or linked):
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break

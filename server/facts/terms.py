@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Literal
 
 import regex
+from memory_recall.server.ranking.bm25f.tokens import COMMON_TWO_LETTER_WORDS
 
 TermKind = Literal["word", "name", "ident", "number", "value"]
 Role = Literal["key", "value", ""]
@@ -352,7 +353,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             if terms and terms[-1].kind == "number" and not terms[-1].shape:
                 last = terms.pop()
                 terms.append(
-                    Term("number", last.key + "%", last.start, end, "pct", "value", last.owner)
+                    Term("number", f"{last.key} pct", last.start, end, "pct", "value", last.owner)
                 )
         elif kind == "word":
             word = _norm(surface)
@@ -365,7 +366,9 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             if _INNER_CAPITAL.match(surface) and len(surface) >= 2:
                 terms.append(Term("name", word, start, end))
             elif len(surface) < 3:
-                continue  # two-letter words: `is`, `de`, `на`, unless an acronym (above)
+                # Two-letter words: `is`, `de`, `на` say nothing; `uv`, `go`, `k9` name tools.
+                if len(surface) == 2 and word not in COMMON_TWO_LETTER_WORDS:
+                    terms.append(Term("name", word, start, end))
             elif (foreign_text and _LATIN.match(surface)) or (
                 capitals and surface[0].isupper() and _mid_sentence(text, start)
             ):
@@ -399,7 +402,9 @@ def _number(digits: str, start: int, end: int, unit: str, before: list[Term]) ->
     owner = ""
     if before and before[-1].kind in ("name", "word", "ident") and before[-1].end >= start - 2:
         owner = before[-1].key
-    return Term("number", _number_key(digits), start, end, unit, "value", owner)
+    # The unit is part of the value: "2" in "v2" is not the "2" of "2 avril".
+    key = _number_key(digits)
+    return Term("number", f"{key} {unit}" if unit else key, start, end, unit, "value", owner)
 
 
 def _unit_after(text: str, end: int, taken: list[tuple[int, int]]) -> str:
@@ -421,8 +426,9 @@ def _with_units(terms: list[Term]) -> list[Term]:
         if term.kind == "number" and not term.shape and i + 1 < len(out):
             following = out[i + 1]
             if following.kind in ("word", "name") and following.start <= term.end + 2:
+                key = f"{term.key} {following.key}"
                 out[i] = Term(
-                    "number", term.key, term.start, term.end, following.key, "value", term.owner
+                    "number", key, term.start, term.end, following.key, "value", term.owner
                 )
     return out
 

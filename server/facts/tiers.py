@@ -15,7 +15,9 @@ the way the rules lean (a duplicate where they found no value, name, number or
 identifier of the new memory's own and the same polarity; an update where they located
 the changed statement and its values are of one kind, outside the subject), or call it
 independent (which creates, the safe answer). Nothing a tier says can turn a pair the
-rules call independent into an update or a duplicate. When a tier fails (no endpoint,
+rules call independent into an update or a duplicate. A model's confirmation never
+rewrites or drops anything: the new memory is created and linked as superseding (or
+related to) the old one, which recall and consolidation read. When a tier fails (no endpoint,
 an error, a late or malformed answer) the rules' verdict stands.
 """
 
@@ -37,9 +39,12 @@ Ask = Callable[[list[dict[str, str]], dict[str, Any]], Awaitable[str]]
 # tuned on fixtures/conflicts/slots.json (never on slots-blind.json): an unsure duplicate
 # this close is one, an unsure update this close is one, and a pair this far apart is
 # two facts.
-DUPLICATE_COSINE = 0.8
+DUPLICATE_COSINE = 0.7
 UPDATE_COSINE = 0.75
 DIFFERENT_BELOW = 0.35
+# A plain word swapped ("black" → "ruff", "ausführen" → "laufen") is as close for the
+# vectors whether it is a change or a rewording: they leave it to a model.
+_WORD_SWAP = "a word changed"
 # Reasons of an unsure update a tier may not settle: the subject itself may have changed.
 _SUBJECT_DOUBT = ("where the subject stands", "several things differ")
 # Characters of a memory a model is shown per pair.
@@ -64,8 +69,13 @@ class Question:
     rules: Judgement
 
 
-def settle(question: Question, kind: Kind, by: str) -> Judgement | None:
-    """A tier's answer as a judgement, if the rules allow it; None when they do not."""
+def settle(question: Question, kind: Kind, by: str, *, overwrite: bool = True) -> Judgement | None:
+    """A tier's answer as a judgement, if the rules allow it; None when they do not.
+
+    `overwrite=False` (a model): a confirmed lean stays unsure, so the write creates the new
+    memory beside the old one, linked (`supersedes` for an update, `related` for a
+    duplicate): a model that is wrong, or lies, can then never lose a fact.
+    """
     rules = question.rules
     if kind == "independent":
         return replace(rules, kind="independent", sure=True, reason=f"{by}: a different fact")
@@ -76,6 +86,8 @@ def settle(question: Question, kind: Kind, by: str) -> Judgement | None:
             return None
         if not all(c.comparison.regions for c in rules.changes):
             return None
+    if not overwrite:
+        return replace(rules, confirmed=True, reason=f"{by} confirms: {rules.reason}")
     return replace(rules, sure=True, reason=f"{by}: {rules.reason}")
 
 
@@ -115,12 +127,12 @@ class VectorTier:
 
 def judge_by_cosine(question: Question, cosine: float) -> Judgement | None:
     by = f"vectors (cosine {cosine:.2f})"
-    if cosine < DIFFERENT_BELOW:
-        return settle(question, "independent", by)
+    if cosine < DIFFERENT_BELOW and question.rules.kind == "duplicate":
+        return settle(question, "independent", by)  # not even the same topic: no link
     kind = question.rules.kind
     if kind == "duplicate" and cosine >= DUPLICATE_COSINE:
         return settle(question, "duplicate", by)
-    if kind == "update" and cosine >= UPDATE_COSINE:
+    if kind == "update" and cosine >= UPDATE_COSINE and _WORD_SWAP not in question.rules.reason:
         return settle(question, "update", by)
     return None
 
@@ -186,7 +198,7 @@ def parse_reconcile(content: str, questions: Sequence[Question]) -> dict[str, Ju
         verdict = item.get("verdict")
         if question is None or verdict not in ("duplicate", "update", "independent"):
             continue
-        found = settle(question, verdict, "the model")
+        found = settle(question, verdict, "the model", overwrite=False)
         if found is not None:
             out[question.id] = found
     return out

@@ -158,6 +158,10 @@ def _entry(rel: str, doc: MemoryDocument) -> IndexEntry:
     return IndexEntry(rel, doc.title, doc.description, False, doc.mtime_ms)
 
 
+def _confirmed(verdict: Verdict) -> bool:
+    return verdict.judgement is not None and verdict.judgement.confirmed
+
+
 def _plain(memory: MemoryText) -> FactText:
     return FactText(memory.title, memory.description, memory.body, memory.type)
 
@@ -668,15 +672,17 @@ class MemoryWriter:
         # Unsure of a duplicate or an update: both memories stay, linked, and consolidation
         # decides later (docs/writing.md, "When the rules are unsure").
         related = [_posix(doc.relative_path) for doc, _ in unsure]
-        maybe = [_posix(doc.relative_path) for doc, v in unsure if v.kind == "update"]
-        if related:
-            memory.set("related", related)
-            for target in related:
-                plan.links.append(("", target, "related"))
-        if maybe:
-            memory.set(MAYBE_SUPERSEDES, maybe)
-            for target in maybe:
-                plan.links.append(("", target, "maybe-supersedes"))
+        updates = [(doc, v) for doc, v in unsure if v.kind == "update"]
+        confirmed = [_posix(d.relative_path) for d, v in updates if _confirmed(v)]
+        maybe = [_posix(d.relative_path) for d, v in updates if not _confirmed(v)]
+        for key, targets, kind in (
+            ("related", related, "related"),
+            (MAYBE_SUPERSEDES, maybe, "maybe-supersedes"),
+            ("supersedes", confirmed, "supersedes"),  # a model confirmed it: still kept
+        ):
+            if targets:
+                memory.set(key, targets)
+                plan.links += [("", target, kind) for target in targets]
         after = memory.render().encode()
         entry = IndexEntry("", new.title, new.description, bool(request.pinned), float("inf"))
         plan.changes.append(
