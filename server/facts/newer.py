@@ -62,6 +62,12 @@ def _text(doc: MemoryDocument) -> MemoryText:
     return MemoryText(doc.title, doc.description, doc.body[:COMPARED_CHARS], doc.type)
 
 
+def _linked(source: MemoryDocument, target: MemoryDocument) -> bool:
+    """Whether the writer linked `source` as (maybe) superseding `target`."""
+    links = (*source.paths_of(MAYBE_SUPERSEDES_KEY), *source.paths_of("supersedes"))
+    return target.relative_path in links
+
+
 def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
     """Older path → what supersedes it, among `docs` (a delivery: a handful)."""
     out: dict[str, Superseded] = {}
@@ -73,10 +79,8 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             verdict = judge(_text(newer), _text(older))
             # Sure, or unsure where the write side already linked the two (the newer
             # "maybe supersedes" the older): both are in this delivery, about one query.
-            linked = older.relative_path in (
-                *newer.paths_of(MAYBE_SUPERSEDES_KEY),
-                *newer.paths_of("supersedes"),
-            )
+            # (In either direction: the older of a linked pair may have been updated since.)
+            linked = _linked(newer, older) or _linked(older, newer)
             if verdict.kind == "update" and verdict.replaces_value and (verdict.sure or linked):
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break

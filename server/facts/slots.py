@@ -210,9 +210,14 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         new_valued = [t for t in region.new if t.valued]
         old_plain = [t for t in region.old if not t.valued]
         new_plain = [t for t in region.new if not t.valued]
-        small = len(region.old) <= VALUE_TERMS and (
-            len(region.new) <= VALUE_TERMS
-            or (not old_plain and len(new_valued) <= VALUE_TERMS and len(new_plain) <= SAID_AROUND)
+        old_valued = [t for t in region.old if t.valued]
+
+        def said_around(values: list[Term], plain: list[Term], bare: bool) -> bool:
+            return bare and len(values) <= VALUE_TERMS and len(plain) <= SAID_AROUND
+
+        small = (len(region.old) <= VALUE_TERMS and len(region.new) <= VALUE_TERMS) or (
+            said_around(new_valued, new_plain, not old_plain and len(region.old) <= VALUE_TERMS)
+            or said_around(old_valued, old_plain, not new_plain and len(region.new) <= VALUE_TERMS)
         )
         valued = region.valued
         plain = not any(t.valued for t in region.old + region.new)
@@ -221,10 +226,8 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         if not valued and not plain:
             return Comparison("different", False, "a value on one side only", overlap)
         if not small:
-            if valued:
-                return Comparison(
-                    "changed", False, "a value and its wording changed", overlap, (region,)
-                )
+            if valued:  # perhaps a correction in other words; too loose to link as one
+                return Comparison("different", False, "a value and its wording changed", overlap)
             return Comparison("different", False, "another property", overlap)
         announced = new.change_cue or flipped
         keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
@@ -241,8 +244,12 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             return Comparison(
                 "changed", False, "a name changed where the subject stands", overlap, (region,)
             )
+        # Words replaced or said along with the value ("happens in Figma" / "is run by
+        # Keiko", "は Notion にある" / "は Omar がレビューする"): perhaps another property,
+        # unless the change is announced.
+        pure = (not old_plain and not new_plain) or announced
         return Comparison(
-            "changed", keeps_slot, "a value changed in the same slot", overlap, (region,)
+            "changed", keeps_slot and pure, "a value changed in the same slot", overlap, (region,)
         )
     valued_regions = [r for r in regions if r.valued]
     if len(valued_regions) == 1 and compatible(valued_regions[0].old, valued_regions[0].new):

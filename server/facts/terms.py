@@ -120,7 +120,11 @@ def _phrase_pattern(phrases: Iterable[str]) -> regex.Pattern[str]:
             bounded.append(escaped)
     parts = []
     if bounded:
-        parts.append(rf"(?<![\p{{L}}\p{{N}}])(?:{'|'.join(bounded)})(?![\p{{L}}\p{{N}}])")
+        # Not inside an identifier either: `nightly` is no frequency in `nightly-invoices`.
+        parts.append(
+            rf"(?<![\p{{L}}\p{{N}}_/.-])(?:{'|'.join(bounded)})"
+            rf"(?![\p{{L}}\p{{N}}_/-]|\.[\p{{L}}\p{{N}}])"
+        )
     if elided:
         parts.append(rf"(?<![\p{{L}}\p{{N}}])(?:{'|'.join(elided)})")
     parts.extend(pieces)
