@@ -22,6 +22,7 @@ import functools
 from dataclasses import dataclass
 from typing import Literal
 
+import regex
 from memory_recall.server.facts.slots import Comparison, compare, dice
 from memory_recall.server.facts.statements import Statement, split_statements
 from memory_recall.server.facts.terms import Terms, capitals_mark_names, read_terms
@@ -104,6 +105,21 @@ def read_memory(memory: MemoryText) -> Reading:
     return Reading(statements, terms, keys, values, any(t.negated for t in terms))
 
 
+_RAW_NUMBER = regex.compile(r"\p{N}+|[〇一二三四五六七八九十百千万]+")
+_RAW_LATIN = regex.compile(r"\p{Latin}{2,}")
+_OTHER_SCRIPT = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyrillic}]")
+
+
+def _raw_values(memory: MemoryText) -> set[str]:
+    """Numbers in a memory's text, and Latin words where the text is in another script."""
+    text = normalize(f"{memory.body}\n{memory.description}")
+    found = set(_RAW_NUMBER.findall(text))
+    latin = _RAW_LATIN.findall(text)
+    if len(_OTHER_SCRIPT.findall(text)) > sum(len(w) for w in latin):
+        found.update(latin)
+    return found
+
+
 def title_is_derived(title: str, body: str) -> bool:
     """Whether a title is the body's opening words (a `remember` without a title)."""
     key = _fold(title).rstrip("…")
@@ -158,7 +174,10 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
     contained = len(b.keys & a.keys) / len(b.keys)
     # A new memory that announces a change ("now", "jetzt", "改为") is no restatement.
     announces = any(t.change_cue for t in b.terms) and not any(t.change_cue for t in a.terms)
-    if not new_values and a.negated == b.negated and not different and not announces:
+    # A last guard before a new text is dropped as known: a number or a Latin word of its
+    # own that the terms missed (a kanji numeral, a word in a function-word list).
+    unseen = _raw_values(new) - _raw_values(old)
+    if not new_values and not unseen and a.negated == b.negated and not different and not announces:
         if not unrelated and (
             similarity >= DUPLICATE_AT_LEAST or contained >= DUPLICATE_CONTAINED_AT_LEAST
         ):
