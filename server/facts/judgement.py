@@ -19,11 +19,18 @@ these rules before they count.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import regex
-from memory_recall.server.facts.slots import Comparison, compare, dice
+from memory_recall.server.facts.slots import (
+    SAME_SHAPE,
+    SEVERAL,
+    Comparison,
+    compare,
+    compatible,
+    dice,
+)
 from memory_recall.server.facts.statements import Statement, split_statements
 from memory_recall.server.facts.terms import Terms, capitals_mark_names, read_terms
 from memory_recall.server.tokens import normalize
@@ -120,6 +127,35 @@ def _raw_values(memory: MemoryText) -> set[str]:
     return found
 
 
+# Changes a shared title does not settle: a plain word swapped (a tool, or a verb
+# reworded) and a name where the subject stands.
+_TITLE_DOUBTS = ("a word changed", "a name changed where the subject stands")
+
+
+def _under_one_title(c: Comparison) -> Comparison:
+    valued = [r for r in c.regions if r.valued]
+    if (
+        c.relation == "different"
+        and c.reason in (SAME_SHAPE, SEVERAL)
+        and len(valued) == 1
+        and compatible(valued[0].old, valued[0].new)
+    ):
+        return replace(c, relation="changed", sure=False, reason="a value changed under one title")
+    return c
+
+
+def _same_given_title(old: MemoryText, new: MemoryText) -> bool:
+    if title_is_derived(old.title, old.body) or title_is_derived(new.title, new.body):
+        return False
+    return (
+        _NON_WORD.sub(" ", normalize(old.title)).strip()
+        == _NON_WORD.sub(" ", normalize(new.title)).strip()
+    )
+
+
+_NON_WORD = regex.compile(r"[^\p{L}\p{M}\p{N}]+")
+
+
 def title_is_derived(title: str, body: str) -> bool:
     """Whether a title is the body's opening words (a `remember` without a title)."""
     key = _fold(title).rstrip("…")
@@ -149,7 +185,17 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 best = (i, found)
         if best is not None:
             pairs.append((best[0], j, best[1]))
+    if _same_given_title(old, new):
+        # One title given by hand: the subject is settled, so a statement of the same shape
+        # with one value of one kind changed is that value's update, not another subject.
+        pairs = [(i, j, _under_one_title(c)) for i, j, c in pairs]
     different = [c for _, _, c in pairs if c.relation == "different"]
+    if not (b.values - a.values):
+        # "Says more" only with a value the old memory lacks (it may say it elsewhere).
+        pairs = [
+            (i, j, replace(c, relation="same") if c.relation == "extends" else c)
+            for i, j, c in pairs
+        ]
     changed: list[tuple[int, int, Comparison]] = []
     for i, j, c in sorted(pairs, key=lambda p: -p[2].overlap):
         # Two new statements answering one old one: the closer is its change, the other
@@ -166,6 +212,15 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         sure = (
             all(c.sure for _, _, c in changed) and not different and len(unrelated) <= len(changed)
         )
+        # The same title, given by hand (not the first sentence): the subject is settled,
+        # and a value of one kind replaced in its statement is its update.
+        if (
+            not sure
+            and not different
+            and len(unrelated) <= len(changed)
+            and _same_given_title(old, new)
+        ):
+            sure = all(c.regions and c.reason not in _TITLE_DOUBTS for _, _, c in changed)
         changes = tuple(Change(a.statements[i], b.statements[j], c) for i, j, c in changed)
         additions = tuple(b.statements[j] for j in unrelated)
         reason = "; ".join(dict.fromkeys(c.reason for _, _, c in changed))

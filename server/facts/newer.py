@@ -15,8 +15,10 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import regex
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.facts.judgement import MemoryText, judge
+from memory_recall.server.facts.judgement import MemoryText, judge, title_is_derived
+from memory_recall.server.tokens import normalize
 
 # What of a memory is compared at recall: a delivered excerpt is at most 1,200
 # characters; a long memory's opening says what it is about.
@@ -62,6 +64,15 @@ def _text(doc: MemoryDocument) -> MemoryText:
     return MemoryText(doc.title, doc.description, doc.body[:COMPARED_CHARS], doc.type)
 
 
+def _titled(doc: MemoryDocument) -> bool:
+    """Whether a memory's title was given (not its body's first sentence)."""
+    return not title_is_derived(doc.title, doc.body)
+
+
+def title_key(title: str) -> str:
+    return " ".join(regex.sub(r"[^\p{L}\p{M}\p{N}]+", " ", normalize(title)).split())
+
+
 def _linked(source: MemoryDocument, target: MemoryDocument) -> bool:
     """Whether the writer linked `source` as (maybe) superseding `target`."""
     links = (*source.paths_of(MAYBE_SUPERSEDES_KEY), *source.paths_of("supersedes"))
@@ -81,7 +92,15 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             # "maybe supersedes" the older): both are in this delivery, about one query.
             # (In either direction: the older of a linked pair may have been updated since.)
             linked = _linked(newer, older) or _linked(older, newer)
-            if verdict.kind == "update" and verdict.replaces_value and (verdict.sure or linked):
+            # Two titles given by hand that differ name two things unless the writer said
+            # otherwise: a recall does not hide one on the rules' word alone.
+            titled_apart = (
+                _titled(older)
+                and _titled(newer)
+                and title_key(older.title) != title_key(newer.title)
+            )
+            sure = verdict.sure and not titled_apart
+            if verdict.kind == "update" and verdict.replaces_value and (sure or linked):
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break
     return out

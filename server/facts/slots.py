@@ -29,10 +29,14 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from memory_recall.server.facts.terms import Term, Terms
+from memory_recall.server.facts.terms import Term, Terms, canonical_units
 
 Relation = Literal["same", "changed", "extends", "different", "unrelated"]
 
+# Reasons a judgement reads: two stretches of one shape differ (a template: another
+# subject, unless the memories share a title given by hand), or several things differ.
+SAME_SHAPE = "the same shape about another subject"
+SEVERAL = "several things differ"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # A value is short: a stretch longer than this on either side is a different property.
@@ -102,10 +106,35 @@ def compatible(old: tuple[Term, ...], new: tuple[Term, ...]) -> bool:
         return False
     if old_classes & new_classes:
         return True
-    # A number with a unit on one side and none on the other ("port 8081" / "8082").
-    bare = {c for c in old_classes | new_classes if c == "number:"}
+    # Numbers whose units differ only in how they are said: none on one side ("port 8081"
+    # / "8082"), or a word that is no unit of data/values.txt ("6 fois" / "5 nouvelles
+    # tentatives"). Two canonical units (24 h / 200 GB) are two properties.
     numbers = {c for c in old_classes | new_classes if c.startswith("number:")}
-    return bool(bare) and numbers == old_classes | new_classes
+    if numbers != old_classes | new_classes:
+        return False
+    canonical = {c for c in numbers if c.removeprefix("number:") in canonical_units()}
+    return len(canonical) <= 1
+
+
+def _one_value_moved(
+    regions: list[Region], dropped: list[Term], added: list[Term]
+) -> Region | None:
+    """The one value the old statement lost and the one the new statement gained, when
+    they can fill one slot: a value changed in a sentence said otherwise."""
+    lost = [t for r in regions for t in r.old if t.valued] + [t for t in dropped if t.valued]
+    gained = [t for r in regions for t in r.new if t.valued] + [t for t in added if t.valued]
+    if len(lost) == 1 and len(gained) == 1 and compatible((lost[0],), (gained[0],)):
+        return Region((lost[0],), (gained[0],), 0, 0)
+    return None
+
+
+def _digits(term: Term) -> str:
+    return term.key.split(" ")[0]
+
+
+def _worded(term: Term) -> bool:
+    """A number whose unit is a plain word, not one of data/values.txt's units."""
+    return bool(term.shape) and term.shape not in canonical_units()
 
 
 def _distinct_keys(old: Terms, new: Terms, new_keys: set[str], old_keys: set[str]) -> str:
@@ -152,7 +181,22 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             dropped.extend(old.terms[i1:i2])
         else:
             added.extend(new.terms[j1:j2])
-    # A term moved elsewhere in the sentence is not a difference.
+    # A term moved elsewhere in the sentence is not a difference; nor is a number said
+    # with another word for its unit ("at most 5 times" / "at most 5 retries").
+    old_numbers = {_digits(t) for t in old.terms if t.kind == "number"}
+    new_numbers = {_digits(t) for t in new.terms if t.kind == "number"}
+    new_keys |= {
+        t.key for t in new.terms if t.kind == "number" and _digits(t) in old_numbers and _worded(t)
+    }
+    new_keys |= {
+        t.key for t in old.terms if t.kind == "number" and _digits(t) in new_numbers and _worded(t)
+    }
+    old_keys |= {
+        t.key for t in old.terms if t.kind == "number" and _digits(t) in new_numbers and _worded(t)
+    }
+    old_keys |= {
+        t.key for t in new.terms if t.kind == "number" and _digits(t) in old_numbers and _worded(t)
+    }
     regions = [
         r
         for r in (
@@ -194,7 +238,16 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             return Comparison("extends", sure, "the new statement says more", overlap)
         contained = len(new_keys & old_keys) / len(new_keys)
         sure = overlap >= SAME_AT_LEAST or contained >= CONTAINED_AT_LEAST
-        if any(t.valued for t in dropped) and any(t.valued for t in added):
+        old_values = tuple(t for t in dropped if t.valued)
+        new_values = tuple(t for t in added if t.valued)
+        if old_values and new_values:
+            if compatible(old_values, new_values) and len(old_values) <= VALUE_TERMS:
+                # The sentence reordered around a value of one kind ("after 90 days logs
+                # are deleted" / "logs are kept 14 days"): perhaps the same slot.
+                region = Region(old_values, new_values, 0, 0)
+                return Comparison(
+                    "changed", False, "a value changed in a reordered sentence", overlap, (region,)
+                )
             return Comparison("different", False, "other values, other places", overlap)
         return Comparison("same", sure, "the same statement, reworded", overlap)
 
@@ -202,7 +255,9 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         len(r.old) == len(r.new) for r in regions
     )
     if len(regions) >= 2 and shaped_alike and any(r.valued for r in regions):
-        return Comparison("different", True, "the same shape about another subject", overlap)
+        return Comparison(
+            "different", True, SAME_SHAPE, overlap, tuple(r for r in regions if r.valued)
+        )
     if len(regions) == 1:
         region = regions[0]
         # Words said around the new value ("PostgreSQL 14 after the spring upgrade") are
@@ -224,6 +279,11 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         if valued and not compatible(region.old, region.new):
             return Comparison("different", small, "values of different kinds", overlap)
         if not valued and not plain:
+            moved = _one_value_moved(regions, dropped, added)
+            if moved is not None:
+                return Comparison(
+                    "changed", False, "a value changed, and other words", overlap, (moved,)
+                )
             return Comparison("different", False, "a value on one side only", overlap)
         if not small:
             if valued:  # perhaps a correction in other words; too loose to link as one
@@ -247,11 +307,22 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         # Words replaced or said along with the value ("happens in Figma" / "is run by
         # Keiko", "は Notion にある" / "は Omar がレビューする"): perhaps another property,
         # unless the change is announced.
-        pure = (not old_plain and not new_plain) or announced
+        # A number that keeps its owner ("Node 18" / "Node 22 to build") is anchored to
+        # its slot whatever is said around it.
+        anchored = any(
+            o.kind == "number" and n.kind == "number" and o.owner and o.owner == n.owner
+            for o in old_valued
+            for n in new_valued
+        )
+        pure = (not old_plain and not new_plain) or announced or (anchored and len(old_plain) <= 1)
         return Comparison(
             "changed", keeps_slot and pure, "a value changed in the same slot", overlap, (region,)
         )
     valued_regions = [r for r in regions if r.valued]
+    moved = _one_value_moved(regions, dropped, added)
+    if len(valued_regions) != 1 and moved is not None:
+        # One value for another, the sentence said another way around it.
+        return Comparison("changed", False, "a value changed, and other words", overlap, (moved,))
     if len(valued_regions) == 1 and compatible(valued_regions[0].old, valued_regions[0].new):
         # The other stretches reworded between shared terms ("is" → "runs", "upgraded
         # again" → "runs"), not where a subject stands: the same slot, its value changed.
@@ -266,4 +337,4 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         return Comparison(
             "changed", sure, "a value changed, and other words", overlap, tuple(valued_regions)
         )
-    return Comparison("different", False, "several things differ", overlap)
+    return Comparison("different", False, SEVERAL, overlap, tuple(valued_regions))

@@ -184,6 +184,12 @@ def lexicon() -> _Lexicon:
     )
 
 
+@functools.cache
+def canonical_units() -> frozenset[str]:
+    """The units of data/values.txt, by their canonical names (h, min, d, mb, …)."""
+    return frozenset(lexicon().units.values()) | {"time", "date", "pct"}
+
+
 def _unit_pattern(units: dict[str, str]) -> regex.Pattern[str]:
     """A unit right at a position (after a number and optional spaces)."""
     spaced = sorted((u for u in units if not CJK_CHAR.match(u)), key=len, reverse=True)

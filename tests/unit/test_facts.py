@@ -151,7 +151,8 @@ def test_an_update_rewrites_only_its_statement_and_the_title_follows() -> None:
 
 
 def doc(path: str, body: str, updated: str, extra: str = "") -> MemoryDocument:
-    text_ = f"---\nname: {path}\ndescription: x\ntype: project\nupdated: {updated}\n{extra}---\n\n{body}\n"
+    title = body.rstrip(".")  # as `remember` derives it
+    text_ = f"---\nname: {title}\ndescription: x\ntype: project\nupdated: {updated}\n{extra}---\n\n{body}\n"
     return parse_memory(
         text_, path=f"/m/{path}", relative_path=path, scope=Scope.PROJECT, mtime_ms=0
     )
