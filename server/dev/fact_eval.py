@@ -125,7 +125,7 @@ def _shown(memory: MemoryText) -> str:
 
 
 def tiers_for(
-    name: str, vectors: VectorTier | None, truth: dict[tuple[str, str], str]
+    name: str, vectors: VectorTier | None, truth: Callable[[str, str], str]
 ) -> list[Tier]:
     stack: list[Tier] = []
     if name in ("vectors", "model", "liar") and vectors is not None:
@@ -364,8 +364,8 @@ async def run(tiers: Sequence[str], sets: Sequence[str], show_errors: bool) -> d
                     "languages": {k: v.figures() for k, v in sorted(h.languages.items())},
                 }
                 print(f"{name} [{tier}]: {json.dumps(h.all.figures())}")
-                for lang, tally in sorted(h.languages.items()):
-                    print(_line(lang, tally.figures()))
+                for lang, history_tally in sorted(h.languages.items()):
+                    print(_line(lang, history_tally.figures()))
                 errors = h.errors
             else:
                 p = await evaluate_pairs(name, tier, vectors)

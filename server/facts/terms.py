@@ -310,11 +310,8 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             continue
         phrase = _norm(match.group())
         phrase = " ".join(phrase.split())
-        terms.append(
-            Term(
-                "value", phrase, *match.span(), shape=lex.value_class.get(phrase, ""), role="value"
-            )
-        )
+        start, end = match.span()
+        terms.append(Term("value", phrase, start, end, lex.value_class.get(phrase, ""), "value"))
         taken.append(match.span())
     latin = len(_LATIN.findall(text))
     foreign_text = len(_OTHER_SCRIPT.findall(text)) > latin
