@@ -776,6 +776,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_semantic(argv[0], argv[1:])
     if argv[:1] == ["search-bench"]:
         return run_search_bench(argv[1:])
+    if argv[:1] == ["eval-facts"]:
+        from memory_recall.server.dev.fact_eval import main as fact_eval
+
+        return fact_eval(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):  # editors start us with no arguments

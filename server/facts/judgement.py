@@ -209,8 +209,15 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         reason = next(c.reason for c in different if c.sure)
         return Judgement("independent", True, reason, similarity)
     if changed:
+        # The new memory's first statement says what it is about: when it restates nothing
+        # of the old memory, a shared side remark ("owner team kafka-0" / "… redis-1") is no
+        # update of it.
+        leads = 0 not in unrelated
         sure = (
-            all(c.sure for _, _, c in changed) and not different and len(unrelated) <= len(changed)
+            all(c.sure for _, _, c in changed)
+            and not different
+            and len(unrelated) <= len(changed)
+            and leads
         )
         # The same title, given by hand (not the first sentence): the subject is settled,
         # and a value of one kind replaced in its statement is its update.
@@ -218,6 +225,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             not sure
             and not different
             and len(unrelated) <= len(changed)
+            and leads
             and _same_given_title(old, new)
         ):
             sure = all(c.regions and c.reason not in _TITLE_DOUBTS for _, _, c in changed)
