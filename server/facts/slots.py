@@ -41,6 +41,9 @@ SEVERAL = "several things differ"
 UNRELATED_BELOW = 0.2
 # A value is short: a stretch longer than this on either side is a different property.
 VALUE_TERMS = 3
+# Terms two statements must share for a value changed between them to be sure: a subject
+# and an attribute.
+SLOT_TERMS = 3
 # Plain words the new statement may say around its new value.
 SAID_AROUND = 4
 # Terms of the old statement the new one may leave out and still restate its slot.
@@ -315,8 +318,20 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             for n in new_valued
         )
         pure = (not old_plain and not new_plain) or announced or (anchored and len(old_plain) <= 1)
+        # A number needs a subject and an attribute around it to be a slot's value: "Deploy
+        # step 0" / "Deploy step 1" are two numbered things, not one changed (unless a name
+        # owns the number, "Node 18" / "Node 22", or the change is announced).
+        named_owner = anchored and any(
+            t.kind == "name" and t.key in {v.owner for v in old_valued} for t in old.terms
+        )
+        numbered = all(t.kind == "number" for t in old_valued + new_valued)
+        stands = not numbered or len(old_keys & new_keys) >= SLOT_TERMS or announced or named_owner
         return Comparison(
-            "changed", keeps_slot and pure, "a value changed in the same slot", overlap, (region,)
+            "changed",
+            keeps_slot and pure and stands,
+            "a value changed in the same slot",
+            overlap,
+            (region,),
         )
     valued_regions = [r for r in regions if r.valued]
     moved = _one_value_moved(regions, dropped, added)

@@ -82,6 +82,7 @@ def test_terms_read_units_identifiers_and_values_in_every_script() -> None:
         ),
         ("The design docs live in Notion.", "The design docs are reviewed by Omar."),
         ("The background worker runs with 4 processes.", "The web server runs with 8 processes."),
+        ("Deploy step 0.", "Deploy step 1."),  # two numbered things
         (  # a shared side remark is no update of a memory about something else
             "Kafka runs only on the staging cluster; owner team kafka-0.",
             "Redis is pinned because the next major broke exports; owner team redis-1.",
