@@ -348,7 +348,9 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         )
         value = valued_regions[0]
         keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
-        sure = inside and keeps_slot and len(value.old) <= VALUE_TERMS
+        named = all(_value_class(t) == "named" for t in value.old + value.new if t.valued)
+        at_subject = named and value.left <= 1
+        sure = inside and keeps_slot and len(value.old) <= VALUE_TERMS and not at_subject
         return Comparison(
             "changed", sure, "a value changed, and other words", overlap, tuple(valued_regions)
         )

@@ -185,17 +185,19 @@ async def test_an_update_keeps_the_other_sentences_and_why_how_lines(tmp_path: P
 
 
 async def test_a_paraphrased_correction_is_recalled_newest_first(tmp_path: Path) -> None:
-    """Two notes of one slot on disk (the correction kept beside the old note, or written by
-    another tool): recall delivers the newer, marked as superseding the older, dates shown."""
+    """Two notes of one slot on disk, titled as `remember` titles them (the correction kept
+    beside the old note by an earlier release, or written by another tool): recall delivers
+    the newer, marked as superseding the older, dates shown."""
     root = tmp_path / "memory"
     root.mkdir()
     (root / "db.md").write_text(
-        "---\nname: Production database\ndescription: Which PostgreSQL runs production\n"
+        "---\nname: The production database is PostgreSQL 15\ndescription: Which PostgreSQL\n"
         "type: project\nupdated: 2025-01-10\n---\n\nThe production database is PostgreSQL 15.\n",
         encoding="utf-8",
     )
     (root / "db-upgrade.md").write_text(
-        "---\nname: Database upgrade\ndescription: After the spring upgrade\ntype: project\n"
+        "---\nname: Since the spring upgrade, the production database is PostgreSQL 16\n"
+        "description: After the spring upgrade\ntype: project\n"
         "updated: 2025-06-03\n---\n\nSince the spring upgrade, the production database is"
         " PostgreSQL 16.\n",
         encoding="utf-8",
