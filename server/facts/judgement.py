@@ -248,7 +248,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             return Judgement("duplicate", sure, "the same fact, reworded", similarity)
         if similarity >= PARAPHRASE_AT_LEAST:
             return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
-    if same and unrelated and len(same) == len(a.statements) and not different:
+    restated = {i for i, _, c in same if c.sure}
+    if same and unrelated and len(restated) == len(a.statements) and not different:
         # Every old statement restated, and something added: the old memory grows.
         additions = tuple(b.statements[j] for j in unrelated)
         return Judgement("update", True, "the same fact, with more said", similarity, (), additions)

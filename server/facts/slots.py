@@ -44,6 +44,8 @@ VALUE_TERMS = 3
 # Terms two statements must share for a value changed between them to be sure: a subject
 # and an attribute.
 SLOT_TERMS = 3
+# A rule's polarity flips only between two statements this alike (Dice).
+FLIP_AT_LEAST = 0.4
 # Plain words the new statement may say around its new value.
 SAID_AROUND = 4
 # Terms of the old statement the new one may leave out and still restate its slot.
@@ -223,7 +225,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     kept = len(old_keys & new_keys) / len(old_keys)
 
     if not regions:
-        if flipped:
+        if flipped and overlap >= FLIP_AT_LEAST:
             return Comparison(
                 "changed", overlap >= SAME_AT_LEAST, "the rule's polarity flipped", overlap
             )
@@ -241,6 +243,9 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             return Comparison("extends", sure, "the new statement says more", overlap)
         contained = len(new_keys & old_keys) / len(new_keys)
         sure = overlap >= SAME_AT_LEAST or contained >= CONTAINED_AT_LEAST
+        if not sure and dropped and added:
+            # Each says things the other does not, around a word or two in common.
+            return Comparison("unrelated", False, "different things around a common word", overlap)
         old_values = tuple(t for t in dropped if t.valued)
         new_values = tuple(t for t in added if t.valued)
         if old_values and new_values:
