@@ -1,7 +1,7 @@
 """Measure the conflict rules (server/store/conflicts.py) on a labelled corpus of pairs.
 
 A pair is scored by what the writer does with the verdict: an undecided (unsure) verdict
-creates the new memory, so it counts as `independent` here; `memory-recall eval-facts`
+creates the new memory, so it counts as `independent` here; `memory-recall dev eval-facts`
 (fact_eval.py) gives the figures per tier, language and class, with losses.
 
 Corpus schema (fixtures/conflicts/*.json): `{"pairs": [{"id", "lang", "old":

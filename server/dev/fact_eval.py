@@ -1,4 +1,4 @@
-"""`memory-recall eval-facts`: the write side's judgement measured per tier and language
+"""`memory-recall dev eval-facts`: the write side's judgement measured per tier and language
 (docs/writing.md, "Measuring").
 
 Two kinds of labelled sets (fixtures/conflicts/):
@@ -49,7 +49,7 @@ from memory_recall.server.facts.tiers import (
     settle_all,
 )
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
-from memory_recall.server.recall import RecallRequest, lexical_phases
+from memory_recall.server.recall.service import RecallRequest, lexical_phases
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.metadata import derive
 from memory_recall.server.store.requests import RememberRequest
@@ -387,7 +387,7 @@ async def run(tiers: Sequence[str], sets: Sequence[str], show_errors: bool) -> d
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="memory-recall eval-facts", description=__doc__)
+    parser = argparse.ArgumentParser(prog="memory-recall dev eval-facts", description=__doc__)
     parser.add_argument("--tiers", default=",".join(TIERS), help=f"comma-separated of {TIERS}")
     parser.add_argument("--sets", default=",".join(PAIR_SETS + HISTORY_SETS))
     parser.add_argument("--errors", action="store_true", help="list every wrong answer")
