@@ -38,7 +38,7 @@ from typing import Any
 
 import regex
 from memory_recall.server.catalog.catalog import MemoryCatalog
-from memory_recall.server.daemon.writing import categorize
+from memory_recall.server.core.writing import categorize
 from memory_recall.server.facts.judgement import Judgement, MemoryText, judge
 from memory_recall.server.facts.rewrite import rewrite
 from memory_recall.server.facts.tiers import (
