@@ -139,7 +139,9 @@ async def test_the_redis_line_never_replaces_the_postgres_memory_via_mcp(tmp_pat
     async with mcp_session(workspace, tmp_path / "user", env=state_env(tmp_path)) as session:
         result = answer(
             await call(
-                session, "remember", text="The staging Redis runs on redis-staging.internal:6380"
+                session,
+                "memory_remember",
+                text="The staging Redis runs on redis-staging.internal:6380",
             )
         )
     assert [op["action"] for op in result["operations"]] == ["created"], result
