@@ -265,6 +265,15 @@ class MemoryDoc(WireModel):
         description="cosine similarity to the query, for a memory the semantic channel "
         "added to a slot the lexical result left empty (its score is then 0)",
     )
+    confidence: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="fast phase (ranker bm25f): how likely this memory answers the query, "
+        "a probability calibrated on labelled corpora. The fast phase delivers 0, 1 or 2 "
+        "memories by it (silence when none is likely); absent in the refined phase and for "
+        "the spec ranker",
+    )
 
 
 class SemanticReport(WireModel):

@@ -432,6 +432,22 @@ def cmd_search_bench(args: argparse.Namespace) -> int:
     return run_search_bench(args.options)
 
 
+def run_calibrate(argv: Sequence[str]) -> int:
+    # The fast phase's confidence, fitted on the labelled corpora (docs/ranking.md).
+    from memory_recall.server.dev import calibration
+
+    parser = argparse.ArgumentParser(
+        prog="memory-recall calibrate",
+        description="fit the fast phase's confidence on the tuning split of labelled corpora",
+    )
+    calibration.add_arguments(parser)
+    return calibration.main(parser.parse_args(argv))
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    return run_calibrate(args.options)
+
+
 def _existing(path: str, what: str) -> Path:
     if not Path(path).exists():
         raise UsageError(f"{what} {path} does not exist")
@@ -651,6 +667,13 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_search_bench,
     )
 
+    passthrough(
+        "calibrate",
+        "fit the fast phase's confidence on the labelled corpora' tuning split "
+        "(`calibrate --help` for options)",
+        cmd_calibrate,
+    )
+
     delivery = sub.add_parser(
         "delivery", help="benchmark: what a host waiting 100 ms gets, per model latency"
     )
@@ -764,6 +787,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_semantic(argv[0], argv[1:])
     if argv[:1] == ["search-bench"]:
         return run_search_bench(argv[1:])
+    if argv[:1] == ["calibrate"]:
+        return run_calibrate(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):  # editors start us with no arguments

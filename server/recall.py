@@ -103,6 +103,7 @@ def to_wire(
     stale: str | None = None,
     similarity: float | None = None,
     via: Reached | None = None,
+    confidence: float | None = None,
 ) -> MemoryDoc:
     """A delivered document: its body is the excerpt the ranker chose."""
     doc = scored.document
@@ -122,6 +123,7 @@ def to_wire(
         content_hash=doc.content_hash or None,
         similarity=similarity,
         via=hops_wire(via) if via is not None else None,
+        confidence=confidence,
     )
 
 
@@ -160,6 +162,7 @@ class _Phases:
         failure: str | None = None,
         similarity: Mapping[str, float] | None = None,
         semantic: SemanticReport | None = None,
+        confidence: Mapping[str, float] | None = None,
     ) -> PhaseResult:
         stale = self.stale_check([s.document for s in docs]) if self.stale_check and docs else {}
         if stale:  # demoted: after every fresh memory of the phase
@@ -168,6 +171,7 @@ class _Phases:
             ]
         excerpts = [self.excerpt(s.document) for s in docs]
         similarity = similarity or {}
+        confidence = confidence or {}
         via = self.via or {}
         return PhaseResult(
             phase=name,
@@ -180,6 +184,7 @@ class _Phases:
                     stale.get(s.document.path),
                     similarity.get(s.document.path),
                     via.get(s.document.path),
+                    confidence.get(s.document.path),
                 )
                 for s, e in zip(docs, excerpts, strict=True)
             ],
@@ -210,8 +215,10 @@ def lexical_phases(
     shortlist = query.shortlist()
     joined = NetworkRecall(network, query.keep) if network is not None else None
     phases = _Phases(_Timer(), shortlist.excerpt, via=joined.via if joined else None)
-    top = joined.fast(shortlist.fast, shortlist.ranked) if joined else shortlist.fast
-    fast = phases.build("fast", "heuristic", "delivered", top) if top else None
+    top, confidence = query.fast()
+    if joined is not None and top:
+        top = joined.fast(top, shortlist.ranked)
+    fast = phases.build("fast", "heuristic", "delivered", top, confidence=confidence) if top else None
     if not shortlist.tokens or not shortlist.candidates:
         return fast, phases.build("refined", "none", "no_relevant_results", [])
     return fast, RecallService._fallback_phase(
@@ -348,9 +355,9 @@ class RecallService:
     ) -> tuple[PhaseResult | None, PhaseResult, Shortlist]:
         fast: PhaseResult | None = None
         if self.selector is not None:
-            # The host is waiting for this one: send the ranking's top 2 before
-            # building the model's 200-candidate manifest.
-            top = query.top(FAST_LIMIT)
+            # The host is waiting for this one: send what the ranking is sure of among
+            # its top 2 before building the model's 200-candidate manifest.
+            top, confidence = query.fast()
             if joined is not None and top:
                 top = joined.fast(top, query.top(joined.network.seeds))
             similarity: dict[str, float] = {}
@@ -366,7 +373,13 @@ class RecallService:
             if top:
                 exclusion.add(top)
                 fast = phases.build(
-                    "fast", "heuristic", "delivered", top, similarity=similarity, semantic=report
+                    "fast",
+                    "heuristic",
+                    "delivered",
+                    top,
+                    similarity=similarity,
+                    semantic=report,
+                    confidence=confidence,
                 )
                 listener.fast_result(notify(fast))
                 self.counters.fast_delivered += 1

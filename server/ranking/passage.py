@@ -99,6 +99,32 @@ def best_passage(
     return Excerpt(start, _rstrip(body, start, end))
 
 
+def densest(
+    body: str, terms: Sequence[PassageTerm], also: Sequence[int] = (), limit: int = 300
+) -> float:
+    """The most weight of distinct `terms` that one stretch of the body of at most
+    `limit` characters holds (a sentence or a few), counting `also` (indices of
+    terms held elsewhere, such as in the title) in every stretch."""
+    if not terms:
+        return 0.0
+    segments = _segments(body, limit) if body else []
+    found = _terms_by_segment(body, segments, terms) if segments else []
+    base = set(also)
+    best = sum(terms[t].weight for t in base)
+    held: Counter[int] = Counter()
+    last = 0
+    for first in range(len(segments)):
+        if last < first:
+            last = first
+        while last < len(segments) and segments[last][1] - segments[first][0] <= limit:
+            held.update(found[last])
+            last += 1
+        weight = sum(terms[t].weight for t in base.union(+held))
+        best = max(best, weight)
+        held.subtract(found[first])
+    return best
+
+
 def _terms_by_segment(
     body: str, segments: Sequence[tuple[int, int]], terms: Sequence[PassageTerm]
 ) -> list[list[int]]:

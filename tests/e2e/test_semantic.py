@@ -64,10 +64,12 @@ async def test_semantic_recall_end_to_end(client, tmp_path: Path, endpoint: Embe
     assert status["semantic"]["model"] == "double"
 
     result = await request(client, methods.RECALL, {"query": "replacing the login layer"})
-    assert result["fast"]["docs"][0]["path"].endswith("deploy.md")  # the lexical match first
+    # One word of three is not a confident lexical match: the fast phase leaves deploy.md
+    # to the model and fills its slot with the strong semantic hit.
+    assert [d["path"].rsplit("/", 1)[-1] for d in result["fast"]["docs"]] == ["auth.md"]
     delivered = result["fast"]["docs"] + result["refined"]["docs"]
     filled = [d for d in delivered if d["similarity"] is not None]
-    assert [d["path"].rsplit("/", 1)[-1] for d in filled] == ["auth.md"]
+    assert filled[0]["path"].endswith("auth.md") and filled[0]["similarity"] > 0.5
     similar = {c["path"].rsplit("/", 1)[-1]: c.get("similarity") for c in asked[0]["candidates"]}
     assert similar["auth.md"] > 0.5
 
@@ -85,7 +87,7 @@ async def test_semantic_recall_end_to_end(client, tmp_path: Path, endpoint: Embe
     # A broken endpoint: the lexical result, on time, and the reason.
     endpoint.behaviour = Behaviour(status=500)
     result = await request(client, methods.RECALL, {"query": "replacing the login layer"})
-    assert [d["path"].rsplit("/", 1)[-1] for d in result["fast"]["docs"]] == ["deploy.md"]
+    assert result["fast"] is None  # silence: nothing it is sure of, and no vector
     assert "HTTP 500" in result["refined"]["semantic"]["failure"]
     assert all(d["similarity"] is None for d in result["refined"]["docs"])
 

@@ -66,9 +66,14 @@ from memory_recall.server.ranking.bm25f.query import (
     without_clitic,
 )
 from memory_recall.server.ranking.bm25f.tokens import UNSPACED_CHAR, is_acronym
+from memory_recall.server.ranking.confidence.evidence import (
+    FIELD_DEPTH,
+    DocEvidence,
+    QueryEvidence,
+)
 from memory_recall.server.ranking.explanation import Coverage, ScoreExplanation, ScorePart
 from memory_recall.server.ranking.index import CJK_PAIR, WORD
-from memory_recall.server.ranking.passage import Excerpt, PassageTerm, best_passage
+from memory_recall.server.ranking.passage import Excerpt, PassageTerm, best_passage, densest
 from memory_recall.server.ranking.postings import (
     Counters,
     bitmap_of,
@@ -229,6 +234,48 @@ class _Term:
     kind: str = field(default="text")  # how a passage finds it: "text" or "acronym"
 
 
+def _evidence(
+    index: Bm25Index,
+    terms: Sequence[_Term],
+    covered: Counters,
+    anchors: int,
+    matched: int,
+    ranking: Ranking,
+    docs: Sequence[ScoredDocument],
+) -> QueryEvidence:
+    """What the ranking says about `docs` (its best, usually) for the confidence model."""
+    content = [t for t in terms if t.content]
+    mass = sum(t.weight for t in content) or 1.0
+    lack = sum(t.weight for t in content if not t.anywhere) / mass
+    out = []
+    for scored in docs:
+        slot = index.slot(scored.document.path)
+        if slot is None:
+            out.append(DocEvidence(scored.score, 0.0, 0.0, 0))
+            continue
+        bit = 1 << slot
+        in_summary = [
+            i for i, t in enumerate(content) if (t.found.title | t.found.description) & bit
+        ]
+        summary = sum(content[i].weight for i in in_summary)
+        passage_terms = [PassageTerm(t.token, t.weight, t.kind) for t in content]
+        near = densest(scored.document.body, passage_terms, in_summary)
+        out.append(
+            DocEvidence(
+                scored.score,
+                covered.value(slot) / (SCORE_SCALE * mass),
+                summary / mass,
+                sum(1 for t in content if t.anywhere & bit),
+                bool(anchors & bit),
+                proximity=near / mass,
+            )
+        )
+    scores = tuple(s.score for s in ranking.top(FIELD_DEPTH))
+    return QueryEvidence(
+        len(content), lack, matched.bit_count(), len(index), scores, tuple(out)
+    )
+
+
 class Bm25Ranker:
     """A `Ranker` (server.ranking.shortlist) scoring BM25F through the warm index."""
 
@@ -341,7 +388,13 @@ class Bm25Ranker:
         def excerpt(doc: MemoryDocument) -> Excerpt:
             return best_passage(doc.body, passage_terms)
 
-        return Ranking(ranked, score_of, excerpt, rest, limit)
+        ranking = Ranking(ranked, score_of, excerpt, rest, limit)
+
+        def evidence(docs: Sequence[ScoredDocument]) -> QueryEvidence:
+            return _evidence(index, terms, covered, anchors, matched, ranking, docs)
+
+        ranking.evidence = evidence
+        return ranking
 
     def explain(
         self, snapshot: CorpusView, tokens: Sequence[str], doc: MemoryDocument
