@@ -218,7 +218,9 @@ def lexical_phases(
     top, confidence = query.fast()
     if joined is not None and top:
         top = joined.fast(top, shortlist.ranked)
-    fast = phases.build("fast", "heuristic", "delivered", top, confidence=confidence) if top else None
+    fast = (
+        phases.build("fast", "heuristic", "delivered", top, confidence=confidence) if top else None
+    )
     if not shortlist.tokens or not shortlist.candidates:
         return fast, phases.build("refined", "none", "no_relevant_results", [])
     return fast, RecallService._fallback_phase(

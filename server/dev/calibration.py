@@ -181,7 +181,9 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     return x
 
 
-def _rows(samples: Sequence[Sample], rank: int, semantic: bool) -> tuple[list[dict[str, float]], list[bool]]:
+def _rows(
+    samples: Sequence[Sample], rank: int, semantic: bool
+) -> tuple[list[dict[str, float]], list[bool]]:
     rows, labels = [], []
     for s in samples:
         if s.evidence is not None and len(s.evidence.docs) > rank:
@@ -190,51 +192,76 @@ def _rows(samples: Sequence[Sample], rank: int, semantic: bool) -> tuple[list[di
     return rows, labels
 
 
-def simulate(samples: Sequence[Sample], calibration: Calibration | None) -> Figures:
-    """The fast phase's figures with `calibration`'s gate (None: the ungated top 2)."""
+def simulate(
+    samples: Sequence[Sample],
+    calibration: Calibration | None,
+    confidences: Sequence[list[float] | None] | None = None,
+) -> Figures:
+    """The fast phase's figures with `calibration`'s gate (None: the ungated top 2);
+    `confidences`, per sample, when already computed with the same models."""
     total = Figures()
-    for s in samples:
+    for i, s in enumerate(samples):
         kept: Sequence[bool] = ()
         if s.evidence is not None:
             if calibration is None:
                 kept = s.relevant
             else:
-                kept = s.relevant[: calibration.gate(calibration.confidences(s.evidence))]
+                known = confidences[i] if confidences is not None else None
+                if known is None:
+                    known = calibration.confidences(s.evidence)
+                kept = s.relevant[: calibration.gate(known)]
         total.add(s, kept)
         total.per_corpus.setdefault(s.corpus, Figures()).add(s, kept)
     return total
 
 
-def choose_thresholds(samples: Sequence[Sample], first: Model, second: Model, semantic: bool = False) -> tuple[float, float]:
-    """The gate's thresholds: the most precise fast phase within the hit@2 and muting
-    bounds (on `samples`, the tuning split)."""
+Thresholds = tuple[float, float, float]  # first, second, doubted first
+
+
+def choose_thresholds(
+    samples: Sequence[Sample], first: Model, second: Model, semantic: bool = False
+) -> Thresholds:
+    """The gate's thresholds: the most precise fast phase that keeps every corpus's
+    hit@2 within HIT_LOSS of the ungated top 2 and mutes at most MUTED_MAX of the
+    answerable questions (on `samples`, the tuning split)."""
     ungated = simulate(samples, None)
-    floor = ungated.hits / max(1, ungated.answerable) - HIT_LOSS
-    best: tuple[float, float, float] | None = None
+    floors = {
+        name: f.hits / max(1, f.answerable) - HIT_LOSS for name, f in ungated.per_corpus.items()
+    }
+    best: tuple[float, Thresholds] | None = None
+    models = _calibration(first, second, (0.0, 0.0, 0.0), semantic)
+    known = [models.confidences(s.evidence) if s.evidence else None for s in samples]
     for t1 in THRESHOLDS:
         for t2 in THRESHOLDS:
-            trial = _calibration(first, second, t1, t2, semantic)
-            figs = simulate(samples, trial).as_json()
-            if figs["hitAt2"] < floor - 1e-9 or figs["muted"] > MUTED_MAX + 1e-9:
-                continue
-            if best is None or figs["fastPrecision"] > best[0] + 1e-9:
-                best = (figs["fastPrecision"], t1, t2)
-    return (best[1], best[2]) if best else (0.0, 0.0)
+            for doubted in (0.0, *(t for t in THRESHOLDS if t > t1)):
+                trial = _calibration(first, second, (t1, t2, doubted), semantic)
+                gated = simulate(samples, trial, known)
+                figs = gated.as_json()
+                if figs["muted"] > MUTED_MAX + 1e-9 or any(
+                    f.hits / max(1, f.answerable) < floors[name] - 1e-9
+                    for name, f in gated.per_corpus.items()
+                ):
+                    continue
+                if best is None or figs["fastPrecision"] > best[0] + 1e-9:
+                    best = (figs["fastPrecision"], (t1, t2, doubted))
+    return best[1] if best else (0.0, 0.0, 0.0)
 
 
-def _calibration(first: Model, second: Model, t1: float, t2: float, semantic: bool) -> Calibration:
+def _calibration(
+    first: Model, second: Model, thresholds: Thresholds, semantic: bool
+) -> Calibration:
+    t1, t2, doubted = thresholds
     if semantic:
         base = calibration_module.default_calibration()
-        return Calibration(base.first, base.second, t1, t2, first, second)
-    return Calibration(first, second, t1, t2)
+        return Calibration(base.first, base.second, t1, t2, doubted, first, second)
+    return Calibration(first, second, t1, t2, doubted)
 
 
 def calibrate(samples: Sequence[Sample], semantic: bool = False) -> Calibration:
     tune = [s for s in samples if s.split == "tune"]
     first = fit_logistic(*_rows(tune, 0, semantic))
     second = fit_logistic(*_rows(tune, 1, semantic))
-    t1, t2 = choose_thresholds(tune, first, second, semantic)
-    return _calibration(first, second, t1, t2, semantic)
+    return _calibration(first, second, choose_thresholds(tune, first, second, semantic), semantic)
 
 
 def report(samples: Sequence[Sample], calibration: Calibration) -> dict[str, Any]:
@@ -261,7 +288,9 @@ def corpora_paths(paths: Sequence[str]) -> list[Path]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("corpus", nargs="*", help="labelled corpora (default: fixtures/eval/*.json)")
+    parser.add_argument(
+        "corpus", nargs="*", help="labelled corpora (default: fixtures/eval/*.json)"
+    )
     parser.add_argument(
         "--write", action="store_true", help=f"write the calibration to {DATA_PATH.name}"
     )
@@ -279,6 +308,7 @@ def main(args: argparse.Namespace) -> int:
             fitted.second,
             fitted.first_threshold,
             fitted.second_threshold,
+            fitted.doubted_first,
             semantic.semantic_first,
             semantic.semantic_second,
         )

@@ -23,9 +23,9 @@ from memory_recall.server.ranking.bm25f import DEFAULT_PARAMS, Bm25Ranker
 from memory_recall.server.ranking.bm25f.tokens import recall_tokens
 from memory_recall.server.ranking.registry import RankerSpec, ranker_named
 from memory_recall.server.ranking.shortlist import build_shortlist
+from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.recall import RecallRequest, lexical_phases
 from memory_recall.server.recall_network import FixedNetwork
-from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import Scope
 
 
@@ -116,7 +116,7 @@ BLIND_SHARE = 0.3
 
 
 def split_of(corpus: str, case_id: str) -> str:
-    """"blind" or "tune": which split a case of a corpus belongs to."""
+    """ "blind" or "tune": which split a case of a corpus belongs to."""
     digest = hashlib.sha1(f"{corpus}/{case_id}".encode()).digest()
     return "blind" if int.from_bytes(digest[:4], "big") % 1000 < BLIND_SHARE * 1000 else "tune"
 
@@ -318,7 +318,16 @@ def evaluate_all(corpus: EvalCorpus, ranker_names: Sequence[str]) -> list[EvalRe
 # drops below it by more than the tolerance, never when one rises: a better ranker
 # rewrites the baseline in the same commit.
 
-METRICS = ("recallAt5", "top1", "silentRate")
+# Higher is better for each (the fast phase's muting is kept as `fastAnswered`).
+METRICS = (
+    "recallAt5",
+    "top1",
+    "silentRate",
+    "fastPrecision",
+    "hitAt2",
+    "fastSilence",
+    "fastAnswered",
+)
 # A figure may fall by one point or by one of its cases, whichever is more: one
 # question changing places in a tie order is noise, two are a regression.
 TOLERANCE = 0.01
@@ -326,8 +335,14 @@ ROUNDING = 1e-3  # figures are kept to four decimals
 
 
 def figures(report: EvalReport) -> dict[str, Any]:
-    """What the baseline keeps of a report: overall, per category, per script."""
-    return {"all": report.overall, "category": report.by_category, "script": report.by_script}
+    """What the baseline keeps of a report: overall, per category, per script, per split
+    (the tuning split the calibration was fitted on, the blind one it never saw)."""
+    return {
+        "all": report.overall,
+        "category": report.by_category,
+        "script": report.by_script,
+        "split": report.by_split,
+    }
 
 
 def evaluate_corpora(paths: Sequence[str | Path], ranker_names: Sequence[str]) -> dict[str, Any]:
@@ -343,14 +358,19 @@ def evaluate_corpora(paths: Sequence[str | Path], ranker_names: Sequence[str]) -
 
 def _slices(figs: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     yield "all", figs["all"]
-    for kind in ("category", "script"):
-        for name, tally in figs[kind].items():
+    for kind in ("category", "script", "split"):
+        for name, tally in figs.get(kind, {}).items():
             yield f"{kind} {name}", tally
 
 
 def tolerance(metric: str, tally: dict[str, Any]) -> float:
     """How far a figure may fall: one point, or one of the cases it is measured on."""
-    over = tally.get("unanswerable" if metric == "silentRate" else "answerable") or 1
+    counted = {
+        "silentRate": "unanswerable",
+        "fastSilence": "unanswerable",
+        "fastPrecision": "delivered",
+    }
+    over = tally.get(counted.get(metric, "answerable")) or 1
     return max(TOLERANCE, 1.0 / over)
 
 
@@ -396,6 +416,16 @@ def format_table(reports: Sequence[EvalReport]) -> str:
     rows.append(("no-result recall", [pct(r.no_result_recall) for r in reports]))
     rows.append(("no-result precision", [pct(r.no_result_precision) for r in reports]))
     rows.append(("random baseline R@5", [pct(r.random_baseline) for r in reports]))
+    # The fast phase as a host with a model gets it (confidence gate, then the network).
+    fast_rows = (
+        ("fast: precision", "fastPrecision", pct),
+        ("fast: hit@2", "hitAt2", pct),
+        ("fast: memories / unanswerable", "perUnanswerable", lambda v: f"{v:5.2f}"),
+        ("fast: silence on unanswerable", "fastSilence", pct),
+        ("fast: answerable muted", "muted", pct),
+    )
+    for label, key, shown in fast_rows:
+        rows.append((label, [shown(r.overall[key]) if key in r.overall else "—" for r in reports]))
     categories = sorted({c for r in reports for c in r.by_category})
     for cat in categories:
         cells = []

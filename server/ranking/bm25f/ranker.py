@@ -49,6 +49,7 @@ from typing import Any
 
 import regex
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f.folding import FOLD_MARK, fold, fold_text, is_folded
 from memory_recall.server.ranking.bm25f.frequency import (
     FREQUENCY_STEPS,
     FREQUENCY_ZERO,
@@ -135,6 +136,15 @@ class Bm25Params:
     # those scripts weighs about what the same words would weigh spaced.
     unspaced_gram_weight: float = 1 / 3
     cjk_pair_weight: float = 1 / 2
+    # A memory that holds a query term only in its folded form (accents, case, width,
+    # Traditional/Simplified: bm25f.folding) scores this share of the exact form's
+    # impact: found as well, ranked after the memory spelled as the query is.
+    folded_weight: float = 0.8
+    # Stuffing does not pay: a term found in a title or description that holds more
+    # distinct terms than the corpus's average weighs 1 / (1 - b + b * terms / average)
+    # of its field weight (BM25's length normalization, as a penalty only). A
+    # description of sixty keywords counts each one for about a sixth.
+    summary_b: float = 0.75
 
 
 DEFAULT_PARAMS = Bm25Params()
@@ -151,16 +161,18 @@ def term_weight(token: str, df: int, n: int, params: Bm25Params) -> float:
 
 
 def impact(
-    weight: float, in_title: bool, in_description: bool, frequency: int | None, p: Bm25Params
+    weight: float, title: float, description: float, frequency: int | None, p: Bm25Params
 ) -> int:
     """What one term adds to a document's score (0 when the document lacks it).
 
-    `frequency`: the term's body frequency code, `count_code(count) - norm_code(norm)`
-    (count over every word holding it; norm of the body's length class), or None
-    when the body lacks it.
+    `title`, `description`: 0 when the field lacks the term, else the field's
+    vocabulary factor (1 for a summary of average breadth or less, less for one that
+    holds many more terms: `index.summary_factors`); `frequency`: the term's body
+    frequency code, `count_code(count) - norm_code(norm)` (count over every word
+    holding it; norm of the body's length class), or None when the body lacks it.
     """
     wt, wd, wb = p.field_weights
-    tf = wt * in_title + wd * in_description
+    tf = wt * title + wd * description
     if frequency is not None:
         tf += wb * 2.0 ** (frequency / FREQUENCY_STEPS)
     if tf <= 0:
@@ -182,6 +194,26 @@ def coverage_needed(mass: float, p: Bm25Params) -> int:
 def rare_limit(n: int, p: Bm25Params) -> int:
     """A term found in at most this many documents is one of the rarest (0: none is)."""
     return max(1, int(p.rare_share * n)) if p.rare_share else 0
+
+
+def by_factor(part: int, factors: Sequence[tuple[float, int]]) -> Iterator[tuple[float, int]]:
+    """The slots of `part` by their summary's vocabulary factor (1 for a slot of no class)."""
+    rest = part
+    for factor, bits in factors:
+        here = part & bits
+        if here:
+            yield factor, here
+            rest &= ~bits
+    if rest:
+        yield 1.0, rest
+
+
+def factor_at(factors: Sequence[tuple[float, int]], slot: int) -> float:
+    """One slot's summary vocabulary factor."""
+    for factor, bits in factors:
+        if bits >> slot & 1:
+            return factor
+    return 1.0
 
 
 def word_start(token: str) -> regex.Pattern[str]:
@@ -231,7 +263,23 @@ class _Term:
     found: _Found
     anywhere: int
     content: bool  # counts toward the IDF mass a document must cover
-    kind: str = field(default="text")  # how a passage finds it: "text" or "acronym"
+    kind: str = field(default="text")  # how a passage finds it: "text", "acronym", "folded"
+    # The folded part of a query term (the memories that hold it only folded): scored
+    # at `share` of the weight, and not counted again in the query's mass.
+    share: float = 1.0
+    echo: bool = False
+    key: str = ""  # the query term it stands for (its own token for an exact term)
+    df: int = 0  # memories holding the query term, exactly or folded
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = self.token
+
+
+def _mass(terms: Sequence[_Term]) -> float:
+    """The query's content weight: each content term once (its folded part is not
+    counted again)."""
+    return sum(t.weight for t in terms if t.content and not t.echo)
 
 
 def _evidence(
@@ -245,8 +293,9 @@ def _evidence(
 ) -> QueryEvidence:
     """What the ranking says about `docs` (its best, usually) for the confidence model."""
     content = [t for t in terms if t.content]
-    mass = sum(t.weight for t in content) or 1.0
-    lack = sum(t.weight for t in content if not t.anywhere) / mass
+    mass = _mass(terms) or 1.0
+    weight = {t.key: t.weight for t in content}
+    lack = sum(t.weight for t in content if not t.df and not t.echo) / mass
     out = []
     for scored in docs:
         slot = index.slot(scored.document.path)
@@ -254,26 +303,28 @@ def _evidence(
             out.append(DocEvidence(scored.score, 0.0, 0.0, 0))
             continue
         bit = 1 << slot
-        in_summary = [
-            i for i, t in enumerate(content) if (t.found.title | t.found.description) & bit
-        ]
-        summary = sum(content[i].weight for i in in_summary)
-        passage_terms = [PassageTerm(t.token, t.weight, t.kind) for t in content]
-        near = densest(scored.document.body, passage_terms, in_summary)
+        # A query term's exact and folded parts hold disjoint memories: at most one is here.
+        here = [t for t in content if t.anywhere & bit]
+        held = {t.key for t in here}
+        in_summary = {t.key for t in here if (t.found.title | t.found.description) & bit}
+        near = densest(
+            scored.document.body,
+            [PassageTerm(t.token, t.weight, t.kind) for t in here],
+            [i for i, t in enumerate(here) if t.key in in_summary],
+            folding=fold_text,
+        )
         out.append(
             DocEvidence(
                 scored.score,
                 covered.value(slot) / (SCORE_SCALE * mass),
-                summary / mass,
-                sum(1 for t in content if t.anywhere & bit),
+                sum(weight[k] for k in in_summary) / mass,
+                len(held),
                 bool(anchors & bit),
                 proximity=near / mass,
             )
         )
     scores = tuple(s.score for s in ranking.top(FIELD_DEPTH))
-    return QueryEvidence(
-        len(content), lack, matched.bit_count(), len(index), scores, tuple(out)
-    )
+    return QueryEvidence(len(weight), lack, matched.bit_count(), len(index), scores, tuple(out))
 
 
 class Bm25Ranker:
@@ -359,11 +410,11 @@ class Bm25Ranker:
         order = self._in_score_order(index, scores, matched, keep, limit)
         first = list(islice(order, max(NEAR_TIE_WINDOW, ANSWER_WINDOW)))
         window = bitmap_of(slot for slot, _ in first[:ANSWER_WINDOW])
-        mass = sum(t.weight for t in terms if t.content)
+        mass = _mass(terms)
         rare = rare_limit(n, p)
         anchors = 0
         for term in terms:
-            if term.content and 0 < term.anywhere.bit_count() <= rare:
+            if term.content and 0 < term.df <= rare:
                 anchors |= term.found.title | term.found.description
         if not (covered.at_least(coverage_needed(mass, p), window) or anchors & window):
             return Ranking.empty()
@@ -386,7 +437,7 @@ class Bm25Ranker:
             return scores.value(slot)
 
         def excerpt(doc: MemoryDocument) -> Excerpt:
-            return best_passage(doc.body, passage_terms)
+            return best_passage(doc.body, passage_terms, folding=fold_text)
 
         ranking = Ranking(ranked, score_of, excerpt, rest, limit)
 
@@ -416,7 +467,7 @@ class Bm25Ranker:
         parts: list[ScorePart] = []
         score = 0
         covered = 0
-        mass = sum(t.weight for t in terms if t.content)
+        mass = _mass(terms)
         wt, wd, wb = p.field_weights
         for term in terms:
             found = term.found
@@ -430,11 +481,19 @@ class Bm25Ranker:
                 else:
                     code = index.count_codes(term.token, found.counts, bit).value(slot)
                 frequency = code - norm
-            value = impact(term.weight, in_title, in_description, frequency, p)
+            t_factor = (
+                factor_at(index.summary_factors(TITLE, p.summary_b), slot) if in_title else 0.0
+            )
+            d_factor = (
+                factor_at(index.summary_factors(DESCRIPTION, p.summary_b), slot)
+                if in_description
+                else 0.0
+            )
+            value = impact(term.weight * term.share, t_factor, d_factor, frequency, p)
             score += value
             shares = [
-                ("title", wt * in_title),
-                ("description", wd * in_description),
+                ("title", wt * t_factor),
+                ("description", wd * d_factor),
                 (
                     "body",
                     wb * 2.0 ** (frequency / FREQUENCY_STEPS) if frequency is not None else 0.0,
@@ -449,7 +508,9 @@ class Bm25Ranker:
                 detail = f"idf {term.weight:.3f}, weighted frequency {share:.2f} of {tf:.2f}"
                 if not term.content:
                     detail += " (a function word: not counted for silence)"
-                parts.append(ScorePart(name, term.token, part, detail))
+                if term.echo:
+                    detail += f" (found folded: {term.share:.0%} of the exact form's weight)"
+                parts.append(ScorePart(name, term.key, part, detail))
             if term.content:
                 starts = bool(found.starts & bit)
                 covered += coverage(term.weight, in_title or in_description, starts, p)
@@ -458,9 +519,7 @@ class Bm25Ranker:
         anchor = [
             t.token
             for t in terms
-            if t.content
-            and 0 < t.anywhere.bit_count() <= rare
-            and (t.found.title | t.found.description) & bit
+            if t.content and 0 < t.df <= rare and (t.found.title | t.found.description) & bit
         ]
         silenced = bool(score) and not self.rank_index(index, tokens, lambda _d: True, 1).top(1)
         why = (
@@ -471,7 +530,7 @@ class Bm25Ranker:
         notes = () if score else ("no query term is in its title, description or body",)
         return ScoreExplanation(
             score,
-            tuple(t.token for t in terms),
+            tuple(t.token for t in terms if not t.echo),
             tuple(parts),
             Coverage(round(share, 4), p.min_coverage, silenced, why),
             notes,
@@ -514,14 +573,26 @@ class Bm25Ranker:
         p, found = self.params, term.found
         out = Counters()
         title, description, body = found.title, found.description, found.body
-        values: dict[tuple[bool, bool, int | None], int] = {}
+        values: dict[tuple[float, float, int | None], int] = {}
+        title_factors = index.summary_factors(TITLE, p.summary_b) if title else []
+        description_factors = index.summary_factors(DESCRIPTION, p.summary_b) if description else []
 
-        def value(in_title: bool, in_description: bool, frequency: int | None) -> int:
+        def value(in_title: float, in_description: float, frequency: int | None) -> int:
             key = (in_title, in_description, frequency)
             known = values.get(key)
             if known is None:
-                known = values[key] = impact(term.weight, in_title, in_description, frequency, p)
+                known = values[key] = impact(
+                    term.weight * term.share, in_title, in_description, frequency, p
+                )
             return known
+
+        def put(part: int, in_t: bool, in_d: bool, frequency: int | None) -> None:
+            """The part's slots by their title's and description's vocabulary factor."""
+            for t_factor, t_part in by_factor(part, title_factors) if in_t else ((0.0, part),):
+                for d_factor, d_part in (
+                    by_factor(t_part, description_factors) if in_d else ((0.0, t_part),)
+                ):
+                    out.put(d_part, value(t_factor, d_factor, frequency))
 
         summary = title | description
         if isinstance(found.counts, dict):
@@ -531,7 +602,11 @@ class Bm25Ranker:
             groups: dict[int, list[int]] = {}
             for slot, count in found.counts.items():
                 frequency = count_code(count) - norms[index.length_class_of(slot)]
-                worth = value(slot in in_title, slot in in_description, frequency)
+                worth = value(
+                    factor_at(title_factors, slot) if slot in in_title else 0.0,
+                    factor_at(description_factors, slot) if slot in in_description else 0.0,
+                    frequency,
+                )
                 groups.setdefault(worth, []).append(slot)
             for worth, slots in groups.items():
                 out.put(bitmap_of(slots, index.capacity), worth)
@@ -543,7 +618,7 @@ class Bm25Ranker:
                 frequency = shifted - FREQUENCY_ZERO
                 plain = level & ~summary if summary else level
                 if plain:
-                    out.put(plain, value(False, False, frequency))
+                    out.put(plain, value(0.0, 0.0, frequency))
                 if summary & level:
                     for (in_t, in_d), part in (
                         ((True, True), level & title & description),
@@ -551,7 +626,7 @@ class Bm25Ranker:
                         ((False, True), level & description & ~title),
                     ):
                         if part:
-                            out.put(part, value(in_t, in_d, frequency))
+                            put(part, in_t, in_d, frequency)
         for (in_t, in_d), only in (
             ((True, True), title & description),
             ((True, False), title & ~description),
@@ -559,7 +634,7 @@ class Bm25Ranker:
         ):
             only &= ~body
             if only:
-                out.put(only, value(in_t, in_d, None))
+                put(only, in_t, in_d, None)
         return out
 
     def _coverage(self, term: _Term) -> Counters:
@@ -600,11 +675,27 @@ class Bm25Ranker:
             if token in seen:
                 continue
             seen.add(token)
-            df = anywhere.bit_count()
+            folded = self._find_folded(index, token, anywhere)
+            df = (anywhere | (folded.anywhere if folded else 0)).bit_count()
             content = token not in QUERY_STOPWORDS and (df > 0 or names_a_lack(token, tokens))
             weight = term_weight(token, df, n, p)
             kind = "acronym" if is_acronym(token) else "text"
-            terms.append(_Term(token, weight, found, anywhere, content, kind))
+            terms.append(_Term(token, weight, found, anywhere, content, kind, df=df))
+            if folded is not None:
+                terms.append(
+                    _Term(
+                        FOLD_MARK + fold(token),
+                        weight,
+                        folded,
+                        folded.anywhere,
+                        content,
+                        "folded",
+                        share=p.folded_weight,
+                        echo=True,
+                        key=token,
+                        df=df,
+                    )
+                )
         return terms
 
     def _find(self, index: Bm25Index, token: str) -> _Found | None:
@@ -612,9 +703,39 @@ class Bm25Ranker:
         if is_acronym(token) or CJK_PAIR.fullmatch(token):
             words = [token]
         elif WORD.fullmatch(token):
-            words = index.words_containing(token)
+            words = [w for w in index.words_containing(token) if not is_folded(w)]
         else:
             return self._find_compound(index, token)
+        return self._found(index, token, words)
+
+    def _find_folded(self, index: Bm25Index, token: str, exact: int) -> _Found | None:
+        """Where a token is in its folded form only (bm25f.folding): the memories not in
+        `exact` whose terms, folded, hold the token folded; None when there are none."""
+        if is_acronym(token):
+            return None
+        folded = fold(token)
+        if CJK_PAIR.fullmatch(token):
+            words = [w for w in (folded, FOLD_MARK + folded) if w != token]
+        elif WORD.fullmatch(token) and WORD.fullmatch(folded):
+            words = [w for w in index.words_containing(folded) if is_folded(w) or token not in w]
+        else:
+            return None
+        if not words:
+            return None
+        found = self._found(index, FOLD_MARK + folded, words)
+        only = found.anywhere & ~exact
+        if not only:
+            return None
+        found.title &= only
+        found.description &= only
+        found.body &= only
+        found.starts &= only
+        if isinstance(found.counts, dict):
+            found.counts = {slot: c for slot, c in found.counts.items() if only >> slot & 1}
+        return found
+
+    def _found(self, index: Bm25Index, token: str, words: list[str]) -> _Found:
+        """Where any of `words` (the index's terms that hold `token`) is."""
         title = index.field_bits(TITLE, words)
         description = index.field_bits(DESCRIPTION, words)
         counts: dict[int, int] | list[str]
@@ -625,7 +746,12 @@ class Bm25Ranker:
             counts = words  # summed through bitmaps when its count codes are not cached
             body = index.field_any(BODY, words)
         found = _Found(title, description, body, 0, counts)
-        starting = [w for w in words if w.startswith(token)] if is_spaced(token) else words
+        bare = token[1:] if is_folded(token) else token
+        starting = (
+            [w for w in words if w.startswith(bare) or w.startswith(token)]
+            if is_spaced(bare)
+            else words
+        )
         if len(starting) == len(words):
             found.starts = found.anywhere
         elif starting:

@@ -14,18 +14,20 @@ by the body's length against the corpus's average (server.ranking.bm25f.ranker).
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from operator import add
 
 import regex
 from memory_recall.protocol.limits import BODY_WINDOW_CHARS
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f.folding import exact_form, needs_tailoring, with_folded
 from memory_recall.server.ranking.bm25f.tokens import ACRONYM_MARK
 from memory_recall.server.ranking.index import CJK_RUN, WORD, field_terms
 from memory_recall.server.ranking.postings import DocTerms
-from memory_recall.server.tokens import normalize
+from memory_recall.server.tokens import CJK_CHAR, normalize
 
 MAX_COUNT = 255  # a body posting's count fits its one-byte code
 
@@ -86,26 +88,81 @@ def coded_terms(counts: Counter[str]) -> Counter[str]:
     return counts
 
 
+# A title's or description's vocabulary (its distinct terms) is kept as one marked term
+# per field, its class: `VOCABULARY_MARK + chr(class)` (half-octave classes). bm25f
+# weighs a term found in a summary with many terms less (docs/ranking.md, "Stuffing").
+VOCABULARY_MARK = "\x02"
+VOCABULARY_STEPS = 2  # classes per octave: 1, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64 …
+
+
+def vocabulary_class(size: int) -> int:
+    return 0 if size <= 0 else 1 + round(VOCABULARY_STEPS * math.log2(size))
+
+
+def class_vocabulary(group: int) -> float:
+    """The number of distinct terms a class stands for."""
+    return 0.0 if group <= 0 else float(2.0 ** ((group - 1) / VOCABULARY_STEPS))
+
+
+def vocabulary_term(size: int) -> str | None:
+    group = vocabulary_class(size)
+    return VOCABULARY_MARK + chr(group) if group else None
+
+
+def class_of_vocabulary_term(term: str) -> int:
+    return ord(term[1])
+
+
+def vocabulary_size(terms: Mapping[str, int]) -> int:
+    """How many words a summary's terms stand for: a CJK pair counts half (a run of n
+    characters gives n - 1 overlapping pairs, about n / 2 words)."""
+    pairs = sum(1 for term in terms if CJK_CHAR.match(term))
+    return len(terms) - pairs + (pairs + 1) // 2
+
+
 def summary_terms(text: str, raw: str) -> dict[str, int]:
-    """The distinct terms of a title or a description (in it or not: code 0)."""
+    """The distinct terms of a title or a description (in it or not: code 0), their
+    folded forms (bm25f.folding), and the class of how many there are."""
     terms = dict.fromkeys(field_terms(text), 0)
     if not raw.islower():
         terms.update(dict.fromkeys(acronyms(raw), 0))
+    size = vocabulary_term(vocabulary_size(terms))
+    if not raw.isascii():
+        terms = with_folded(terms)
+    if size is not None:
+        terms[size] = 0
     return terms
+
+
+def exact_title(doc: MemoryDocument) -> str:
+    """The title in its exact form (bm25f.folding.exact_form)."""
+    return exact_form(doc.title) if needs_tailoring(doc.title) else doc.norm_title
+
+
+def exact_description(doc: MemoryDocument) -> str:
+    return exact_form(doc.description) if needs_tailoring(doc.description) else doc.norm_description
 
 
 BodyText = Callable[[MemoryDocument], tuple[str, str]]
 
 
 def whole_body(doc: MemoryDocument) -> tuple[str, str]:
-    """(normalized, as written) of the whole body."""
-    return normalize(doc.body), doc.body
+    """(exact form, as written) of the whole body."""
+    return exact_form(doc.body), doc.body
 
 
 def body_window(doc: MemoryDocument) -> tuple[str, str]:
-    """(normalized, as written) of the first 1,200 characters: the window-only variant."""
+    """(exact form, as written) of the first 1,200 characters: the window-only variant."""
     raw = doc.body[:BODY_WINDOW_CHARS]
-    return normalize(raw), raw
+    return exact_form(raw), raw
+
+
+def body_terms(text: str, raw: str) -> Counter[str]:
+    """The body's terms with their counts, folded forms beside (bm25f.folding)."""
+    counts = term_counts(text, raw)
+    if not raw.isascii():
+        counts = Counter(with_folded(counts))
+    return coded_terms(counts)
 
 
 def document_terms(doc: MemoryDocument, body: BodyText) -> DocTerms:
@@ -113,9 +170,9 @@ def document_terms(doc: MemoryDocument, body: BodyText) -> DocTerms:
     text, raw = body(doc)
     return DocTerms(
         [
-            summary_terms(doc.norm_title, doc.title),
-            summary_terms(doc.norm_description, doc.description),
-            coded_terms(term_counts(text, raw)),
+            summary_terms(exact_title(doc), doc.title),
+            summary_terms(exact_description(doc), doc.description),
+            body_terms(text, raw),
         ],
         len(text),
     )

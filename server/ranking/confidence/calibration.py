@@ -8,9 +8,10 @@ channel's features is kept beside each, used when the channel answered in time.
 
 The gate (docs/ranking.md, "Confidence and silence"): the first memory is
 delivered when its confidence reaches `first`, the second when the first was
-delivered and its own reaches `second`. Silence is a result: a query whose best
-memory is unlikely to answer it gets nothing in the fast phase (the refined phase
-and the model's candidates are not gated).
+delivered and its own reaches `second`, or the first's stays below `doubtedFirst`.
+Silence is a result: a query whose best memory is unlikely to answer it gets
+nothing in the fast phase (the refined phase and the model's candidates are not
+gated).
 """
 
 from __future__ import annotations
@@ -117,6 +118,9 @@ class Calibration:
     second: Model
     first_threshold: float
     second_threshold: float
+    # Below this, the first memory is delivered but doubted: the second goes with it
+    # whatever its own confidence (the answer is as likely one as the other).
+    doubted_first: float = 0.0
     # With the semantic channel's figures (None: not fitted; the lexical models serve).
     semantic_first: Model | None = None
     semantic_second: Model | None = None
@@ -141,7 +145,9 @@ class Calibration:
         """How many of the ranked memories the fast phase delivers: 0, 1 or 2."""
         if not confidences or confidences[0] < self.first_threshold:
             return 0
-        if len(confidences) > 1 and confidences[1] >= self.second_threshold:
+        if len(confidences) > 1 and (
+            confidences[1] >= self.second_threshold or confidences[0] < self.doubted_first
+        ):
             return 2
         return 1
 
@@ -149,7 +155,11 @@ class Calibration:
         out: dict[str, Any] = {
             "first": self.first.as_json(),
             "second": self.second.as_json(),
-            "thresholds": {"first": self.first_threshold, "second": self.second_threshold},
+            "thresholds": {
+                "first": self.first_threshold,
+                "second": self.second_threshold,
+                "doubtedFirst": self.doubted_first,
+            },
         }
         if self.semantic_first is not None and self.semantic_second is not None:
             out["semantic"] = {
@@ -166,6 +176,7 @@ class Calibration:
             Model.of(data["second"]),
             float(data["thresholds"]["first"]),
             float(data["thresholds"]["second"]),
+            float(data["thresholds"].get("doubtedFirst", 0.0)),
             Model.of(semantic["first"]) if semantic else None,
             Model.of(semantic["second"]) if semantic else None,
         )
