@@ -47,6 +47,7 @@ from memory_recall.server.daemon.writing import WriteSide
 from memory_recall.server.organise.dream import CHECK_EVERY_S
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.recall import RecallService
+from memory_recall.server.rehearsal import rehearse
 from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
@@ -388,6 +389,10 @@ def run_stdio(*, selector_ceiling_s: float | None = None, log_level: str = "INFO
     logging.getLogger("pygls").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
+
+    # Before the first message is read: what a first recall would otherwise pay for.
+    for name in dict.fromkeys((DEFAULT_RANKER, "spec")):
+        rehearse(RANKERS[name])
 
     async def main() -> int:
         server = MemoryServer(selector_ceiling_s=selector_ceiling_s)

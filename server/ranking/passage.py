@@ -123,18 +123,23 @@ def densest(
     segments = _segments(body, limit) if body else []
     found = _terms_by_segment(body, segments, terms, folding) if segments else []
     base = set(also)
-    best = sum(terms[t].weight for t in base)
+    weight = best = sum(terms[t].weight for t in base)
     held: Counter[int] = Counter()
-    last = 0
+    last = 0  # the stretch is segments[first:last]
     for first in range(len(segments)):
         if last < first:
             last = first
         while last < len(segments) and segments[last][1] - segments[first][0] <= limit:
-            held.update(found[last])
+            for term in found[last]:
+                if not held[term] and term not in base:
+                    weight += terms[term].weight
+                held[term] += 1
             last += 1
-        weight = sum(terms[t].weight for t in base.union(+held))
         best = max(best, weight)
-        held.subtract(found[first])
+        for term in found[first]:
+            held[term] -= 1
+            if not held[term] and term not in base:
+                weight -= terms[term].weight
     return best
 
 

@@ -148,3 +148,10 @@ def with_folded(terms: Mapping[str, int]) -> dict[str, int]:
 
 def is_folded(term: str) -> bool:
     return term[:1] == FOLD_MARK
+
+
+def warm() -> None:
+    """Build what folding reads on first use (OpenCC's table, the letter table is
+    built at import), so that no recall pays for it."""
+    _han_table()
+    fold("資料庫")
