@@ -64,9 +64,11 @@ async def test_semantic_recall_end_to_end(client, tmp_path: Path, endpoint: Embe
     assert status["semantic"]["model"] == "double"
 
     result = await request(client, methods.RECALL, {"query": "replacing the login layer"})
-    # One word of three is not a confident lexical match: the fast phase leaves deploy.md
-    # to the model and fills its slot with the strong semantic hit.
-    assert [d["path"].rsplit("/", 1)[-1] for d in result["fast"]["docs"]] == ["auth.md"]
+    # deploy.md matches one word of three: delivered fast only if the calibration is sure
+    # enough of it (with its confidence); the strong semantic hit fills a free slot.
+    fast = {d["path"].rsplit("/", 1)[-1]: d for d in result["fast"]["docs"]}
+    assert "auth.md" in fast and set(fast) <= {"auth.md", "deploy.md"}
+    assert "deploy.md" not in fast or 0 < fast["deploy.md"]["confidence"] <= 1
     delivered = result["fast"]["docs"] + result["refined"]["docs"]
     filled = [d for d in delivered if d["similarity"] is not None]
     assert filled[0]["path"].endswith("auth.md") and filled[0]["similarity"] > 0.5
@@ -87,7 +89,9 @@ async def test_semantic_recall_end_to_end(client, tmp_path: Path, endpoint: Embe
     # A broken endpoint: the lexical result, on time, and the reason.
     endpoint.behaviour = Behaviour(status=500)
     result = await request(client, methods.RECALL, {"query": "replacing the login layer"})
-    assert result["fast"] is None  # silence: nothing it is sure of, and no vector
+    # The lexical result alone, on time: nothing, or the one-word match if it is sure of it.
+    fast_docs = result["fast"]["docs"] if result["fast"] else []
+    assert {d["path"].rsplit("/", 1)[-1] for d in fast_docs} <= {"deploy.md"}
     assert "HTTP 500" in result["refined"]["semantic"]["failure"]
     assert all(d["similarity"] is None for d in result["refined"]["docs"])
 

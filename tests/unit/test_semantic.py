@@ -231,10 +231,11 @@ async def test_the_fast_phase_fills_and_the_model_sees_similarities(server):
     service.semantic = channel_for(server, fast_deadline_s=2.0)
     await service.semantic.sync(CorpusView.of(DOCS))
     result, _listener = await recall(service)
-    # DEPLOY matches one word of three ("layer"): not confident enough for the fast
-    # phase, whose slot the strong semantic hit takes.
-    assert [d.path for d in result.fast.docs] == [AUTH.path]
-    assert result.fast.docs[0].similarity is not None
+    # DEPLOY matches one word of three ("layer"): delivered fast only when the calibration
+    # is sure enough of it; the strong semantic hit takes a free slot either way.
+    fast = {d.path: d for d in result.fast.docs}
+    assert AUTH.path in fast and set(fast) <= {AUTH.path, DEPLOY.path}
+    assert fast[AUTH.path].similarity is not None
     asked = selector.requests[0]
     assert AUTH.path in [d.path for d in asked.candidates]
     assert asked.similarity[AUTH.path] > 0.5

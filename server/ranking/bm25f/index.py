@@ -14,10 +14,8 @@ from typing import Any, ClassVar
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.bm25f.frequency import count_code
 from memory_recall.server.ranking.bm25f.terms import (
-    VOCABULARY_MARK,
     BodyText,
     body_window,
-    class_vocabulary,
     document_terms,
     whole_body,
 )
@@ -42,8 +40,6 @@ class Bm25Index(TermIndex):
         super().__init__(*args, **kwargs)
         self._codes: dict[str, Counters] = {}
         self._codes_version = -1
-        self._summaries: dict[tuple[int, float], list[tuple[float, int]]] = {}
-        self._summaries_version = -1
 
     def document_terms(self, doc: MemoryDocument) -> DocTerms:
         return document_terms(doc, type(self).body)
@@ -61,24 +57,6 @@ class Bm25Index(TermIndex):
     def body_text(self, doc: MemoryDocument) -> tuple[str, str]:
         """(normalized, as written) of the body this index indexes."""
         return type(self).body(doc)
-
-    def summary_factors(self, field: int, b: float) -> list[tuple[float, int]]:
-        """Per vocabulary class of a title or description field: (the factor a term
-        found there is weighed by, the slots of that class); `summary_factors` says how.
-        Kept while the index does not change."""
-        if self._summaries_version != self.version:
-            self._summaries.clear()
-            self._summaries_version = self.version
-        key = (field, b)
-        found = self._summaries.get(key)
-        if found is None:
-            classes = {
-                group: self.field_bits(field, [VOCABULARY_MARK + chr(group)])
-                for group in range(1, MAX_VOCABULARY_CLASS + 1)
-            }
-            classes = {group: bits for group, bits in classes.items() if bits}
-            found = self._summaries[key] = summary_factors(classes, len(self), b)
-        return found
 
     def count_codes(self, token: str, words: list[str], body: int) -> Counters:
         """Per slot of `body`, the count code (`count_code`) of the token's body count:
@@ -105,26 +83,6 @@ class Bm25Index(TermIndex):
         copy = Counters()
         copy.slices = list(cached.slices)
         return copy
-
-
-MAX_VOCABULARY_CLASS = 40  # 2^19.5 distinct terms: more than a summary can hold
-
-
-def summary_factors(classes: dict[int, int], documents: int, b: float) -> list[tuple[float, int]]:
-    """(factor, slots) per vocabulary class: a summary with more distinct terms than
-    the average of the corpus's non-empty ones weighs each by
-    1 / (1 - b + b * size / average); one with fewer counts fully (BM25's length
-    normalization, as a penalty only)."""
-    if not classes or not documents:
-        return []
-    ordered = sorted(classes.items())
-    total = sum(class_vocabulary(group) * bits.bit_count() for group, bits in ordered)
-    held = sum(bits.bit_count() for _group, bits in ordered)
-    average = max(1.0, total / held)
-    return [
-        (1.0 / max(1.0, 1.0 - b + b * class_vocabulary(group) / average), bits)
-        for group, bits in sorted(classes.items())
-    ]
 
 
 class Bm25WindowIndex(Bm25Index):

@@ -140,11 +140,6 @@ class Bm25Params:
     # Traditional/Simplified: bm25f.folding) scores this share of the exact form's
     # impact: found as well, ranked after the memory spelled as the query is.
     folded_weight: float = 0.8
-    # Stuffing does not pay: a term found in a title or description that holds more
-    # distinct terms than the corpus's average weighs 1 / (1 - b + b * terms / average)
-    # of its field weight (BM25's length normalization, as a penalty only). A
-    # description of sixty keywords counts each one for about a sixth.
-    summary_b: float = 0.75
 
 
 DEFAULT_PARAMS = Bm25Params()
@@ -161,15 +156,13 @@ def term_weight(token: str, df: int, n: int, params: Bm25Params) -> float:
 
 
 def impact(
-    weight: float, title: float, description: float, frequency: int | None, p: Bm25Params
+    weight: float, title: bool, description: bool, frequency: int | None, p: Bm25Params
 ) -> int:
     """What one term adds to a document's score (0 when the document lacks it).
 
-    `title`, `description`: 0 when the field lacks the term, else the field's
-    vocabulary factor (1 for a summary of average breadth or less, less for one that
-    holds many more terms: `index.summary_factors`); `frequency`: the term's body
-    frequency code, `count_code(count) - norm_code(norm)` (count over every word
-    holding it; norm of the body's length class), or None when the body lacks it.
+    `title`, `description`: 1 when the field holds the term, else 0; `frequency`: the
+    term's body frequency code, `count_code(count) - norm_code(norm)` (count over every
+    word holding it; norm of the body's length class), or None when the body lacks it.
     """
     wt, wd, wb = p.field_weights
     tf = wt * title + wd * description
@@ -194,26 +187,6 @@ def coverage_needed(mass: float, p: Bm25Params) -> int:
 def rare_limit(n: int, p: Bm25Params) -> int:
     """A term found in at most this many documents is one of the rarest (0: none is)."""
     return max(1, int(p.rare_share * n)) if p.rare_share else 0
-
-
-def by_factor(part: int, factors: Sequence[tuple[float, int]]) -> Iterator[tuple[float, int]]:
-    """The slots of `part` by their summary's vocabulary factor (1 for a slot of no class)."""
-    rest = part
-    for factor, bits in factors:
-        here = part & bits
-        if here:
-            yield factor, here
-            rest &= ~bits
-    if rest:
-        yield 1.0, rest
-
-
-def factor_at(factors: Sequence[tuple[float, int]], slot: int) -> float:
-    """One slot's summary vocabulary factor."""
-    for factor, bits in factors:
-        if bits >> slot & 1:
-            return factor
-    return 1.0
 
 
 def word_start(token: str) -> regex.Pattern[str]:
@@ -290,8 +263,12 @@ def _evidence(
     matched: int,
     ranking: Ranking,
     docs: Sequence[ScoredDocument],
+    excerpt: Callable[[MemoryDocument], Excerpt],
 ) -> QueryEvidence:
-    """What the ranking says about `docs` (its best, usually) for the confidence model."""
+    """What the ranking says about `docs` (its best, usually) for the confidence model.
+
+    The densest stretch is looked for in the passage the memory would be delivered
+    with (the most of the query's weight in 1,200 characters), not the whole body."""
     content = [t for t in terms if t.content]
     mass = _mass(terms) or 1.0
     weight = {t.key: t.weight for t in content}
@@ -307,8 +284,9 @@ def _evidence(
         here = [t for t in content if t.anywhere & bit]
         held = {t.key for t in here}
         in_summary = {t.key for t in here if (t.found.title | t.found.description) & bit}
+        passage = excerpt(scored.document)
         near = densest(
-            scored.document.body,
+            scored.document.body[passage.start : passage.end],
             [PassageTerm(t.token, t.weight, t.kind) for t in here],
             [i for i, t in enumerate(here) if t.key in in_summary],
             folding=fold_text,
@@ -436,13 +414,20 @@ class Bm25Ranker:
                 return 0
             return scores.value(slot)
 
+        excerpts: dict[str, Excerpt] = {}  # the confidence's evidence reads them too
+
         def excerpt(doc: MemoryDocument) -> Excerpt:
-            return best_passage(doc.body, passage_terms, folding=fold_text)
+            found = excerpts.get(doc.path)
+            if found is None:
+                found = excerpts[doc.path] = best_passage(
+                    doc.body, passage_terms, folding=fold_text
+                )
+            return found
 
         ranking = Ranking(ranked, score_of, excerpt, rest, limit)
 
         def evidence(docs: Sequence[ScoredDocument]) -> QueryEvidence:
-            return _evidence(index, terms, covered, anchors, matched, ranking, docs)
+            return _evidence(index, terms, covered, anchors, matched, ranking, docs, excerpt)
 
         ranking.evidence = evidence
         return ranking
@@ -481,19 +466,11 @@ class Bm25Ranker:
                 else:
                     code = index.count_codes(term.token, found.counts, bit).value(slot)
                 frequency = code - norm
-            t_factor = (
-                factor_at(index.summary_factors(TITLE, p.summary_b), slot) if in_title else 0.0
-            )
-            d_factor = (
-                factor_at(index.summary_factors(DESCRIPTION, p.summary_b), slot)
-                if in_description
-                else 0.0
-            )
-            value = impact(term.weight * term.share, t_factor, d_factor, frequency, p)
+            value = impact(term.weight * term.share, in_title, in_description, frequency, p)
             score += value
             shares = [
-                ("title", wt * t_factor),
-                ("description", wd * d_factor),
+                ("title", wt * in_title),
+                ("description", wd * in_description),
                 (
                     "body",
                     wb * 2.0 ** (frequency / FREQUENCY_STEPS) if frequency is not None else 0.0,
@@ -573,11 +550,9 @@ class Bm25Ranker:
         p, found = self.params, term.found
         out = Counters()
         title, description, body = found.title, found.description, found.body
-        values: dict[tuple[float, float, int | None], int] = {}
-        title_factors = index.summary_factors(TITLE, p.summary_b) if title else []
-        description_factors = index.summary_factors(DESCRIPTION, p.summary_b) if description else []
+        values: dict[tuple[bool, bool, int | None], int] = {}
 
-        def value(in_title: float, in_description: float, frequency: int | None) -> int:
+        def value(in_title: bool, in_description: bool, frequency: int | None) -> int:
             key = (in_title, in_description, frequency)
             known = values.get(key)
             if known is None:
@@ -585,14 +560,6 @@ class Bm25Ranker:
                     term.weight * term.share, in_title, in_description, frequency, p
                 )
             return known
-
-        def put(part: int, in_t: bool, in_d: bool, frequency: int | None) -> None:
-            """The part's slots by their title's and description's vocabulary factor."""
-            for t_factor, t_part in by_factor(part, title_factors) if in_t else ((0.0, part),):
-                for d_factor, d_part in (
-                    by_factor(t_part, description_factors) if in_d else ((0.0, t_part),)
-                ):
-                    out.put(d_part, value(t_factor, d_factor, frequency))
 
         summary = title | description
         if isinstance(found.counts, dict):
@@ -602,11 +569,7 @@ class Bm25Ranker:
             groups: dict[int, list[int]] = {}
             for slot, count in found.counts.items():
                 frequency = count_code(count) - norms[index.length_class_of(slot)]
-                worth = value(
-                    factor_at(title_factors, slot) if slot in in_title else 0.0,
-                    factor_at(description_factors, slot) if slot in in_description else 0.0,
-                    frequency,
-                )
+                worth = value(slot in in_title, slot in in_description, frequency)
                 groups.setdefault(worth, []).append(slot)
             for worth, slots in groups.items():
                 out.put(bitmap_of(slots, index.capacity), worth)
@@ -618,7 +581,7 @@ class Bm25Ranker:
                 frequency = shifted - FREQUENCY_ZERO
                 plain = level & ~summary if summary else level
                 if plain:
-                    out.put(plain, value(0.0, 0.0, frequency))
+                    out.put(plain, value(False, False, frequency))
                 if summary & level:
                     for (in_t, in_d), part in (
                         ((True, True), level & title & description),
@@ -626,7 +589,7 @@ class Bm25Ranker:
                         ((False, True), level & description & ~title),
                     ):
                         if part:
-                            put(part, in_t, in_d, frequency)
+                            out.put(part, value(in_t, in_d, frequency))
         for (in_t, in_d), only in (
             ((True, True), title & description),
             ((True, False), title & ~description),
@@ -634,7 +597,7 @@ class Bm25Ranker:
         ):
             only &= ~body
             if only:
-                put(only, in_t, in_d, None)
+                out.put(only, value(in_t, in_d, None))
         return out
 
     def _coverage(self, term: _Term) -> Counters:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.bm25f.folding import FOLD_MARK, fold, is_folded
 from memory_recall.server.ranking.bm25f.frequency import body_norm, count_code, norm_code
-from memory_recall.server.ranking.bm25f.index import summary_factors
 from memory_recall.server.ranking.bm25f.query import (
     QUERY_STOPWORDS,
     is_spaced,
@@ -37,9 +36,7 @@ from memory_recall.server.ranking.bm25f.ranker import (
     word_start,
 )
 from memory_recall.server.ranking.bm25f.terms import (
-    VOCABULARY_MARK,
     BodyText,
-    class_of_vocabulary_term,
     document_terms,
     exact_description,
     exact_title,
@@ -144,27 +141,6 @@ def _lookup(docs: Sequence[_Doc], token: str) -> list[Where | None] | None:
     return _where_compound(docs, token)
 
 
-def _summary_factors(docs: Sequence[_Doc], field: int, p: Bm25Params) -> list[float]:
-    """Each document's title (0) or description (1) vocabulary factor, as the index's
-    `summary_factors` gives it."""
-    classes: dict[int, int] = {}
-    of_doc = []
-    for i, d in enumerate(docs):
-        terms = d.title if field == 0 else d.description
-        marks = [t for t in terms if t[:1] == VOCABULARY_MARK]
-        group = class_of_vocabulary_term(marks[0]) if marks else 0
-        of_doc.append(group)
-        if group:
-            classes[group] = classes.get(group, 0) | 1 << i
-    by_group = {
-        group: factor
-        for group, (factor, _bits) in zip(
-            sorted(classes), summary_factors(classes, len(docs), p.summary_b), strict=True
-        )
-    }
-    return [by_group.get(group, 1.0) for group in of_doc]
-
-
 def rank_scan(
     documents: Sequence[MemoryDocument],
     tokens: Sequence[str],
@@ -206,7 +182,6 @@ def rank_scan(
         if any(folded):
             terms.append((weight, p.folded_weight, folded, content, False, df))
     rare = rare_limit(n, p)
-    factors = [_summary_factors(docs, field, p) for field in (0, 1)]
     average = max(1.0, sum(d.length for d in docs) / n)
     frequency_of = {}  # length class → the norm code it subtracts
     scored = []
@@ -222,9 +197,7 @@ def rank_scan(
                 continue
             in_title, in_description, count, starts = place
             frequency = count_code(count) - frequency_of[group] if count else None
-            t_factor = factors[0][i] if in_title else 0.0
-            d_factor = factors[1][i] if in_description else 0.0
-            score += impact(weight * share, t_factor, d_factor, frequency, p)
+            score += impact(weight * share, in_title, in_description, frequency, p)
             if content:
                 covered += coverage(weight, in_title or in_description, starts, p)
                 anchor = anchor or ((in_title or in_description) and 0 < df <= rare)

@@ -14,7 +14,6 @@ by the body's length against the corpus's average (server.ranking.bm25f.ranker).
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -88,29 +87,15 @@ def coded_terms(counts: Counter[str]) -> Counter[str]:
     return counts
 
 
-# A title's or description's vocabulary (its distinct terms) is kept as one marked term
-# per field, its class: `VOCABULARY_MARK + chr(class)` (half-octave classes). bm25f
-# weighs a term found in a summary with many terms less (docs/ranking.md, "Stuffing").
-VOCABULARY_MARK = "\x02"
-VOCABULARY_STEPS = 2  # classes per octave: 1, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64 …
-
-
-def vocabulary_class(size: int) -> int:
-    return 0 if size <= 0 else 1 + round(VOCABULARY_STEPS * math.log2(size))
-
-
-def class_vocabulary(group: int) -> float:
-    """The number of distinct terms a class stands for."""
-    return 0.0 if group <= 0 else float(2.0 ** ((group - 1) / VOCABULARY_STEPS))
-
-
-def vocabulary_term(size: int) -> str | None:
-    group = vocabulary_class(size)
-    return VOCABULARY_MARK + chr(group) if group else None
-
-
-def class_of_vocabulary_term(term: str) -> int:
-    return ord(term[1])
+# Stuffing does not pay: a title or description is a statement of what a memory is
+# about. One that holds more distinct terms than these (a CJK pair counting half a word)
+# is a list, not a summary, and is weighed as body text: its terms join the body's
+# counts and its length the body's, where they saturate and are normalized like any
+# other body words (docs/ranking.md, "Stuffing does not pay"). The labelled corpora's
+# titles hold at most 14, their descriptions 21; the write gate's 100 and 300
+# characters hold about 16 and 50 words.
+TITLE_TERMS_MAX = 20
+DESCRIPTION_TERMS_MAX = 32
 
 
 def vocabulary_size(terms: Mapping[str, int]) -> int:
@@ -121,17 +106,12 @@ def vocabulary_size(terms: Mapping[str, int]) -> int:
 
 
 def summary_terms(text: str, raw: str) -> dict[str, int]:
-    """The distinct terms of a title or a description (in it or not: code 0), their
-    folded forms (bm25f.folding), and the class of how many there are."""
+    """The distinct terms of a title or a description (in it or not: code 0), and
+    their folded forms (bm25f.folding)."""
     terms = dict.fromkeys(field_terms(text), 0)
     if not raw.islower():
         terms.update(dict.fromkeys(acronyms(raw), 0))
-    size = vocabulary_term(vocabulary_size(terms))
-    if not raw.isascii():
-        terms = with_folded(terms)
-    if size is not None:
-        terms[size] = 0
-    return terms
+    return terms if raw.isascii() else with_folded(terms)
 
 
 def exact_title(doc: MemoryDocument) -> str:
@@ -166,13 +146,20 @@ def body_terms(text: str, raw: str) -> Counter[str]:
 
 
 def document_terms(doc: MemoryDocument, body: BodyText) -> DocTerms:
-    """Title terms, description terms, body terms with their counts; the body's length."""
+    """Title terms, description terms, body terms with their counts; the body's length.
+    A title or description too broad to be a summary is read as body text."""
     text, raw = body(doc)
-    return DocTerms(
-        [
-            summary_terms(exact_title(doc), doc.title),
-            summary_terms(exact_description(doc), doc.description),
-            body_terms(text, raw),
-        ],
-        len(text),
-    )
+    counts = body_terms(text, raw)
+    length = len(text)
+    summaries: list[dict[str, int]] = []
+    for exact, written, most in (
+        (exact_title(doc), doc.title, TITLE_TERMS_MAX),
+        (exact_description(doc), doc.description, DESCRIPTION_TERMS_MAX),
+    ):
+        if len(exact) > most and vocabulary_size(dict.fromkeys(field_terms(exact), 0)) > most:
+            counts = coded_terms(counts + body_terms(exact, written))
+            length += len(exact)
+            summaries.append({})
+        else:
+            summaries.append(summary_terms(exact, written))
+    return DocTerms([*summaries, counts], length)
