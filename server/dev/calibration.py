@@ -1,4 +1,4 @@
-"""`memory-recall calibrate`: fit the fast phase's confidence on the labelled corpora.
+"""`memory-recall dev calibrate`: fit the fast phase's confidence on the labelled corpora.
 
 For every case of the tuning split (never the blind one: `evaluation.split_of`), the
 default ranker's top 2 and its evidence (server.ranking.confidence.evidence) are
@@ -346,7 +346,7 @@ def main(args: argparse.Namespace) -> int:
         "about": (
             "The fast phase's confidence (server/ranking/confidence/calibration.py): logistic "
             "models of the bm25f ranker's first and second memory being relevant, and the "
-            "gate's thresholds. Written by `memory-recall calibrate --write`; fitted on the "
+            "gate's thresholds. Written by `memory-recall dev calibrate --write`; fitted on the "
             "tuning split of the corpora below (server/dev/evaluation.py split_of), never on "
             "the blind split, whose figures are kept here to compare."
         ),

@@ -1,4 +1,4 @@
-"""`MEMORY.md`, the one-line-per-memory index of a writable root (SPEC §7).
+"""`MEMORY.md`, the one-line-per-memory index of a writable root (docs/writing.md).
 
 An *index line* is `- [Title](relative/path.md) — description` pointing at a
 file inside the root (Claude Code and qwen-code write the same lines). Index

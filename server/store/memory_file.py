@@ -1,6 +1,6 @@
 """A memory file as the writer edits it: front matter kept line for line, the body as text.
 
-SPEC §7: the daemon may write `name`, `description`, `type`, `created`,
+docs/writing.md: the daemon may write `name`, `description`, `type`, `created`,
 `updated`, `category`, `pinned`, `always`, `related`, `supersedes` and
 `expires`; every other key — and every line it does not change — is kept
 verbatim, in place (a folded YAML value, a comment, another tool's keys).
@@ -9,7 +9,7 @@ The front matter is read as blocks: a line `key: value` at the start of a
 line opens a block, and indented lines, list items and blank lines after it
 belong to it. Setting a key replaces its block where it stands; a new key is
 added after the last block. Values are written so that both the line-by-line
-reader (SPEC §2) and a YAML reader get the same text back.
+reader (docs/memory-files.md) and a YAML reader get the same text back.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import regex
-from memory_recall.server.documents import InvalidMemory
+from memory_recall.server.documents import InvalidMemory, unquote
 
 # The order keys take in a new file: what a reader wants first.
 KEY_ORDER = (
@@ -73,12 +73,6 @@ def render_value(value: Value) -> str:
     if isinstance(value, str):
         return render_scalar(value)
     return "[" + ", ".join(render_scalar(item, in_flow=True) for item in value) + "]"
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
-    return value
 
 
 @dataclass
@@ -145,7 +139,7 @@ class MemoryFile:
         if block is None:
             return None
         match = _KEY_LINE.match(block.lines[0])
-        return _unquote(match.group(2).strip()) if match else None
+        return unquote(match.group(2).strip()) if match else None
 
     def get_list(self, key: str) -> list[str]:
         """A list value: flow style `[a, b]`, block style `- a` lines, or one scalar."""
@@ -154,9 +148,9 @@ class MemoryFile:
             return []
         head = self.get(key) or ""
         if head.startswith("[") and head.endswith("]"):
-            return [_unquote(item.strip()) for item in head[1:-1].split(",") if item.strip()]
+            return [unquote(item.strip()) for item in head[1:-1].split(",") if item.strip()]
         items = [
-            _unquote(line.strip()[1:].strip())
+            unquote(line.strip()[1:].strip())
             for line in block.lines[1:]
             if line.strip().startswith("-")
         ]

@@ -1,6 +1,6 @@
 """From a ranker's evidence to a probability-like confidence, and the fast phase's gate.
 
-Two logistic models, fitted on labelled corpora by `memory-recall calibrate`
+Two logistic models, fitted on labelled corpora by `memory-recall dev calibrate`
 (server.dev.calibration) and kept as data (`data/calibration.json`, with where its
 numbers came from): one for the ranking's first memory, one for its second, which
 also sees how the second compares with the first. A model with the semantic
