@@ -49,7 +49,13 @@ from typing import Any
 
 import regex
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.ranking.bm25f.folding import FOLD_MARK, fold, fold_text, is_folded
+from memory_recall.server.ranking.bm25f.folding import (
+    FOLD_MARK,
+    exact_form,
+    fold,
+    fold_text,
+    is_folded,
+)
 from memory_recall.server.ranking.bm25f.frequency import (
     FREQUENCY_STEPS,
     FREQUENCY_ZERO,
@@ -73,7 +79,7 @@ from memory_recall.server.ranking.confidence.evidence import (
     QueryEvidence,
 )
 from memory_recall.server.ranking.explanation import Coverage, ScoreExplanation, ScorePart
-from memory_recall.server.ranking.index import CJK_PAIR, WORD
+from memory_recall.server.ranking.index import CJK_PAIR, WORD, field_terms
 from memory_recall.server.ranking.passage import Excerpt, PassageTerm, best_passage, densest
 from memory_recall.server.ranking.postings import (
     Counters,
@@ -285,8 +291,12 @@ def _evidence(
         held = {t.key for t in here}
         in_summary = {t.key for t in here if (t.found.title | t.found.description) & bit}
         passage = excerpt(scored.document)
+        text = scored.document.body[passage.start : passage.end]
+        vocabulary = field_terms(
+            exact_form(f"{scored.document.title}\n{scored.document.description}\n{text}")
+        )
         near = densest(
-            scored.document.body[passage.start : passage.end],
+            text,
             [PassageTerm(t.token, t.weight, t.kind) for t in here],
             [i for i, t in enumerate(here) if t.key in in_summary],
             folding=fold_text,
@@ -299,6 +309,7 @@ def _evidence(
                 len(held),
                 bool(anchors & bit),
                 proximity=near / mass,
+                focus=len(held) / max(1, len(vocabulary)),
             )
         )
     scores = tuple(s.score for s in ranking.top(FIELD_DEPTH))

@@ -57,6 +57,7 @@ def _doc_features(q: QueryEvidence, rank: int) -> dict[str, float]:
         "strength": math.log1p(d.score / 1000),
         "short": 1.0 / terms,
         "proximity": min(d.proximity, COVERAGE_CLIP),
+        "focus": math.log(max(d.focus, 1e-3)),
     }
 
 

@@ -30,6 +30,10 @@ class DocEvidence:
     # Share of the query's content weight that one stretch of a few sentences holds
     # (with the title and description): the terms of an answer stand together.
     proximity: float = 0.0
+    # The query's content terms it holds, over the distinct terms of what it would deliver
+    # (title, description, passage): a memory that matches a question by the few of its
+    # many words that happen to be the question's — a keyword list — is unfocused.
+    focus: float = 0.0
     # Semantic agreement, when the channel is on: the cosine similarity of the
     # memory to the query, and its place among the channel's hits (0 = first;
     # None: not among them, or the channel is off).
