@@ -62,6 +62,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     # The MCP SDK and the MCP face load only for this command (the `mcp` extra).
     try:
+        from memory_recall.server.core.core import MemoryCore
         from memory_recall.server.mcp.config import config_from
         from memory_recall.server.mcp.face import run
     except ImportError as exc:

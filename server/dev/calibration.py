@@ -8,8 +8,7 @@ gate's two thresholds are chosen on the same split: the most precise fast phase
 that keeps hit@2 within `HIT_LOSS` of the ungated top 2 and mutes at most
 `MUTED_MAX` of the answerable questions. The result is written as data
 (`server/ranking/confidence/data/calibration.json`) with where it came from and
-the figures of both splits. With `--semantic`, the same is fitted with the semantic
-channel's figures, through the real encoder of `make eval-semantic`.
+the figures of both splits.
 """
 
 from __future__ import annotations
@@ -96,8 +95,7 @@ def collect(
     ranker: RankerSpec = RANKERS["bm25f"],
     annotate: Callable[[EvalCorpus, Any, QueryEvidence], QueryEvidence] | None = None,
 ) -> list[Sample]:
-    """Every case's evidence about the ranker's top 2 (`annotate` may add the semantic
-    channel's figures)."""
+    """Every case's evidence about the ranker's top 2 (`annotate` may change it)."""
     samples = []
     for corpus in corpora:
         snapshot = corpus.snapshot
@@ -181,13 +179,11 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     return x
 
 
-def _rows(
-    samples: Sequence[Sample], rank: int, semantic: bool
-) -> tuple[list[dict[str, float]], list[bool]]:
+def _rows(samples: Sequence[Sample], rank: int) -> tuple[list[dict[str, float]], list[bool]]:
     rows, labels = [], []
     for s in samples:
         if s.evidence is not None and len(s.evidence.docs) > rank:
-            rows.append(features(s.evidence, rank, semantic=semantic))
+            rows.append(features(s.evidence, rank))
             labels.append(s.relevant[rank])
     return rows, labels
 
@@ -222,7 +218,6 @@ def choose_thresholds(
     samples: Sequence[Sample],
     first: Model,
     second: Model,
-    semantic: bool = False,
     hit_loss: float = HIT_LOSS,
 ) -> Thresholds:
     """The gate's thresholds: the most precise fast phase that keeps every corpus's
@@ -233,12 +228,12 @@ def choose_thresholds(
         name: f.hits / max(1, f.answerable) - hit_loss for name, f in ungated.per_corpus.items()
     }
     best: tuple[float, Thresholds] | None = None
-    models = _calibration(first, second, (0.0, 0.0, 0.0), semantic)
+    models = _calibration(first, second, (0.0, 0.0, 0.0))
     known = [models.confidences(s.evidence) if s.evidence else None for s in samples]
     for t1 in THRESHOLDS:
         for t2 in THRESHOLDS:
             for doubted in (0.0, *(t for t in THRESHOLDS if t > t1)):
-                trial = _calibration(first, second, (t1, t2, doubted), semantic)
+                trial = _calibration(first, second, (t1, t2, doubted))
                 gated = simulate(samples, trial, known)
                 figs = gated.as_json()
                 if figs["muted"] > MUTED_MAX + 1e-9 or any(
@@ -251,21 +246,16 @@ def choose_thresholds(
     return best[1] if best else (0.0, 0.0, 0.0)
 
 
-def _calibration(
-    first: Model, second: Model, thresholds: Thresholds, semantic: bool
-) -> Calibration:
+def _calibration(first: Model, second: Model, thresholds: Thresholds) -> Calibration:
     t1, t2, doubted = thresholds
-    if semantic:
-        base = calibration_module.default_calibration()
-        return Calibration(base.first, base.second, t1, t2, doubted, first, second)
     return Calibration(first, second, t1, t2, doubted)
 
 
-def calibrate(samples: Sequence[Sample], semantic: bool = False) -> Calibration:
+def calibrate(samples: Sequence[Sample]) -> Calibration:
     tune = [s for s in samples if s.split == "tune"]
-    first = fit_logistic(*_rows(tune, 0, semantic))
-    second = fit_logistic(*_rows(tune, 1, semantic))
-    return _calibration(first, second, choose_thresholds(tune, first, second, semantic), semantic)
+    first = fit_logistic(*_rows(tune, 0))
+    second = fit_logistic(*_rows(tune, 1))
+    return _calibration(first, second, choose_thresholds(tune, first, second))
 
 
 FRONTIER = (0.02, 0.05, 0.10, 1.0)  # hit@2 losses allowed per corpus
@@ -280,7 +270,7 @@ def frontier(samples: Sequence[Sample], fitted: Calibration) -> list[dict[str, A
     rows = []
     for loss in FRONTIER:
         thresholds = choose_thresholds(tune, fitted.first, fitted.second, hit_loss=loss)
-        trial = _calibration(fitted.first, fitted.second, thresholds, False)
+        trial = _calibration(fitted.first, fitted.second, thresholds)
         rows.append(
             {
                 "hitLossPerCorpus": loss,
@@ -328,18 +318,6 @@ def main(args: argparse.Namespace) -> int:
     paths = corpora_paths(args.corpus)
     samples = collect(load_corpus(p) for p in paths)
     fitted = calibrate(samples)
-    current = json.loads(DATA_PATH.read_text("utf-8")) if DATA_PATH.exists() else {}
-    if "semantic" in current.get("calibration", {}):  # kept: fitted by `semantic-eval --calibrate`
-        semantic = Calibration.of(current["calibration"])
-        fitted = Calibration(
-            fitted.first,
-            fitted.second,
-            fitted.first_threshold,
-            fitted.second_threshold,
-            fitted.doubted_first,
-            semantic.semantic_first,
-            semantic.semantic_second,
-        )
     figures = report(samples, fitted)
     figures["frontier"] = frontier(samples, fitted)
     document = {
@@ -359,7 +337,6 @@ def main(args: argparse.Namespace) -> int:
         },
         "calibration": fitted.as_json(),
         "figures": figures,
-        **({"semantic": current["semantic"]} if "semantic" in current else {}),
     }
     text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
     if args.write:

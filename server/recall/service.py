@@ -363,7 +363,10 @@ class RecallService:
             report = None
             if semantic is not None:
                 hits = None
-                waited = len(top) < FAST_LIMIT  # a slot to fill: wait, within the fast deadline
+                # A slot to fill beside a memory the gate is sure of: wait, within the fast
+                # deadline. A fast phase the gate left silent stays silent (the question may
+                # have no answer: a similarity alone is not evidence enough to inject).
+                waited = 0 < len(top) < FAST_LIMIT
                 if waited:
                     hits = await self._semantic_hits(semantic, query, fast=True)
                 if hits:
@@ -457,9 +460,14 @@ class RecallService:
         report = None
         if query is not None and channel is not None:
             if hits:
-                # Fill after the fast docs are removed: the slots the host sees empty.
+                # Fill after the fast docs are removed: the slots the host sees empty. A
+                # lexically silent question stays silent (docs/ranking.md).
                 top, similarity = channel.fill(
-                    exclusion.remove_from(top), hits, limit, channel.reserved_slots
+                    exclusion.remove_from(top),
+                    hits,
+                    limit,
+                    channel.reserved_slots,
+                    alone=bool(top),
                 )
                 top = exclusion.remove_from(top)
             report = _report(query, similarity, True)

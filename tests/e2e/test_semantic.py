@@ -48,8 +48,9 @@ async def test_semantic_recall_end_to_end(client, tmp_path: Path, endpoint: Embe
     @client.feature(methods.SELECT)
     async def select(params):
         asked.append(params)
-        found = [c["path"] for c in params["candidates"] if c.get("similarity") is not None]
-        return {"selected": found[:1]}
+        found = [c for c in params["candidates"] if c.get("similarity") is not None]
+        best = max(found, key=lambda c: c["similarity"], default=None)
+        return {"selected": [best["path"]] if best else []}
 
     # With a selector the refined phase waits for the query vector up to the endpoint's
     # deadline (a loaded test machine may miss the fast phase's 60 ms).
@@ -65,11 +66,14 @@ async def test_semantic_recall_end_to_end(client, tmp_path: Path, endpoint: Embe
 
     result = await request(client, methods.RECALL, {"query": "replacing the login layer"})
     # deploy.md matches one word of three: delivered fast only if the calibration is sure
-    # enough of it (with its confidence); the strong semantic hit fills a free slot.
-    fast = {d["path"].rsplit("/", 1)[-1]: d for d in result["fast"]["docs"]}
-    assert "auth.md" in fast and set(fast) <= {"auth.md", "deploy.md"}
+    # enough of it (with its confidence), and the strong semantic hit fills the free slot
+    # beside it; a fast phase the gate leaves silent stays silent (docs/ranking.md).
+    fast_docs = result["fast"]["docs"] if result["fast"] else []
+    fast = {d["path"].rsplit("/", 1)[-1]: d for d in fast_docs}
+    assert set(fast) <= {"auth.md", "deploy.md"}
+    assert "deploy.md" in fast or not fast
     assert "deploy.md" not in fast or 0 < fast["deploy.md"]["confidence"] <= 1
-    delivered = result["fast"]["docs"] + result["refined"]["docs"]
+    delivered = fast_docs + result["refined"]["docs"]
     filled = [d for d in delivered if d["similarity"] is not None]
     assert filled[0]["path"].endswith("auth.md") and filled[0]["similarity"] > 0.5
     similar = {c["path"].rsplit("/", 1)[-1]: c.get("similarity") for c in asked[0]["candidates"]}

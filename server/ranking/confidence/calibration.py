@@ -3,8 +3,7 @@
 Two logistic models, fitted on labelled corpora by `memory-recall dev calibrate`
 (server.dev.calibration) and kept as data (`data/calibration.json`, with where its
 numbers came from): one for the ranking's first memory, one for its second, which
-also sees how the second compares with the first. A model with the semantic
-channel's features is kept beside each, used when the channel answered in time.
+also sees how the second compares with the first.
 
 The gate (docs/ranking.md, "Confidence and silence"): the first memory is
 delivered when its confidence reaches `first`, the second when the first was
@@ -24,7 +23,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from memory_recall.server.ranking.confidence.evidence import DocEvidence, QueryEvidence
+from memory_recall.server.ranking.confidence.evidence import QueryEvidence
 
 # Figures are clipped where they stop saying more: a coverage past 1.5 (a body that
 # repeats every term) is not surer than 1.5; a margin of e^1.5 is already decisive.
@@ -75,20 +74,11 @@ def _second_features(q: QueryEvidence) -> dict[str, float]:
     }
 
 
-def _semantic_features(d: DocEvidence) -> dict[str, float]:
-    return {
-        "similarity": d.similarity or 0.0,
-        "semantic_first": 1.0 / (1 + d.semantic_rank) if d.semantic_rank is not None else 0.0,
-    }
-
-
-def features(q: QueryEvidence, rank: int, *, semantic: bool = False) -> dict[str, float]:
+def features(q: QueryEvidence, rank: int) -> dict[str, float]:
     """The named figures the model of `rank` (0: the first memory, 1: the second) reads."""
     out = _doc_features(q, rank)
     if rank == 1:
         out |= _second_features(q)
-    if semantic:
-        out |= _semantic_features(q.docs[rank])
     return out
 
 
@@ -122,24 +112,15 @@ class Calibration:
     # Below this, the first memory is delivered but doubted: the second goes with it
     # whatever its own confidence (the answer is as likely one as the other).
     doubted_first: float = 0.0
-    # With the semantic channel's figures (None: not fitted; the lexical models serve).
-    semantic_first: Model | None = None
-    semantic_second: Model | None = None
 
     def confidences(self, q: QueryEvidence) -> list[float]:
         """A confidence per memory of `q.docs` (at most two are modelled: a third and
         later get the second's model)."""
-        semantic = q.docs and all(d.similarity is not None for d in q.docs)
         out = []
         for rank in range(len(q.docs)):
             model_rank = min(rank, 1)
-            if semantic and self.semantic_first is not None and self.semantic_second is not None:
-                model = self.semantic_first if model_rank == 0 else self.semantic_second
-                figures = features(q, model_rank, semantic=True)
-            else:
-                model = self.first if model_rank == 0 else self.second
-                figures = features(q, model_rank)
-            out.append(model.probability(figures))
+            model = self.first if model_rank == 0 else self.second
+            out.append(model.probability(features(q, model_rank)))
         return out
 
     def gate(self, confidences: Sequence[float]) -> int:
@@ -162,24 +143,16 @@ class Calibration:
                 "doubtedFirst": self.doubted_first,
             },
         }
-        if self.semantic_first is not None and self.semantic_second is not None:
-            out["semantic"] = {
-                "first": self.semantic_first.as_json(),
-                "second": self.semantic_second.as_json(),
-            }
         return out
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Calibration:
-        semantic = data.get("semantic")
         return cls(
             Model.of(data["first"]),
             Model.of(data["second"]),
             float(data["thresholds"]["first"]),
             float(data["thresholds"]["second"]),
             float(data["thresholds"].get("doubtedFirst", 0.0)),
-            Model.of(semantic["first"]) if semantic else None,
-            Model.of(semantic["second"]) if semantic else None,
         )
 
 

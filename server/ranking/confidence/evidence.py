@@ -34,11 +34,6 @@ class DocEvidence:
     # (title, description, passage): a memory that matches a question by the few of its
     # many words that happen to be the question's — a keyword list — is unfocused.
     focus: float = 0.0
-    # Semantic agreement, when the channel is on: the cosine similarity of the
-    # memory to the query, and its place among the channel's hits (0 = first;
-    # None: not among them, or the channel is off).
-    similarity: float | None = None
-    semantic_rank: int | None = None
 
 
 @dataclass(frozen=True)
