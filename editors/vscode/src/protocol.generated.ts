@@ -1508,6 +1508,10 @@ export interface MemoryDoc {
    */
   body: string;
   /**
+   * fast phase (ranker bm25f): how likely this memory answers the query, a probability calibrated on labelled corpora. The fast phase delivers 0, 1 or 2 memories by it (silence when none is likely); absent in the refined phase and for the spec ranker
+   */
+  confidence?: number | null;
+  /**
    * the file's version: pass it as memory/update's ifMatch
    */
   contentHash?: string | null;
@@ -2048,6 +2052,10 @@ export interface SuggestedDoc {
    * lessons/… or conventions/…
    */
   category: string;
+  /**
+   * fast phase (ranker bm25f): how likely this memory answers the query, a probability calibrated on labelled corpora. The fast phase delivers 0, 1 or 2 memories by it (silence when none is likely); absent in the refined phase and for the spec ranker
+   */
+  confidence?: number | null;
   /**
    * the file's version: pass it as memory/update's ifMatch
    */
