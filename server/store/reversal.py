@@ -31,7 +31,7 @@ def plan_forget(writer: MemoryWriter, request: ForgetRequest) -> Plan:
     """`forget`: a move into the root's archive, or (`hard`) a delete that purges the journal."""
     index, rel = resolve_target(writer.roots, request.path, archived=True)
     root = writer.roots[index]
-    data = read_or_none(root.path / rel)
+    data = read_or_none(root.path / rel, root=root.path)
     if data is None:
         raise InvalidWrite("path", f"no memory at {root.path / rel}")
     title = title_of(data, rel)
@@ -46,6 +46,11 @@ def plan_forget(writer: MemoryWriter, request: ForgetRequest) -> Plan:
             PlannedChange(Change(rel, "deleted", data, None, title, keep_content=False))
         )
         plan.purge.append(rel)
+        # Its other name (archived, or where it lived before it was archived) goes too,
+        # unless another memory lives there now.
+        other = _original_of(writer, root, rel) if archived else _archived_of(writer, root, rel)
+        if other != rel and not (root.path / other).exists():
+            plan.purge.append(other)
         plan.answers.append((0, "deleted", title, reason))
         return plan
     if archived:
@@ -66,7 +71,7 @@ def plan_restore(writer: MemoryWriter, path: str, trigger: str = "explicit") -> 
         archived, original = rel, _original_of(writer, root, rel)
     else:
         archived, original = _archived_of(writer, root, rel), rel
-    data = read_or_none(root.path / archived)
+    data = read_or_none(root.path / archived, root=root.path)
     if data is None:
         raise InvalidWrite("path", f"no archived memory for {root.path / original}")
     title = title_of(data, original)

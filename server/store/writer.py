@@ -427,7 +427,7 @@ class MemoryWriter:
     def _current(self, root: MemoryRoot, rel: str, doc: MemoryDocument | None) -> bytes:
         """A memory file's bytes; when the catalog held another version, refresh it and
         plan again (a decision is made on what is on disk)."""
-        data = read_or_none(root.path / rel)
+        data = read_or_none(root.path / rel, root=root.path)
         if data is None:
             if doc is not None:
                 self.catalog.refresh(root.path / rel)
@@ -634,7 +634,7 @@ class MemoryWriter:
     def _plan_update(self, request: UpdateRequest) -> Plan | WriteResult:
         index, rel = resolve_target(self.roots, request.path)
         root = self.roots[index]
-        data = read_or_none(root.path / rel)
+        data = read_or_none(root.path / rel, root=root.path)
         if data is None:
             raise InvalidWrite("path", f"no memory at {root.path / rel}")
         if request.if_match is not None and content_hash(data) != request.if_match:
