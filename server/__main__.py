@@ -739,7 +739,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evw.add_argument("--json", action="store_true", help="print one JSON object")
     evw.set_defaults(func=cmd_eval_write)
+
+    evg = sub.add_parser(
+        "eval-gate",
+        help="the gate's secret and injection figures, per class and per language",
+    )
+    evg.add_argument("--json", action="store_true", help="print one JSON object")
+    evg.set_defaults(func=cmd_eval_gate)
     return parser
+
+
+def cmd_eval_gate(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.gate_eval import gate_main
+
+    return gate_main(as_json=args.json)
 
 
 def cmd_bench_write(args: argparse.Namespace) -> int:
