@@ -41,6 +41,7 @@ from memory_recall.server.ranking.registry import (
     ranker_named,
 )
 from memory_recall.server.roots import MemoryRoot, default_roots
+from memory_recall.server.store.outbound import guarded_completer, guarded_selector
 from pydantic import ValidationError
 from pygls.uris import to_fs_path
 
@@ -160,11 +161,12 @@ def build_selector(
     options: SelectorOptions, send: SendRequest, cancel: CancelRequest
 ) -> Selector | None:
     """The selector the options ask for; `send`/`cancel` reach the client (kind `client`)."""
+    # Every selector is guarded: what it sends a model is redacted (store/outbound.py).
     if options.kind == "client":
-        return ClientSelector(send, cancel)
+        return guarded_selector(ClientSelector(send, cancel))
     if options.kind == "http":
         assert options.url  # checked by parse_options
-        return HttpSelector(options.url, options.model, options.api_key_env)
+        return guarded_selector(HttpSelector(options.url, options.model, options.api_key_env))
     return None
 
 
@@ -178,9 +180,9 @@ def build_completer(
     """
     selector = options.selector
     if selector.kind == "client" and options.capabilities.complete:
-        return ClientCompleter(send, cancel)
+        return guarded_completer(ClientCompleter(send, cancel))
     if selector.kind == "http" and selector.url:
-        return HttpCompleter(selector.url, selector.model, selector.api_key_env)
+        return guarded_completer(HttpCompleter(selector.url, selector.model, selector.api_key_env))
     return None
 
 

@@ -54,8 +54,23 @@ def _plain_ok(value: str, *, in_flow: bool = False) -> bool:
     return not (in_flow and regex.search(r"[,\[\]{}]", value))
 
 
+# Never written into front matter or an index line: NUL and the other C0/C1 controls
+# (a NUL makes the file unreadable), and the bidi controls that reorder how a line is
+# shown (U+202A-U+202E, U+2066-U+2069, U+200E/F, U+061C: "Trojan Source").
+_UNSAFE_IN_A_LINE = regex.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]"
+)
+
+
+def plain_line(value: str) -> str:
+    """`value` without control and bidi characters (docs/safety.md): what front matter and
+    MEMORY.md lines hold."""
+    return _UNSAFE_IN_A_LINE.sub("", value)
+
+
 def render_scalar(value: str, *, in_flow: bool = False) -> str:
     """`value` on one line, quoted only when a YAML reader would read it otherwise."""
+    value = plain_line(value)
     value = " ".join(value.split()) if "\n" in value or "\r" in value else value
     if _plain_ok(value, in_flow=in_flow):
         return value
