@@ -35,6 +35,7 @@ from memory_recall.server.daemon.organising import context_wire, tree_wire
 from memory_recall.server.daemon.writing import result_wire
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.mcp.core import MemoryCore
+from memory_recall.server.prompt import HEADING, NOTICE
 from memory_recall.server.recall import RecallRequest
 from memory_recall.server.search import (
     SearchError,
@@ -134,7 +135,7 @@ def recall_answer(
         how = "nothing to refine"
     prompts = [p.prompt for p in (fast, refined) if p is not None and p.prompt]
     prompt = prompts[0] + "".join(
-        "\n" + p.removeprefix("## Relevant memory\n\n") for p in prompts[1:]
+        "\n" + p.removeprefix(f"{HEADING}\n\n{NOTICE}\n\n") for p in prompts[1:]
     ) if prompts else ""  # fmt: skip
     return {
         "status": refined.status if not (fast and fast.docs) else "delivered",
