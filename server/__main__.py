@@ -724,6 +724,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memory_recall.server.cli_writes import add_commands
 
     add_commands(sub, _add_root_option, _roots, table=table, clip=clip)
+    from memory_recall.server.cli_proposals import add_commands as add_proposal_commands
+
+    add_proposal_commands(sub, _add_root_option, _roots)
 
     bench_write = sub.add_parser(
         "bench-write", help="benchmark: remember end to end, and recall with vs without the store"

@@ -25,8 +25,12 @@ from memory_recall.protocol.messages import (
     ListParams,
     ObserveParams,
     PhaseNotification,
+    ProposalParams,
+    ProposalsParams,
+    ProposalsResult,
     RecallParams,
     RecallTelemetry,
+    RejectResult,
     RememberParams,
     RestoreParams,
     RootStatus,
@@ -57,6 +61,7 @@ from memory_recall.server.daemon.writing import (
     WriteSide,
     history_wire,
     list_wire,
+    proposal_wire,
     result_wire,
     wire_error,
 )
@@ -476,3 +481,37 @@ async def list_memories(params: Any, *, write: WriteSide, session: CatalogSessio
         inventory.list_memories, write.writer, snapshot, scope=p.scope, category=p.category
     )
     return list_wire(memories).wire()
+
+
+# -- proposals: an agent's force, always and team writes (docs/safety.md) --------------------
+
+
+async def proposals(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:
+    """`memory/proposals`: the writes agents proposed that wait for the user."""
+    p = validate(ProposalsParams, params)
+    try:
+        found = await asyncio.to_thread(write.list_proposals, everything=p.all)
+    except WriteError as exc:
+        raise wire_error(exc) from None
+    return ProposalsResult(proposals=[proposal_wire(x) for x in found]).wire()
+
+
+async def confirm(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:
+    """`memory/confirm`: the user's yes; the proposal is written as their own request."""
+    proposal_id = validate(ProposalParams, params).id
+    await session.ready.wait()
+    try:
+        result = await write.confirm(proposal_id)
+    except WriteError as exc:
+        raise wire_error(exc) from None
+    return result_wire(result).wire()
+
+
+async def reject(params: Any, *, write: WriteSide, session: CatalogSession) -> Any:
+    """`memory/reject`: the user's no; nothing is written."""
+    proposal_id = validate(ProposalParams, params).id
+    try:
+        proposal = await asyncio.to_thread(write.reject, proposal_id)
+    except WriteError as exc:
+        raise wire_error(exc) from None
+    return RejectResult(proposal=proposal_wire(proposal)).wire()

@@ -130,6 +130,9 @@ class MemoryServer(LanguageServer):
             (methods.UNDO, handlers.undo),
             (methods.HISTORY, handlers.history),
             (methods.LIST, handlers.list_memories),
+            (methods.PROPOSALS, handlers.proposals),
+            (methods.CONFIRM, handlers.confirm),
+            (methods.REJECT, handlers.reject),
         ):
             self._register_write(method, handler)
 

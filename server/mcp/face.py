@@ -163,10 +163,22 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
             )
         return doc
 
-    async def write(kind: str, request: object) -> dict[str, Any]:
+    async def write(kind: str, request: object, *, team: bool = False, title: str = "") -> Any:
         await core.session.ready.wait()  # decisions are made on the warm catalog
+        # An agent's writes: force, always and team ones wait for the user's confirmation
+        # (store/proposals.py); the rest are written at once.
         try:
-            result = await core.write.writer.run_async(kind, request)
+            if kind == "remember":
+                result = await core.write.remember_from_agent(request, "mcp")  # type: ignore[arg-type]
+            elif kind == "forget":
+                result = await core.write.forget_from_agent(
+                    request,  # type: ignore[arg-type]
+                    "mcp",
+                    team=team,
+                    title=title,
+                )
+            else:
+                result = await core.write.writer.run_async(kind, request)
         except InvalidWrite as exc:
             raise ToolError(f"invalid arguments: {exc.field}: {exc.message}") from None
         except WriteError as exc:
@@ -254,7 +266,9 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
         user, across projects) or team (shared through git; only when the user says so).
         `type`: user, feedback, project or reference (derived when omitted). `always`: load
         it into every session (memory_context). Credentials are always refused; text that
-        reads as instructions to the agent needs `force`."""
+        reads as instructions to the agent needs `force`. A write with `force`, `always` or
+        scope team is not written by you: it becomes a proposal the user confirms
+        (`memory-recall proposals`), answered with action `proposed`."""
         params = _checked(
             RememberParams,
             {"text": text, "scope": scope, "type": type, "title": title,
@@ -272,7 +286,9 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
         """Forget one memory, named by its `uri` from a recall_memory result: it moves to its
         root's archive (restorable; `memory-recall undo` reverses it). `hard`: delete it."""
         doc = await resolve(memory)
-        return await write("forget", ForgetRequest(path=doc.path, reason=reason, hard=hard))
+        request = ForgetRequest(path=doc.path, reason=reason, hard=hard)
+        team = doc.scope.wire == "team"  # the team's memories: the user confirms
+        return await write("forget", request, team=team, title=doc.title)
 
     @server.tool()
     async def memory_context(budget_chars: int | None = None) -> dict[str, Any]:

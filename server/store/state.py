@@ -166,6 +166,28 @@ MIGRATIONS: list[tuple[str, Migration]] = [
             """
         ),
     ),
+    (
+        "proposals: an agent's force, always and team writes wait here for the user's word"
+        " (docs/safety.md)",
+        _script(
+            """
+            CREATE TABLE proposals (
+                id TEXT PRIMARY KEY,
+                root_id INTEGER REFERENCES roots(id),
+                kind TEXT NOT NULL,
+                origin TEXT NOT NULL,
+                reasons TEXT NOT NULL,
+                title TEXT NOT NULL,
+                request TEXT NOT NULL,
+                state TEXT NOT NULL,
+                created_ms INTEGER NOT NULL,
+                decided_ms INTEGER,
+                operation TEXT
+            );
+            CREATE INDEX proposals_state ON proposals(state, created_ms)
+            """
+        ),
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
