@@ -14,7 +14,7 @@ from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.commit import Plan, PlannedChange
 from memory_recall.server.store.edits import archive_changes, description_of, title_of
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
-from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target
+from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target, shown_path
 from memory_recall.server.store.index_file import IndexEntry, IndexReport, index_target
 from memory_recall.server.store.journal import APPLIED, Change
 from memory_recall.server.store.requests import Action, ForgetRequest
@@ -33,7 +33,7 @@ def plan_forget(writer: MemoryWriter, request: ForgetRequest) -> Plan:
     root = writer.roots[index]
     data = read_or_none(root.path / rel, root=root.path)
     if data is None:
-        raise InvalidWrite("path", f"no memory at {root.path / rel}")
+        raise InvalidWrite("path", f"no memory {shown_path(rel)} in {root.path}")
     title = title_of(data, rel)
     plan = Plan(index, root, "forget", request.trigger, [], uses_view=False)
     plan.seen_seq = writer._seen_seq(root)
@@ -73,7 +73,7 @@ def plan_restore(writer: MemoryWriter, path: str, trigger: str = "explicit") -> 
         archived, original = _archived_of(writer, root, rel), rel
     data = read_or_none(root.path / archived, root=root.path)
     if data is None:
-        raise InvalidWrite("path", f"no archived memory for {root.path / original}")
+        raise InvalidWrite("path", f"no archived memory for {shown_path(original)} in {root.path}")
     title = title_of(data, original)
     folder, _, name = original.rpartition("/")
     taken = (root.path / original).exists()
