@@ -293,12 +293,12 @@ def gate_main(*, as_json: bool = False, show_cases: bool = True) -> int:
         print(
             format_refusals(f"secrets ({name}: {sets[name].name})", report, show_cases=show_cases)
         )
-    for name, report in injection.items():
+    for name, labels in injection.items():
         print(
-            f"injection ({name}): {report.cases} cases  precision {report.precision:.3f}"
-            f"  recall {report.recall:.3f}"
+            f"injection ({name}): {labels.cases} cases  precision {labels.precision:.3f}"
+            f"  recall {labels.recall:.3f}"
         )
         if show_cases:
-            print("\n".join(f"  false positive: {c}" for c in report.false_positives))
-            print("\n".join(f"  missed: {c}" for c in report.false_negatives))
+            print("\n".join(f"  false positive: {c}" for c in labels.false_positives))
+            print("\n".join(f"  missed: {c}" for c in labels.false_negatives))
     return 0

@@ -236,7 +236,8 @@ _SCRIPT_BOUNDED = regex.compile(
 @cache
 def _credential_words(kind: str) -> str:
     text = resources.files(__package__).joinpath("data/credential_words.txt").read_text("utf-8")
-    bounded, unbounded = [], []
+    bounded: list[str] = []
+    unbounded: list[str] = []
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
