@@ -167,13 +167,15 @@ def propose_remember(
     book: ProposalBook, request: RememberRequest, origin: str, root: str | None
 ) -> WriteResult:
     """Keep an agent's `remember` for the user, after the gate: a credential, an empty or
-    oversized text is refused now, as it would be written (force lifts only the injection
-    rule, and only once the user confirms)."""
+    oversized text, an order to the agent without `force` are refused now, as they would
+    be when written (with `force`, the user's confirmation lifts the injection rule)."""
     text = request.text.strip()
     derived = derive(text) if text else None
     title = request.title or (derived.title if derived else "")
     description = request.description or (derived.description if derived else "")
-    rejection = check(MemoryDraft(title, description, text), origin="remember", force=True)
+    rejection = check(
+        MemoryDraft(title, description, text), origin="remember", force=request.force
+    )
     if rejection is not None:
         return WriteResult(
             skipped=[SkippedEntry(rejection.rule, rejection.message, redact(title) or None)]

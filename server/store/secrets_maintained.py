@@ -9,12 +9,15 @@ own rules, and this module adds detect-secrets' regular expressions for the
 vendor formats those rules do not know: Discord bot tokens, Mailchimp and Square
 keys, Artifactory, Cloudant, SoftLayer and IBM Cloud keys. They come from the
 package, so an update of detect-secrets updates them; its verification (network
-calls) is never used.
+calls) is never used, and its `requests` import gets a stand-in (`_offline_requests`).
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
+import sys
+import types
 from collections.abc import Iterator
 from functools import cache
 
@@ -38,12 +41,30 @@ KINDS: tuple[str, ...] = tuple(PLUGINS.values())
 _EDGES = " \t\r\n\"'=:"
 
 
+def _offline_requests() -> types.ModuleType:
+    """A stand-in for `requests` while detect-secrets is imported: its plugins import it
+    for verification we never run, and importing the real one (urllib3) binds a socket to
+    probe IPv6 — the daemon opens no socket but its model's. Every call refuses."""
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("memory-recall never verifies a credential over the network")
+
+    stub = types.ModuleType("requests")
+    exceptions = types.ModuleType("requests.exceptions")
+    exceptions.RequestException = type("RequestException", (Exception,), {})  # type: ignore[attr-defined]
+    stub.exceptions = exceptions  # type: ignore[attr-defined]
+    stub.Response = object  # type: ignore[attr-defined]
+    stub.get = stub.post = refuse  # type: ignore[attr-defined]
+    return stub
+
+
 @cache
 def _patterns() -> tuple[tuple[str, object], ...]:
     """(kind, compiled pattern) of every plugin, or () when detect-secrets is missing."""
+    stubbed = "requests" not in sys.modules
+    if stubbed:
+        sys.modules["requests"] = _offline_requests()
     try:
-        import importlib
-
         found = []
         for (module, name), kind in PLUGINS.items():
             plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
@@ -52,6 +73,9 @@ def _patterns() -> tuple[tuple[str, object], ...]:
     except Exception as exc:  # missing or changed package: our own rules still run
         log.warning("detect-secrets unavailable (%s); its vendor formats are not checked", exc)
         return ()
+    finally:
+        if stubbed:  # whoever imports requests later gets the real one
+            sys.modules.pop("requests", None)
 
 
 def find(text: str) -> Iterator[tuple[str, int, int]]:
