@@ -173,9 +173,7 @@ def propose_remember(
     derived = derive(text) if text else None
     title = request.title or (derived.title if derived else "")
     description = request.description or (derived.description if derived else "")
-    rejection = check(
-        MemoryDraft(title, description, text), origin="remember", force=request.force
-    )
+    rejection = check(MemoryDraft(title, description, text), origin="remember", force=request.force)
     if rejection is not None:
         return WriteResult(
             skipped=[SkippedEntry(rejection.rule, rejection.message, redact(title) or None)]
