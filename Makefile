@@ -53,7 +53,7 @@ test: lint layers typecheck
 # then the eval on every corpus. Never needed by `make test`.
 eval-semantic: $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r eval-semantic.txt
-	OPENBLAS_NUM_THREADS=1 $(BIN)/memory-recall semantic-eval
+	OPENBLAS_NUM_THREADS=1 $(BIN)/memory-recall dev semantic-eval
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_recall.protocol import methods
+from memory_recall.protocol.framing import FrameReader, FramingError, frame
 from memory_recall.protocol.messages import (
     CompleteParams,
     ConsolidateResult,
@@ -129,7 +130,7 @@ class MemoryRecallClient:
         self._answering: set[asyncio.Future[None]] = set()
         self.notifications: list[tuple[str, Any]] = []
         self.on_notification: Callable[[str, Any], None] | None = None
-        # `memory/suggestion` (SPEC §12), parsed: every one received, and a callback.
+        # `memory/suggestion` (docs/network.md), parsed: every one received, and a callback.
         self.suggestions: list[SuggestionNotification] = []
         self.on_suggestion: Callable[[SuggestionNotification], None] | None = None
         self._reader_task = asyncio.ensure_future(self._read_loop())
@@ -288,14 +289,15 @@ class MemoryRecallClient:
         return StatusResult.model_validate(await self.request(methods.STATUS, {}))
 
     async def tree(self, scope: str | None = None) -> TreeResult:
-        """The topic tree (SPEC §10): categories with counts and members."""
+        """The topic tree (docs/organisation.md): categories with counts and members."""
         params = {} if scope is None else {"scope": scope}
         return TreeResult.model_validate(await self.request(methods.TREE, params))
 
     async def consolidate(
         self, scope: str | None = None, *, dry_run: bool = False
     ) -> ConsolidateResult:
-        """Consolidate the roots (SPEC §10): one undoable operation per root; `dry_run` reports."""
+        """Consolidate the roots (docs/organisation.md): one undoable operation per root; `dry_run`
+        reports."""
         params: dict[str, Any] = {"dryRun": dry_run}
         if scope is not None:
             params["scope"] = scope
@@ -306,7 +308,7 @@ class MemoryRecallClient:
         params = {} if budget_chars is None else {"budgetChars": budget_chars}
         return ContextResult.model_validate(await self.request(methods.CONTEXT, params))
 
-    # -- search and suggestions (SPEC §11–12) --------------------------------------------
+    # -- search and suggestions (docs/network.md) --------------------------------------------
 
     async def search(
         self,
@@ -337,7 +339,7 @@ class MemoryRecallClient:
         params = ObserveParams(event=event, path=path, text=text)  # type: ignore[arg-type]
         self.notify(methods.OBSERVE, params.model_dump(mode="json", exclude_none=True))
 
-    # -- the write side (SPEC §8): each raises RpcError (-32602, -32803) when refused --
+    # -- the write side (docs/writing.md): each raises RpcError (-32602, -32803) when refused --
 
     async def _write_request(self, method: str, params: WireModel) -> WriteResult:
         payload = params.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -389,7 +391,7 @@ class MemoryRecallClient:
         payload = params.model_dump(mode="json", by_alias=True, exclude_none=True)
         return ListResult.model_validate(await self.request(methods.LIST, payload))
 
-    # -- retrieval v2 and reflection (SPEC §11–12) ------------------------------------------
+    # -- retrieval v2 and reflection (docs/network.md) ------------------------------------------
 
     def feedback(
         self,
@@ -397,7 +399,7 @@ class MemoryRecallClient:
         used: Sequence[str],
         ignored: Sequence[str] = (),
     ) -> None:
-        """`memory/feedback` as SPEC §12 sends it: a notification, nothing answered."""
+        """`memory/feedback` as docs/network.md sends it: a notification, nothing answered."""
         params = FeedbackParams(token=token, used=list(used), ignored=list(ignored))
         self.notify(
             methods.FEEDBACK, params.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -439,7 +441,7 @@ class MemoryRecallClient:
 
     def send_raw(self, body: bytes) -> None:
         """Write one frame with an arbitrary body (for tests of malformed input)."""
-        self._writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self._writer.write(frame(body))
 
     def _send_request(self, msg_id: int, method: str, params: Any) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -452,28 +454,21 @@ class MemoryRecallClient:
 
     def _write(self, message: dict[str, Any]) -> None:
         body = json.dumps(message, ensure_ascii=False).encode("utf-8")
-        self._writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self._writer.write(frame(body))
 
     # -- reading ------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
+        frames = FrameReader(self._reader)
         try:
             while True:
-                length = None
-                while True:
-                    line = await self._reader.readline()
-                    if not line:
-                        return
-                    if line in (b"\r\n", b"\n"):
-                        break
-                    name, _, value = line.decode("ascii", "replace").partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value.strip())
-                if length is None:
-                    continue
-                body = await self._reader.readexactly(length)
+                body = await frames.next()
+                if body is None:
+                    return
+                if isinstance(body, FramingError):
+                    continue  # the daemon never writes one; nothing to answer here
                 self._dispatch(json.loads(body))
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except ConnectionError:
             return
         finally:
             for future in self._pending.values():

@@ -1,11 +1,12 @@
-"""Pydantic models of every protocol message (SPEC §5; the write side of §7–8).
+"""Pydantic models of every protocol message (protocol/README.md; the write side: docs/writing.md).
 
 These are the single source of truth for the wire: the daemon validates and
 serializes with them, the Python client parses with them, and the JSON Schema
 in `protocol/schema/` that the editors use is generated from them.
 
 One module past 500 lines on purpose: it *is* the wire, one model per message in
-the order of SPEC §5 and §7–12, and the schema generator and the editors' types
+the order of protocol/README.md, docs/writing.md, docs/extraction.md, docs/organisation.md,
+docs/network.md, and the schema generator and the editors' types
 read it as one namespace; a message shared by two areas (MemoryDoc) would
 otherwise be split from its users.
 """
@@ -49,17 +50,23 @@ class WireModel(BaseModel):
 class RootOption(WireModel):
     """A memory directory and its scope."""
 
-    path: StrictStr = Field(min_length=1)
-    scope: Scope = "project"
+    path: StrictStr = Field(min_length=1, description="the folder (`~` is your home)")
+    scope: Scope = Field(
+        default="project", description="project, team or user; ties go project, team, user"
+    )
     follow_symlinks: StrictBool = Field(
-        default=False, description="Follow symlinks that point outside the root."
+        default=False, description="follow symlinks that point outside the root"
     )
 
 
 class SelectorOptions(WireModel):
     """Which model picks the refined memories."""
 
-    kind: SelectorKind = "none"
+    kind: SelectorKind = Field(
+        default="none",
+        description="who picks the refined memories: client (the host's own model, through "
+        "memory/select), http (an OpenAI-compatible endpoint) or none (the lexical top 5)",
+    )
     url: StrictStr | None = Field(
         default=None,
         description="http: base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1",
@@ -79,7 +86,7 @@ class SelectorOptions(WireModel):
 
 
 class OrganiseOptions(WireModel):
-    """Retention and consolidation (SPEC §10)."""
+    """Retention and consolidation (docs/organisation.md)."""
 
     capacity: StrictInt | None = Field(
         default=None, ge=1, le=1_000_000,
@@ -100,7 +107,7 @@ class OrganiseOptions(WireModel):
 
 
 class ContextOptions(WireModel):
-    """The always-loaded memories (SPEC §10 `memory/context`)."""
+    """The always-loaded memories (docs/organisation.md `memory/context`)."""
 
     budget_chars: StrictInt | None = Field(
         default=None, ge=100, le=1_000_000, description="characters of the block (default 4000)"
@@ -108,7 +115,7 @@ class ContextOptions(WireModel):
 
 
 class WriteOptions(WireModel):
-    """How the daemon writes memories (SPEC §8)."""
+    """How the daemon writes memories (docs/writing.md)."""
 
     max_chars: StrictInt | None = Field(
         default=None, gt=0, le=MAX_WRITE_TEXT_CHARS,
@@ -156,13 +163,15 @@ class InitializationOptions(WireModel):
 
     roots: list[RootOption] | None = Field(
         default=None,
-        description="Default: project <workspace>/.memory, team <workspace>/.memory/team and "
-        "user <user data dir>/memory-recall/memory",
+        description="the memory folders; default: project <workspace>/.memory, team "
+        "<workspace>/.memory/team and user <user data dir>/memory-recall/memory",
     )
     selector: SelectorOptions = Field(default_factory=SelectorOptions)
-    watch: StrictBool = True
+    watch: StrictBool = Field(default=True, description="follow changes of the memory files")
     ranker: StrictStr | None = Field(
-        default=None, description="fast-phase ranker by name; default: the server's default"
+        default=None,
+        description="bm25f (the default: whole bodies, the passage that matched, silence) or "
+        "spec (the reference scorer); the old names default, indexed, reference still work",
     )
     organise: OrganiseOptions = Field(default_factory=OrganiseOptions)
     context: ContextOptions = Field(default_factory=ContextOptions)
@@ -195,7 +204,7 @@ class RecallParams(WireModel):
 
 
 class StaleMark(WireModel):
-    """Why a delivered memory may be outdated (SPEC §10)."""
+    """Why a delivered memory may be outdated (docs/organisation.md)."""
 
     reason: str = Field(
         description="e.g. 'cites src/app/pay.ts, which no longer exists', 'expired on 2025-06-30'"
@@ -210,7 +219,7 @@ class Excerpt(WireModel):
 
 
 class NetworkHop(WireModel):
-    """One step of the memory-network path that reached a memory (SPEC §11)."""
+    """One step of the memory-network path that reached a memory (docs/network.md)."""
 
     from_: str = Field(alias="from", description="the memory the step starts from (a path)")
     to: str = Field(description="the memory it reaches (a path)")
@@ -482,16 +491,20 @@ class StatusResult(WireModel):
     )
     usage: list[CategoryUsage] | None = Field(
         default=None,
-        description="per category (SPEC §10 topic tree): how often its memories were recalled, "
+        description="per category of the topic tree (docs/organisation.md): how often its memories "
+        "were recalled, "
         "delivered and used (memory/feedback); null without the state store",
     )
     stale: list[StaleMemory] | None = Field(
         default=None, description="memories that may be outdated now, with the reason"
     )
     network: NetworkStatus | None = Field(default=None, description="the memory network")
+    suggestions: SuggestionStatus | None = Field(
+        default=None, description="memory/observe events and the suggestions they brought"
+    )
 
 
-# -- the write side (SPEC §7–8) -------------------------------------------------------------
+# -- the write side (docs/writing.md) -------------------------------------------------------------
 
 WriteAction = Literal[
     "created", "updated", "merged", "unchanged", "archived", "restored", "deleted", "proposed"
@@ -609,7 +622,7 @@ class IndexStatus(WireModel):
 
 
 class WriteResult(WireModel):
-    """What every write request returns (SPEC §8)."""
+    """What every write request returns (docs/writing.md)."""
 
     operations: list[WriteOperation]
     skipped: list[WriteSkipped]
@@ -662,7 +675,8 @@ class RejectResult(WireModel):
     proposal: Proposal
 
 
-# -- memory/extract (SPEC §9) ----------------------------------------------------------------
+# -- memory/extract (docs/extraction.md)
+# ----------------------------------------------------------------
 
 ExtractTrigger = Literal["sessionEnd", "codeAccepted", "projectInit", "explicit"]
 MAX_TRANSCRIPT_TURNS = (
@@ -794,7 +808,7 @@ class WriteStatus(WireModel):
     indexes: list[IndexStatus]
 
 
-# -- organisation (SPEC §10) ---------------------------------------------------------
+# -- organisation (docs/organisation.md) ---------------------------------------------------------
 
 PlaceSource = Literal["declared", "declared-top", "inferred"]
 
@@ -827,7 +841,8 @@ class TreeNode(WireModel):
 
 
 class TreeResult(WireModel):
-    """`memory/tree` result: the five categories (SPEC §10 order), empty ones included."""
+    """`memory/tree` result: the five categories (docs/organisation.md order), empty ones
+    included."""
 
     categories: list[TreeNode]
     total: int
@@ -867,7 +882,8 @@ class ContextResult(WireModel):
     used_chars: int
 
 
-# -- memory/consolidate (SPEC §10) ------------------------------------------------------------
+# -- memory/consolidate (docs/organisation.md)
+# ------------------------------------------------------------
 
 ArchiveCause = Literal["merged", "superseded", "covered", "capacity"]
 NoticeKind = Literal["stale", "protected", "possible", "over-capacity"]
@@ -941,7 +957,7 @@ class ConsolidateResult(WireModel):
     indexes: list[IndexStatus] = Field(default_factory=list)
 
 
-# -- memory/search (SPEC §11) ------------------------------------------------------------
+# -- memory/search (docs/network.md) ------------------------------------------------------------
 
 SearchMode = Literal["shallow", "deep", "explore", "get"]
 
@@ -1026,7 +1042,7 @@ class SearchResult(WireModel):
     elapsed_ms: float
 
 
-# -- memory/observe → memory/suggestion (SPEC §12) ---------------------------------------
+# -- memory/observe → memory/suggestion (docs/network.md) ---------------------------------------
 
 ObserveEvent = Literal["edit", "error", "toolResult", "command"]
 
@@ -1076,7 +1092,7 @@ class SuggestionNotification(WireModel):
     prompt: str = Field(description="ready-to-inject markdown")
 
 
-# -- reflection (SPEC §12) ----------------------------------------------------------------
+# -- reflection (docs/network.md) ----------------------------------------------------------------
 
 FeedbackVerdict = Literal["used", "ignored"]
 
@@ -1089,10 +1105,10 @@ class FeedbackItem(WireModel):
 
 
 class FeedbackParams(WireModel):
-    """`memory/feedback`: which delivered memories the host's model used (SPEC §12).
+    """`memory/feedback`: which delivered memories the host's model used (docs/network.md).
 
-    A notification per SPEC §12; sent as a request (with an id) it answers a
-    FeedbackResult. `used`/`ignored` are SPEC §12's lists; `items` says the same per
+    A notification per docs/network.md; sent as a request (with an id) it answers a
+    FeedbackResult. `used`/`ignored` are docs/network.md's lists; `items` says the same per
     memory; all three may be combined. `token` (or `requestId`) names the recall the
     memories were delivered by: memories used together in one recall become co-use
     links in the memory network.
@@ -1135,6 +1151,17 @@ class StaleMemory(WireModel):
     reason: str
 
 
+class SuggestionStatus(WireModel):
+    observed: int = Field(default=0, description="memory/observe events taken")
+    matched: int = Field(default=0, description="events that matched at least one memory")
+    sent: int = Field(default=0, description="memory/suggestion notifications")
+    deferred: int = Field(default=0, description="held back until a recall's first result")
+    dropped: int = Field(default=0, description="dropped: too many events were waiting")
+    settled: int = Field(
+        default=0, description="events whose handling is over (sent, or nothing to send)"
+    )
+
+
 class NetworkStatus(WireModel):
     memories: int
     edges: int = Field(description="edges between memories, keyword nodes counted once per pair")
@@ -1143,7 +1170,7 @@ class NetworkStatus(WireModel):
     loaded_from_state: bool = Field(description="co-use links loaded from the state store at start")
 
 
-# -- memory/explain (SPEC §11) --------------------------------------------------------------
+# -- memory/explain (docs/network.md) --------------------------------------------------------------
 
 
 class ExplainParams(WireModel):
@@ -1214,7 +1241,7 @@ class ExplainResult(WireModel):
     silence: SilenceExplain | None
     network: NetworkExplain | None
     stale: StaleMark | None
-    noise: bool = Field(description="removed as active-tool noise (SPEC §3)")
+    noise: bool = Field(description="removed as active-tool noise (docs/ranking.md)")
     excluded: bool = Field(description="in the recall's excludePaths")
     candidate: bool = Field(description="in the model's manifest (candidates)")
     phases: list[PhaseExplain]

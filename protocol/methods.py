@@ -1,15 +1,15 @@
-"""JSON-RPC method names of protocol v1 (SPEC §5)."""
+"""JSON-RPC method names of protocol v1 (protocol/README.md)."""
 
 PROTOCOL_VERSION = 2
 
 # client → server requests
 RECALL = "memory/recall"
 STATUS = "memory/status"
-# organisation (SPEC §10)
+# organisation (docs/organisation.md)
 TREE = "memory/tree"
 CONTEXT = "memory/context"
 CONSOLIDATE = "memory/consolidate"
-# the write side (SPEC §8)
+# the write side (docs/writing.md)
 REMEMBER = "memory/remember"
 UPDATE = "memory/update"
 FORGET = "memory/forget"
@@ -18,17 +18,17 @@ UNDO = "memory/undo"
 HISTORY = "memory/history"
 LIST = "memory/list"
 EXTRACT = "memory/extract"
-# the memory tool of a host's agent (SPEC §11)
+# the memory tool of a host's agent (docs/network.md)
 SEARCH = "memory/search"
-# a notification (SPEC §12): what the agent is doing; answered by memory/suggestion
+# a notification (docs/network.md): what the agent is doing; answered by memory/suggestion
 OBSERVE = "memory/observe"
-# retrieval v2 and reflection (SPEC §11–12)
+# retrieval v2 and reflection (docs/network.md)
 EXPLAIN = "memory/explain"
 # an agent's force / always / team writes wait for the user (docs/safety.md)
 PROPOSALS = "memory/proposals"
 CONFIRM = "memory/confirm"
 REJECT = "memory/reject"
-# a notification per SPEC §12 (with an id it is answered too): not in REQUESTS
+# a notification per docs/network.md (with an id it is answered too): not in REQUESTS
 FEEDBACK = "memory/feedback"
 # Every request above: what a host must send with an id (as a notification it is ignored).
 REQUESTS = frozenset(

@@ -21,7 +21,7 @@ def build_schema() -> dict[str, object]:
     _, schema = models_json_schema(
         [(model, "validation") for model in ALL_MODELS],
         ref_template="#/$defs/{model}",
-        title="memory-recall protocol v1",
+        title=f"memory-recall protocol v{methods.PROTOCOL_VERSION}",
     )
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["x-protocolVersion"] = methods.PROTOCOL_VERSION
@@ -45,7 +45,7 @@ def build_schema() -> dict[str, object]:
             methods.PROPOSALS: "ProposalsParams → ProposalsResult",
             methods.CONFIRM: "ProposalParams → WriteResult",
             methods.REJECT: "ProposalParams → RejectResult",
-            methods.FEEDBACK: "FeedbackParams → FeedbackResult (also a notification, SPEC §12)",
+            methods.FEEDBACK: "FeedbackParams → FeedbackResult (also a notification)",
         },
         "notifications": {
             methods.FAST_RESULT: "PhaseNotification",

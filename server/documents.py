@@ -1,9 +1,9 @@
-"""A memory document and its front matter (SPEC §2).
+"""A memory document and its front matter (docs/memory-files.md).
 
 Parsing is a pure function of the file's text so that it can be tested without
 a file system; `load_document` adds the file-system facts (mtime, size).
 
-Front matter is read line by line (`key: value`, SPEC §2), and as YAML where
+Front matter is read line by line (`key: value`, docs/memory-files.md), and as YAML where
 the block needs it and is valid YAML of scalars and lists: tools that rewrite
 front matter fold long values onto continuation lines, quote multi-line
 strings and write lists, which the line reader would cut short. YAML comes
@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -85,7 +86,8 @@ def split_front_matter(text: str) -> FrontMatter:
 
 
 def _line_fields(lines: list[str]) -> dict[str, str]:
-    """SPEC §2 v1: `key: value` per line, values may hold `:`, one pair of quotes stripped."""
+    """docs/memory-files.md v1: `key: value` per line, values may hold `:`, one pair of quotes
+    stripped."""
     fields: dict[str, str] = {}
     for line in lines:
         key, sep, value = line.partition(":")
@@ -93,7 +95,7 @@ def _line_fields(lines: list[str]) -> dict[str, str]:
             continue
         key = key.strip().lower()
         if key:
-            fields[key] = _unquote(value.strip())
+            fields[key] = unquote(value.strip())
     return fields
 
 
@@ -129,7 +131,7 @@ def _yaml_fields(lines: list[str]) -> tuple[dict[str, str], dict[str, list[str]]
     Values are the text YAML reads (folded, unquoted, unescaped), never typed:
     `yes`, `1.10` and `2024-05-01` stay as written. A plain value on a single
     line keeps the line reader's reading, so that a `#` in it (`see issue
-    #12`) is text as SPEC §2 reads it, not a YAML comment.
+    #12`) is text as docs/memory-files.md reads it, not a YAML comment.
     """
     try:
         node = yaml.compose("\n".join(lines), Loader=_YamlLoader)
@@ -161,13 +163,14 @@ def _yaml_fields(lines: list[str]) -> tuple[dict[str, str], dict[str, list[str]]
         )
         plain = not value_node.style and not key_node.style  # libyaml says '', PyYAML None
         if plain and one_line:
-            fields[key] = _unquote(lines[key_node.start_mark.line].partition(":")[2].strip())
+            fields[key] = unquote(lines[key_node.start_mark.line].partition(":")[2].strip())
         else:
             fields[key] = value_node.value.strip()
     return {k: v for k, v in fields.items() if k}, lists
 
 
-def _unquote(value: str) -> str:
+def unquote(value: str) -> str:
+    """The value without one pair of matching surrounding quotes."""
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         return value[1:-1]
     return value
@@ -189,7 +192,7 @@ class MemoryDocument:
     # The file's bytes as read, hashed (`content_hash`): what a writer's
     # `ifMatch` is compared with. Empty for documents not read from a file.
     content_hash: str = ""
-    # The other front-matter keys, as read (SPEC §7: created, updated, category,
+    # The other front-matter keys, as read (docs/writing.md: created, updated, category,
     # pinned, always, related, supersedes, expires, and any unknown key), in file
     # order. A tuple: most memories have none, and the empty tuple is shared.
     extra: tuple[tuple[str, str], ...] = ()
@@ -205,13 +208,14 @@ class MemoryDocument:
 
     @property
     def norm_body_window(self) -> str:
-        """The normalized body window SPEC §3 scores, computed when asked: the SPEC
+        """The normalized body window the reference scores (docs/ranking.md), computed when asked:
+        the spec
         index reads it when it indexes the document, the plain scan per query."""
         return normalize(self.body_window)
 
     @property
     def noise_text(self) -> str:
-        """What the noise filter reads: the whole body, lowercased but not NFKC (SPEC §3).
+        """What the noise filter reads: the whole body, lowercased but not NFKC (docs/ranking.md).
 
         Built per use, not kept: it would be a third copy of every body, and
         only recalls with recent tools read it, for the few documents they rank.
@@ -226,7 +230,7 @@ class MemoryDocument:
     def truncated(self) -> bool:
         return len(self.body) > BODY_WINDOW_CHARS
 
-    # -- SPEC §7 front-matter keys ------------------------------------------------
+    # -- docs/writing.md front-matter keys ------------------------------------------------
 
     def meta(self, key: str) -> str | None:
         """The value of a front-matter key other than name/title/description/type."""
@@ -255,11 +259,20 @@ class MemoryDocument:
 
     def paths_of(self, key: str) -> tuple[str, ...]:
         """A list key (`related`, `supersedes`): `[a.md, b.md]`, `a.md, b.md` or one path."""
-        value = self.meta(key)
-        if not value:
-            return ()
-        inner = value.strip().removeprefix("[").removesuffix("]")
-        return tuple(part for part in (_unquote(p.strip()) for p in inner.split(",")) if part)
+        return path_list(self.meta(key))
+
+
+def path_list(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """A front-matter list of paths: a YAML list, `[a.md, 'b c.md']`, `a.md, b.md` or one."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1]
+        value = text.split(",")
+    items = (unquote(str(item).strip()).strip() for item in value)
+    return tuple(item for item in items if item)
 
 
 def parse_memory(

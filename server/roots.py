@@ -1,4 +1,5 @@
-"""Roots, scopes and platform directories: where memories live (SPEC §2, §5).
+"""Roots, scopes and platform directories: where memories live (docs/memory-files.md,
+protocol/README.md).
 
 A leaf module: it imports nothing else of the daemon, so every layer may use it.
 """
@@ -16,12 +17,12 @@ APP_DIR_NAME = "memory-recall"
 
 
 class Scope(str, Enum):
-    """Where a memory lives; on ties project comes first, then team, then user (SPEC §13)."""
+    """Where a memory lives; on ties project comes first, then team, then user (docs/writing.md)."""
 
     PROJECT = "project"
     USER = "user"
     # Shared with everyone on the project (committed to git): the daemon
-    # writes there only when asked to explicitly (SPEC §13).
+    # writes there only when asked to explicitly (docs/writing.md).
     TEAM = "team"
 
     @property
@@ -60,7 +61,7 @@ def user_data_dir() -> Path:
     return Path(os.path.expanduser(base)) / APP_DIR_NAME
 
 
-# The team's memories, committed to git with the project (SPEC §13): a root of its own
+# The team's memories, committed to git with the project (docs/writing.md): a root of its own
 # inside the project root, whose walk leaves it to its own root.
 TEAM_DIR_NAME = "team"
 

@@ -1,4 +1,4 @@
-"""Normalization and query tokenization (SPEC §3): the exact SPEC tokens, nothing more.
+"""Normalization and query tokenization (docs/ranking.md): the exact spec tokens, nothing more.
 
 The rules here are the published reference: two implementations must produce
 the same tokens for the same text, so nothing in this module is tunable. The
@@ -39,7 +39,7 @@ def normalize(text: str) -> str:
 
 
 def runs(normalized: str) -> Iterator[str]:
-    """The runs of SPEC §3 in an already normalized text, left to right."""
+    """The runs of docs/ranking.md in an already normalized text, left to right."""
     for match in _RUN.finditer(normalized):
         yield match.group()
 
@@ -86,5 +86,5 @@ def cap_tokens(tokens: Iterable[str]) -> list[str]:
 
 
 def query_tokens(query: str) -> list[str]:
-    """The query-side tokens of SPEC §3: normalized, bigrammed, distinct, capped."""
+    """The query-side tokens of docs/ranking.md: normalized, bigrammed, distinct, capped."""
     return cap_tokens(raw_tokens(normalize(query)))

@@ -44,5 +44,18 @@ def doc_factory():
 def _snapshot_cache_in_tmp(tmp_path_factory):
     """Daemons started by tests keep their snapshot caches out of the user's data dir …"""
     os.environ.setdefault("MEMORY_RECALL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-    # … and their journal and statistics too (the state store, SPEC §7).
+    # … and their journal and statistics too (the state store, docs/writing.md).
     os.environ.setdefault("MEMORY_RECALL_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    # … and never read the user's own settings (docs/configuration.md).
+    os.environ.setdefault(
+        "MEMORY_RECALL_CONFIG", str(tmp_path_factory.mktemp("config") / "none.toml")
+    )
+    for name in (
+        "MEMORY_RECALL_ROOTS",
+        "MEMORY_RECALL_WORKSPACE",
+        "MEMORY_RECALL_RANKER",
+        "MEMORY_RECALL_MODEL_URL",
+        "MEMORY_RECALL_MODEL",
+        "MEMORY_RECALL_API_KEY_ENV",
+    ):
+        os.environ.pop(name, None)

@@ -14,7 +14,7 @@ def write_memory(
     *,
     type: str = "project",
 ) -> Path:
-    """`root/name` as a SPEC §2 memory file (parent folders created)."""
+    """`root/name` as a docs/memory-files.md memory file (parent folders created)."""
     path = root / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(

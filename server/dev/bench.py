@@ -1,4 +1,4 @@
-"""`memory-recall bench`: how the fast result's latency depends on the number of memories.
+"""`memory-recall dev bench`: how the fast result's latency depends on the number of memories.
 
 For each corpus size it writes a synthetic memory tree (server.synthetic), then
 drives the real daemon over stdio from this process, as an editor would:

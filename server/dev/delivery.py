@@ -1,4 +1,4 @@
-"""`memory-recall delivery`: what a host that waits 100 ms actually gets.
+"""`memory-recall dev delivery`: what a host that waits 100 ms actually gets.
 
 A benchmark, not a test. The eval corpus is written out as a memory tree and
 served by the real daemon over stdio with a `client` selector. The host side

@@ -1,4 +1,4 @@
-"""Offline evaluation of a ranker on a labelled corpus (SPEC §6).
+"""Offline evaluation of a ranker on a labelled corpus (docs/development.md).
 
 In eval every document has mtime 1 (or its optional `mtimeMs`, for corpora
 where a newer memory must win) and input order is corpus order, so the figures
@@ -236,7 +236,7 @@ def evaluate_all(corpus: EvalCorpus, ranker_names: Sequence[str]) -> list[EvalRe
 
 
 # -- the figures baseline -------------------------------------------------------
-# `memory-recall eval CORPUS… --json` prints these figures; fixtures/eval/baseline.json
+# `memory-recall dev eval CORPUS… --json` prints these figures; fixtures/eval/baseline.json
 # is that output, committed. tests/unit/test_eval_baseline.py fails when a figure
 # drops below it by more than the tolerance, never when one rises: a better ranker
 # rewrites the baseline in the same commit.

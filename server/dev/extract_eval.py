@@ -1,11 +1,11 @@
-"""`memory-recall eval-extract`: the extraction pipeline against labelled sessions.
+"""`memory-recall dev eval-extract`: the extraction pipeline against labelled sessions.
 
 Each case of the corpus (fixtures/extract/corpus.json) is a coding session,
 the memories its root already holds, the memories a good extractor should
 leave, and the secrets that must never leave the process. The harness runs
 the real pipeline (assemble → model → strict parse) against any
 OpenAI-compatible model, then writes each item exactly as `memory/extract`
-does (server/daemon/extracting.py: the quality gate with origin `extract`,
+does (server/core/extracting.py: the quality gate with origin `extract`,
 conflict detection against the root's memories and the items written before
 it, the atomic journaled write) into a fresh root holding the case's
 memories, and scores what was written:
@@ -48,7 +48,7 @@ from memory_recall.server.roots import Scope
 from memory_recall.server.store.secrets import find_secrets
 
 MATCH_RANKER = "default"
-DEFAULT_DEADLINE_S = 30.0  # the daemon's model ceiling (SPEC §4)
+DEFAULT_DEADLINE_S = 30.0  # the daemon's model ceiling (docs/recall.md)
 
 
 @dataclass
@@ -220,11 +220,11 @@ async def write_items(
     items: Sequence[ExtractedItem], case: dict[str, Any], workspace: Path
 ) -> list[Decided]:
     """The items through the daemon's own write path, into a fresh root holding the case's
-    memories: gate, conflicts, atomic journaled writes (server/daemon/extracting.py)."""
+    memories: gate, conflicts, atomic journaled writes (server/core/extracting.py)."""
     from memory_recall.protocol.messages import ExtractParams
     from memory_recall.server.catalog.catalog import MemoryCatalog
-    from memory_recall.server.daemon.extracting import ExtractionService
-    from memory_recall.server.daemon.writing import WriteSide, result_wire
+    from memory_recall.server.core.extracting import ExtractionService
+    from memory_recall.server.core.writing import WriteSide, result_wire
     from memory_recall.server.ranking.registry import DEFAULT_RANKER
     from memory_recall.server.roots import MemoryRoot
     from memory_recall.server.store.state import StateStore

@@ -255,9 +255,11 @@ def format_refusals(name: str, report: RefusalReport, *, show_cases: bool = True
 def gate_main(*, as_json: bool = False, show_cases: bool = True) -> int:
     """`memory-recall eval-gate`: the secret rule's refusals on the tuned and the blind set
     (per class, per language), and the injection check's figures."""
-    from memory_recall.server.dev.write_eval import fixtures_dir
-
-    base = fixtures_dir() / "gate"
+    here = Path(__file__).resolve()
+    base = next(
+        (p / "fixtures" / "gate" for p in here.parents if (p / "fixtures" / "gate").is_dir()),
+        Path("fixtures") / "gate",
+    )
     sets = {"tuned": base / "secrets.json", "blind": base / "secrets-blind.json"}
     reports = {name: evaluate_refusals(path) for name, path in sets.items()}
     injection = {

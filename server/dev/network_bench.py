@@ -33,7 +33,7 @@ from memory_recall.server.network.join import join_candidates, join_fast
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.shortlist import RecallQuery
 from memory_recall.server.ranking.view import CorpusView
-from memory_recall.server.recall_network import FixedNetwork, NetworkRecall
+from memory_recall.server.recall.network import FixedNetwork, NetworkRecall
 
 EDGES_PER_DOC = 5  # the issue's 10k memories with 50k edges
 
@@ -50,7 +50,7 @@ class NetworkBench:
     activation_cpu_ms: Percentiles
     reached: float  # memories reached per recall, mean
     update_ms: Percentiles
-    # What the daemon's recall adds (server.recall_network: activation from the
+    # What the daemon's recall adds (server.recall.network: activation from the
     # ranker's best, the recall's filter, the fast rule, the candidates' join).
     in_recall_ms: Percentiles | None = None
     in_recall_cpu_ms: Percentiles | None = None

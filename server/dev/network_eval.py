@@ -12,7 +12,7 @@ For every corpus and ranker, with and without the network:
   memories the rule added, how many of them were relevant, and how many it added
   to abstention cases (where anything delivered is wrong).
 
-Corpus format: SPEC §6, plus the optional keys of fixtures/eval/multihop.json
+Corpus format: docs/development.md, plus the optional keys of fixtures/eval/multihop.json
 (a doc's `related` and `supersedes`, lists of other doc ids, as front matter
 would hold them). Multi-hop cases are reported per link kind.
 """
@@ -293,7 +293,7 @@ def baseline_figures() -> dict[str, Any]:
     """The figures the quality test holds the network to: multi-hop with both rankers,
     and the suggestion matcher."""
     out: dict[str, Any] = {
-        "description": "Written by `memory-recall network-eval --write-baseline`: the floor "
+        "description": "Written by `memory-recall dev network-eval --write-baseline`: the floor "
         "tests/unit/test_network_quality.py holds the network and the suggestion matcher to "
         "(a tolerance below it, never above). Rewrite it when a change improves a figure.",
         "multihop": {},

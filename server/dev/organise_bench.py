@@ -1,4 +1,4 @@
-"""Benchmarks of the organisation services (`memory-recall bench-organise`): figures, no verdicts.
+"""Benchmarks of the organisation services (`dev bench-organise`): figures, no verdicts.
 
 1. **Consolidation plan at scale**: synthetic memories (dev/synthetic.py) of which
    10 % are near-duplicates of others — the same memory written again later with
@@ -41,7 +41,7 @@ from memory_recall.server.organise.organiser import Organiser, OrganiseSettings
 from memory_recall.server.organise.staleness import StalenessChecker, citations
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.ranking.view import CorpusView
-from memory_recall.server.recall import RecallRequest, RecallService
+from memory_recall.server.recall.service import RecallRequest, RecallService
 from memory_recall.server.roots import MemoryRoot
 
 NEAR_DUPLICATE_SHARE = 0.10
@@ -251,7 +251,7 @@ def bench_staleness(docs: Sequence[MemoryDocument], recalls: int) -> dict[str, A
 
 def main(args: argparse.Namespace) -> int:
     docs = near_duplicates(args.docs)
-    # As the daemon does after its index build (daemon/session.py): the corpus is
+    # As the daemon does after its index build (core/session.py): the corpus is
     # long-lived, so the cyclic collector stops walking it on every full collection.
     gc.collect()
     gc.freeze()

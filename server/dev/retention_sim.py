@@ -1,4 +1,4 @@
-"""A synthetic year of use: what retention keeps and archives (`memory-recall retention-sim`).
+"""A synthetic year of use: what retention keeps and archives (`memory-recall dev retention-sim`).
 
 Memories arrive through the year (about two a day) into a root with a
 capacity (300 by default). Each has a hidden kind that decides how often
@@ -16,7 +16,7 @@ recall delivers it and how often the agent then uses it:
 Every day recall delivers memories and the host reports which were used;
 once a week the root is pruned to its capacity. Four policies run on the same
 history (same seed, same deliveries): `retention` (ours), `recalled=used` (the
-same score, but every delivery counts as a use: what SPEC §10 forbids),
+same score, but every delivery counts as a use: what docs/organisation.md forbids),
 `newest` (keep the most recently written) and `random`. A *miss* is a day on
 which a memory would have been used but had already been archived: the value
 a policy threw away. The report prints, per policy, uses served and misses,

@@ -4,8 +4,8 @@ The memories are network_bench's linked synthetic ones (~900-character multiling
 bodies, about five edges each). Per search mode, the time of one search (median,
 p95) beside a recall's own ranking (the shortlist, as `memory/recall` computes it)
 on the same queries in the same run — the ratio is what travels between machines.
-Also: the network's first build through the `NetworkFollower` (what the first
-deep search of a session pays), one changed memory followed, and the suggestion
+Also: the network's first build (what the daemon does once after its first index),
+one changed memory followed, and the suggestion
 index (built again whenever the catalog changed) and one observed event matched.
 Figures are printed, never asserted.
 """
@@ -25,14 +25,14 @@ from memory_recall.server.dev.bench import Percentiles
 from memory_recall.server.dev.network_bench import _queries, linked_documents
 from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument
 from memory_recall.server.organise.suggestions import ObservedEvent, SuggestionIndex
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.shortlist import RecallQuery
 from memory_recall.server.ranking.view import CorpusView
-from memory_recall.server.search import (
+from memory_recall.server.recall.search import (
     SEARCH_MODES,
     MemorySearch,
-    NetworkFollower,
     SearchRequest,
 )
 
@@ -86,12 +86,16 @@ def bench(count: int = 10_000, *, queries: int = 100, seed: int = 7) -> SearchBe
     view.index(RANKERS["bm25f"].index_kind)  # warm, as the catalog keeps it
     ranker = RANKERS["bm25f"]
     service = MemorySearch(ranker)
-    follower = NetworkFollower()
-    build_ms = _timed(lambda: follower.network(view))
+    built: list[MemoryNetwork] = []
+    build_ms = _timed(
+        lambda: built.append(MemoryNetwork.build(NetworkDocument.of(d) for d in docs))
+    )
+    network = built[0]
     changed = replace(docs[0], body=docs[0].body + "\nSee also the runbook.")
     later = CorpusView.of([changed, *docs[1:]], version=2)
-    follow_ms = _timed(lambda: follower.network(later))
-    network = follower.network(view)
+    # One changed memory followed, as the daemon's network follows the catalog.
+    follow_ms = _timed(lambda: network.upsert(NetworkDocument.of(changed)))
+    network.upsert(NetworkDocument.of(docs[0]))
     for doc in docs:  # placements cached, as a session's topic tree keeps them
         service.topics.place(doc)
     asked = _queries(docs, queries, rng)
@@ -145,7 +149,7 @@ def format_bench(result: SearchBench) -> str:
         )
     m = result.suggestion_match_ms
     lines += [
-        f"  network first built by the follower: {result.network_build_ms:,.0f} ms; "
+        f"  network first built: {result.network_build_ms:,.0f} ms; "
         f"one changed memory followed: {result.network_follow_ms:.1f} ms",
         f"  suggestion index built: {result.suggestion_build_ms:,.0f} ms; one changed memory "
         f"followed: {result.suggestion_follow_ms:.1f} ms; one event matched: "

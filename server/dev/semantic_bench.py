@@ -1,4 +1,4 @@
-"""`memory-recall semantic-bench`: the semantic channel's cost, printed, never asserted.
+"""`memory-recall dev semantic-bench`: the semantic channel's cost, printed, never asserted.
 
 Two figures (issue 20): the fast phase's latency with the channel on at N memories
 (through the daemon's recall service, a selector configured so the fast phase happens,
@@ -26,7 +26,7 @@ from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.models import SelectionRequest
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.view import CorpusView
-from memory_recall.server.recall import RecallRequest, RecallService
+from memory_recall.server.recall.service import RecallRequest, RecallService
 from memory_recall.server.semantic.cache import VectorCache
 from memory_recall.server.semantic.channel import SemanticChannel
 from memory_recall.server.semantic.endpoint import EmbeddingsEndpoint
@@ -143,7 +143,7 @@ async def run(docs_n: int, recalls: int, encoder_name: str, embed_n: int) -> dic
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="memory-recall semantic-bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="memory-recall dev semantic-bench", description=__doc__)
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--recalls", type=int, default=200)
     parser.add_argument("--encoder", choices=("concept", "use"), default="concept")

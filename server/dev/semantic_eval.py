@@ -1,4 +1,4 @@
-"""`memory-recall semantic-eval`: recall with and without the semantic channel, on every
+"""`memory-recall dev semantic-eval`: recall with and without the semantic channel, on every
 labelled corpus, through a real local embeddings endpoint.
 
 The command starts the tiny OpenAI-compatible server of `embed_server` with the real
@@ -175,7 +175,7 @@ def totals(results: dict[str, tuple[dict[str, ModeReport], dict[str, float]]]) -
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="memory-recall semantic-eval", description=__doc__)
+    parser = argparse.ArgumentParser(prog="memory-recall dev semantic-eval", description=__doc__)
     parser.add_argument("corpora", nargs="*", help="eval corpora (default: fixtures/eval/*)")
     parser.add_argument("--encoder", choices=("use", "concept"), default="use")
     parser.add_argument("--ranker", default="bm25f")

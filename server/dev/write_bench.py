@@ -1,4 +1,4 @@
-"""`memory-recall bench-write`: what a write costs, and what the store costs recall.
+"""`memory-recall dev bench-write`: what a write costs, and what the store costs recall.
 
 Through the real daemon over stdio, on a synthetic multilingual tree
 (dev/synthetic.py), both measured in the same run:

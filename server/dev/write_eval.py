@@ -1,4 +1,4 @@
-"""`memory-recall eval-write`: the write side's rules measured on their labelled sets.
+"""`memory-recall dev eval-write`: the write side's rules measured on their labelled sets.
 
 - the quality gate (fixtures/gate/): the secret detector's precision and recall
   per kind, over real-looking credentials and look-alikes that are not secrets;

@@ -1,4 +1,4 @@
-"""The model's answer, parsed strictly into the SPEC §9 item schema.
+"""The model's answer, parsed strictly into the docs/extraction.md item schema.
 
 An answer that is not a JSON object with a `memories` list fails the whole
 call (`AnswerError`, recorded as the failure; nothing is written). Inside it,

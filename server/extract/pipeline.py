@@ -1,4 +1,4 @@
-"""One extraction with a model (SPEC §9): assemble → ask → parse strictly.
+"""One extraction with a model (docs/extraction.md): assemble → ask → parse strictly.
 
 What comes out are candidate memories and skips with reasons; the quality
 gate, conflict detection and the write are the store's (the same path as

@@ -16,7 +16,7 @@ from memory_recall.server.documents import MEMORY_TYPES
 from memory_recall.server.extract.transcript import Assembled
 from memory_recall.server.organise.categories import CATEGORIES
 
-MAX_MEMORIES = 5  # per extraction call (SPEC §9)
+MAX_MEMORIES = 5  # per extraction call (docs/extraction.md)
 MAX_ANSWER_TOKENS = 2_048  # five memories of a few hundred words, in any script
 PARTS = ("role", "rules", "output schema", "examples", "task", "emphasis")
 SYSTEM_PARTS = ("role", "rules", "output schema", "examples")
@@ -80,7 +80,7 @@ def build_messages(
 
 
 def response_schema(limit: int = MAX_MEMORIES) -> dict[str, Any]:
-    """The JSON Schema of an answer (SPEC §9 item schema), for structured output."""
+    """The JSON Schema of an answer (docs/extraction.md item schema), for structured output."""
     item = {
         "type": "object",
         "properties": {

@@ -4,7 +4,7 @@ Every piece of text is redacted by the secret detector (store/secrets.py)
 before it is placed, and stripped of the tags that delimit our data blocks,
 so neither a credential nor a forged `</transcript>` reaches the model.
 
-Budget rule for the transcript (SPEC §9): the first user message always
+Budget rule for the transcript (docs/extraction.md): the first user message always
 stays (it usually states the task and the user's standing wishes), then the
 most recent turns, newest first, as many as fit; what was cut is said in
 place, with how many turns and characters. A single overlong turn keeps its

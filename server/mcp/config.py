@@ -1,9 +1,9 @@
-"""`memory-recall mcp` flags and environment → the daemon's `InitializationOptions`.
+"""`memory-recall mcp` flags → the core's settings.
 
 An MCP host starts the server with a command line and an environment, nothing
-else; both say what an editor says in `initializationOptions`, under the same
-rules (`daemon/options.parse_options`): the roots, the workspace, the ranker,
-the model channel. A flag wins over its environment variable.
+else. The settings are the user's config file and environment (`core/config.py`,
+the same every face reads), then these flags: a flag wins over its environment
+variable, which wins over the file.
 """
 
 from __future__ import annotations
@@ -11,18 +11,18 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from memory_recall.protocol.messages import InitializationOptions
-from memory_recall.server.daemon.options import parse_options
+from memory_recall.server.core.config import (
+    ENV_API_KEY_ENV,
+    ENV_MODEL,
+    ENV_MODEL_URL,
+    ENV_WORKSPACE,
+    Settings,
+    load_settings,
+    model_settings,
+)
 from memory_recall.server.roots import MemoryRoot
-
-# Environment variables an MCP host's `env` block may set instead of flags.
-ENV_WORKSPACE = "MEMORY_RECALL_WORKSPACE"
-ENV_MODEL_URL = "MEMORY_RECALL_MODEL_URL"
-ENV_MODEL = "MEMORY_RECALL_MODEL"
-ENV_API_KEY_ENV = "MEMORY_RECALL_API_KEY_ENV"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,40 +52,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
 
 
-@dataclass
-class McpConfig:
-    """What one `memory-recall mcp` process serves, and what was wrong with what it was given."""
-
-    options: InitializationOptions
-    workspace: str
-    problems: list[str] = field(default_factory=list)
-
-
 def config_from(
     args: argparse.Namespace,
     roots: list[MemoryRoot] | None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
-) -> McpConfig:
-    """Flags (then environment variables) as the daemon's options; `roots` from `--root`."""
+) -> Settings:
+    """The settings one `memory-recall mcp` process serves with; `roots` from `--root`."""
     env = os.environ if env is None else env
-    workspace = os.path.abspath(args.workspace or env.get(ENV_WORKSPACE) or cwd or os.getcwd())
-    raw: dict[str, Any] = {"watch": not args.no_watch}
+    given: dict[str, Any] = {}
+    if args.no_watch:
+        given["watch"] = False
     if roots:
-        raw["roots"] = [{"path": str(r.path), "scope": r.scope.value} for r in roots]
+        given["roots"] = [{"path": str(r.path), "scope": r.scope.value} for r in roots]
     if args.ranker:
-        raw["ranker"] = args.ranker
-    url = args.model_url or env.get(ENV_MODEL_URL)
-    if url:
-        selector: dict[str, Any] = {"kind": "http", "url": url}
-        model = args.model or env.get(ENV_MODEL)
-        key_env = args.api_key_env or env.get(ENV_API_KEY_ENV)
-        if model:
-            selector["model"] = model
-        if key_env:
-            selector["apiKeyEnv"] = key_env
-        if args.model_timeout_ms:
-            selector["timeoutMs"] = args.model_timeout_ms
-        raw["selector"] = selector
-    options, problems = parse_options(raw)
-    return McpConfig(options, workspace, problems)
+        given["ranker"] = args.ranker
+    selector = model_settings(args.model_url, args.model, args.api_key_env)
+    if args.model_timeout_ms:
+        selector["timeoutMs"] = args.model_timeout_ms
+    if selector:
+        given["selector"] = selector
+    settings = load_settings(given, workspace=args.workspace, env=env)
+    if settings.workspace is None:
+        settings.workspace = os.path.abspath(cwd or os.getcwd())
+    return settings

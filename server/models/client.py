@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from concurrent.futures import Future
-from typing import Any
 
 from memory_recall.protocol.messages import SelectCandidate, SelectParams, SelectResult
 from memory_recall.protocol.methods import SELECT
-from memory_recall.server.models import SelectionRequest, SelectorError
-
-# (method, params) → (JSON-RPC id, future of the reply); cancel(id) tells the host to stop.
-SendRequest = Callable[[str, dict[str, Any]], tuple[str, "Future[Any]"]]
-CancelRequest = Callable[[str], None]
+from memory_recall.server.models import CancelRequest, SelectionRequest, SelectorError, SendRequest
 
 
 class ClientSelector:

@@ -1,4 +1,5 @@
-"""The model channel for judgement tasks (SPEC §9): `extract`, `reconcile`, `consolidate`.
+"""The model channel for judgement tasks (docs/extraction.md): `extract`, `reconcile`,
+`consolidate`.
 
 Two completers answer a `CompletionRequest` with the model's text:
 
@@ -24,21 +25,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memory_recall.protocol.messages import ChatMessage, CompleteParams, CompleteResult
 from memory_recall.protocol.methods import COMPLETE
+from memory_recall.server.models import CancelRequest, SendRequest
+from memory_recall.server.models.openai import EndpointError, OpenAiEndpoint, chat_content
 
 # A completion answer larger than this is not a handful of memories: stop reading.
 MAX_ANSWER_BYTES = 256 * 1024
-
-SendRequest = Callable[[str, dict[str, Any]], tuple[str, "Future[Any]"]]
-CancelRequest = Callable[[str], None]
 
 
 class CompletionError(Exception):
@@ -143,30 +140,16 @@ class HttpCompleter:
     kind = "http"
 
     def __init__(self, url: str, model: str | None, api_key_env: str | None) -> None:
-        self._endpoint = url.rstrip("/") + "/chat/completions"
+        self._endpoint = OpenAiEndpoint(url, api_key_env, setting="selector.apiKeyEnv")
         self._model = model or "default"
-        self._api_key_env = api_key_env
         self._format = 0  # index into _FORMATS; moves on when the server refuses one
         self.last_format = _FORMATS[0]
 
-    def _key(self) -> str:
-        if not self._api_key_env:
-            return ""
-        key = os.environ.get(self._api_key_env)
-        if not key:
-            raise CompletionError(f"environment variable {self._api_key_env} is not set")
-        return key
-
     async def complete(self, request: CompletionRequest) -> str:
-        key = self._key()
         try:
-            return await self._complete(request, key)
-        except CompletionError as exc:
-            raise CompletionError(_redact(str(exc), key)) from None
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            raise
-        except Exception as exc:  # e.g. a URL httpx rejects only when used
-            raise CompletionError(f"request failed: {type(exc).__name__}") from None
+            return await self._complete(request)
+        except EndpointError as exc:
+            raise CompletionError(str(exc)) from None
 
     def _body(self, request: CompletionRequest, fmt: str) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -188,58 +171,21 @@ class HttpCompleter:
             body["response_format"] = {"type": "json_object"}
         return body
 
-    async def _complete(self, request: CompletionRequest, key: str) -> str:
-        import httpx  # only daemons configured with a model pay for its import
-
-        headers = {"Content-Type": "application/json"}
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        # No client-side timeout: the caller's deadline cancels, which closes the connection.
-        async with httpx.AsyncClient(timeout=None, trust_env=False) as client:
-            while True:
-                fmt = _FORMATS[self._format]
-                status, payload = await _post(
-                    client, self._endpoint, self._body(request, fmt), headers
-                )
-                if status in {400, 422} and self._format + 1 < len(_FORMATS):
-                    # Most servers that lack structured output say so with a 400.
-                    self._format += 1
-                    continue
-                self.last_format = fmt
-                break
+    async def _complete(self, request: CompletionRequest) -> str:
+        while True:
+            fmt = _FORMATS[self._format]
+            status, payload = await self._endpoint.post(
+                "chat/completions", self._body(request, fmt), MAX_ANSWER_BYTES
+            )
+            if status in {400, 422} and self._format + 1 < len(_FORMATS):
+                # Most servers that lack structured output say so with a 400.
+                self._format += 1
+                continue
+            self.last_format = fmt
+            break
         if status != 200:
             raise CompletionError(f"HTTP {status} from the model")
-        try:
-            content = json.loads(payload)["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise CompletionError("malformed answer: not an OpenAI chat completion") from exc
-        if not isinstance(content, str):
-            raise CompletionError("malformed answer: message content is not text")
-        return content
-
-
-async def _post(
-    client: Any, endpoint: str, body: dict[str, Any], headers: dict[str, str]
-) -> tuple[int, bytes]:
-    """(status, body) with the body read up to MAX_ANSWER_BYTES (then a failure)."""
-    import httpx
-
-    try:
-        async with client.stream("POST", endpoint, json=body, headers=headers) as response:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_ANSWER_BYTES:
-                    raise CompletionError(f"answer larger than {MAX_ANSWER_BYTES // 1024} KiB")
-                chunks.append(chunk)
-            return response.status_code, b"".join(chunks)
-    except httpx.HTTPError as exc:
-        raise CompletionError(f"request failed: {type(exc).__name__}") from exc
-
-
-def _redact(text: str, secret: str) -> str:
-    return text.replace(secret, "[redacted]") if secret else text
+        return chat_content(payload)
 
 
 def _short(text: str, limit: int = 120) -> str:

@@ -3,22 +3,25 @@
 Works with a local Ollama, vLLM or llama.cpp server as with a hosted API.
 Memory text reaches the model only as data inside a delimited manifest; the
 answer is validated against that manifest by the recall, whatever it says.
-The upstream is not trusted either: its answer is read up to a bound, after
-decoding (a small gzip body can expand a thousandfold), and nothing it sends
-back that resembles the API key, in any case or cut short, reaches a result,
-telemetry or the log.
+The upstream is not trusted either: the one OpenAI-compatible client
+(`openai.py`) reads its answer within a bound and masks the key out of anything
+it sends back, paths and failure reasons alike.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
-import zlib
 from typing import Any
 
 from memory_recall.server.models import SelectionRequest, SelectorError
+from memory_recall.server.models.openai import (
+    EndpointError,
+    OpenAiEndpoint,
+    chat_content,
+    mask_secret,
+)
 
 MANIFEST_BUDGET_BYTES = 25_000  # keeps the prompt small enough for small local models
 # One description in the manifest: the model needs the gist, and one long
@@ -27,9 +30,6 @@ MANIFEST_DESCRIPTION_CHARS = 300
 # The most of an answer read, decoded: a selection is a few paths, so anything
 # near this is not an answer, and reading on would only spend memory.
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
-# A fragment of the key this long found in an upstream's text is masked.
-KEY_FRAGMENT_CHARS = 8
-_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 SYSTEM_PROMPT = """You select which saved memories are relevant to a user's query for an AI \
 coding agent. You are given the query and a manifest of memory files, one per line: \
@@ -108,39 +108,19 @@ class HttpSelector:
     kind = "http"
 
     def __init__(self, url: str, model: str | None, api_key_env: str | None) -> None:
-        self._endpoint = url.rstrip("/") + "/chat/completions"
+        self._endpoint = OpenAiEndpoint(url, api_key_env, setting="selector.apiKeyEnv")
         self._model = model or "default"
-        self._api_key_env = api_key_env
-
-    def _headers(self) -> dict[str, str]:
-        # Only encodings decoded here, with a bound (`_read_bounded`).
-        headers = {"Content-Type": "application/json", "Accept-Encoding": "gzip, deflate"}
-        if self._api_key_env is not None:
-            if not _VARIABLE_NAME.fullmatch(self._api_key_env):
-                # Most likely the key itself pasted into the setting: never echo it.
-                raise SelectorError(
-                    "selector.apiKeyEnv does not look like an environment variable name "
-                    "(it must name the variable that holds the key); no request sent"
-                )
-            key = os.environ.get(self._api_key_env)
-            if not key:
-                raise SelectorError(f"environment variable {self._api_key_env} is not set")
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
 
     async def select(self, request: SelectionRequest) -> list[str]:
         # Whatever comes back (paths, failure reasons) ends up in results and
         # telemetry: an upstream that echoes the key must not get it there.
-        headers = self._headers()
-        key = headers.get("Authorization", "").removeprefix("Bearer ")
         try:
-            return [mask_secret(path, key) for path in await self._select(request, headers)]
-        except SelectorError as exc:
-            raise SelectorError(mask_secret(str(exc), key)) from None
-        except Exception as exc:  # e.g. a URL httpx rejects only when used: still a failure
-            raise SelectorError(f"request failed: {type(exc).__name__}") from None
+            key = self._endpoint.key()
+            return [mask_secret(path, key) for path in await self._select(request)]
+        except EndpointError as exc:
+            raise SelectorError(str(exc)) from None
 
-    async def _select(self, request: SelectionRequest, headers: dict[str, str]) -> list[str]:
+    async def _select(self, request: SelectionRequest) -> list[str]:
         if request.candidates and not manifest_lines(request):
             raise SelectorError("no candidate fits the manifest budget; nothing was asked")
         body: dict[str, Any] = {
@@ -149,84 +129,7 @@ class HttpSelector:
             "messages": build_messages(request),
             "response_format": {"type": "json_object"},
         }
-        # ASCII JSON: any string can be sent, whatever it holds.
-        payload = json.dumps(body, ensure_ascii=True).encode("ascii")
-        import httpx  # only daemons configured with this selector pay for its import
-
-        # No client-side timeout here: the recall's deadline cancels this call,
-        # and cancelling closes the connection.
-        try:
-            async with (
-                httpx.AsyncClient(timeout=None, trust_env=False) as client,
-                client.stream("POST", self._endpoint, content=payload, headers=headers) as response,
-            ):
-                if response.status_code != 200:
-                    raise SelectorError(f"HTTP {response.status_code} from the selector")
-                raw = await _read_bounded(response)
-        except httpx.HTTPError as exc:
-            raise SelectorError(f"request failed: {type(exc).__name__}") from exc
-        try:
-            content = json.loads(raw)["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise SelectorError("malformed answer: not an OpenAI chat completion") from exc
-        if not isinstance(content, str):
-            raise SelectorError("malformed answer: message content is not text")
-        return parse_answer(content)
-
-
-async def _read_bounded(response: Any, limit: int = MAX_ANSWER_BYTES) -> bytes:
-    """The decoded body, reading no further than `limit` decoded bytes."""
-    encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    if encoding in ("", "identity"):
-        decoder = None
-    elif encoding in ("gzip", "x-gzip"):
-        decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    elif encoding == "deflate":
-        decoder = zlib.decompressobj()
-    else:
-        raise SelectorError(f"answer in an unsupported content-encoding ({encoding[:40]})")
-    out = bytearray()
-    too_large = SelectorError(f"answer larger than {limit} bytes: not read further")
-    try:
-        async for chunk in response.aiter_raw():
-            if decoder is None:
-                out += chunk
-            else:
-                # At most one byte past the limit is ever decoded.
-                out += decoder.decompress(chunk, limit + 1 - len(out))
-            if len(out) > limit:
-                raise too_large
-        if decoder is not None:
-            out += decoder.flush()
-    except zlib.error as exc:
-        raise SelectorError(f"answer is not valid {encoding} ({exc})") from exc
-    if len(out) > limit:
-        raise too_large
-    return bytes(out)
-
-
-def mask_secret(text: str, secret: str) -> str:
-    """`text` with every fragment of `secret` (any case, cut short, at least
-    `KEY_FRAGMENT_CHARS` long) replaced by `[redacted]`."""
-    if not secret or not text:
-        return text
-    n = min(KEY_FRAGMENT_CHARS, len(secret))
-    folded = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-    folded_secret = secret.lower()
-    grams = {folded_secret[i : i + n] for i in range(len(folded_secret) - n + 1)}
-    masked = [False] * len(text)
-    for i in range(len(folded) - n + 1):
-        if folded[i : i + n] in grams:
-            masked[i : i + n] = [True] * n
-    if not any(masked):
-        return text
-    out, i = [], 0
-    while i < len(text):
-        if masked[i]:
-            while i < len(text) and masked[i]:
-                i += 1
-            out.append("[redacted]")
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
+        status, raw = await self._endpoint.post("chat/completions", body, MAX_ANSWER_BYTES)
+        if status != 200:
+            raise SelectorError(f"HTTP {status} from the selector")
+        return parse_answer(chat_content(raw))

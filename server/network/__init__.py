@@ -1,4 +1,4 @@
-"""The memory network (SPEC §11): memories and rare keywords as nodes, links between them
+"""The memory network (docs/network.md): memories and rare keywords as nodes, links between them
 as weighted edges, and spreading activation from a recall's lexical hits.
 
 - `links`: the explicit links a memory writes (markdown links to memory files,

@@ -20,7 +20,7 @@ from memory_recall.server.network.graph import Direction, EdgeKind, MemoryNetwor
 class ActivationParams:
     """How far and how strongly activation spreads, chosen before measurement."""
 
-    max_hops: int = 2  # SPEC §11
+    max_hops: int = 2  # docs/network.md
     hop_decay: float = 0.5  # each hop halves what passes
     # Only the best lexical hits spread, and only those scoring at least this
     # share of the best: a weak match says little about its neighbours.

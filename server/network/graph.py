@@ -116,9 +116,15 @@ class NetworkDocument:
         cls,
         doc: MemoryDocument,
         *,
-        related: Iterable[str] = (),
-        supersedes: Iterable[str] = (),
+        related: Iterable[str] | None = None,
+        supersedes: Iterable[str] | None = None,
     ) -> NetworkDocument:
+        """What the network reads of a memory; its links from its own front matter
+        unless given (an evaluation corpus keeps them beside the text)."""
+        if related is None:
+            related = doc.paths_of("related")
+        if supersedes is None:
+            supersedes = doc.paths_of("supersedes")
         return cls(
             doc.path,
             doc.relative_path,

@@ -7,7 +7,7 @@
   that reached it.
 - The fast result (what a host injects before any model answers, no model to
   correct it): only under a conservative rule (`FastRule`), measured by
-  `memory-recall network-eval` on every corpus:
+  `memory-recall dev network-eval` on every corpus:
   - `never`: the ranker's top 2, as without the network;
   - `free-slot`: when the ranker returned a single memory, the one it links to
     most strongly (one explicit hop: a link, `related`, or the memory that

@@ -5,7 +5,7 @@
   root when it starts with `/`;
 - a wiki link, `[[Title]]` (also `[[Title|shown text]]`, `[[Title#Heading]]`): the
   memory with that title, or whose file name reads the same;
-- the front-matter lists `related: [...]` and `supersedes: [...]` (SPEC §7):
+- the front-matter lists `related: [...]` and `supersedes: [...]` (docs/writing.md):
   paths relative to the root, as the daemon writes them (relative to the file's
   folder is accepted too).
 
@@ -149,27 +149,6 @@ def body_links(source_relative: str, body: str) -> Iterator[LinkTarget]:
                 keys.insert(0, path_key(resolved))
         if title_key(written):
             yield LinkTarget("wikilink", tuple(keys))
-
-
-def parse_path_list(value: str | Iterable[str] | None) -> tuple[str, ...]:
-    """A front-matter list of paths: a YAML list, `[a.md, b.md]`, or `a.md, b.md`."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("[") and text.endswith("]"):
-            text = text[1:-1]
-        items: Iterable[str] = text.split(",")
-    else:
-        items = value
-    out = []
-    for item in items:
-        item = str(item).strip()
-        if len(item) >= 2 and item[0] == item[-1] and item[0] in "\"'":
-            item = item[1:-1].strip()
-        if item:
-            out.append(item)
-    return tuple(out)
 
 
 def front_matter_links(

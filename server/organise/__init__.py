@@ -1,2 +1,2 @@
-"""Organisation of a memory root (SPEC §10): the topic tree, and later retention,
+"""Organisation of a memory root (docs/organisation.md): the topic tree, and later retention,
 staleness and consolidation."""

@@ -1,4 +1,5 @@
-"""The topic tree (SPEC §10): its categories, the category of one memory, the tree of many.
+"""The topic tree (docs/organisation.md): its categories, the category of one memory, the tree of
+many.
 
 One job, kept in one module past the usual size: deciding where on the topic
 tree a memory sits — read from its front matter when declared, else inferred by
@@ -50,7 +51,7 @@ def _category(slug: str, label: str, *subs: tuple[str, str]) -> Category:
     )
 
 
-# SPEC §10, in its order; slugs are stable (they are written into front matter).
+# docs/organisation.md, in its order; slugs are stable (they are written into front matter).
 CATEGORIES: tuple[Category, ...] = (
     _category(
         "user",
@@ -411,7 +412,7 @@ def explain_category(
     if declared_path is not None:
         top = declared_path.top
     else:
-        top = max(_TOPS, key=lambda t: top_scores[t])  # ties: SPEC order
+        top = max(_TOPS, key=lambda t: top_scores[t])  # ties: spec order
     subs = [s.slug for s in _TOPS[top].subcategories]
     best_sub = max(subs, key=lambda s: sub_scores[s])
     slug = best_sub if sub_scores[best_sub] > 0 else rules.defaults.get(top, subs[0])

@@ -1,4 +1,5 @@
-"""The consolidation planner (SPEC §10 "dream"): orient → gather → consolidate → prune → report.
+"""The consolidation planner (docs/organisation.md "dream"): orient → gather → consolidate → prune
+→ report.
 
 A pure service: the memories of one root in, a plan out; nothing is written
 here. The daemon executes a plan through the writer as one journal operation

@@ -1,4 +1,4 @@
-"""Always-loaded memories (SPEC §10 `memory/context`): what every session starts with.
+"""Always-loaded memories (docs/organisation.md `memory/context`): what every session starts with.
 
 The memories marked `always: true` — communication style, standing rules — go
 into one prompt block within a character budget. Order: scope (project, then
@@ -17,7 +17,8 @@ from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.organise.categories import CategoryPath
 from memory_recall.server.organise.tree import tree_order
 
-DEFAULT_BUDGET_CHARS = 4000  # SPEC §10: about a thousand tokens for what every prompt carries
+# About a thousand tokens for what every prompt carries (docs/organisation.md).
+DEFAULT_BUDGET_CHARS = 4000
 HEADING = "## Always-loaded memory"
 
 

@@ -1,4 +1,4 @@
-"""Consolidation carried out (SPEC §10 "dream"): a plan of one root executed through the
+"""Consolidation carried out (docs/organisation.md "dream"): a plan of one root executed through the
 writer as ONE journal operation, under a lock no two daemons share, by hand or on its own.
 
 - `to_store_plan` turns a `ConsolidationPlan` (consolidate.py: what to merge, supersede,
@@ -53,7 +53,7 @@ from memory_recall.server.store.state import StateStore
 from memory_recall.server.store.writer import MemoryWriter
 
 KIND = "consolidate"  # the journal's operation kind
-AUTO_AFTER_MS = 24 * 3600 * 1000  # SPEC §10: at least 24 h after the last consolidation
+AUTO_AFTER_MS = 24 * 3600 * 1000  # docs/organisation.md: at least 24 h after the last consolidation
 AUTO_AFTER_WRITES = 5  # … and at least 5 writes after it
 WRITE_KINDS = ("remember", "update", "forget", "restore", "undo")
 MAX_PLANS = 3  # plans made again when the memories changed while one was carried out
@@ -245,7 +245,7 @@ class Dreamer:
         ]
 
     def reports_only(self, index: int) -> bool:
-        """A team root is only reported on (SPEC §13): planned, never carried out, so not
+        """A team root is only reported on (docs/writing.md): planned, never carried out, so not
         even its MEMORY.md is rewritten behind the team's back."""
         return self.writer.roots[index].scope is Scope.TEAM
 
@@ -397,7 +397,7 @@ class AutoConsolidation:
     """`organise.autoConsolidate`: consolidate the writable roots that are due, when idle.
 
     The daemon calls `tick` every CHECK_EVERY_S with the time of the last request
-    it answered; team roots are never consolidated on their own (SPEC §13).
+    it answered; team roots are never consolidated on their own (docs/writing.md).
     """
 
     def __init__(

@@ -1,4 +1,4 @@
-"""The deterministic merge of duplicate memories: every distinct line kept (SPEC §10).
+"""The deterministic merge of duplicate memories: every distinct line kept (docs/organisation.md).
 
 Duplicates say the same thing in other words, but each may carry a line the
 others lack (a command, an exception, a name). The merge keeps the newest

@@ -23,7 +23,7 @@ from memory_recall.server.organise.staleness import Stale, StalenessChecker
 from memory_recall.server.organise.tree import TopicTree
 from memory_recall.server.roots import MemoryRoot
 
-# path → statistics, for the memories the state store knows (SPEC §12); until
+# path → statistics, for the memories the state store knows (docs/network.md); until
 # feedback exists the source answers with nothing and retention falls back.
 UsageSource = Callable[[Sequence[str]], Mapping[str, UsageStats]]
 

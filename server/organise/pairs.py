@@ -3,8 +3,8 @@
 Judging every pair of a root is quadratic; the conflict rules cost milliseconds a
 pair. Near-duplicates and changed facts share what makes a memory itself: its
 rarest words. So each memory is reduced to its distinct words (word runs of
-three or more letters outside CJK, code-point pairs inside, as SPEC §3 cuts
-them), numbered through one vocabulary and kept as a sorted array — a few
+three or more letters outside CJK, code-point pairs inside, as the reference tokens cut
+them, docs/ranking.md), numbered through one vocabulary and kept as a sorted array — a few
 hundred bytes a memory, not a set of strings. Its *signature* is its rarest
 words that another memory also has; two memories that share at least
 SHARED_SIGNATURE of them and enough of all their words are a pair to judge, and
@@ -31,7 +31,7 @@ _CJK = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}"
 _WORD_RUN = regex.compile(r"[\p{L}\p{M}\p{N}]+")
 _CJK_PIECES = regex.compile(f"([{_CJK}]+)")
 _CJK_START = regex.compile(f"[{_CJK}]")
-MIN_WORD = 3  # as SPEC §3's runs: shorter words match almost everything
+MIN_WORD = 3  # as the reference scorer's runs: shorter words match almost everything
 
 
 class Vocabulary:

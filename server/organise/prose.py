@@ -1,4 +1,5 @@
-"""The model merges duplicates' prose when one is configured (SPEC §10), under the rules' watch.
+"""The model merges duplicates' prose when one is configured (docs/organisation.md), under the
+rules' watch.
 
 The deterministic merge (merge.py) keeps every distinct line: nothing is lost, but
 three notes saying one thing in other words read as three notes glued together. A

@@ -1,4 +1,4 @@
-"""Retention and forgetting (SPEC §10): how much a memory is worth keeping, and who goes
+"""Retention and forgetting (docs/organisation.md): how much a memory is worth keeping, and who goes
 when a root is over its capacity.
 
 The score of a memory, from what is known about it:
@@ -18,7 +18,7 @@ Why each part:
   is worth more than one it never used; a memory that keeps matching queries and
   being delivered but is never used is noise, however often it is recalled. So
   only `used` feedback (and an edit, which is the user's own renewal) resets the
-  clock; a delivery never does (SPEC §10, §12).
+  clock; a delivery never does (docs/organisation.md, docs/network.md).
 - **Deliveries count against, uses for.** `usefulness` is the share of deliveries
   that were used, with one use and two deliveries assumed up front (Laplace's
   rule), so a new memory starts at ½ and a few data points cannot swing it to 0
@@ -33,9 +33,9 @@ Why each part:
 - **Quality.** What can be judged from the file alone: without a description a
   memory cannot be chosen from a manifest; a stale memory (a cited file gone)
   is probably wrong; an expired one said itself when it would stop being true.
-- **Protected.** `pinned: true` is never forgotten (SPEC §10). `always: true`
+- **Protected.** `pinned: true` is never forgotten (docs/organisation.md). `always: true`
   memories are in every session's prompt by the user's choice, and team
-  memories are never changed by the daemon (SPEC §13): neither is archived for
+  memories are never changed by the daemon (docs/writing.md): neither is archived for
   capacity either; they are counted, and reported when they alone fill a root.
 
 Without any usage statistics (no feedback yet, or no state store), uses and
@@ -52,8 +52,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from importlib import resources
 
+from memory_recall.server.datafiles import data_lines
 from memory_recall.server.documents import MemoryDocument
 
 DEFAULT_CAPACITY = 300  # memories per root before the lowest-retention ones are archived
@@ -62,7 +62,7 @@ DAY_MS = 86_400_000.0
 
 @dataclass(frozen=True)
 class UsageStats:
-    """What the state store knows of one memory's use (SPEC §12); zeros when nothing."""
+    """What the state store knows of one memory's use (docs/network.md); zeros when nothing."""
 
     used: int = 0  # `used` feedback received
     delivered: int = 0  # times it was delivered to a host (in a fast or refined phase)
@@ -163,18 +163,9 @@ class RetentionRules:
 @functools.cache
 def rules() -> RetentionRules:
     """The half-lives and quality factors of data/retention.txt."""
-    text = (
-        resources.files("memory_recall.server.organise")
-        .joinpath("data")
-        .joinpath("retention.txt")
-        .read_text("utf-8")
-    )
     half_life: dict[str, float] = {}
     quality: dict[str, float] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
+    for line in data_lines("memory_recall.server.organise", "retention.txt"):
         key, value = line.split()
         group, _, name = key.partition(".")
         {"half_life": half_life, "quality": quality}[group][name] = float(value)

@@ -1,4 +1,4 @@
-"""Staleness from citations (SPEC §10): is a memory about to be delivered still true?
+"""Staleness from citations (docs/organisation.md): is a memory about to be delivered still true?
 
 A memory that cites workspace paths (`src/app/pay.ts`, `server/lsp.py:120`,
 `docs/adr/`) is checked when it is about to be delivered: a cited file or

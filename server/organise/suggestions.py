@@ -1,4 +1,4 @@
-"""Suggestions (SPEC §12): from what the agent is doing to the lesson or convention
+"""Suggestions (docs/network.md): from what the agent is doing to the lesson or convention
 that applies, before anyone asks.
 
 An observed event (`memory/observe`) is an `edit` of a path, an `error` text, a

@@ -1,4 +1,4 @@
-"""The topic tree of a set of memories (SPEC §10 `memory/tree`), placements cached.
+"""The topic tree of a set of memories (docs/organisation.md `memory/tree`), placements cached.
 
 Where each memory sits comes from `categories.py` (its `category:` front matter
 when valid, else the rules); this module remembers each placement by path and
@@ -58,5 +58,5 @@ _ORDER = {
 
 
 def tree_order(path: CategoryPath) -> int:
-    """The position of a place in SPEC §10's order (user preferences first)."""
+    """The position of a place in docs/organisation.md's order (user preferences first)."""
     return _ORDER[path.slug]

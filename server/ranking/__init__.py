@@ -1,1 +1,1 @@
-"""Rankers: the SPEC §3 reference and the shortlist a recall is built from."""
+"""Rankers: the the reference (docs/ranking.md) and the shortlist a recall is built from."""

@@ -34,7 +34,7 @@ class PlainBm25:
     """Textbook BM25 over each memory as one bag of words (title, description and whole
     body), every token scored, exact token matches, never silent; k1 1.2, b 0.75.
 
-    The baseline a reader would build first: the same tokens as bm25f (SPEC §3's
+    The baseline a reader would build first: the same tokens as bm25f (the reference scorer's
     and its extra ones) on both sides, none of its fields, stems, silence or
     substring matching. A scan, for eval only.
     """

@@ -1,4 +1,4 @@
-"""A ranker's account of one document's score (`memory/explain`, SPEC §11): the addends
+"""A ranker's account of one document's score (`memory/explain`, docs/ranking.md): the addends
 that make it up, per field and per term, so that they sum to the score the ranker
 gives; and, for a ranker with a silence rule, how much of the query it covers.
 

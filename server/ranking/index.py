@@ -1,5 +1,5 @@
-r"""Candidate lookup for SPEC §3's scorer: the reference's scores and order,
-touching only the documents that share something with the query.
+r"""Candidate lookup for the reference scorer: its scores and order, touching only the
+documents that share something with the query.
 
 Why it is exact. A query token (server.tokens) is either a run of at least
 three non-CJK letters/marks/numbers, or a bigram of two CJK characters. A
@@ -16,8 +16,8 @@ description, body window), the index keeps postings (term → documents) for:
 and a trigram index over the vocabulary of words, which finds the words that
 contain a query token (each candidate word is then checked with ``in``).
 Tokens of any other shape — another tokenizer's — are scanned for, so any token
-list gets the reference's answer. Nothing else is indexed: the SPEC index holds
-SPEC terms only (bm25f keeps its own, server.ranking.bm25f.index).
+list gets the reference's answer. Nothing else is indexed: the spec index holds
+spec terms only (bm25f keeps its own, server.ranking.bm25f.index).
 
 Why it is fast. Each (token, field) becomes a bitmap of slots
 (server.ranking.postings); the bitmaps are added with their weights into
@@ -63,7 +63,8 @@ CJK_RUN = regex.compile(rf"[{CJK_CLASS}]{{2,}}")
 
 
 def field_texts(doc: MemoryDocument) -> tuple[str, str, str]:
-    """The three normalized fields SPEC §3 scores, in FIELD_WEIGHTS order."""
+    """The three normalized fields the reference scores (docs/ranking.md), in FIELD_WEIGHTS
+    order."""
     return (doc.norm_title, doc.norm_description, doc.norm_body_window)
 
 

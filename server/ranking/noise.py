@@ -1,4 +1,4 @@
-"""Active-tool noise (SPEC §3).
+"""Active-tool noise (docs/ranking.md).
 
 When the agent has just used a tool, memories that merely document how to call
 that tool repeat what the tool's own schema already says; they are dropped

@@ -49,7 +49,8 @@ class PassageTerm:
 
 def opening(body: str, limit: int = BODY_WINDOW_CHARS, *, exact: bool = False) -> Excerpt:
     """The start of a body: all of it when it fits; else its first `limit` characters,
-    `exact`ly (SPEC §3's window) or cut at the last boundary in their second half."""
+    `exact`ly (the reference scorer's window) or cut at the last boundary in
+    their second half."""
     if len(body) <= limit or exact:
         return Excerpt(0, min(len(body), limit))
     ends = [end for end in _segment_ends(body[: limit + 1]) if end <= limit]

@@ -2,7 +2,7 @@ r"""Postings of every document's fields, kept incrementally: what both indexes a
 
 A `TermIndex` numbers documents by small reusable slots and keeps, per field,
 postings (term → ascending slots). Which terms a field has is the subclass's
-business (`document_terms`): the SPEC index (server.ranking.index) keeps words
+business (`document_terms`): the spec index (server.ranking.index) keeps words
 and CJK pairs of title, description and body window; bm25f's index
 (server.ranking.bm25f.index) keeps its own terms of the whole body, each
 posting with an impact code. A field may be *weighted*: then each posting

@@ -1,13 +1,14 @@
 """The rankers a recall or an eval can be asked to use, by name.
 
-`bm25f` is the daemon's default (SPEC §11); `spec` is SPEC §3's scorer exactly.
+`bm25f` is the daemon's default; `spec` is the reference scorer exactly (both:
+docs/ranking.md).
 The names of protocol v1 stay accepted everywhere (settings, CLI, both editors):
 `default` is `bm25f`, `indexed` and `reference` are `spec`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from memory_recall.server.ranking.baselines import PlainBm25, ascii_tokens
@@ -16,7 +17,13 @@ from memory_recall.server.ranking.bm25f.ranker import Bm25Ranker
 from memory_recall.server.ranking.bm25f.tokens import recall_tokens
 from memory_recall.server.ranking.index import DocumentIndex
 from memory_recall.server.ranking.postings import TermIndex
-from memory_recall.server.ranking.shortlist import Ranker, index_ranker, reference_ranker
+from memory_recall.server.ranking.shortlist import (
+    Ranker,
+    RecallQuery,
+    index_ranker,
+    reference_ranker,
+)
+from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.tokens import query_tokens
 
 
@@ -29,6 +36,25 @@ class RankerSpec:
     # The index the catalog keeps for this ranker (the daemon builds one kind only).
     index_kind: type[TermIndex] = field(default=DocumentIndex)
     served: bool = True  # False: a baseline for eval, too slow to serve recalls
+
+    def query(
+        self,
+        snapshot: CorpusView,
+        text: str,
+        *,
+        recent_tools: Sequence[str] = (),
+        exclude_paths: Collection[str] = (),
+    ) -> RecallQuery:
+        """A query of this ranker over a snapshot, noise and exclusions left out: what a
+        recall, an explanation and a search all start from."""
+        return RecallQuery.build(
+            snapshot,
+            text,
+            recent_tools=recent_tools,
+            exclude_paths=exclude_paths,
+            ranker=self.rank,
+            tokenizer=self.tokenize,
+        )
 
 
 class _Rankers(dict[str, RankerSpec]):
@@ -56,7 +82,7 @@ RANKERS: dict[str, RankerSpec] = _Rankers(
         ),
         RankerSpec(
             "spec",
-            "SPEC §3's scorer exactly (title 4, description 3, first 1,200 body characters "
+            "the reference scorer exactly (title 4, description 3, first 1,200 body characters "
             "1, type keywords), through its candidate index",
             index_ranker,
         ),
@@ -69,7 +95,7 @@ RANKERS: dict[str, RankerSpec] = _Rankers(
         ),
         RankerSpec(
             "spec-scan",
-            "baseline: SPEC §3's scorer as a plain scan of every document (spec's answers)",
+            "baseline: the reference scorer as a plain scan of every document (spec's answers)",
             reference_ranker,
             served=False,
         ),
@@ -83,7 +109,7 @@ RANKERS: dict[str, RankerSpec] = _Rankers(
         ),
         RankerSpec(
             "ascii",
-            "baseline: SPEC §3 scoring with [a-z0-9]{3,} tokens",
+            "baseline: the reference scoring with [a-z0-9]{3,} tokens",
             reference_ranker,
             ascii_tokens,
             served=False,

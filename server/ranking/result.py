@@ -64,5 +64,6 @@ class Ranking:
 
 
 def window_excerpt(doc: MemoryDocument) -> Excerpt:
-    """The body window SPEC §3 scores: its first 1,200 characters, exactly."""
+    """The body window the reference scores (docs/ranking.md): its first 1,200 characters,
+    exactly."""
     return opening(doc.body, exact=True)

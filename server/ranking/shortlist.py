@@ -1,4 +1,4 @@
-"""From one query to the three lists a recall needs (SPEC §3).
+"""From one query to the three lists a recall needs (docs/ranking.md).
 
 - fast: the top 2, pushed before any model is asked;
 - fallback: the top 5, used when there is no model or it fails;
@@ -61,7 +61,8 @@ class Ranker(Protocol):
 
 
 class SpecRanker:
-    """SPEC §3's ranking: through the snapshot's index (`indexed`), or as a plain scan."""
+    """The reference scorer's ranking: through the snapshot's index (`indexed`),
+    or as a plain scan."""
 
     def __init__(self, *, indexed: bool) -> None:
         self.indexed = indexed
@@ -96,7 +97,8 @@ class SpecRanker:
     def explain(
         self, snapshot: CorpusView, tokens: Sequence[str], doc: MemoryDocument
     ) -> ScoreExplanation:
-        """SPEC §3's addends for one document: +4/+3/+1 per token found in the title,
+        """The reference scorer's addends for one document: +4/+3/+1 per token
+        found in the title,
         the description, the body window, then the type boost (only with a match)."""
         parts: list[ScorePart] = []
         for token in tokens:
@@ -125,7 +127,7 @@ class SpecRanker:
         )
 
 
-reference_ranker = SpecRanker(indexed=False)  # SPEC §3's scan over every document
+reference_ranker = SpecRanker(indexed=False)  # the reference scorer's scan over every document
 index_ranker = SpecRanker(indexed=True)  # the same answers through the index, faster
 
 

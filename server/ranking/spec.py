@@ -1,4 +1,4 @@
-"""The deterministic reference scorer of SPEC §3, exactly.
+"""The deterministic reference scorer of the reference scorer, exactly (docs/ranking.md).
 
 A plain scan over every document: the published behaviour that every faster
 ranker must reproduce (see `server.ranking.index`).
@@ -51,7 +51,8 @@ def type_boost(doc_type: str, tokens: Iterable[str]) -> int:
 
 
 def score_document(doc: MemoryDocument, tokens: Sequence[str]) -> int:
-    """SPEC §3's score: 0 without a lexical match, else lexical + type boost."""
+    """The reference scorer's score: 0 without a lexical match, else lexical +
+    type boost."""
     lexical = lexical_score(doc, tokens)
     if lexical == 0:
         return 0

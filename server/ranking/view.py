@@ -17,7 +17,8 @@ from memory_recall.server.ranking.postings import TermIndex
 
 
 def input_order_key(doc: MemoryDocument) -> tuple[int, int, float, str]:
-    """SPEC §2 tie order: project before user, then root order, mtime descending, path."""
+    """docs/memory-files.md tie order: project before user, then root order, mtime descending,
+    path."""
     return (doc.scope.rank, doc.root_index, -doc.mtime_ms, doc.path)
 
 

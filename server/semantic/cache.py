@@ -1,4 +1,4 @@
-"""Embedding vectors kept in the state store (SPEC §7): by the hash of the text embedded
+"""Embedding vectors kept in the state store (docs/writing.md): by the hash of the text embedded
 and the model's name, so a restart re-embeds nothing and a model change re-embeds all.
 
 A vector is stored as little-endian float32 bytes. Without a state store (`off`) the

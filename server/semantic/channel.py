@@ -36,7 +36,7 @@ from memory_recall.server.semantic.vectors import (
 
 log = logging.getLogger("memory_recall.semantic")
 
-# The host waits 100 ms for the first result (SPEC §4); the lexical phase takes a few
+# The host waits 100 ms for the first result (docs/recall.md); the lexical phase takes a few
 # and the prompt's assembly a few more: a query embedding later than this goes to the
 # refined phase.
 FAST_DEADLINE_S = 0.060

@@ -3,20 +3,18 @@
 The endpoint is not trusted: an answer with the wrong number of vectors, indexes that do
 not cover the input, a dimension that differs between vectors or from the model's known
 one, a value that is not a finite number, or an HTTP error is an `EmbeddingError` naming
-what was wrong, never a vector. The key is read from the environment per call and
-masked out of every reason.
+what was wrong, never a vector. The call itself is the one OpenAI-compatible client
+(`models/openai.py`): the key read per call and masked out of every reason.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Sequence
 from typing import Any
 
-from memory_recall.server.models import SelectorError
-from memory_recall.server.models.http import _read_bounded, mask_secret
+from memory_recall.server.models.openai import EndpointError, OpenAiEndpoint
 
 # A batch answer: 64 texts × 1,024 floats as JSON text is about 1.3 MB.
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
@@ -35,64 +33,28 @@ class EmbeddingsEndpoint:
     def __init__(
         self, url: str, model: str | None, api_key_env: str | None, *, client: Any = None
     ) -> None:
-        self.endpoint = url.rstrip("/") + "/embeddings"
+        # One pooled client for the channel's life: a query embedding must not pay for a
+        # new connection (or a TLS context) inside the fast phase's deadline.
+        self._endpoint = OpenAiEndpoint(
+            url, api_key_env, setting="embeddings.apiKeyEnv", pooled=True, client=client
+        )
+        self.endpoint = self._endpoint.base + "/embeddings"
         self.model = model or "default"
-        self._api_key_env = api_key_env
         self.dimension: int | None = None  # learned from the first good answer
-        self._client = client
-
-    def _headers(self) -> tuple[dict[str, str], str]:
-        headers = {"Content-Type": "application/json", "Accept-Encoding": "gzip, deflate"}
-        key = ""
-        if self._api_key_env is not None:
-            key = os.environ.get(self._api_key_env, "")
-            if not key:
-                raise EmbeddingError(f"environment variable {self._api_key_env} is not set")
-            headers["Authorization"] = f"Bearer {key}"
-        return headers, key
-
-    def client(self) -> Any:
-        """One pooled client for the channel's life: a query embedding must not pay for a
-        new connection (or a TLS context) inside the fast phase's deadline."""
-        if self._client is None:
-            import httpx
-
-            self._client = httpx.AsyncClient(timeout=None, trust_env=False)
-        return self._client
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self._endpoint.aclose()
 
     async def embed(self, texts: Sequence[str]) -> list[Vector]:
         """One vector per text; EmbeddingError with the reason otherwise. No timeout here:
         the caller's deadline cancels the call, and cancelling closes the connection."""
-        headers, key = self._headers()
+        body = {"model": self.model, "input": list(texts)}
         try:
-            return await self._embed(list(texts), headers)
-        except EmbeddingError as exc:
-            raise EmbeddingError(mask_secret(str(exc), key)) from None
-        except Exception as exc:  # e.g. a URL httpx rejects only when used
-            raise EmbeddingError(f"request failed: {type(exc).__name__}") from None
-
-    async def _embed(self, texts: list[str], headers: dict[str, str]) -> list[Vector]:
-        import httpx
-
-        payload = json.dumps({"model": self.model, "input": texts}, ensure_ascii=True)
-        try:
-            async with self.client().stream(
-                "POST", self.endpoint, content=payload.encode("ascii"), headers=headers
-            ) as response:
-                if response.status_code != 200:
-                    raise EmbeddingError(
-                        f"HTTP {response.status_code} from the embeddings endpoint"
-                    )
-                raw = await _read_bounded(response, MAX_ANSWER_BYTES)
-        except SelectorError as exc:  # the bounded reader's own reasons
+            status, raw = await self._endpoint.post("embeddings", body, MAX_ANSWER_BYTES)
+        except EndpointError as exc:
             raise EmbeddingError(str(exc)) from None
-        except httpx.HTTPError as exc:
-            raise EmbeddingError(f"request failed: {type(exc).__name__}") from None
+        if status != 200:
+            raise EmbeddingError(f"HTTP {status} from the embeddings endpoint")
         vectors = parse_answer(raw, len(texts), self.dimension)
         if vectors:
             self.dimension = len(vectors[0])

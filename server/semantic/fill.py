@@ -1,5 +1,5 @@
 """How semantic hits join a lexical result: fill (the daemon's rule) and reciprocal-rank
-fusion (measured against it by `memory-recall semantic-eval`).
+fusion (measured against it by `memory-recall dev semantic-eval`).
 
 Fill never moves a lexical document up or down: semantic hits take the slots the lexical
 result left empty (and, in the refined phase, its last slot: `RESERVED_SLOTS`), and only

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from memory_recall.server.datafiles import data_lines
 from memory_recall.server.documents import MemoryDocument
 
 # What is embedded of a memory: its title, description and the start of its body. Small
@@ -86,7 +87,4 @@ def _unit_rows(blobs: Sequence[bytes]) -> np.ndarray:
 
 def background_texts() -> list[str]:
     """The background sentences, from the package's data."""
-    from importlib.resources import files
-
-    text = files("memory_recall.server.semantic").joinpath("data/background.txt").read_text("utf-8")
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return list(data_lines("memory_recall.server.semantic", "background.txt"))

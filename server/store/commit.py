@@ -1,6 +1,6 @@
 """Carrying out a planned write: lock, check, journal, change the files, keep MEMORY.md.
 
-`Committer.commit(plan)` does SPEC §7's sequence for one operation, under the
+`Committer.commit(plan)` does docs/writing.md's sequence for one operation, under the
 root's cross-process lock:
 
 1. settle what a killed process left pending (journal.py's `recover` rules);

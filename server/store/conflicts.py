@@ -1,4 +1,4 @@
-"""Conflict detection between a new memory and an existing one (SPEC §8).
+"""Conflict detection between a new memory and an existing one (docs/writing.md).
 
 A pure service: two texts in, a verdict out, decided by deterministic rules.
 
@@ -18,7 +18,7 @@ independent. A verdict with `decided=False` sits within a margin of a
 threshold: with a model configured, the writer may ask it (`reconcile` task);
 without one the verdict stands.
 
-How the rules read a memory: content words are the SPEC §3 tokens of title,
+How the rules read a memory: content words are the the reference tokens (docs/ranking.md) of title,
 description and body (CJK bigrams) minus function words (data file), stemmed
 by truncation so that `tests`/`test` or `déploie`/`déployer` meet. Slots are
 what an update replaces: numbers (with dates in ISO form), names (URLs, code

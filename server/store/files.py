@@ -3,8 +3,8 @@
 - `resolve_target`: a path the host names, checked to lie inside a configured
   root (no `..`, no symlink leaving the root, no symlinked file, no hidden or
   index file), as (root index, path inside the root).
-- `slugify` / `free_name`: new files are `<root>/<slug>.md` (SPEC §8).
-- `write_atomic` / `delete_checked`: SPEC §7's atomic write — a hidden temp
+- `slugify` / `free_name`: new files are `<root>/<slug>.md` (docs/writing.md).
+- `write_atomic` / `delete_checked`: docs/writing.md's atomic write — a hidden temp
   file in the same folder, fsync, a re-read of the target right before the
   rename (a file that differs from what the decision was made on is never
   overwritten), rename (or a hard link for a new file, which cannot clobber
@@ -35,8 +35,8 @@ from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store import confined
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
 
-ARCHIVE_DIR = ".archive"  # SPEC §8: hidden, so never scanned or recalled
-MAX_SLUG_CHARS = 60  # SPEC §8
+ARCHIVE_DIR = ".archive"  # docs/writing.md: hidden, so never scanned or recalled
+MAX_SLUG_CHARS = 60  # docs/writing.md
 TEMP_SUFFIX = ".tmp"
 # A second daemon waits this long for a root's lock before giving up: far
 # longer than any write takes, short enough that a host is not left hanging.
@@ -94,6 +94,8 @@ def resolve_target(
             return index, relative
     where = ", ".join(str(r.path) for r in roots) or "(no roots configured)"
     # The path itself is not echoed: a token pasted into `path` must not come back.
+    if not os.path.isabs(path) and ".." not in Path(path).parts:
+        raise InvalidWrite(field, f"no memory at that relative path in any root ({where})")
     raise InvalidWrite(field, f"the path is not inside a memory root ({where})")
 
 

@@ -1,4 +1,4 @@
-"""The quality gate every memory write passes (SPEC §8), deterministic.
+"""The quality gate every memory write passes (docs/writing.md), deterministic.
 
 Rules, in this order, the first that fires wins:
 
@@ -28,13 +28,13 @@ from memory_recall.server.tokens import normalize
 Origin = Literal["remember", "extract", "update"]
 Rule = Literal["secret", "injection", "size", "ephemeral"]
 
-# SPEC §8 default limits, in characters: a title fits one index line, a
+# docs/writing.md default limits, in characters: a title fits one index line, a
 # description one sentence, a body a screenful of notes.
 DEFAULT_TITLE_LIMIT = 100
 DEFAULT_DESCRIPTION_LIMIT = 300
 DEFAULT_BODY_LIMIT = 4_000
 
-# SPEC §2: a body that is exactly this counts as empty.
+# docs/memory-files.md: a body that is exactly this counts as empty.
 EMPTY_BODY_MARKER = "_No entries yet._"
 
 # A memory is progress, not fact, when at least this share of its sentences
@@ -44,7 +44,7 @@ EPHEMERAL_SENTENCE_SHARE = 0.5
 
 @dataclass(frozen=True)
 class GateLimits:
-    """Per-field length limits in characters (configurable; SPEC §8 defaults)."""
+    """Per-field length limits in characters (configurable; docs/writing.md defaults)."""
 
     title: int = DEFAULT_TITLE_LIMIT
     description: int = DEFAULT_DESCRIPTION_LIMIT
@@ -189,7 +189,7 @@ def check(
     force: bool = False,
     limits: GateLimits = GateLimits(),
 ) -> GateRejection | None:
-    """The first gate rule `draft` breaks, in SPEC §8 order, or None when it may be written.
+    """The first gate rule `draft` breaks, in docs/writing.md order, or None when it may be written.
 
     `force` overrides only the injection rule, and only for the user's own
     words (`remember`, `update`); secrets are never forced.

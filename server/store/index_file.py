@@ -1,4 +1,4 @@
-"""`MEMORY.md`, the one-line-per-memory index of a writable root (SPEC §7).
+"""`MEMORY.md`, the one-line-per-memory index of a writable root (docs/writing.md).
 
 An *index line* is `- [Title](relative/path.md) — description` pointing at a
 file inside the root (Claude Code and qwen-code write the same lines). Index
@@ -26,7 +26,7 @@ from urllib.parse import unquote
 
 import regex
 from memory_recall.server.documents import INDEX_FILE_NAME
-from memory_recall.server.store.memory_file import plain_line
+from memory_recall.server.store.lines import plain_line
 
 DEFAULT_INDEX_CAP = 200  # lines; Claude Code reads the first 200 lines of MEMORY.md
 

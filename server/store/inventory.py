@@ -1,7 +1,7 @@
 """What the write side can tell without changing anything: `list`, `history`, index status.
 
 - `list_memories`: the catalog's memories with what their front matter says
-  beyond SPEC §2 (category, pinned, always, dates) and their statistics. A
+  beyond docs/memory-files.md (category, pinned, always, dates) and their statistics. A
   category that is not declared is inferred once per version of the file and
   kept in the state store.
 - `memory_history`: a memory's versions, from the journal (its archive path

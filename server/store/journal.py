@@ -1,4 +1,4 @@
-"""The journal: every change to a memory file, recorded before it happens (SPEC §7).
+"""The journal: every change to a memory file, recorded before it happens (docs/writing.md).
 
 An operation (one `remember`, one `forget`, one undo …) is a row with its id,
 time, trigger and state, and one change row per file it touches with the

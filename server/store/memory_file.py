@@ -1,6 +1,6 @@
 """A memory file as the writer edits it: front matter kept line for line, the body as text.
 
-SPEC §7: the daemon may write `name`, `description`, `type`, `created`,
+docs/writing.md: the daemon may write `name`, `description`, `type`, `created`,
 `updated`, `category`, `pinned`, `always`, `related`, `supersedes` and
 `expires`; every other key — and every line it does not change — is kept
 verbatim, in place (a folded YAML value, a comment, another tool's keys).
@@ -9,7 +9,7 @@ The front matter is read as blocks: a line `key: value` at the start of a
 line opens a block, and indented lines, list items and blank lines after it
 belong to it. Setting a key replaces its block where it stands; a new key is
 added after the last block. Values are written so that both the line-by-line
-reader (SPEC §2) and a YAML reader get the same text back.
+reader (docs/memory-files.md) and a YAML reader get the same text back.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import regex
-from memory_recall.server.documents import InvalidMemory
+from memory_recall.server.documents import InvalidMemory, unquote
+from memory_recall.server.store.lines import plain_line
 
 # The order keys take in a new file: what a reader wants first.
 KEY_ORDER = (
@@ -54,20 +55,6 @@ def _plain_ok(value: str, *, in_flow: bool = False) -> bool:
     return not (in_flow and regex.search(r"[,\[\]{}]", value))
 
 
-# Never written into front matter or an index line: NUL and the other C0/C1 controls
-# (a NUL makes the file unreadable), and the bidi controls that reorder how a line is
-# shown (U+202A-U+202E, U+2066-U+2069, U+200E/F, U+061C: "Trojan Source").
-_UNSAFE_IN_A_LINE = regex.compile(
-    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]"
-)
-
-
-def plain_line(value: str) -> str:
-    """`value` without control and bidi characters (docs/safety.md): what front matter and
-    MEMORY.md lines hold."""
-    return _UNSAFE_IN_A_LINE.sub("", value)
-
-
 def render_scalar(value: str, *, in_flow: bool = False) -> str:
     """`value` on one line, quoted only when a YAML reader would read it otherwise."""
     value = plain_line(value)
@@ -88,12 +75,6 @@ def render_value(value: Value) -> str:
     if isinstance(value, str):
         return render_scalar(value)
     return "[" + ", ".join(render_scalar(item, in_flow=True) for item in value) + "]"
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
-    return value
 
 
 @dataclass
@@ -160,7 +141,7 @@ class MemoryFile:
         if block is None:
             return None
         match = _KEY_LINE.match(block.lines[0])
-        return _unquote(match.group(2).strip()) if match else None
+        return unquote(match.group(2).strip()) if match else None
 
     def get_list(self, key: str) -> list[str]:
         """A list value: flow style `[a, b]`, block style `- a` lines, or one scalar."""
@@ -169,9 +150,9 @@ class MemoryFile:
             return []
         head = self.get(key) or ""
         if head.startswith("[") and head.endswith("]"):
-            return [_unquote(item.strip()) for item in head[1:-1].split(",") if item.strip()]
+            return [unquote(item.strip()) for item in head[1:-1].split(",") if item.strip()]
         items = [
-            _unquote(line.strip()[1:].strip())
+            unquote(line.strip()[1:].strip())
             for line in block.lines[1:]
             if line.strip().startswith("-")
         ]

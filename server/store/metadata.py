@@ -1,4 +1,4 @@
-"""A memory's metadata by rules, when the user gave only the text (SPEC §8).
+"""A memory's metadata by rules, when the user gave only the text (docs/writing.md).
 
 - title: the first sentence, markdown markers removed, cut to a short line;
 - description: the opening sentences as one line (what a model's manifest and

@@ -1,6 +1,6 @@
-"""What the writer is asked and what it answers: plain data (SPEC §8's shapes).
+"""What the writer is asked and what it answers: plain data (docs/writing.md's shapes).
 
-The daemon maps these to and from the wire (daemon/writing.py); the store never
+The daemon maps these to and from the wire (core/writing.py); the store never
 sees JSON-RPC. Extraction and consolidation build the same requests.
 """
 

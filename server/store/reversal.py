@@ -1,4 +1,4 @@
-"""Taking writes back: forget (to the archive, or a hard delete), restore, undo (SPEC §7, §8).
+"""Taking writes back: forget (to the archive, or a hard delete), restore, undo (docs/writing.md).
 
 Each is planned here as an operation of its own, carried out by the same
 commit as every write (lock, journal, atomic files, MEMORY.md), so that it can
@@ -7,7 +7,8 @@ itself be undone — except a hard delete, the one change that is final.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from memory_recall.server.documents import INDEX_FILE_NAME
 from memory_recall.server.roots import MemoryRoot
@@ -16,18 +17,32 @@ from memory_recall.server.store.edits import archive_changes, description_of, ti
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
 from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target, shown_path
 from memory_recall.server.store.index_file import IndexEntry, IndexReport, index_target
-from memory_recall.server.store.journal import APPLIED, Change
-from memory_recall.server.store.requests import Action, ForgetRequest
+from memory_recall.server.store.journal import APPLIED, Change, Journal
+from memory_recall.server.store.requests import Action, ForgetRequest, WriteSettings
 from memory_recall.server.store.secrets import redact
 
-if TYPE_CHECKING:
-    from memory_recall.server.store.writer import MemoryWriter
+
+class Planner(Protocol):
+    """What taking a write back needs of the writer (`MemoryWriter` is one): the roots,
+    the journal, and an empty plan of a root as every write starts."""
+
+    journal: Journal | None
+    settings: WriteSettings
+
+    @property
+    def roots(self) -> Sequence[MemoryRoot]: ...
+
+    def new_plan(self, index: int, kind: str, trigger: str, *, uses_view: bool = True) -> Plan: ...
+
+    def require_journal(self) -> Journal: ...
+
+    def state_root_id(self, root: MemoryRoot) -> int: ...
 
 
 # -- forget and restore --------------------------------------------------------------------------
 
 
-def plan_forget(writer: MemoryWriter, request: ForgetRequest) -> Plan:
+def plan_forget(writer: Planner, request: ForgetRequest) -> Plan:
     """`forget`: a move into the root's archive, or (`hard`) a delete that purges the journal."""
     index, rel = resolve_target(writer.roots, request.path, archived=True)
     root = writer.roots[index]
@@ -35,9 +50,7 @@ def plan_forget(writer: MemoryWriter, request: ForgetRequest) -> Plan:
     if data is None:
         raise InvalidWrite("path", f"no memory {shown_path(rel)} in {root.path}")
     title = title_of(data, rel)
-    plan = Plan(index, root, "forget", request.trigger, [], uses_view=False)
-    plan.seen_seq = writer._seen_seq(root)
-    plan.entries = writer._root_view(index).entries
+    plan = writer.new_plan(index, "forget", request.trigger, uses_view=False)
     plan.note = request.reason
     reason = redact(request.reason) if request.reason else None  # echoed: never a credential
     archived = rel.startswith(ARCHIVE_DIR + "/")
@@ -60,13 +73,11 @@ def plan_forget(writer: MemoryWriter, request: ForgetRequest) -> Plan:
     return plan
 
 
-def plan_restore(writer: MemoryWriter, path: str, trigger: str = "explicit") -> Plan:
+def plan_restore(writer: Planner, path: str, trigger: str = "explicit") -> Plan:
     """`restore`: the archived copy back at its old path (beside a newer one: `-2`)."""
     index, rel = resolve_target(writer.roots, path, archived=True)
     root = writer.roots[index]
-    plan = Plan(index, root, "restore", trigger, [], uses_view=False)
-    plan.seen_seq = writer._seen_seq(root)
-    plan.entries = writer._root_view(index).entries
+    plan = writer.new_plan(index, "restore", trigger, uses_view=False)
     if rel.startswith(ARCHIVE_DIR + "/"):
         archived, original = rel, _original_of(writer, root, rel)
     else:
@@ -90,7 +101,7 @@ def plan_restore(writer: MemoryWriter, path: str, trigger: str = "explicit") -> 
     return plan
 
 
-def _archived_of(writer: MemoryWriter, root: MemoryRoot, rel: str) -> str:
+def _archived_of(writer: Planner, root: MemoryRoot, rel: str) -> str:
     if writer.journal is not None:
         record = writer.journal.last_forget(writer.state_root_id(root), rel)
         if record is not None:
@@ -105,7 +116,7 @@ def _archived_of(writer: MemoryWriter, root: MemoryRoot, rel: str) -> str:
     return f"{ARCHIVE_DIR}/{rel}"
 
 
-def _original_of(writer: MemoryWriter, root: MemoryRoot, archived: str) -> str:
+def _original_of(writer: Planner, root: MemoryRoot, archived: str) -> str:
     if writer.journal is not None:
         record = writer.journal.last_forget(writer.state_root_id(root), archived)
         if record is not None:
@@ -126,7 +137,7 @@ def _index_report(root: MemoryRoot, text: bytes | None, cap: int) -> IndexReport
 # -- undo ----------------------------------------------------------------------------------------
 
 
-def undo_targets(writer: MemoryWriter, operation: str) -> list[str]:
+def undo_targets(writer: Planner, operation: str) -> list[str]:
     """What undoing `operation` undoes: it alone, or — when it is one of a batch (one
     consolidation of several roots) — every operation of the batch still standing,
     newest first. The operation itself is always in the list (its own refusals apply)."""
@@ -142,12 +153,9 @@ def undo_targets(writer: MemoryWriter, operation: str) -> list[str]:
     return members
 
 
-def plan_undo(writer: MemoryWriter, operation: str, batch: str | None = None) -> Plan:
+def plan_undo(writer: Planner, operation: str, batch: str | None = None) -> Plan:
     """`undo`: every file of one operation back to its before-state, as a new operation."""
-    if writer.journal is None:
-        writer._committer()  # raises: no journal, nothing to undo
-    assert writer.journal is not None
-    record = writer.journal.get(operation.strip())
+    record = writer.require_journal().get(operation.strip())
     if record is None:
         raise InvalidWrite("operation", f"unknown operation {operation!r}")
     if record.state != APPLIED:
@@ -160,10 +168,9 @@ def plan_undo(writer: MemoryWriter, operation: str, batch: str | None = None) ->
     if not found:
         raise WriteFailed(f"operation {record.id} changed a root this daemon does not serve")
     index, root = found[0]
-    plan = Plan(index, root, "undo", "undo", [], uses_view=False, undoes=record.id, batch=batch)
+    plan = writer.new_plan(index, "undo", "undo", uses_view=False)
+    plan.undoes, plan.batch = record.id, batch
     plan.redoes = record.undoes if record.kind == "undo" else None
-    plan.seen_seq = writer._seen_seq(root)
-    plan.entries = writer._root_view(index).entries
     for change in reversed(record.changes):
         if not change.kept:
             raise WriteFailed(

@@ -1,8 +1,8 @@
 """The secret detector: credentials in known formats, found and redacted.
 
-One detector serves two callers: the quality gate (SPEC §8, rule `secret`)
+One detector serves two callers: the quality gate (docs/writing.md, rule `secret`)
 rejects a memory that holds a credential, and the extraction pipeline redacts
-transcripts before any model sees them (SPEC §9). A finding carries the kind
+transcripts before any model sees them (docs/extraction.md). A finding carries the kind
 and the span only; the value is never copied into a finding or a message.
 
 Rules are vendor formats (each fixed by its issuer, so a rule is a regular

@@ -1,4 +1,4 @@
-"""The state store: one SQLite database per user for everything derived (SPEC §7).
+"""The state store: one SQLite database per user for everything derived (docs/writing.md).
 
 `<user data dir>/memory-recall/state.sqlite3` (`$MEMORY_RECALL_STATE_DIR`
 overrides the folder; `off` runs without one — recall works, writes are
@@ -147,7 +147,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         ),
     ),
     (
-        "feedback (SPEC §12): recalled, used and ignored per memory; memories used together",
+        "feedback (docs/network.md): recalled, used and ignored per memory; memories used together",
         _script(
             """
             ALTER TABLE memory_stats ADD COLUMN recalled INTEGER NOT NULL DEFAULT 0;

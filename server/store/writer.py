@@ -1,4 +1,4 @@
-"""The writer: remember, update, forget, restore, undo (SPEC §7, §8, §13).
+"""The writer: remember, update, forget, restore, undo (docs/writing.md).
 
 One service for every caller — the daemon's handlers, the CLI, and later
 extraction and consolidation — that takes an operation and returns
@@ -7,7 +7,7 @@ thread: it reads the warm catalog), carried out (`Committer.commit`, which may
 run in a worker thread: lock, journal, files, MEMORY.md) and applied back to
 the catalog (so the next recall sees it, and the watcher's echo is ignored).
 
-Decisions, in SPEC §8's order for a new memory: metadata by rules when not
+Decisions, in docs/writing.md's order for a new memory: metadata by rules when not
 given (metadata.py) → the quality gate (gate.py) → conflict detection against
 the same root (the best lexical matches of the new text and every memory with
 the same title, judged by conflicts.py): `duplicate` refreshes the old file's
@@ -15,7 +15,7 @@ the same title, judged by conflicts.py): `duplicate` refreshes the old file's
 journal; other memories the new fact also replaces are archived and listed in
 `supersedes`), `independent` creates `<root>/<slug>.md`.
 
-Team roots (SPEC §13) are written only when asked for by name (`scope:
+Team roots (docs/writing.md) are written only when asked for by name (`scope:
 "team"`, or a path inside one); an extracted memory for a team root is only
 ever proposed.
 
@@ -320,6 +320,12 @@ class MemoryWriter:
             plan.uses_view = False  # last try: the re-read of each file decides
         return plan
 
+    def require_journal(self) -> Journal:
+        """The journal, or the refusal a write without one gets."""
+        self._committer()  # raises: the state store is off or unusable
+        assert self.journal is not None
+        return self.journal
+
     def _committer(self) -> Committer:
         if self.committer is None:
             reason = self.state_problem or "the state store is off (MEMORY_RECALL_STATE_DIR=off)"
@@ -393,11 +399,12 @@ class MemoryWriter:
                 return index, root
         raise InvalidWrite("scope", "no project or user root is configured to write into")
 
-    def new_plan(self, index: int, kind: str, trigger: str) -> Plan:
-        """An empty plan of one root for a caller outside the store (consolidation): the
-        root's index lines and the newest operation its view knew, as every write starts."""
+    def new_plan(self, index: int, kind: str, trigger: str, *, uses_view: bool = True) -> Plan:
+        """An empty plan of one root (for consolidation and for taking writes back): the
+        root's index lines and the newest operation its view knew, as every write starts.
+        `uses_view`: the plan decides on the catalog's view of the root (see `run_plan`)."""
         root = self.roots[index]
-        plan = Plan(index, root, kind, trigger, [], uses_view=True)
+        plan = Plan(index, root, kind, trigger, [], uses_view=uses_view)
         plan.entries = self._root_view(index).entries
         plan.seen_seq = self._seen_seq(root)
         return plan

@@ -11,7 +11,7 @@ from typing import Any
 import pytest_lsp
 from lsprotocol import types
 from memory_recall.protocol import methods
-from memory_recall.server.daemon.adapter import _plain_params
+from memory_recall.server.lsp.adapter import _plain_params
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 from pytest_lsp import ClientServerConfig
@@ -23,7 +23,7 @@ SERVER_COMMAND = [
     sys.executable, "-m", "memory_recall.server", "serve", "--selector-ceiling-ms", str(CEILING_MS),
     "--log-level", "WARNING",
 ]  # fmt: skip
-WAIT = 10  # seconds: every wait in a test is bounded
+WAIT = 30  # seconds: every wait in a test is bounded (generous: a loaded 2-core machine)
 
 
 class Recorder:

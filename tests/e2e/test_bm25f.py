@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from memory_recall.protocol import limits, methods
-from memory_recall.server.prompt import quoted
+from memory_recall.server.recall.prompt import quoted
 
 from tests.e2e.conftest import request, start
 from tests.memory_files import write_memory

@@ -83,26 +83,32 @@ def workspace(tmp_path: Path) -> Path:
 
 async def test_every_tool_and_every_resource_over_stdio(workspace: Path, tmp_path: Path) -> None:
     async with mcp_session(workspace, tmp_path / "xdg", "--no-watch") as session:
-        tools = {t.name for t in (await session.list_tools()).tools}
-        assert tools == {"recall_memory", "search_memory", "remember", "forget", "memory_context"}
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(listed) == {
+            "memory_recall", "memory_search", "memory_remember", "memory_update",
+            "memory_forget", "memory_undo", "memory_list", "memory_context",
+        }  # fmt: skip
+        assert listed["memory_recall"].annotations.read_only_hint  # type: ignore[union-attr]
+        assert listed["memory_forget"].annotations.destructive_hint  # type: ignore[union-attr]
+        assert session.server_info is None or session.server_info.version  # never empty
 
         # recall_memory: one answer, fast + refined; without a model it says so.
-        recalled = answer(await call(session, "recall_memory", query="how do we deploy a release?"))
+        recalled = answer(await call(session, "memory_recall", query="how do we deploy a release?"))
         assert recalled["memories"][0]["title"] == "Deploy runbook"
         assert recalled["memories"][0]["uri"] == "memory://memories/project/deploy.md"
         assert "### Deploy runbook (deploy.md)" in recalled["prompt"]
         assert "no model configured" in recalled["refined"]
-        silent = answer(await call(session, "recall_memory", query="zebra xylophone quokka"))
+        silent = answer(await call(session, "memory_recall", query="zebra xylophone quokka"))
         assert silent["memories"] == [] and silent["prompt"] == ""
 
         # The team root by default: <workspace>/.memory/team, its memory in team scope.
-        team = answer(await call(session, "recall_memory", query="approvals before merge"))
+        team = answer(await call(session, "memory_recall", query="approvals before merge"))
         assert team["memories"][0]["scope"] == "team"
         assert team["memories"][0]["uri"] == "memory://memories/team/review.md"
 
         # remember: written, with a URI the resource template reads back.
         written = answer(
-            await call(session, "remember",
+            await call(session, "memory_remember",
                        text="The staging database is reset every Monday at 06:00 UTC.")
         )  # fmt: skip
         op = written["operations"][0]
@@ -111,28 +117,45 @@ async def test_every_tool_and_every_resource_over_stdio(workspace: Path, tmp_pat
         content = await asyncio.wait_for(session.read_resource(op["uri"]), WAIT)
         text = content.contents[0].text  # type: ignore[union-attr]
         assert "reset every Monday" in text and text.startswith("---")
-        again = answer(await call(session, "recall_memory", query="when is staging reset?"))
+        again = answer(await call(session, "memory_recall", query="when is staging reset?"))
         assert again["memories"][0]["uri"] == op["uri"]
 
-        # search_memory: the four modes of SPEC §11.
-        shallow = answer(await call(session, "search_memory", query="pgbouncer", mode="shallow"))
+        # search_memory: the four modes of docs/network.md.
+        shallow = answer(await call(session, "memory_search", query="pgbouncer", mode="shallow"))
         assert [m["title"] for m in shallow["memories"]] == ["Postgres pooling"]
         assert shallow["memories"][0]["body"] is None  # titles and descriptions only
         deep = answer(
-            await call(session, "search_memory", query="transaction pooling", mode="deep")
+            await call(session, "memory_search", query="transaction pooling", mode="deep")
         )
         assert deep["memories"][0]["uri"] == "memory://memories/project/db/postgres.md"
         assert "transaction pooling" in deep["memories"][0]["body"]
         assert "## Memory search" in deep["prompt"]
-        explore = answer(await call(session, "search_memory", mode="explore", category="project"))
+        explore = answer(await call(session, "memory_search", mode="explore", category="project"))
         assert explore["subtree"]["slug"] == "project" and explore["subtree"]["children"]
-        got = answer(await call(session, "search_memory", mode="get", memory=op["uri"]))
+        got = answer(await call(session, "memory_search", mode="get", memory=op["uri"]))
         assert [m["uri"] for m in got["memories"]] == [op["uri"]]
         assert "reset every Monday" in got["memories"][0]["body"]
         team_only = answer(
-            await call(session, "search_memory", query="approvals", mode="deep", scope="team")
+            await call(session, "memory_search", query="approvals", mode="deep", scope="team")
         )
         assert {m["scope"] for m in team_only["memories"]} == {"team"}
+
+        # memory_update and memory_undo: the edit, then the memory as it was.
+        updated = answer(
+            await call(session, "memory_update", memory=op["uri"],
+                       body="The staging database is reset every Sunday at 06:00 UTC.")
+        )  # fmt: skip
+        assert updated["operations"][0]["action"] == "updated"
+        assert "Sunday" in Path(op["path"]).read_text(encoding="utf-8")
+        undone = answer(
+            await call(session, "memory_undo", operation=updated["operations"][0]["operation"])
+        )
+        assert undone["operations"]
+        assert "Monday" in Path(op["path"]).read_text(encoding="utf-8")
+
+        # memory_list: every memory, each with its uri.
+        listing = answer(await call(session, "memory_list"))
+        assert op["uri"] in {m["uri"] for m in listing["memories"]}
 
         # memory_context: the always-loaded rules.
         context = answer(await call(session, "memory_context"))
@@ -158,10 +181,10 @@ async def test_every_tool_and_every_resource_over_stdio(workspace: Path, tmp_pat
             assert read.contents[0].text.startswith("---")  # type: ignore[union-attr]
 
         # forget: archived (not recalled any more), the file gone from the root.
-        forgot = answer(await call(session, "forget", memory=op["uri"]))
+        forgot = answer(await call(session, "memory_forget", memory=op["uri"]))
         assert forgot["operations"][0]["action"] == "archived"
         assert not Path(op["path"]).exists()
-        after = answer(await call(session, "recall_memory", query="when is staging reset?"))
+        after = answer(await call(session, "memory_recall", query="when is staging reset?"))
         assert op["uri"] not in [m["uri"] for m in after["memories"]]
 
 
@@ -171,33 +194,35 @@ async def test_bad_input_is_a_clear_error_and_writes_nothing(
     before = sorted(p.name for p in (workspace / ".memory").rglob("*.md"))
     async with mcp_session(workspace, tmp_path / "xdg", "--no-watch") as session:
         unknown = error_text(
-            await call(session, "forget", memory="memory://memories/project/nope.md")
+            await call(session, "memory_forget", memory="memory://memories/project/nope.md")
         )
         assert "no memory" in unknown and "uri" in unknown
-        secret = error_text(await call(session, "remember", text=f"Use the key {SECRET} in CI."))
+        secret = error_text(
+            await call(session, "memory_remember", text=f"Use the key {SECRET} in CI.")
+        )
         assert "secret" in secret and SECRET not in secret
         team_secret = error_text(
-            await call(session, "remember", text=f"Deploy token {SECRET}", scope="team")
+            await call(session, "memory_remember", text=f"Deploy token {SECRET}", scope="team")
         )
         assert "secret" in team_secret and SECRET not in team_secret
-        overlong = error_text(await call(session, "recall_memory", query="x" * 40_000))
+        overlong = error_text(await call(session, "memory_recall", query="x" * 40_000))
         assert "query" in overlong
-        scope = error_text(await call(session, "remember", text="Anything.", scope="galaxy"))
+        scope = error_text(await call(session, "memory_remember", text="Anything.", scope="galaxy"))
         assert "scope" in scope
         with pytest.raises(MCPError):
             await asyncio.wait_for(
                 session.read_resource("memory://memories/project/missing.md"), WAIT
             )
-        no_query = error_text(await call(session, "search_memory", mode="deep"))
+        no_query = error_text(await call(session, "memory_search", mode="deep"))
         assert "query" in no_query
-        bad_mode = error_text(await call(session, "search_memory", query="x", mode="sideways"))
+        bad_mode = error_text(await call(session, "memory_search", query="x", mode="sideways"))
         assert "mode" in bad_mode
         unknown_get = error_text(
-            await call(session, "search_memory", mode="get", memory="memory://memories/user/x.md")
+            await call(session, "memory_search", mode="get", memory="memory://memories/user/x.md")
         )
         assert "no memory" in unknown_get
         # Still serving after every refusal.
-        assert answer(await call(session, "recall_memory", query="deploy release"))["memories"]
+        assert answer(await call(session, "memory_recall", query="deploy release"))["memories"]
     assert sorted(p.name for p in (workspace / ".memory").rglob("*.md")) == before
 
 
@@ -222,7 +247,7 @@ async def test_with_a_model_the_answer_is_fast_plus_refined(
     async with mcp_session(
         workspace, tmp_path / "xdg", *flags, env={"MCP_TEST_KEY": "sk-mcp-0123456789abcdef"}
     ) as session:
-        got = answer(await call(session, "recall_memory", query="deploy release step"))
+        got = answer(await call(session, "memory_recall", query="deploy release step"))
         phases = [m["phase"] for m in got["memories"]]
         assert phases[:2] == ["fast", "fast"] and phases[2:] == ["refined"]
         assert got["memories"][2]["uri"] == "memory://memories/project/db/postgres.md"
@@ -230,7 +255,7 @@ async def test_with_a_model_the_answer_is_fast_plus_refined(
         assert got["prompt"].count("## Relevant memory") == 1
         assert fake.headers[0]["Authorization"] == "Bearer sk-mcp-0123456789abcdef"
         fake.mode = "error"
-        failed = answer(await call(session, "recall_memory", query="deploy release step"))
+        failed = answer(await call(session, "memory_recall", query="deploy release step"))
         assert "the model's answer was not used" in failed["refined"]
         assert "500" in failed["refined"]
         assert len(failed["memories"]) >= 2  # the fast result and the lexical fallback
@@ -245,7 +270,7 @@ async def test_files_changed_by_hand_are_served_while_it_runs(
 
         async def seen() -> dict[str, Any]:
             while True:
-                got = answer(await call(session, "recall_memory", query="on-call rota pagerduty"))
+                got = answer(await call(session, "memory_recall", query="on-call rota pagerduty"))
                 if got["memories"]:
                     return got
                 await asyncio.sleep(0.1)

@@ -115,7 +115,7 @@ async def test_feedback_feeds_status_statistics_and_co_use_links(memories: Path)
         delivered = [d.path for d in result.refined.docs]
         assert str(memories / "billing/invoice-module.md") in delivered
         deploys = str(memories / "infra/deploys.md")
-        # the SPEC §12 notification, then the same as a request (answered)
+        # the docs/network.md notification, then the same as a request (answered)
         client.feedback("t1", used=[delivered[0]], ignored=delivered[1:])
         answer = await client.feedback_request(
             "t1", used=[delivered[0], deploys], ignored=["/nowhere.md"]

@@ -1,4 +1,4 @@
-"""SPEC §4 through the real process: every branch of one recall."""
+"""docs/recall.md through the real process: every branch of one recall."""
 
 from __future__ import annotations
 

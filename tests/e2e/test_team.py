@@ -1,4 +1,4 @@
-"""Team scope (SPEC §13) through the real daemon, on the default layout: the team root
+"""Team scope (docs/writing.md) through the real daemon, on the default layout: the team root
 `<workspace>/.memory/team` inside the project root `<workspace>/.memory`.
 
 The daemon never writes team memories on its own: extraction proposes, consolidation

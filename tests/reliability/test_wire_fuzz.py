@@ -532,7 +532,7 @@ def test_query_limit_is_exact(daemon: WireDaemon) -> None:
 
 
 def test_message_size_limit(daemon: WireDaemon) -> None:
-    from memory_recall.server.daemon.framing import MAX_MESSAGE_BYTES
+    from memory_recall.protocol.framing import MAX_MESSAGE_BYTES
 
     # Just under the limit: thousands of excluded paths, answered normally.
     paths = [f"/nowhere/{i:07d}/" + "p" * 80 + ".md" for i in range(40_000)]

@@ -209,12 +209,12 @@ async def test_an_agents_force_always_and_team_writes_wait_for_the_user(tmp_path
         }
         proposed = {}
         for name, arguments in asked.items():
-            result = answer(await call(session, "remember", **arguments))
+            result = answer(await call(session, "memory_remember", **arguments))
             (op,) = result["operations"]
             assert op["action"] == "proposed" and op["proposal"], op
             proposed[name] = op["proposal"]
         secret = await call(
-            session, "remember", text="deploy token ghp_" + "a1B2c3D4e5" * 3 + "a1B2c3",
+            session, "memory_remember", text="deploy token ghp_" + "a1B2c3D4e5" * 3 + "a1B2c3",
             always=True,
         )  # fmt: skip
         assert secret.is_error  # a credential is refused, never kept as a proposal

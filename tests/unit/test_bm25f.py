@@ -248,7 +248,7 @@ def test_every_match_without_a_limit_and_a_model_pick_scored_on_the_same_scale()
     in_top = {s.document.path for s in shortlist.ranked}
     outside = [doc for doc in shortlist.candidates if doc.path not in in_top]
     # A recent memory the model picks from past the lexical top 180 gets the
-    # ranker's score, not SPEC §3's (4 + 4 here): the phase's scores share a scale.
+    # ranker's score, not the reference scorer's (4 + 4 here): the phase's scores share a scale.
     assert outside and all(shortlist.score_of(doc) == score[doc.path] for doc in outside)
     assert shortlist.score_of(memory("other", "Unrelated")) == 0
 
@@ -260,7 +260,7 @@ def test_never_ranked_by_type():
             memory("a", "Code review", body, type_=types[0]),
             memory("b", "Code review", body, type_=types[1]),
         ]
-        # "feedback" and "rule" are type keywords of SPEC §3; here they weigh nothing.
+        # "feedback" and "rule" are type keywords of docs/ranking.md; here they weigh nothing.
         assert recall([*FILLER, *docs], "code review feedback rule")[:2] == ["a", "b"]
 
 

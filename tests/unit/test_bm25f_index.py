@@ -21,7 +21,7 @@ from memory_recall.server.ranking.view import CorpusView, input_order_key
 from tests.conftest import make_doc
 from tests.unit.test_index import as_pairs, documents, queries, vocabularies
 
-# What bm25f reads beyond SPEC tokens: acronyms, compounds, camelCase, dates, repeats.
+# What bm25f reads beyond spec tokens: acronyms, compounds, camelCase, dates, repeats.
 EXTRA = [
     "CI", "PR", "ci", "GP", "billing-api", "billing", "api", "services/billing/refund.ts",
     "getUserName", "user", "2025-04-06", "2025", "deploy deploy deploy", "ฐานข้อมูล",

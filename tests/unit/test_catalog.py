@@ -340,7 +340,7 @@ def test_a_write_of_the_daemon_while_a_change_is_read_is_never_undone(tmp_path):
 
 
 def test_a_team_root_inside_the_project_root_owns_its_files(tmp_path):
-    """SPEC §13: the default team root is `<workspace>/.memory/team`, inside the project
+    """docs/writing.md: the default team root is `<workspace>/.memory/team`, inside the project
     root; its memories are team memories, once, and changes to either root keep the other's."""
     project = tmp_path / ".memory"
     team = project / "team"

@@ -1,4 +1,4 @@
-"""The topic tree (SPEC §10): inference measured on labelled memories, the tree of a root."""
+"""The topic tree (docs/organisation.md): inference measured on labelled memories, the tree of a root."""
 
 from __future__ import annotations
 

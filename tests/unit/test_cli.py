@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from memory_recall.server.__main__ import build_parser, clip, display_width, main, plural, table
+from memory_recall.server.cli.main import build_parser, main
+from memory_recall.server.cli.show import clip, display_width, plural, table
 from memory_recall.server.ranking.registry import RANKERS
 
 from tests.memory_files import write_memory
@@ -67,10 +68,19 @@ def test_a_missing_demo_folder_is_an_error(
     assert "does not exist" in _error(capsys, "demo", str(tmp_path / "nope"))
 
 
-def test_help_names_every_command_and_every_ranker(capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_names_the_users_commands_and_leaves_the_developers_to_dev(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     top = build_parser().format_help()
-    for command in ("serve", "recall", "status", "demo", "eval", "bench", "delivery"):
+    for command in ("serve", "recall", "search", "explain", "status", "remember", "demo", "dev"):
         assert command in top
+    for developers in ("bench-write", "delivery", "eval-write", "messy-year"):
+        assert developers not in top
+    from memory_recall.server.cli.dev import build_parser as dev_parser
+
+    dev_help = dev_parser().format_help()
+    for command in ("eval", "bench", "delivery", "eval-write", "messy-year"):
+        assert command in dev_help
     with pytest.raises(SystemExit):
         main(["recall", "--help"])
     recall_help = capsys.readouterr().out
@@ -124,9 +134,9 @@ def test_table_columns_start_at_the_same_display_column_on_every_line(
 
 
 def test_eval_over_a_glob_skips_the_baseline_and_says_so(capsys) -> None:
-    from memory_recall.server.__main__ import main
+    from memory_recall.server.cli.main import main
 
-    code = main(["eval", "fixtures/eval/baseline.json", "fixtures/eval/coding.json"])
+    code = main(["dev", "eval", "fixtures/eval/baseline.json", "fixtures/eval/coding.json"])
     captured = capsys.readouterr()
     assert code == 0
     assert "skipped fixtures/eval/baseline.json: a baseline" in captured.err

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from memory_recall.server.__main__ import main
+from memory_recall.server.cli.main import main
 from memory_recall.server.store.files import ROOT_LOCK_NAME
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -79,14 +79,16 @@ def test_consolidate_for_real_then_undo_puts_every_byte_back(capsys, workspace):
 
 
 def test_eval_prints_category_figures(capsys):
-    code, out = run(capsys, "eval", str(FIXTURES / "categories" / "labelled-blind.json"))
+    code, out = run(capsys, "dev", "eval", str(FIXTURES / "categories" / "labelled-blind.json"))
     assert code == 0 and "top-level category" in out and "subcategory" in out
 
 
 def test_retention_sim_and_messy_year(capsys, tmp_path):
-    code, out = run(capsys, "retention-sim", "--capacity", "200")
+    code, out = run(capsys, "dev", "retention-sim", "--capacity", "200")
     assert code == 0 and "retention" in out and "recalled=used" in out and "pinned" in out
-    code, out = run(capsys, "messy-year", str(tmp_path / "year"), "--memories", "60", "--check")
+    code, out = run(
+        capsys, "dev", "messy-year", str(tmp_path / "year"), "--memories", "60", "--check"
+    )
     assert code == 0, out
     assert "corrected facts: old archived, newer kept" in out
 
@@ -94,7 +96,7 @@ def test_retention_sim_and_messy_year(capsys, tmp_path):
 def test_bench_organise_prints_its_figures(capsys):
     import json
 
-    code, out = run(capsys, "bench-organise", "--docs", "200", "--dry-docs", "40",
+    code, out = run(capsys, "dev", "bench-organise", "--docs", "200", "--dry-docs", "40",
                     "--recalls", "20", "--repeats", "1", "--json")  # fmt: skip
     figures = json.loads(out)
     assert code == 0 and set(figures) == {"plan", "dry_run", "staleness"}

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from memory_recall.server.__main__ import main
+from memory_recall.server.cli.main import main
 from memory_recall.server.dev.write_eval import figures
 
 
@@ -107,7 +107,7 @@ def test_the_rules_meet_the_issues_bars() -> None:
 
 
 def test_eval_write_prints_precision_and_recall(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "eval-write")
+    code, out, _ = run(capsys, "dev", "eval-write")
     assert code == 0
     assert re.search(r"secrets: \d+ cases\s+precision [\d.]+\s+recall [\d.]+", out)
     assert "verdict      precision  recall" in out and "types:" in out

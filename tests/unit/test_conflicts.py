@@ -1,4 +1,4 @@
-"""Conflict detection between a new memory and an existing one (SPEC §8)."""
+"""Conflict detection between a new memory and an existing one (docs/writing.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The consolidation planner (SPEC §10): merge duplicates, newer wins, pinned untouched, prune."""
+"""The consolidation planner (docs/organisation.md): merge duplicates, newer wins, pinned untouched, prune."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Always-loaded memories (SPEC §10 `memory/context`): within the budget, the rest listed."""
+"""Always-loaded memories (docs/organisation.md `memory/context`): within the budget, the rest listed."""
 
 from __future__ import annotations
 

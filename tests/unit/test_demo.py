@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory_recall.protocol.messages import SelectCandidate, SelectParams
-from memory_recall.server.dev.demo import stand_in_selection
+from memory_recall.server.cli.demo import stand_in_selection
 
 MANIFEST = [
     SelectCandidate(

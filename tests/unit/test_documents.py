@@ -1,4 +1,4 @@
-"""SPEC §2: what a memory file is and how it is read."""
+"""docs/memory-files.md: what a memory file is and how it is read."""
 
 from __future__ import annotations
 

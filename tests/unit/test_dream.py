@@ -1,4 +1,4 @@
-"""Consolidation carried out through the writer (SPEC §10): one operation, one undo, one lock."""
+"""Consolidation carried out through the writer (docs/organisation.md): one operation, one undo, one lock."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 baseline by more than the tolerance, and may always rise.
 
 `fixtures/eval/baseline.json` is the output of
-`memory-recall eval fixtures/eval/<every corpus>.json --json --ranker … --ranker …`.
+`memory-recall dev eval fixtures/eval/<every corpus>.json --json --ranker … --ranker …`.
 A change that makes a figure better rewrites it in the same commit (this test prints
 what improved); one that makes a figure worse fails here with the figures that fell.
 """

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from memory_recall.server.dev.network_eval import load_network_corpus
-from memory_recall.server.explain import ExplainRequest, explain
-from memory_recall.server.explain_text import format_explanation
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
-from memory_recall.server.recall_network import FixedNetwork
+from memory_recall.server.recall.explain import ExplainRequest, explain
+from memory_recall.server.recall.explain_text import format_explanation
+from memory_recall.server.recall.network import FixedNetwork
 
 EVAL = Path(__file__).parents[2] / "fixtures" / "eval"
 CORPORA = sorted(p for p in EVAL.glob("*.json") if p.name != "baseline.json")
@@ -103,11 +103,11 @@ def test_silence_is_explained() -> None:
 
 
 def test_the_recall_joins_the_network_exactly_as_network_eval_measures() -> None:
-    """What `memory-recall network-eval` measures is what a recall sends."""
+    """What `memory-recall dev network-eval` measures is what a recall sends."""
     from memory_recall.server.network.activation import spread
     from memory_recall.server.network.join import join_candidates, join_fast
     from memory_recall.server.ranking.shortlist import RecallQuery
-    from memory_recall.server.recall_network import NetworkRecall
+    from memory_recall.server.recall.network import NetworkRecall
 
     corpus, network = load_network_corpus(EVAL / "multihop.json")
     fixed = FixedNetwork.of(network, corpus.snapshot.documents)

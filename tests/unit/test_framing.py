@@ -11,7 +11,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memory_recall.server.daemon.framing import MAX_MESSAGE_BYTES, FrameReader, FramingError
+from memory_recall.protocol.framing import MAX_MESSAGE_BYTES, FrameReader, FramingError
 
 
 class Source:

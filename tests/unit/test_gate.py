@@ -1,4 +1,4 @@
-"""The quality gate (SPEC §8): each rule, their order, force, and the labelled-set figures."""
+"""The quality gate (docs/writing.md): each rule, their order, force, and the labelled-set figures."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The candidate index gives exactly the reference scan's ranking (SPEC §3)."""
+"""The candidate index gives exactly the reference scan's ranking (docs/ranking.md)."""
 
 from __future__ import annotations
 

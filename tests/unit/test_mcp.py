@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from memory_recall.protocol.messages import PhaseResult
+from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.mcp.config import add_arguments, config_from
-from memory_recall.server.mcp.core import MemoryCore
 from memory_recall.server.mcp.face import find_memory, memory_uri, recall_answer, uri_of
 from memory_recall.server.roots import MemoryRoot, Scope
 
@@ -51,7 +51,12 @@ def test_the_daemons_option_rules_apply(tmp_path: Path) -> None:
     assert any("apiKeyEnv" in p for p in key.problems)
     assert not any("sk-abc" in p for p in key.problems)  # never echoed
     ranker = config_from(parse("--ranker", "nonsense"), None, {})
-    assert MemoryCore(ranker.options, str(tmp_path), ranker.problems).recall.ranker.name == "bm25f"
+    assert (
+        MemoryCore(
+            ranker.options, str(tmp_path), problems=ranker.problems
+        ).recall_service.ranker.name
+        == "bm25f"
+    )
 
 
 def test_roots_are_the_given_ones_else_project_team_user(tmp_path: Path) -> None:
@@ -67,7 +72,7 @@ def test_a_client_selector_is_refused_with_the_reason(tmp_path: Path) -> None:
     config = config_from(parse(), None, {})
     config.options.selector.kind = "client"
     core = MemoryCore(config.options, str(tmp_path))
-    assert core.recall.selector is None
+    assert core.recall_service.selector is None
     assert any("memory/select" in p for p in core.problems)
 
 

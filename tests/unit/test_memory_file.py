@@ -1,4 +1,4 @@
-"""Memory files as the writer edits them: SPEC §7 keys written, everything else kept verbatim."""
+"""Memory files as the writer edits them: docs/writing.md keys written, everything else kept verbatim."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ _VALUES = st.text(
 
 @given(_VALUES)
 def test_every_value_reads_back_the_same_through_the_spec_reader(value: str) -> None:
-    """What the daemon writes, the SPEC §2 line reader gives back unchanged (a value with
+    """What the daemon writes, the docs/memory-files.md line reader gives back unchanged (a value with
     both kinds of quote and a backslash excepted: it cannot be written for both readers)."""
     if "'" in value and ('"' in value or "\\" in value):
         return

@@ -1,4 +1,4 @@
-"""The deterministic merge keeps every distinct line (SPEC §10)."""
+"""The deterministic merge keeps every distinct line (docs/organisation.md)."""
 
 from __future__ import annotations
 

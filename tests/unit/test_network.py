@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from memory_recall.server.documents import path_list
 from memory_recall.server.network.activation import ActivationParams, spread
 from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument
 from memory_recall.server.network.join import JoinParams, join_candidates, join_fast
@@ -14,7 +15,6 @@ from memory_recall.server.network.keywords import keyword_candidates
 from memory_recall.server.network.links import (
     body_links,
     front_matter_links,
-    parse_path_list,
     path_key,
 )
 
@@ -82,7 +82,7 @@ def test_wiki_links_with_alias_and_heading_and_code_left_out():
     ],
 )
 def test_front_matter_lists(value, expected):
-    assert parse_path_list(value) == expected
+    assert path_list(value) == expected
 
 
 def test_front_matter_links_are_root_relative_first():

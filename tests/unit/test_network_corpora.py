@@ -78,7 +78,7 @@ def _linked(a: dict, b: dict, kind: str, shared: str | None, titles: dict[str, s
 
 
 def test_multihop_corpus_loads_and_is_large(raw):
-    corpus = load_corpus(MULTIHOP)  # the SPEC §6 loader ignores the added keys
+    corpus = load_corpus(MULTIHOP)  # the docs/development.md loader ignores the added keys
     assert len(corpus.cases) >= 150
     categories = {c.category for c in corpus.cases}
     assert {f"multihop-{k}" for k in LINK_KINDS} | {"lexical", "abstention"} <= categories

@@ -2,7 +2,7 @@
 finds what lexical ranking cannot, on every other corpus it costs nothing, and the
 suggestion matcher keeps its precision and recall.
 
-The floor is fixtures/network/baseline.json (`memory-recall network-eval
+The floor is fixtures/network/baseline.json (`memory-recall dev network-eval
 --write-baseline`); a figure may rise, never fall by more than the tolerance.
 """
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from memory_recall.protocol.messages import FeedbackParams
 from memory_recall.server.catalog.catalog import MemoryCatalog
-from memory_recall.server.daemon.networking import NetworkSide, network_document
-from memory_recall.server.daemon.reflecting import ReflectionSide
-from memory_recall.server.daemon.writing import WriteSide
-from memory_recall.server.network.graph import MemoryNetwork
+from memory_recall.server.core.networking import NetworkSide
+from memory_recall.server.core.reflecting import ReflectionSide
+from memory_recall.server.core.writing import WriteSide
+from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.state import StateStore
@@ -50,7 +50,7 @@ def test_the_network_follows_the_catalog_and_equals_a_fresh_build(tmp_path: Path
 
     asyncio.run(run())
     assert side.network is not None
-    fresh = MemoryNetwork.build(network_document(doc) for doc in catalog.snapshot().documents)
+    fresh = MemoryNetwork.build(NetworkDocument.of(doc) for doc in catalog.snapshot().documents)
     paths = [str(root / n) for n in ("a.md", "c.md", "d.md")]
     assert steps(side.network, paths) == steps(fresh, paths)
     assert str(b) not in side.network and side.document(str(b)) is None

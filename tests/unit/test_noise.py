@@ -1,4 +1,4 @@
-"""SPEC §3 active-tool noise."""
+"""docs/ranking.md active-tool noise."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`initializationOptions` (SPEC §5): invalid options fall back key by key, and say so.
+"""`initializationOptions` (protocol/README.md): invalid options fall back key by key, and say so.
 
 A user who mistypes one option must keep every other option they set, and be
 told which one was ignored.
@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 from memory_recall.protocol.messages import InitializationOptions, SelectorOptions
-from memory_recall.server.daemon.options import (
+from memory_recall.server.core.options import (
     build_selector,
     choose_ranker,
     choose_roots,
     parse_options,
     selector_timeout_s,
-    workspace_path,
 )
+from memory_recall.server.lsp.server import workspace_path
+from memory_recall.server.models import HostModel
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.roots import Scope
 
@@ -227,7 +228,10 @@ def test_configured_roots_replace_the_defaults_in_order(tmp_path, monkeypatch):
     roots = choose_roots(options, "/some/workspace")
     assert [(r.path, r.scope) for r in roots] == [
         (Path("/abs/team"), Scope.USER),
-        (tmp_path / "rel" / "notes", Scope.PROJECT),  # identity paths are absolute (SPEC §5)
+        (
+            tmp_path / "rel" / "notes",
+            Scope.PROJECT,
+        ),  # identity paths are absolute (protocol/README.md)
     ]
     assert [r.follow_symlinks_outside for r in roots] == [False, True]
 
@@ -236,17 +240,26 @@ def test_configured_roots_replace_the_defaults_in_order(tmp_path, monkeypatch):
 
 
 def test_kind_none_builds_no_selector():
-    assert build_selector(SelectorOptions(), _no_send, _no_cancel) is None
+    assert build_selector(SelectorOptions(), HostModel(_no_send, _no_cancel)) is None
 
 
 def test_kind_client_builds_the_client_selector():
-    selector = build_selector(SelectorOptions(kind="client"), _no_send, _no_cancel)
+    selector = build_selector(SelectorOptions(kind="client"), HostModel(_no_send, _no_cancel))
     assert selector is not None and selector.kind == "client"
+
+
+def test_kind_client_needs_a_host_model_and_says_so():
+    from memory_recall.server.core.options import host_problem
+
+    options = InitializationOptions(selector=SelectorOptions(kind="client"))
+    assert build_selector(options.selector, None) is None
+    assert "memory/select" in (host_problem(options, None) or "")
+    assert options.selector.kind == "none"  # the face serves without it
 
 
 def test_kind_http_builds_the_http_selector():
     options = SelectorOptions(kind="http", url="http://127.0.0.1:9/v1", model="m")
-    selector = build_selector(options, _no_send, _no_cancel)
+    selector = build_selector(options, HostModel(_no_send, _no_cancel))
     assert selector is not None and selector.kind == "http"
 
 
@@ -324,7 +337,7 @@ def test_a_variable_name_in_api_key_env_is_fine():
 def test_completer_follows_the_selector_and_the_capability() -> None:
     from concurrent.futures import Future
 
-    from memory_recall.server.daemon.options import (
+    from memory_recall.server.core.options import (
         build_completer,
         completer_problem,
         parse_options,
@@ -342,15 +355,15 @@ def test_completer_follows_the_selector_and_the_capability() -> None:
         return parse_options(raw)[0]
 
     client = options({"selector": {"kind": "client"}, "capabilities": {"complete": True}})
-    built = build_completer(client, send, cancel)
+    built = build_completer(client, HostModel(send, cancel))
     assert isinstance(built, GuardedCompleter)  # what it sends a model is redacted
     assert isinstance(built.inner, ClientCompleter)
     no_capability = options({"selector": {"kind": "client"}})
-    assert build_completer(no_capability, send, cancel) is None
+    assert build_completer(no_capability, HostModel(send, cancel)) is None
     http = options({"selector": {"kind": "http", "url": "http://127.0.0.1:1/v1"}})
-    assert isinstance(build_completer(http, send, cancel).inner, HttpCompleter)  # type: ignore[union-attr]
+    assert isinstance(build_completer(http, HostModel(send, cancel)).inner, HttpCompleter)  # type: ignore[union-attr]
     lonely = options({"capabilities": {"complete": True}})
-    assert build_completer(lonely, send, cancel) is None
+    assert build_completer(lonely, HostModel(send, cancel)) is None
     assert "selector.kind 'client'" in (completer_problem(lonely) or "")
     bad, problems = parse_options({"capabilities": {"complete": "yes"}})
     assert bad.capabilities.complete is False and problems[0].startswith("capabilities.complete")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memory_recall.server.daemon.options import parse_options
-from memory_recall.server.daemon.organising import organise_settings
+from memory_recall.server.core.options import parse_options
+from memory_recall.server.core.organising import organise_settings
 
 
 def test_defaults():

@@ -1,4 +1,4 @@
-"""The phase's `prompt` (SPEC §5): the markdown block a host injects as is."""
+"""The phase's `prompt` (protocol/README.md): the markdown block a host injects as is."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import time
 
 import pytest
 from memory_recall.protocol.limits import BODY_WINDOW_CHARS
-from memory_recall.server.prompt import NOTICE, format_age, render_prompt
 from memory_recall.server.ranking.passage import Excerpt
+from memory_recall.server.recall.prompt import NOTICE, format_age, render_prompt
 
 from tests.conftest import make_doc
 
@@ -132,7 +132,7 @@ def test_a_newline_in_a_file_name_or_title_stays_in_its_heading():
 
 
 def test_a_huge_title_or_description_is_cut():
-    from memory_recall.server.prompt import PROMPT_DESCRIPTION_CHARS, PROMPT_TITLE_CHARS
+    from memory_recall.server.recall.prompt import PROMPT_DESCRIPTION_CHARS, PROMPT_TITLE_CHARS
 
     doc = make_doc("t" * 1_000_000, "d" * 1_000_000, mtime_ms=NOW_MS)
     prompt = render_prompt([doc], now_ms=NOW_MS)

@@ -1,4 +1,4 @@
-"""The model rewords consolidation's merges, and the rules keep it honest (SPEC §10)."""
+"""The model rewords consolidation's merges, and the rules keep it honest (docs/organisation.md)."""
 
 from __future__ import annotations
 

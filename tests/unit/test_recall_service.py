@@ -1,7 +1,7 @@
-"""The recall lifecycle (SPEC §4) as a host sees it: notifications, phases, telemetry.
+"""The recall lifecycle (docs/recall.md) as a host sees it: notifications, phases, telemetry.
 
 `RecallService` is driven in-process with a fake selector and a listener that
-records every notification in order, over a small corpus whose SPEC §3 ranking
+records every notification in order, over a small corpus whose docs/ranking.md ranking
 is known: A > B > C > D > E > G > F for the query "deploy release checklist".
 """
 
@@ -17,12 +17,14 @@ from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.models import SelectionRequest, SelectorError
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.view import CorpusView
-from memory_recall.server.recall import RecallRequest, RecallService
+from memory_recall.server.recall.service import RecallRequest, RecallService
 
 from tests.conftest import make_doc
 
 QUERY = "deploy release checklist"
-SPEC_RANKER = RANKERS["spec"]  # SPEC §3 exactly: the expected order is derivable by hand
+SPEC_RANKER = RANKERS[
+    "spec"
+]  # the reference scorer exactly (docs/ranking.md): the expected order is derivable by hand
 
 # Title +4, description +3, body +1 per query token; mtime breaks no tie here.
 A = make_doc("deploy release checklist", path="/mem/a.md")
@@ -269,7 +271,7 @@ async def test_a_query_matching_nothing_sends_no_fast_phase_but_still_asks_the_m
     result, listener = await run(service, "kubernetes helm chart")
     assert result.fast is None
     assert listener.events == ["select", "refined", "telemetry"]
-    # The manifest still offers the most recent memories (SPEC §3 R list).
+    # The manifest still offers the most recent memories (docs/ranking.md R list).
     assert len(selector.requests[0].candidates) == len(CORPUS)
     assert result.refined is not None
     assert result.refined.strategy == "model"

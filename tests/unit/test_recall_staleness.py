@@ -1,13 +1,13 @@
-"""Stale memories in a recall (SPEC §10): demoted, marked on the wire, explained in the prompt."""
+"""Stale memories in a recall (docs/organisation.md): demoted, marked on the wire, explained in the prompt."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from memory_recall.server.organise.staleness import StalenessChecker
-from memory_recall.server.prompt import render_prompt
 from memory_recall.server.ranking.registry import RANKERS
-from memory_recall.server.recall import RecallService
+from memory_recall.server.recall.prompt import render_prompt
+from memory_recall.server.recall.service import RecallService
 
 from tests.organise_docs import memory
 from tests.unit.test_recall_service import FakeSelector, run

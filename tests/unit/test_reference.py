@@ -1,4 +1,4 @@
-"""SPEC §3 scoring and ranking, rule by rule."""
+"""the reference scoring (docs/ranking.md) and ranking, rule by rule."""
 
 from __future__ import annotations
 

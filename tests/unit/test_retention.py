@@ -1,4 +1,4 @@
-"""Retention and capacity (SPEC §10): use renews, recall does not, pinned stays."""
+"""Retention and capacity (docs/organisation.md): use renews, recall does not, pinned stays."""
 
 from __future__ import annotations
 
@@ -105,6 +105,6 @@ def test_a_synthetic_year_keeps_what_is_used_and_archives_noise():
     assert ours.archived["pinned"] == 0
     for other in ("recalled=used", "newest", "random"):
         assert ours.misses < results[other].misses
-    # Counting recalls as uses keeps the noise: what SPEC §10 rules out.
+    # Counting recalls as uses keeps the noise: what docs/organisation.md rules out.
     assert results["recalled=used"].kept["noise"] > ours.kept["noise"]
     assert ours.kept["rule"] / (ours.kept["rule"] + ours.archived["rule"]) > 0.7

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.view import CorpusView
-from memory_recall.server.roots import Scope
-from memory_recall.server.search import (
+from memory_recall.server.recall.search import (
     MemorySearch,
-    NetworkFollower,
     SearchError,
     SearchRequest,
     find_memory,
     render_search,
 )
+from memory_recall.server.roots import Scope
 
 
 def memory(
@@ -97,7 +97,7 @@ DOCS = (INVOICE, TEST_RULES, DEADLOCK, OOM, USER)
 
 def search(request: SearchRequest, docs=DOCS, ranker: str = "bm25f", network: bool = True):
     view = CorpusView.of(docs)
-    net = NetworkFollower().network(view) if network else None
+    net = MemoryNetwork.build(NetworkDocument.of(d) for d in view.documents) if network else None
     return MemorySearch(RANKERS[ranker]).search(view, request, network=net)
 
 
@@ -199,21 +199,6 @@ def test_limit_and_total():
     assert "_1 of 2 shown_" in render_search(found)
 
 
-def test_the_follower_keeps_the_network_in_step():
-    follower = NetworkFollower()
-    view = CorpusView.of(DOCS, version=1)
-    network = follower.network(view)
-    assert TEST_RULES.path in network
-    unlinked = memory(
-        "billing/invoice-module.md", "Invoice module", "How invoices are built", "No links.",
-        mtime=6,
-    )  # fmt: skip
-    later = CorpusView.of([unlinked, DEADLOCK, OOM, USER], version=2)
-    assert follower.network(later) is network
-    assert TEST_RULES.path not in network
-    assert all(n.path != TEST_RULES.path for n in network.neighbours(unlinked.path))
-
-
 def test_rendered_for_an_agent():
     text = render_search(search(SearchRequest("deep", "restructure the invoice module")))
     assert text.startswith("## Memory search")
@@ -225,9 +210,9 @@ def test_rendered_for_an_agent():
 
 
 def test_the_search_bench_prints_its_figures(capsys):
-    from memory_recall.server.__main__ import main
+    from memory_recall.server.cli.main import main
 
-    assert main(["search-bench", "--docs", "120", "--queries", "5"]) == 0
+    assert main(["dev", "search-bench", "--docs", "120", "--queries", "5"]) == 0
     out = capsys.readouterr().out
     assert "memory/search at 120 memories" in out and "suggestion index built" in out
     for mode in ("shallow", "deep", "explore", "get"):

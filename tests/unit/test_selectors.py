@@ -1,4 +1,4 @@
-"""Selectors (SPEC §4–5): what the host or the model is sent, and how answers are read.
+"""Selectors (docs/recall.md, protocol/README.md): what the host or the model is sent, and how answers are read.
 
 `ClientSelector` is driven with a fake `send`/`cancel` whose reply futures the
 test resolves; the `http` selector's prompt and answer parsing are tested as
@@ -20,12 +20,12 @@ from memory_recall.server.models.http import (
     MANIFEST_DESCRIPTION_CHARS,
     MAX_ANSWER_BYTES,
     HttpSelector,
-    _read_bounded,
     build_messages,
     manifest_lines,
-    mask_secret,
     parse_answer,
 )
+from memory_recall.server.models.openai import EndpointError, mask_secret
+from memory_recall.server.models.openai import read_bounded as _read_bounded
 from pygls.exceptions import JsonRpcException
 
 from tests.conftest import make_doc
@@ -331,15 +331,15 @@ async def test_a_gzip_answer_is_decoded_no_further_than_the_bound():
     packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
     bomb = packer.compress(bytes(64 << 20)) + packer.flush()  # 64 KiB → 64 MiB
     chunks = [bomb[i : i + 4096] for i in range(0, len(bomb), 4096)]
-    with pytest.raises(SelectorError, match="larger than"):
+    with pytest.raises(EndpointError, match="larger than"):
         await _read_bounded(_Response(chunks, "gzip"), limit=1 << 20)
     small = zlib.compress(b'{"ok": 1}')
-    assert await _read_bounded(_Response([small], "deflate")) == b'{"ok": 1}'
-    assert await _read_bounded(_Response([b"ab", b"c"])) == b"abc"
-    with pytest.raises(SelectorError, match="larger than"):
+    assert await _read_bounded(_Response([small], "deflate"), MAX_ANSWER_BYTES) == b'{"ok": 1}'
+    assert await _read_bounded(_Response([b"ab", b"c"]), MAX_ANSWER_BYTES) == b"abc"
+    with pytest.raises(EndpointError, match="larger than"):
         await _read_bounded(_Response([b"x" * 10] * 3), limit=25)
-    with pytest.raises(SelectorError, match="unsupported content-encoding"):
-        await _read_bounded(_Response([b"x"], "br"))
+    with pytest.raises(EndpointError, match="unsupported content-encoding"):
+        await _read_bounded(_Response([b"x"], "br"), MAX_ANSWER_BYTES)
     assert MAX_ANSWER_BYTES == 4 * 1024 * 1024
 
 

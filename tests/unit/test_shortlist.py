@@ -1,4 +1,4 @@
-"""SPEC §3 fast / fallback / model candidates."""
+"""docs/ranking.md fast / fallback / model candidates."""
 
 from __future__ import annotations
 

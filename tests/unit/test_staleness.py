@@ -1,4 +1,4 @@
-"""Staleness from citations (SPEC §10): cited paths re-checked at delivery, `expires` honoured."""
+"""Staleness from citations (docs/organisation.md): cited paths re-checked at delivery, `expires` honoured."""
 
 from __future__ import annotations
 

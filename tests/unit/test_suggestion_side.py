@@ -7,8 +7,9 @@ from pathlib import Path
 
 from memory_recall.protocol import methods
 from memory_recall.protocol.messages import ObserveParams
-from memory_recall.server.daemon.session import CatalogSession, TaskRegistry
-from memory_recall.server.daemon.suggesting import SuggestionSide
+from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.core.session import CatalogSession, TaskRegistry
+from memory_recall.server.core.suggesting import SuggestionSide
 from memory_recall.server.roots import MemoryRoot
 
 LESSON = """---
@@ -24,7 +25,7 @@ Fix: `keepAlive: 30000` in `src/lib/redis.ts`.
 async def side_for(tmp_path: Path, clock: list[float]):
     (tmp_path / "redis.md").write_text(LESSON, encoding="utf-8")
     tasks = TaskRegistry()
-    session = CatalogSession([MemoryRoot.of(tmp_path, "project")], tasks)
+    session = CatalogSession(MemoryCatalog([MemoryRoot.of(tmp_path, "project")]), tasks)
     session.start(watch=False)
     await asyncio.wait_for(session.ready.wait(), 10)
     sent: list[tuple[str, dict]] = []

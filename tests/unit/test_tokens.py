@@ -1,4 +1,4 @@
-"""SPEC §3 tokenizer, rule by rule, plus properties over arbitrary Unicode."""
+"""docs/ranking.md tokenizer, rule by rule, plus properties over arbitrary Unicode."""
 
 from __future__ import annotations
 

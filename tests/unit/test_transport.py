@@ -1,4 +1,4 @@
-"""The JSON-RPC envelope (SPEC §5 errors): every malformed body gets the right answer.
+"""The JSON-RPC envelope (protocol/README.md errors): every malformed body gets the right answer.
 
 `classify` is pure, so each branch is tested directly, plus one property: no
 byte string makes it raise, and it never echoes an id that is not one.
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memory_recall.protocol import methods
-from memory_recall.server.daemon.transport import (
+from memory_recall.server.lsp.transport import (
     BadResponse,
     Deliver,
     Exit,

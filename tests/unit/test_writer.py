@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from memory_recall.server.catalog.catalog import MemoryCatalog
-from memory_recall.server.daemon.writing import categorize
+from memory_recall.server.core.writing import categorize
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
 from memory_recall.server.roots import MemoryRoot
@@ -229,7 +229,7 @@ def test_an_unknown_scope_names_the_field(world: World) -> None:
     assert raised.value.field == "scope"
 
 
-# -- team scope (SPEC §13) ---------------------------------------------------------------------------
+# -- team scope (docs/writing.md) ---------------------------------------------------------------------------
 
 
 def test_team_memories_are_written_only_when_asked_for_by_name(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ export const ErrorCode = {
   requestFailed: -32803,
 } as const;
 
-/** The host's budget before it must build the first prompt of a turn (SPEC §4). */
+/** The host's budget before it must build the first prompt of a turn (docs/recall.md). */
 export const DEFAULT_INITIAL_WAIT_MS = 100;
 
 /**
@@ -524,7 +524,7 @@ export class MemoryClient implements Disposable {
 
   /**
    * `memory/feedback`: which delivered memories the model used. Sent as a
-   * request (SPEC §12 allows the notification; with an id the daemon answers
+   * request (docs/network.md allows the notification; with an id the daemon answers
    * what it recorded, and unknown paths).
    */
   feedback(params: FeedbackParams, token?: CancellationToken): Promise<FeedbackResult> {

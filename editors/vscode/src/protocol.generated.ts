@@ -19,7 +19,7 @@ export const PROTOCOL_METHODS = {
     'memory/context': 'ContextParams → ContextResult',
     'memory/explain': 'ExplainParams → ExplainResult',
     'memory/extract': 'ExtractParams → ExtractResult',
-    'memory/feedback': 'FeedbackParams → FeedbackResult (also a notification, SPEC §12)',
+    'memory/feedback': 'FeedbackParams → FeedbackResult (also a notification)',
     'memory/forget': 'ForgetParams → WriteResult',
     'memory/history': 'HistoryParams → HistoryResult',
     'memory/list': 'ListParams → ListResult',
@@ -124,6 +124,7 @@ export interface ProtocolModels {
   StatusResult?: StatusResult;
   SuggestedDoc?: SuggestedDoc;
   SuggestionNotification?: SuggestionNotification;
+  SuggestionStatus?: SuggestionStatus;
   SuggestionTrigger?: SuggestionTrigger;
   TreeMember?: TreeMember;
   TreeNode?: TreeNode;
@@ -368,7 +369,7 @@ export interface ContextOmission {
   type: 'user' | 'feedback' | 'project' | 'reference';
 }
 /**
- * The always-loaded memories (SPEC §10 `memory/context`).
+ * The always-loaded memories (docs/organisation.md `memory/context`).
  */
 export interface ContextOptions {
   /**
@@ -477,7 +478,7 @@ export interface ExplainResult {
   found: boolean;
   network: NetworkExplain | null;
   /**
-   * removed as active-tool noise (SPEC §3)
+   * removed as active-tool noise (docs/ranking.md)
    */
   noise: boolean;
   /**
@@ -523,7 +524,7 @@ export interface NetworkExplain {
   via: NetworkHop[];
 }
 /**
- * One step of the memory-network path that reached a memory (SPEC §11).
+ * One step of the memory-network path that reached a memory (docs/network.md).
  */
 export interface NetworkHop {
   /**
@@ -590,7 +591,7 @@ export interface SilenceExplain {
   threshold: number;
 }
 /**
- * Why a delivered memory may be outdated (SPEC §10).
+ * Why a delivered memory may be outdated (docs/organisation.md).
  */
 export interface StaleMark {
   /**
@@ -688,10 +689,10 @@ export interface FeedbackItem {
   verdict: 'used' | 'ignored';
 }
 /**
- * `memory/feedback`: which delivered memories the host's model used (SPEC §12).
+ * `memory/feedback`: which delivered memories the host's model used (docs/network.md).
  *
- * A notification per SPEC §12; sent as a request (with an id) it answers a
- * FeedbackResult. `used`/`ignored` are SPEC §12's lists; `items` says the same per
+ * A notification per docs/network.md; sent as a request (with an id) it answers a
+ * FeedbackResult. `used`/`ignored` are docs/network.md's lists; `items` says the same per
  * memory; all three may be combined. `token` (or `requestId`) names the recall the
  * memories were delivered by: memories used together in one recall become co-use
  * links in the memory network.
@@ -1378,19 +1379,22 @@ export interface InitializationOptions {
   embeddings?: EmbeddingsOptions | null;
   organise?: OrganiseOptions;
   /**
-   * fast-phase ranker by name; default: the server's default
+   * bm25f (the default: whole bodies, the passage that matched, silence) or spec (the reference scorer); the old names default, indexed, reference still work
    */
   ranker?: string | null;
   /**
-   * Default: project <workspace>/.memory, team <workspace>/.memory/team and user <user data dir>/memory-recall/memory
+   * the memory folders; default: project <workspace>/.memory, team <workspace>/.memory/team and user <user data dir>/memory-recall/memory
    */
   roots?: RootOption[] | null;
   selector?: SelectorOptions;
+  /**
+   * follow changes of the memory files
+   */
   watch?: boolean;
   write?: WriteOptions;
 }
 /**
- * Retention and consolidation (SPEC §10).
+ * Retention and consolidation (docs/organisation.md).
  */
 export interface OrganiseOptions {
   /**
@@ -1411,10 +1415,16 @@ export interface OrganiseOptions {
  */
 export interface RootOption {
   /**
-   * Follow symlinks that point outside the root.
+   * follow symlinks that point outside the root
    */
   followSymlinks?: boolean;
+  /**
+   * the folder (`~` is your home)
+   */
   path: string;
+  /**
+   * project, team or user; ties go project, team, user
+   */
   scope?: 'project' | 'user' | 'team';
 }
 /**
@@ -1429,6 +1439,9 @@ export interface SelectorOptions {
    * http: name of the environment variable holding the API key
    */
   apiKeyEnv?: string | null;
+  /**
+   * who picks the refined memories: client (the host's own model, through memory/select), http (an OpenAI-compatible endpoint) or none (the lexical top 5)
+   */
   kind?: 'client' | 'http' | 'none';
   /**
    * http: model name
@@ -1444,7 +1457,7 @@ export interface SelectorOptions {
   url?: string | null;
 }
 /**
- * How the daemon writes memories (SPEC §8).
+ * How the daemon writes memories (docs/writing.md).
  */
 export interface WriteOptions {
   /**
@@ -2012,7 +2025,11 @@ export interface StatusResult {
    */
   stale?: StaleMemory[] | null;
   /**
-   * per category (SPEC §10 topic tree): how often its memories were recalled, delivered and used (memory/feedback); null without the state store
+   * memory/observe events and the suggestions they brought
+   */
+  suggestions?: SuggestionStatus | null;
+  /**
+   * per category of the topic tree (docs/organisation.md): how often its memories were recalled, delivered and used (memory/feedback); null without the state store
    */
   usage?: CategoryUsage[] | null;
   watcher: WatcherStatus;
@@ -2020,6 +2037,32 @@ export interface StatusResult {
    * the write side (protocol v2)
    */
   write?: WriteStatus | null;
+}
+export interface SuggestionStatus {
+  /**
+   * held back until a recall's first result
+   */
+  deferred?: number;
+  /**
+   * dropped: too many events were waiting
+   */
+  dropped?: number;
+  /**
+   * events that matched at least one memory
+   */
+  matched?: number;
+  /**
+   * memory/observe events taken
+   */
+  observed?: number;
+  /**
+   * memory/suggestion notifications
+   */
+  sent?: number;
+  /**
+   * events whose handling is over (sent, or nothing to send)
+   */
+  settled?: number;
 }
 export interface WatcherStatus {
   detail?: string | null;
@@ -2138,7 +2181,8 @@ export interface TreeParams {
   scope?: ('project' | 'user' | 'team') | null;
 }
 /**
- * `memory/tree` result: the five categories (SPEC §10 order), empty ones included.
+ * `memory/tree` result: the five categories (docs/organisation.md order), empty ones
+ * included.
  */
 export interface TreeResult {
   categories: TreeNode[];
@@ -2171,7 +2215,7 @@ export interface UpdateParams {
   type?: ('user' | 'feedback' | 'project' | 'reference') | null;
 }
 /**
- * What every write request returns (SPEC §8).
+ * What every write request returns (docs/writing.md).
  */
 export interface WriteResult {
   /**

@@ -169,7 +169,7 @@ function phase(overrides: Partial<PhaseResult>): PhaseResult {
   return { phase: 'fast', strategy: 'heuristic', status: 'delivered', docs: [], prompt: '', elapsedMs: 3.2, failure: null, ...overrides };
 }
 
-test('the initial wait defaults to 100 ms (SPEC §4)', () => {
+test('the initial wait defaults to 100 ms (docs/recall.md)', () => {
   assert.equal(DEFAULT_INITIAL_WAIT_MS, 100);
 });
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from importlib import resources
 
 import regex
+from memory_recall.server.datafiles import data_lines
 
 # PEP 508: the name is the leading run of letters, digits, `.`, `_`, `-`.
 _PEP508_NAME = regex.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._\-]*)")
@@ -20,11 +20,8 @@ def pep508_name(requirement: str) -> str | None:
 
 @cache
 def _table() -> dict[str, list[tuple[str, str]]]:
-    text = resources.files(__package__).joinpath("data/frameworks.txt").read_text("utf-8")
     table: dict[str, list[tuple[str, str]]] = {}
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
+    for line in data_lines("memory_recall.server.extract.project", "frameworks.txt"):
         ecosystem, name, label = line.split("\t")
         table.setdefault(ecosystem, []).append((name, label))
     return table

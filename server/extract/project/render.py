@@ -1,4 +1,4 @@
-"""A `ProjectReport` as one project memory (SPEC §2 format, SPEC §7 keys).
+"""A `ProjectReport` as one project memory (docs/memory-files.md format, docs/writing.md keys).
 
 The title is fixed, so running `projectInit` again finds the same memory and
 updates it. Everything fits the gate's limits: the body lists the root first,
@@ -20,7 +20,7 @@ from memory_recall.server.extract.project.facts import (
 TITLE = "Project stack and commands"
 CATEGORY = "project/stack"
 DESCRIPTION_LIMIT = 300
-BODY_LIMIT = 4_000  # the gate's default body limit (SPEC §8)
+BODY_LIMIT = 4_000  # the gate's default body limit (docs/writing.md)
 # Kinds the one-line description names, in this order.
 SUMMARY_KINDS: tuple[CommandKind, ...] = ("build", "test", "lint", "format")
 

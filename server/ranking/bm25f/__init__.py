@@ -1,4 +1,4 @@
-"""The `bm25f` ranker (the daemon's default, SPEC §11): its tokens (`tokens`), word
+"""The `bm25f` ranker (the daemon's default, docs/ranking.md): its tokens (`tokens`), word
 lists (`data/`, read by `words`), document terms (`terms`), index (`index`), query
 side (`query`), ranker (`ranker`) and its plain document-by-document scan (`scan`)."""
 

@@ -1,6 +1,6 @@
 """bm25f's own index: title and description terms, body terms with their impact codes.
 
-The SPEC index (server.ranking.index) keeps SPEC terms of the 1,200-character
+The spec index (server.ranking.index) keeps spec terms of the 1,200-character
 window; this one keeps bm25f's terms (acronyms too) of the whole body, each
 body posting with the impact code of its term (server.ranking.bm25f.terms).
 The catalog builds the index its ranker reads, never both.

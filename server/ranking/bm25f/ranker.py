@@ -1,6 +1,6 @@
 """The `bm25f` ranker: BM25F over title, description and whole body, exact, on its index.
 
-What it keeps from SPEC §3: substring matching of multilingual tokens, title >
+What it keeps from docs/ranking.md: substring matching of multilingual tokens, title >
 description > body, ties by mtime then input order, never by type, nothing
 returned without a match. What it adds:
 
@@ -104,7 +104,7 @@ class Bm25Params:
     # documents must match, or nothing is returned (0 never silences). On the seven
     # eval corpora it was chosen on, 0.15 is the highest share that costs none of them
     # more than a point of Recall@5; above it, paraphrased and cross-language
-    # questions fall silent with the abstentions. `memory-recall eval --silence-sweep`
+    # questions fall silent with the abstentions. `memory-recall dev eval --silence-sweep`
     # prints the trade-off.
     min_coverage: float = 0.15
     # ... unless the document is about one of the query's rarest words: its title

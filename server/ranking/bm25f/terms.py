@@ -2,8 +2,9 @@
 
 Fields are the title, the description and the body: the whole body by default
 (files up to the 1 MiB limit), or its first 1,200 characters for the window-only
-variant. Terms are SPEC §3's field terms (words of three or more letters, CJK
-pairs) plus acronyms as written (`CI` → `\\x01ci`), which SPEC tokens skip.
+variant. Terms are the reference scorer's field terms (words of three or more
+letters, CJK
+pairs) plus acronyms as written (`CI` → `\\x01ci`), which spec tokens skip.
 
 Title and description are one statement each: a term is in them or not. In the
 body, each posting keeps how often its term occurs (capped at 255: far past

@@ -1,6 +1,8 @@
-"""The `bm25f` ranker's query tokens: SPEC §3's, and what SPEC tokens cannot say.
+"""The `bm25f` ranker's query tokens: the reference scorer's, and what spec
+tokens cannot say.
 
-SPEC §3 tokens (server.tokens) stay the published reference and are all kept;
+The reference tokens (server.tokens, docs/ranking.md) stay the published reference and are all
+kept;
 this module adds, for bm25f only: identifier parts and compound identifiers,
 code-point trigrams of scripts written without spaces, two-letter acronyms, and
 the ISO forms of dates a query writes out. The document side of the same terms
@@ -31,7 +33,7 @@ _CAMEL_PART = regex.compile(r"\p{Lu}?\p{Ll}+|\p{Lu}+(?!\p{Ll})|\p{N}+")
 # before an upper one (getUser), or an acronym before a word (HTTPServer).
 _WORD_RUN = regex.compile(r"[\p{L}\p{N}]+")
 _MIXED_CASE = regex.compile(r"\p{Ll}\p{Lu}|\p{Lu}\p{Lu}\p{Ll}")
-MIN_PART = 3  # as SPEC §3's runs: shorter pieces match almost everything
+MIN_PART = 3  # as the reference scorer's runs: shorter pieces match almost everything
 
 
 def unspaced_grams(run: str) -> Iterator[str]:
@@ -44,9 +46,9 @@ def unspaced_grams(run: str) -> Iterator[str]:
 def identifier_tokens(nfkc_text: str) -> Iterator[str]:
     """Extra tokens of identifiers in an NFKC (not yet lowercased) text.
 
-    `getUserName` adds get, user, name (the whole word is already a SPEC
+    `getUserName` adds get, user, name (the whole word is already a spec
     token); `server/ranking/index.py` adds the whole path, lowercased (its
-    parts are already SPEC tokens).
+    parts are already spec tokens).
     """
     for match in _WORD_RUN.finditer(nfkc_text):
         word = match.group()
@@ -60,7 +62,7 @@ def identifier_tokens(nfkc_text: str) -> Iterator[str]:
 
 
 # Two-letter words: memories write acronyms in capitals (CI, PR, UI, GP), and
-# bm25f indexes those as terms of their own, marked so that no SPEC token can
+# bm25f indexes those as terms of their own, marked so that no spec token can
 # ever equal one. A query may write them in any case; a lowercase one that is
 # a common two-letter word is not taken for an acronym.
 ACRONYM_MARK = "\x01"
@@ -122,7 +124,8 @@ def _iso(year: str, month: int, day: str | None) -> Iterator[str]:
 
 
 def recall_tokens(query: str) -> list[str]:
-    """bm25f's query tokens: SPEC §3's, plus identifier parts and compounds,
+    """bm25f's query tokens: the reference scorer's, plus identifier parts and
+    compounds,
     code-point trigrams of unspaced scripts, acronyms and ISO dates; distinct, capped."""
     nfkc = unicodedata.normalize("NFKC", query)
 

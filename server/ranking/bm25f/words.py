@@ -6,14 +6,12 @@ at import.
 
 from __future__ import annotations
 
-from importlib import resources
+from memory_recall.server import datafiles
 
 
 def data_lines(name: str) -> list[str]:
     """The non-comment, non-blank lines of `data/<name>`, stripped."""
-    text = resources.files(__package__).joinpath("data").joinpath(name).read_text(encoding="utf-8")
-    stripped = (line.strip() for line in text.splitlines())
-    return [line for line in stripped if line and not line.startswith("#")]
+    return list(datafiles.data_lines("memory_recall.server.ranking.bm25f", name))
 
 
 def data_words(name: str) -> list[str]:

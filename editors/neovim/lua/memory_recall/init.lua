@@ -36,7 +36,7 @@ M.defaults = {
   --- Re-index memory files when they change on disk.
   watch = true,
   --- Fast-phase ranking: 'bm25f' (BM25F over whole bodies, silent when nothing
-  --- specific matches; the daemon's default) or 'spec' (the SPEC scorer). The
+  --- specific matches; the daemon's default) or 'spec' (the spec scorer). The
   --- old names 'default', 'indexed' and 'reference' still work. nil: the daemon's.
   ranker = nil,
   --- How long recall() waits before on_initial(nil).
@@ -280,7 +280,7 @@ function M.consolidate(opts, callback)
   request(daemon.methods.consolidate, wire(opts), callback, record)
 end
 
--- Reflection and retrieval (SPEC §11-12) ---------------------------------------------
+-- Reflection and retrieval (docs/network.md) ---------------------------------------------
 
 --- The recall that last delivered each memory: path → { token, title, phase }.
 local delivered = {}
@@ -301,7 +301,7 @@ end
 --- `memory/feedback`: tell the daemon which delivered memories your model used.
 --- opts: { token = recall token, used = { path, ... }, ignored = { path, ... } }
 --- (or `items = { { id = path, verdict = 'used'|'ignored' } }`). Without a
---- callback it is the SPEC §12 notification (nothing comes back); with one it is
+--- callback it is the docs/network.md notification (nothing comes back); with one it is
 --- sent as a request and callback({ recorded, unknown, coUseLinks }|nil, err).
 function M.feedback(opts, callback)
   local params = wire(opts)

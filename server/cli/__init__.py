@@ -1,0 +1,1 @@
+"""The command line: the user's commands, and the developers' behind `memory-recall dev`."""

@@ -1,1 +1,0 @@
-"""The JSON-RPC daemon: transport, options, session and handlers."""
