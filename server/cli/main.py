@@ -62,6 +62,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     # The MCP SDK and the MCP face load only for this command (the `mcp` extra).
     try:
+        from memory_recall.server.core.core import MemoryCore
         from memory_recall.server.mcp.config import config_from
         from memory_recall.server.mcp.face import run
     except ImportError as exc:
@@ -70,8 +71,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from memory_recall.server.core.core import MemoryCore  # only a type name above
-
     roots = [root_from_arg(r) for r in args.root] if args.root else None
     settings = config_from(args, roots)
     return run(

@@ -217,6 +217,13 @@ def lexical_phases(
     )
 
 
+def model_deadline_s(ceiling_s: float | None, timeout_s: float | None) -> float:
+    """How long a model may take, for a selection or a completion: its timeout, never
+    above the ceiling (30 s unless a face set another)."""
+    ceiling = SELECTOR_CEILING_S if ceiling_s is None else ceiling_s
+    return min(ceiling, timeout_s) if timeout_s else ceiling
+
+
 class RecallService:
     """Runs recalls over the warm catalog with one selector and one ranker."""
 
@@ -238,7 +245,7 @@ class RecallService:
         self.network = network
         self.record = record
         self.ceiling_s = SELECTOR_CEILING_S if ceiling_s is None else ceiling_s
-        self.deadline_s = min(self.ceiling_s, timeout_s) if timeout_s else self.ceiling_s
+        self.deadline_s = model_deadline_s(ceiling_s, timeout_s)
         self.counters = RecallCounters()
         self.active: dict[str | int, ExclusionSet] = {}
         # Semantic recall (opt-in): only when embeddings are configured.

@@ -81,12 +81,14 @@ def resolve_target(
                 " (no file system here can hold it)",
             )
     candidates = [Path(path)] if os.path.isabs(path) else [r.path / path for r in roots]
+    missing = False  # a relative path that would lie inside a root, where no file is
     for candidate in candidates:
         absolute = Path(os.path.abspath(candidate))  # folds `..` lexically
         for index, root in enumerate(roots):
             if absolute == root.path or root.path not in absolute.parents:
                 continue
             if not os.path.isabs(path) and not absolute.exists():
+                missing = True
                 break  # a relative path: only a root that has the file
             relative = absolute.relative_to(root.path).as_posix()
             _check_name(relative, field, archived)
@@ -94,7 +96,7 @@ def resolve_target(
             return index, relative
     where = ", ".join(str(r.path) for r in roots) or "(no roots configured)"
     # The path itself is not echoed: a token pasted into `path` must not come back.
-    if not os.path.isabs(path) and ".." not in Path(path).parts:
+    if missing:
         raise InvalidWrite(field, f"no memory at that relative path in any root ({where})")
     raise InvalidWrite(field, f"the path is not inside a memory root ({where})")
 
