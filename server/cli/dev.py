@@ -216,6 +216,13 @@ def cmd_eval_gate(args: argparse.Namespace) -> int:
     return gate_main(as_json=args.json)
 
 
+def run_eval_facts(argv: Sequence[str]) -> int:
+    """`eval-facts`: the write side's judgement per tier and language (docs/writing.md)."""
+    from memory_recall.server.dev.fact_eval import main as fact_eval
+
+    return fact_eval(list(argv))
+
+
 def cmd_eval_write(args: argparse.Namespace) -> int:
     from memory_recall.server.dev.write_eval import main as write_eval
 
@@ -239,11 +246,26 @@ PASSTHROUGH: dict[str, tuple[str, Callable[[Sequence[str]], int]]] = {
         "the fast phase with the semantic channel on, and embedding throughput (docs/s)",
         lambda argv: run_semantic("semantic-bench", argv),
     ),
+    "hook-bench": (
+        "a host's hook at 10,000 memories: command and HTTP hooks beside the daemon's round trip",
+        lambda argv: run_hook_bench(argv),
+    ),
     "search-bench": (
         "memory/search per mode beside a recall's ranking, the suggestion index and matcher",
         run_search_bench,
     ),
+    "eval-facts": (
+        "the write side's judgement per tier (rules, + vectors, + a scripted model) and "
+        "language: losses, conflicts right, partial updates, newest-fact-only on histories",
+        run_eval_facts,
+    ),
 }
+
+
+def run_hook_bench(argv: Sequence[str]) -> int:
+    from memory_recall.server.dev.hook_bench import main as hook_bench
+
+    return hook_bench(argv)
 
 
 def run(argv: Sequence[str]) -> int:

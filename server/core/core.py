@@ -198,6 +198,9 @@ class MemoryCore:
             staleness=self.organise.staleness, topics=topics,
         )  # fmt: skip
         self.extraction = ExtractionService(completer, deadline_s, workspace)
+        # Unsure conflicts go to the vectors, then the model (docs/writing.md, "Tiers").
+        embed = self.semantic.endpoint.embed if self.semantic is not None else None
+        self.write.use_tiers(completer, deadline_s, embed)
 
     def _note(self, problem: str | None) -> None:
         if problem:
@@ -277,9 +280,15 @@ class MemoryCore:
     # -- the read side -------------------------------------------------------------------------
 
     async def recall(
-        self, params: RecallParams, request_id: str | int, listener: RecallListener
+        self,
+        params: RecallParams,
+        request_id: str | int,
+        listener: RecallListener,
+        *,
+        fast_without_model: bool = False,
     ) -> RecallResult:
-        """One recall; `listener` hears its phases as they happen (the face sends them on)."""
+        """One recall; `listener` hears its phases as they happen (the face sends them on).
+        `fast_without_model`: a fast phase even without a selector (the host hooks)."""
         request = RecallRequest(
             request_id=request_id,
             query=params.query,
@@ -287,6 +296,7 @@ class MemoryCore:
             recent_tools=params.recent_tools,
             exclude_paths=params.exclude_paths,
             limit=params.limit or REFINED_LIMIT,
+            fast_without_model=fast_without_model,
         )
         self.touch()
         # No suggestion until this recall's first result is out.

@@ -145,11 +145,16 @@ class OwnWrites:
 
     _stats: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     limit: int = 10_000
+    # Told of every path written (from the writer's thread): the shared daemon passes each
+    # write on to the other workspaces' catalogs that read the same root (docs/hooks.md).
+    listeners: list[Callable[[str], None]] = field(default_factory=list)
 
     def add(self, path: str, stat: tuple[int, int, int]) -> None:
         if len(self._stats) >= self.limit:
             self._stats.pop(next(iter(self._stats)))
         self._stats[path] = stat
+        for listener in self.listeners:
+            listener(path)
 
     def is_own(self, path: str) -> bool:
         """Whether `path` is exactly as this process left it (then forgotten: one echo)."""
@@ -247,6 +252,8 @@ class Committer:
                             tx, root_id, planned.path, when, created=planned.stats == "created"
                         )
                 for source, target, kind in plan.links:
+                    # An empty source is the plan's first change: a file named only now.
+                    source = source or plan.changes[0].path
                     StateStore.add_link(tx, root_id, source, target, kind, record.seq, when)
                 for path in plan.purge:
                     Journal.forget_content(tx, root_id, path)

@@ -33,6 +33,7 @@ KEY_ORDER = (
     "always",
     "related",
     "supersedes",
+    "maybeSupersedes",
     "expires",
 )
 
