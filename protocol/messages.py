@@ -294,6 +294,15 @@ class MemoryDoc(WireModel):
         "value: newer wins, they are not delivered (or, when an earlier phase already "
         "sent one, this marks it as replaced); absent when none",
     )
+    confidence: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="fast phase (ranker bm25f): how likely this memory answers the query, "
+        "a probability calibrated on labelled corpora. The fast phase delivers 0, 1 or 2 "
+        "memories by it (silence when none is likely); absent in the refined phase and for "
+        "the spec ranker",
+    )
 
 
 class SemanticReport(WireModel):

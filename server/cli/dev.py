@@ -157,6 +157,18 @@ def run_semantic(command: str, argv: Sequence[str]) -> int:
     return semantic_main(list(argv))
 
 
+def run_calibrate(argv: Sequence[str]) -> int:
+    # The fast phase's confidence, fitted on the labelled corpora (docs/ranking.md).
+    from memory_recall.server.dev import calibration
+
+    parser = argparse.ArgumentParser(
+        prog="memory-recall dev calibrate",
+        description="fit the fast phase's confidence on the tuning split of labelled corpora",
+    )
+    calibration.add_arguments(parser)
+    return calibration.main(parser.parse_args(argv))
+
+
 def run_search_bench(argv: Sequence[str]) -> int:
     from memory_recall.server.dev import search_bench
 
@@ -258,6 +270,10 @@ PASSTHROUGH: dict[str, tuple[str, Callable[[Sequence[str]], int]]] = {
         "the write side's judgement per tier (rules, + vectors, + a scripted model) and "
         "language: losses, conflicts right, partial updates, newest-fact-only on histories",
         run_eval_facts,
+    ),
+    "calibrate": (
+        "fit the fast phase's confidence on the labelled corpora's tuning split (--write)",
+        run_calibrate,
     ),
 }
 

@@ -91,7 +91,18 @@ class Reading:
     terms: tuple[Terms, ...]
     keys: frozenset[str]
     values: frozenset[str]
-    negated: bool
+    negations: tuple[str, ...]  # every statement's negation cues, sorted (Terms.negations)
+
+    @property
+    def negated(self) -> bool:
+        return bool(self.negations)
+
+    @property
+    def polarity(self) -> int:
+        """How many negation cues it holds: two memories that negate as often are of one
+        polarity ("don't" / "never"); one more ("without review … may" against "without
+        review … must not") may be a rule turned round, so never a sure duplicate."""
+        return len(self.negations)
 
 
 def _said(statement: Statement) -> str:
@@ -109,7 +120,9 @@ def read_memory(memory: MemoryText) -> Reading:
     terms = tuple(read_terms(_said(s), capitals) for s in statements)
     keys = frozenset(k for t in terms for k in t.keys)
     values = frozenset(term.key for t in terms for term in t.terms if term.valued)
-    return Reading(statements, terms, keys, values, any(t.negated for t in terms))
+    return Reading(
+        statements, terms, keys, values, tuple(sorted(n for t in terms for n in t.negations))
+    )
 
 
 _RAW_NUMBER = regex.compile(r"\p{N}+|[〇一二三四五六七八九十百千万]+")
@@ -240,7 +253,13 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
     # A last guard before a new text is dropped as known: a number or a Latin word of its
     # own that the terms missed (a kanji numeral, a word in a function-word list).
     unseen = _raw_values(new) - _raw_values(old)
-    if not new_values and not unseen and a.negated == b.negated and not different and not announces:
+    if (
+        not new_values
+        and not unseen
+        and a.polarity == b.polarity
+        and not different
+        and not announces
+    ):
         if not unrelated and (
             similarity >= DUPLICATE_AT_LEAST or contained >= DUPLICATE_CONTAINED_AT_LEAST
         ):
@@ -255,7 +274,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         return Judgement("update", True, "the same fact, with more said", similarity, (), additions)
     if (
         not new_values
-        and a.negated == b.negated
+        and a.polarity == b.polarity
         and not announces
         and similarity >= PARAPHRASE_AT_LEAST
     ):

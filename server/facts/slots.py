@@ -222,6 +222,8 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     dropped = [t for t in dropped if t.key not in new_keys]
     added = [t for t in added if t.key not in old_keys]
     flipped = old.negated != new.negated and polarity_changed
+    # Both negate, but not as often: perhaps the rule turned round, perhaps a rewording.
+    renegated = old.negated and new.negated and len(old.negations) != len(new.negations)
     kept = len(old_keys & new_keys) / len(old_keys)
 
     if not regions:
@@ -229,6 +231,8 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             return Comparison(
                 "changed", overlap >= SAME_AT_LEAST, "the rule's polarity flipped", overlap
             )
+        if renegated and overlap >= FLIP_AT_LEAST:
+            return Comparison("changed", False, "the rule negates otherwise", overlap)
         added_values = [t for t in added if t.valued]
         if new.change_cue and not old.change_cue and added and not dropped:
             # "from Yamamoto to Nakamura", "Renovate instead of Dependabot": the new

@@ -75,8 +75,15 @@ class Terms:
 
     text: str
     terms: tuple[Term, ...]
-    negated: bool
+    # The negation cues found, sorted: whether a statement negates is not enough to tell
+    # two rules apart ("without review … may" / "without review … must not" both do);
+    # how often it does is (docs/writing.md).
+    negations: tuple[str, ...]
     change_cue: bool
+
+    @property
+    def negated(self) -> bool:
+        return bool(self.negations)
 
     @property
     def keys(self) -> list[str]:
@@ -294,13 +301,13 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     lex = lexicon()
     taken: list[tuple[int, int]] = []  # spans of cues and value words: no other terms there
     terms: list[Term] = []
-    negated = False
+    negations: list[str] = []
     change = False
     # CJK cues only in their own language: the Japanese 交代 is in Chinese 提交代码.
     scripts = ["", _cjk_language(text)]
     for script in scripts:
         for match in lex.negation[script].finditer(text) if script in lex.negation else ():
-            negated = True
+            negations.append(" ".join(match.group().lower().split()))
             taken.append(match.span())
         for match in lex.change[script].finditer(text) if script in lex.change else ():
             change = True
@@ -383,7 +390,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             else:
                 terms.append(Term("word", stem(word), start, end))
     terms.sort(key=lambda t: t.start)
-    return Terms(text, tuple(_with_units(terms)), negated, change)
+    return Terms(text, tuple(_with_units(terms)), tuple(sorted(negations)), change)
 
 
 def _cjk_language(text: str) -> str:

@@ -42,6 +42,7 @@ from memory_recall.protocol.messages import (
 )
 from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.errors import refusal
+from memory_recall.server.core.rehearsal import rehearse_recall_path
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.recall.prompt import HEADING, NOTICE
 from memory_recall.server.recall.search import SearchError
@@ -383,6 +384,7 @@ def run(core: MemoryCore, log_level: str = "WARNING") -> int:
     if sys.stdin.isatty():  # started by hand: say what this is instead of waiting silently
         print(TTY_HINT, file=sys.stderr, flush=True)
     server = build_server(core)
+    rehearse_recall_path()  # what a first recall would otherwise pay for (core/rehearsal.py)
 
     async def main() -> None:
         for problem in core.problems:

@@ -236,13 +236,7 @@ class MemoryWriter:
     def warm_up(self) -> None:
         """Load the rules' word lists and patterns now (a quarter of a second), so that the
         first `remember` of a session is as fast as the rest. Safe in a worker thread."""
-        text = "Never deploy on Fridays; the release train (v2.3) leaves Tuesday 2025-06-03."
-        derived = derive(text)
-        check(MemoryDraft(derived.title, derived.description, text), origin="remember")
-        new = MemoryText(derived.title, derived.description, text, derived.type)
-        judge(new, MemoryText("Deploys", "", "Deploy on Fridays until 15:00.", "project"))
-        if self.categorize is not None:
-            self.categorize(derived.type, derived.title, derived.description, text, None)
+        warm_up_rules(self.categorize)
 
     # -- running operations --------------------------------------------------------------------
 
@@ -807,3 +801,15 @@ class MemoryWriter:
     def state_root_id(self, root: MemoryRoot) -> int:
         assert self.state is not None
         return self.state.root_id(root_key(root))
+
+
+def warm_up_rules(categorize: Categorizer | None = None) -> None:
+    """Load the write side's word lists and compile its patterns (metadata, the gate,
+    conflicts; the topic tree's through `categorize`): done once per process."""
+    text = "Never deploy on Fridays; the release train (v2.3) leaves Tuesday 2025-06-03."
+    derived = derive(text)
+    check(MemoryDraft(derived.title, derived.description, text), origin="remember")
+    new = MemoryText(derived.title, derived.description, text, derived.type)
+    judge(new, MemoryText("Deploys", "", "Deploy on Fridays until 15:00.", "project"))
+    if categorize is not None:
+        categorize(derived.type, derived.title, derived.description, text, None)

