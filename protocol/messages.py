@@ -499,6 +499,9 @@ class StatusResult(WireModel):
         default=None, description="memories that may be outdated now, with the reason"
     )
     network: NetworkStatus | None = Field(default=None, description="the memory network")
+    suggestions: SuggestionStatus | None = Field(
+        default=None, description="memory/observe events and the suggestions they brought"
+    )
 
 
 # -- the write side (docs/writing.md) -------------------------------------------------------------
@@ -1097,6 +1100,17 @@ class CategoryUsage(WireModel):
 class StaleMemory(WireModel):
     path: str
     reason: str
+
+
+class SuggestionStatus(WireModel):
+    observed: int = Field(default=0, description="memory/observe events taken")
+    matched: int = Field(default=0, description="events that matched at least one memory")
+    sent: int = Field(default=0, description="memory/suggestion notifications")
+    deferred: int = Field(default=0, description="held back until a recall's first result")
+    dropped: int = Field(default=0, description="dropped: too many events were waiting")
+    settled: int = Field(
+        default=0, description="events whose handling is over (sent, or nothing to send)"
+    )
 
 
 class NetworkStatus(WireModel):

@@ -12,15 +12,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from memory_recall.server.core.config import Settings, load_settings
-from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.roots import MemoryRoot, Scope, parse_root_arg
-from memory_recall.server.store.files import ARCHIVE_DIR
+
+if TYPE_CHECKING:  # the core loads when a command needs it, not for --help
+    from memory_recall.server.core.config import Settings
+    from memory_recall.server.core.core import MemoryCore
 
 T = TypeVar("T")
 SCOPES = ", ".join(s.value for s in Scope)
@@ -68,6 +70,8 @@ def root_from_arg(spec: str) -> MemoryRoot:
 
 def settings_of(args: argparse.Namespace, **given: Any) -> Settings:
     """The settings a command serves with: file, environment, then its flags and `given`."""
+    from memory_recall.server.core.config import load_settings
+
     options: dict[str, Any] = {"watch": False, **given}  # one command: nothing to follow
     if getattr(args, "root", None):
         options["roots"] = [
@@ -89,6 +93,8 @@ def with_core(
 ) -> T:
     """Open the memory core for one command, run `action` once its index is built (and,
     with `network`, its memory network: recall and search answer as the daemon does)."""
+    from memory_recall.server.core.core import MemoryCore
+
     settings = settings_of(args, **given)
 
     async def run() -> T:
@@ -111,6 +117,8 @@ def with_core(
 def memory_path(core: MemoryCore, name: str, *, archived: bool = False) -> str:
     """A memory named on the command line: a path from the current folder, else a path
     inside one of the roots (`notes/db.md`), also when it sits in the archive (`archived`)."""
+    from memory_recall.server.store.files import ARCHIVE_DIR
+
     here = Path(name)
     if here.exists() or here.is_absolute():
         return os.path.abspath(name)
@@ -119,6 +127,12 @@ def memory_path(core: MemoryCore, name: str, *, archived: bool = False) -> str:
         if any(p.exists() for p in inside):
             return str(root.path / name)
     return name  # the store says what is wrong with it
+
+
+def undo_hint(operation: str, roots: list[str] | None) -> str:
+    """The command that takes an operation back, with the roots it was run on."""
+    flags = "".join(f" --root {shlex.quote(r)}" for r in roots or ())
+    return f"memory-recall undo {operation}{flags}"
 
 
 def existing(path: str, what: str) -> Path:

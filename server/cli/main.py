@@ -14,14 +14,8 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from memory_recall.protocol.messages import (
-    ExplainParams,
-    ExplainResult,
-    PhaseResult,
-    SearchParams,
-    SearchResult,
-)
 from memory_recall.server.cli.common import (
     UsageError,
     add_root_option,
@@ -32,9 +26,11 @@ from memory_recall.server.cli.common import (
     with_core,
 )
 from memory_recall.server.cli.show import plural, print_phases
-from memory_recall.server.core.config import config_path, version
-from memory_recall.server.core.core import MemoryCore
-from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS, accepted_names
+from memory_recall.server.release import version
+
+if TYPE_CHECKING:  # what a command loads when it runs, never for --version or --help
+    from memory_recall.protocol.messages import ExplainResult, PhaseResult, SearchResult
+    from memory_recall.server.core.core import MemoryCore
 
 TTY_HINT = (
     "memory-recall: this is the daemon; it speaks JSON-RPC (LSP framing) on stdin/stdout "
@@ -44,6 +40,8 @@ TTY_HINT = (
 
 
 def _ranker_help() -> str:
+    from memory_recall.server.ranking.registry import RANKERS
+
     names = "; ".join(f"{name}: {spec.description}" for name, spec in RANKERS.items())
     return f"{names}. Old names: default = bm25f, indexed and reference = spec"
 
@@ -64,6 +62,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     # The MCP SDK and the MCP face load only for this command (the `mcp` extra).
     try:
+        from memory_recall.server.core.core import MemoryCore
         from memory_recall.server.mcp.config import config_from
         from memory_recall.server.mcp.face import run
     except ImportError as exc:
@@ -134,6 +133,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 def _print_explanations(
     args: argparse.Namespace, query: str, paths: Sequence[str], recent: Sequence[str] | None
 ) -> int:
+    from memory_recall.protocol.messages import ExplainParams
     from memory_recall.server.recall.explain_text import format_explanation
 
     async def explain(core: MemoryCore) -> list[ExplainResult]:
@@ -160,6 +160,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from memory_recall.protocol.messages import SearchParams
+
     async def search(core: MemoryCore) -> SearchResult:
         path = memory_path(core, args.memory) if args.memory else None
         params = SearchParams(
@@ -199,6 +201,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         return lines
 
     print("\n".join(with_core(args, status)))
+    from memory_recall.server.core.config import config_path
+
     source = config_path()
     print(f"settings: {source if source.exists() else 'defaults (no ' + str(source) + ')'}")
     return 0
@@ -256,7 +260,7 @@ def cmd_project_init(args: argparse.Namespace) -> int:
         result = with_core(args, write)
     except Exception as error:
         return _refused(error)
-    return _print_result(result, args.json)  # type: ignore[arg-type]
+    return _print_result(result, args.json, args.root)  # type: ignore[arg-type]
 
 
 def cmd_version(_args: argparse.Namespace) -> int:
@@ -268,6 +272,8 @@ def cmd_version(_args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from memory_recall.server.ranking.registry import DEFAULT_RANKER, accepted_names
+
     parser = argparse.ArgumentParser(
         prog="memory-recall",
         description=__doc__,
@@ -398,6 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv in (["--version"], ["version"]):  # at once: no parser, no core to import
+        return cmd_version(argparse.Namespace())
     if argv[:1] == ["dev"]:
         from memory_recall.server.cli.dev import run as run_dev
 

@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from memory_recall.server.catalog.catalog import MemoryCatalog
-from memory_recall.server.cli.common import add_root_option, add_workspace_option, with_core
+from memory_recall.server.cli.common import (
+    add_root_option,
+    add_workspace_option,
+    undo_hint,
+    with_core,
+)
 from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.writing import result_wire
 from memory_recall.server.organise.categories import Tree
@@ -175,7 +180,7 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
             )
             print(f"  MEMORY.md: {report.lines} lines (cap {report.cap}){omitted}")
         if run.operation:
-            print(f"  operation {run.operation}  (undo: memory-recall undo {run.operation})")
+            print(f"  operation {run.operation}  (undo: {undo_hint(run.operation, args.root)})")
     return 0
 
 

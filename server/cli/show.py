@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from memory_recall.protocol.messages import PhaseResult
-from memory_recall.server.ranking.registry import RANKERS
-from memory_recall.server.recall.prompt import format_age
+if TYPE_CHECKING:
+    from memory_recall.protocol.messages import PhaseResult
 
 
 def plural(count: int, noun: str) -> str:
@@ -58,6 +58,9 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
 
 def print_phases(query: str, ranker: str, fast: PhaseResult | None, refined: PhaseResult) -> None:
     """Both phases of a recall for people: a table per phase, then the prompt block."""
+    from memory_recall.server.ranking.registry import RANKERS
+    from memory_recall.server.recall.prompt import format_age
+
     spec = RANKERS[ranker]
     tokens = spec.tokenize(query)
     print(f"query: {query!r}")

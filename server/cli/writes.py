@@ -27,6 +27,7 @@ from memory_recall.server.cli.common import (
     add_root_option,
     add_workspace_option,
     memory_path,
+    undo_hint,
     with_core,
 )
 from memory_recall.server.cli.show import clip, table
@@ -35,7 +36,7 @@ from memory_recall.server.core.errors import refusal
 from pydantic import ValidationError
 
 
-def _print_result(result: WriteResult, as_json: bool) -> int:
+def _print_result(result: WriteResult, as_json: bool, roots: list[str] | None = None) -> int:
     if as_json:
         print(json.dumps(result.wire(), ensure_ascii=False, indent=2))
         return 0 if result.operations else 1
@@ -44,7 +45,7 @@ def _print_result(result: WriteResult, as_json: bool) -> int:
         print(f"          {op.title}")
         if op.reason:
             print(f"          ({op.reason})")
-        print(f"          operation {op.operation}  (undo: memory-recall undo {op.operation})")
+        print(f"          operation {op.operation}  (undo: {undo_hint(op.operation, roots)})")
     for skipped in result.skipped:
         print(f"not written ({skipped.reason}): {skipped.message}", file=sys.stderr)
     for index in result.indexes:
@@ -79,7 +80,7 @@ def _write(args: argparse.Namespace, action: Callable[[MemoryCore], Awaitable[Wr
         result = with_core(args, action)
     except Exception as error:
         return _refused(error)
-    return _print_result(result, args.json)
+    return _print_result(result, args.json, args.root)
 
 
 def cmd_remember(args: argparse.Namespace) -> int:

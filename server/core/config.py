@@ -43,18 +43,6 @@ CONFIG_FILE_NAME = "config.toml"
 # Roots in one environment variable: `;` never appears in the paths people use, on any
 # platform (`:` is the scope's separator, and part of a Windows drive).
 ROOTS_SEPARATOR = ";"
-PACKAGE = "memory-recall"
-
-
-def version() -> str:
-    """The installed release (`memory-recall --version`, `serverInfo.version`)."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed(PACKAGE)
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "0+unknown"
 
 
 def user_config_dir() -> Path:

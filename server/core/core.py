@@ -54,6 +54,7 @@ from memory_recall.protocol.messages import (
     SkippedFileStatus,
     StaleMemory,
     StatusResult,
+    SuggestionStatus,
     TreeParams,
     UpdateParams,
     WriteResult,
@@ -425,6 +426,7 @@ class MemoryCore:
             usage=usage,
             stale=stale,
             network=self.network.status(),
+            suggestions=SuggestionStatus(**vars(self.suggestions.counters)),
         )
 
     # -- organisation ----------------------------------------------------------------------

@@ -58,6 +58,7 @@ class SuggestionCounters:
     sent: int = 0  # memory/suggestion notifications
     deferred: int = 0  # waited for a recall's fast window to close
     dropped: int = 0  # events dropped because too many were waiting
+    settled: int = 0  # events whose handling is over: a host knows nothing more will come
 
 
 class SuggestionSide:
@@ -112,7 +113,13 @@ class SuggestionSide:
             return
         self._pending += 1
         event = ObservedEvent(params.event, params.text or "", params.path)
-        self.tasks.spawn(self._handle(event), "observe")
+        self.tasks.spawn(self._settled(event), "observe")
+
+    async def _settled(self, event: ObservedEvent) -> None:
+        try:
+            await self._handle(event)
+        finally:
+            self.counters.settled += 1
 
     async def _handle(self, event: ObservedEvent) -> None:
         try:

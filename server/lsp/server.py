@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 from lsprotocol import types
 from memory_recall.protocol import methods
-from memory_recall.server.core.config import load_settings, version
+from memory_recall.server.core.config import load_settings
 from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.session import CatalogSession
 from memory_recall.server.lsp import handlers
@@ -27,6 +27,7 @@ from memory_recall.server.lsp.adapter import MemoryProtocol, make_converter
 from memory_recall.server.lsp.framing import StdoutWriter, open_reader
 from memory_recall.server.lsp.transport import read_frames
 from memory_recall.server.models import HostModel
+from memory_recall.server.release import version
 from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path

@@ -40,10 +40,12 @@ from memory_recall.protocol.messages import (
     UpdateParams,
     WriteResult,
 )
-from memory_recall.server.core.config import version
 from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.errors import refusal
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.recall.search import SearchError
+from memory_recall.server.recall.search import find_memory as lookup
+from memory_recall.server.release import version
 from pydantic import BaseModel, ValidationError
 
 log = logging.getLogger("memory_recall")
@@ -340,17 +342,17 @@ def _add_uris(nodes: list[dict[str, Any]]) -> None:
 
 
 def find_memory(core: MemoryCore, memory: str) -> MemoryDocument | None:
-    """The memory a URI (or a path) names, among the served documents."""
-    catalog = core.catalog
-    if not memory.startswith(URI_PREFIX):
-        return catalog.get(memory)
-    scope, _, relative = unquote(memory[len(URI_PREFIX) :]).partition("/")
-    for root in core.roots:
-        if root.scope.wire == scope and relative:
-            doc = catalog.get(str(root.path / relative))
-            if doc is not None and doc.scope.wire == scope:
-                return doc
-    return None
+    """The memory a URI (or a path, or a path inside a root) names, among those served:
+    the one lookup search uses (`recall.search.find_memory`)."""
+    scope = None
+    if memory.startswith(URI_PREFIX):
+        scope, _, memory = unquote(memory[len(URI_PREFIX) :]).partition("/")
+        if not memory:
+            return None
+    try:
+        return lookup(core.catalog.snapshot(), memory, scope)
+    except SearchError:
+        return None
 
 
 TTY_HINT = (

@@ -8,7 +8,7 @@ The names of protocol v1 stay accepted everywhere (settings, CLI, both editors):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from memory_recall.server.ranking.baselines import PlainBm25, ascii_tokens
@@ -17,7 +17,13 @@ from memory_recall.server.ranking.bm25f.ranker import Bm25Ranker
 from memory_recall.server.ranking.bm25f.tokens import recall_tokens
 from memory_recall.server.ranking.index import DocumentIndex
 from memory_recall.server.ranking.postings import TermIndex
-from memory_recall.server.ranking.shortlist import Ranker, index_ranker, reference_ranker
+from memory_recall.server.ranking.shortlist import (
+    Ranker,
+    RecallQuery,
+    index_ranker,
+    reference_ranker,
+)
+from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.tokens import query_tokens
 
 
@@ -30,6 +36,25 @@ class RankerSpec:
     # The index the catalog keeps for this ranker (the daemon builds one kind only).
     index_kind: type[TermIndex] = field(default=DocumentIndex)
     served: bool = True  # False: a baseline for eval, too slow to serve recalls
+
+    def query(
+        self,
+        snapshot: CorpusView,
+        text: str,
+        *,
+        recent_tools: Sequence[str] = (),
+        exclude_paths: Collection[str] = (),
+    ) -> RecallQuery:
+        """A query of this ranker over a snapshot, noise and exclusions left out: what a
+        recall, an explanation and a search all start from."""
+        return RecallQuery.build(
+            snapshot,
+            text,
+            recent_tools=recent_tools,
+            exclude_paths=exclude_paths,
+            ranker=self.rank,
+            tokenizer=self.tokenize,
+        )
 
 
 class _Rankers(dict[str, RankerSpec]):

@@ -31,7 +31,6 @@ from memory_recall.server.network.activation import Reached
 from memory_recall.server.ranking.explanation import ScoreExplanation
 from memory_recall.server.ranking.noise import NoiseFilter
 from memory_recall.server.ranking.registry import RankerSpec
-from memory_recall.server.ranking.shortlist import RecallQuery
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.recall.network import NetworkRecall, RecallNetwork, hops_wire
 
@@ -87,13 +86,11 @@ def explain(
     via: Mapping[str, Reached] | None = None,
 ) -> ExplainResult:
     doc = find_document(snapshot, request.path)
-    query = RecallQuery.build(
+    query = ranker.query(
         snapshot,
         request.query,
         recent_tools=request.recent_tools,
         exclude_paths=request.exclude_paths,
-        ranker=ranker.rank,
-        tokenizer=ranker.tokenize,
     )
     shortlist = query.shortlist()
     joined = NetworkRecall(network, query.keep) if network is not None else None

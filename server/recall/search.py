@@ -47,7 +47,6 @@ from memory_recall.server.organise.tree import TopicTree
 from memory_recall.server.ranking.bm25f.ranker import Bm25Params, Bm25Ranker
 from memory_recall.server.ranking.passage import Excerpt
 from memory_recall.server.ranking.registry import RankerSpec
-from memory_recall.server.ranking.shortlist import RecallQuery
 from memory_recall.server.ranking.view import CorpusView, input_order_key
 from memory_recall.server.recall.prompt import (
     PROMPT_DESCRIPTION_CHARS,
@@ -233,9 +232,7 @@ class MemorySearch:
     ) -> SearchOutcome:
         query = _needs_query(request)
         keep = _scope_filter(request.scope)
-        ranked_query = RecallQuery.build(
-            view, query, ranker=self.ranker.rank, tokenizer=self.ranker.tokenize
-        )
+        ranked_query = self.ranker.query(view, query)
         ranking = ranked_query.ranking
         lexical = [s for s in ranking.ranked if keep(s.document)]
         reached: list[Reached] = []
@@ -287,9 +284,7 @@ class MemorySearch:
             start = find_memory(view, request.path, request.scope)
             seeds = [(start.path, 1.0)]
         if query:
-            ranked = RecallQuery.build(
-                view, query, ranker=self.ranker.rank, tokenizer=self.ranker.tokenize
-            ).ranking.ranked
+            ranked = self.ranker.query(view, query).ranking.ranked
             scores = {s.document.path: float(s.score) for s in ranked if keep(s.document)}
             if not seeds:
                 seeds = [(s.document.path, float(s.score)) for s in ranked if keep(s.document)][

@@ -199,13 +199,11 @@ def lexical_phases(
     """What the daemon would send for a request, without a model: the fast phase a host
     with a selector gets first (None when nothing matches), and the refined phase a host
     without one gets (the lexical top 5). `memory-recall recall` prints these."""
-    query = RecallQuery.build(
+    query = ranker.query(
         snapshot,
         request.query,
         recent_tools=request.recent_tools,
         exclude_paths=request.exclude_paths,
-        ranker=ranker.rank,
-        tokenizer=ranker.tokenize,
     )
     shortlist = query.shortlist()
     joined = NetworkRecall(network, query.keep) if network is not None else None
@@ -291,13 +289,11 @@ class RecallService:
         outcome: _Outcome,
         timer: _Timer,
     ) -> RecallResult:
-        query = RecallQuery.build(
+        query = self.ranker.query(
             snapshot,
             request.query,
             recent_tools=request.recent_tools,
             exclude_paths=request.exclude_paths,
-            ranker=self.ranker.rank,
-            tokenizer=self.ranker.tokenize,
         )
         network = self.network() if self.network is not None else None
         joined = NetworkRecall(network, query.keep) if network is not None else None

@@ -70,18 +70,22 @@ def resolve_target(
     if "\x00" in path:
         raise InvalidWrite(field, "the path contains a NUL character")
     candidates = [Path(path)] if os.path.isabs(path) else [r.path / path for r in roots]
+    missing = False  # a relative path that would lie inside a root, where no file is
     for candidate in candidates:
         absolute = Path(os.path.abspath(candidate))  # folds `..` lexically
         for index, root in enumerate(roots):
             if absolute == root.path or root.path not in absolute.parents:
                 continue
             if not os.path.isabs(path) and not absolute.exists():
+                missing = True
                 break  # a relative path: only a root that has the file
             relative = absolute.relative_to(root.path).as_posix()
             _check_name(relative, field, archived)
             _check_real(root, absolute, field)
             return index, relative
     where = ", ".join(str(r.path) for r in roots) or "(no roots configured)"
+    if missing:
+        raise InvalidWrite(field, f"no memory {path} in any root ({where})")
     raise InvalidWrite(field, f"{path} is not inside a memory root ({where})")
 
 

@@ -23,7 +23,7 @@ SERVER_COMMAND = [
     sys.executable, "-m", "memory_recall.server", "serve", "--selector-ceiling-ms", str(CEILING_MS),
     "--log-level", "WARNING",
 ]  # fmt: skip
-WAIT = 10  # seconds: every wait in a test is bounded
+WAIT = 30  # seconds: every wait in a test is bounded (generous: a loaded 2-core machine)
 
 
 class Recorder:

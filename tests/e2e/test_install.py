@@ -3,15 +3,35 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+from memory_recall.protocol.framing import frame
+
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _clean_source(into: Path) -> Path:
+    """The files a fresh clone would have (with this checkout's changes), without the
+    build artifacts a previous build left in build/: what the wheel is built from."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=REPO, capture_output=True, check=True, timeout=60,
+    ).stdout.decode().split("\0")  # fmt: skip
+    for name in filter(None, listed):
+        source = REPO / name
+        if source.is_file():
+            target = into / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    return into
+
+
 def test_the_wheel_adds_no_top_level_server_or_protocol(tmp_path: Path) -> None:
+    source = _clean_source(tmp_path / "source")
     subprocess.run(
         [
             sys.executable,
@@ -22,7 +42,7 @@ def test_the_wheel_adds_no_top_level_server_or_protocol(tmp_path: Path) -> None:
             "--no-deps",
             "-w",
             str(tmp_path),
-            str(REPO),
+            str(source),
         ],
         check=True,
         timeout=300,
@@ -34,9 +54,11 @@ def test_the_wheel_adds_no_top_level_server_or_protocol(tmp_path: Path) -> None:
     assert {t for t in tops if not t.endswith(".dist-info")} == {"memory_recall"}
     assert "memory_recall/protocol/schema/protocol.schema.json" in names
     assert "memory_recall/server/lsp/server.py" in names
-    # what `memory-recall demo` and `delivery` read when no path is given
-    assert "memory_recall/fixtures/eval/corpus.json" in names
+    # what `memory-recall demo` reads when no path is given
     assert "memory_recall/fixtures/demo-memory/project/deploy-freeze.md" in names
+    # no evaluation, benchmark or labelled set: those are the developers', in the source tree
+    assert not [n for n in names if n.startswith("memory_recall/server/dev/")]
+    assert not [n for n in names if n.startswith("memory_recall/fixtures/eval/")]
     assert not [n for n in names if n.startswith("memory_recall/fixtures/") and "/gate/" in n]
 
 
@@ -56,7 +78,7 @@ main(["serve"])
 
 def _frame(message: dict) -> bytes:
     body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+    return frame(body)
 
 
 def test_serve_starts_without_importing_any_dev_tool(tmp_path: Path) -> None:

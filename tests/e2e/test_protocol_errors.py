@@ -8,7 +8,6 @@ import os
 import select
 import subprocess
 import sys
-import time
 
 import pytest
 from memory_recall.protocol import limits, methods
@@ -110,10 +109,10 @@ async def test_initialize_advertises_protocol_version(client, tmp_path):
 
 async def test_invalid_options_fall_back_and_tell_the_user(client, tmp_path):
     await start(client, [(tmp_path, "project")], selector={"kind": "telepathy"})
-    await asyncio.sleep(0.2)
+    # The warning is sent at `initialized`; a request answered after it is the barrier.
+    status = await request(client, methods.STATUS, {})
     messages = [m.message for m in client.messages]
     assert any("selector" in m and "invalid" in m for m in messages), messages
-    status = await request(client, methods.STATUS, {})
     assert status["selector"] == "none"
     assert status["roots"][0]["path"] == str(tmp_path)
 
@@ -136,13 +135,11 @@ def test_exits_promptly_on_stdin_eof(tmp_path):
     process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
     process.stdin.flush()
     process.stdout.readline()  # the initialize answer has started: the daemon is up
-    started = time.monotonic()
     process.stdin.close()
     try:
-        process.wait(timeout=5)
+        process.wait(timeout=WAIT)  # it ends on its own: a hang fails here
     finally:
         process.kill()
-    assert time.monotonic() - started < 2.0
     assert process.returncode == 1  # no shutdown before the stream ended (LSP: exit code 1)
 
 
@@ -170,7 +167,7 @@ def _raw_session(tmp_path, messages, *, stdin_stays_open=True):
         process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
     process.stdin.flush()
     try:
-        code = process.wait(timeout=5)
+        code = process.wait(timeout=WAIT)
     except subprocess.TimeoutExpired:
         code = None
         process.kill()
@@ -225,12 +222,10 @@ def test_exit_before_initialize_and_exit_with_an_id_end_the_process(tmp_path):
 
 
 def test_serve_with_stdin_from_dev_null_exits_at_once_without_a_traceback():
-    started = time.monotonic()
     with open("/dev/null", "rb") as devnull:
-        out = subprocess.run(
-            SERVER_COMMAND, stdin=devnull, capture_output=True, text=True, timeout=10
+        out = subprocess.run(  # it ends on its own: a hang fails on the timeout
+            SERVER_COMMAND, stdin=devnull, capture_output=True, text=True, timeout=WAIT
         )
-    assert time.monotonic() - started < 5
     assert out.returncode == 1  # like a closed pipe: no shutdown came
     assert "Traceback" not in out.stderr and "Error" not in out.stderr, out.stderr
 

@@ -15,7 +15,6 @@ from pygls.lsp.client import LanguageClient
 from tests.e2e.conftest import SERVER_COMMAND, WAIT, request, start
 
 # How long "nothing more arrives" is watched for: long against a match (milliseconds).
-QUIET_S = 0.6
 
 
 def memory_file(root: Path, name: str, title: str, description: str, body: str, front: str = ""):
@@ -79,6 +78,22 @@ def record_suggestions(client: LanguageClient) -> list[dict[str, Any]]:
         client.recorder.add(methods.SUGGESTION, params)  # type: ignore[attr-defined]
 
     return got
+
+
+async def settled(client: LanguageClient, observed: int) -> None:
+    """Every event observed so far is handled (its suggestion sent, or nothing to send):
+    the barrier after which nothing more can arrive for them. A status request answered
+    after the notifications also proves every one was taken (or refused as invalid)."""
+
+    async def poll() -> None:
+        while True:
+            status = await request(client, methods.STATUS, {})
+            counts = status["suggestions"]
+            if counts["observed"] >= observed and counts["settled"] == counts["observed"]:
+                return
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(poll(), WAIT)
 
 
 async def wait_count(items: list[Any], n: int, timeout: float = WAIT) -> None:
@@ -172,12 +187,13 @@ async def test_an_observe_brings_one_suggestion_once_per_session(
     # The same event again brings nothing; another memory's event still does.
     client.protocol.notify(methods.OBSERVE, {"event": "error", "text": error})
     client.protocol.notify(methods.OBSERVE, {"event": "edit", "path": "src/lib/redis.ts"})
-    await asyncio.sleep(QUIET_S)
+    await settled(client, 3)
+    assert len(got) == 1
     client.protocol.notify(
         methods.OBSERVE, {"event": "edit", "path": "db/migrations/0042_orders.sql"}
     )
     await wait_count(got, 2)
-    await asyncio.sleep(QUIET_S)
+    await settled(client, 4)
     assert [d["relativePath"] for n in got for d in n["docs"]] == [
         "lessons/redis.md",
         "lessons/migrations.md",
@@ -197,7 +213,7 @@ async def test_events_that_match_nothing_and_bad_params_bring_nothing(
         {"event": "error", "text": 42},
     ):
         client.protocol.notify(methods.OBSERVE, params)
-    await asyncio.sleep(QUIET_S)
+    await settled(client, 3)  # the two invalid ones are refused before they are taken
     assert got == []
     assert (await request(client, methods.STATUS, {}))["ready"]
 
@@ -209,7 +225,7 @@ async def test_a_flood_of_observes_is_rate_limited(client: LanguageClient, memor
     for path in edited:
         client.protocol.notify(methods.OBSERVE, {"event": "edit", "path": path})
     await wait_count(got, 3)
-    await asyncio.sleep(QUIET_S)
+    await settled(client, len(edited))
     # Three notifications a minute at most (each a memory never suggested before).
     assert len(got) == 3
     suggested = [d["relativePath"] for n in got for d in n["docs"]]

@@ -29,6 +29,7 @@ from tests.reliability.harness import (
     sized,
     start_daemon,
     status_until,
+    wait_until,
 )
 
 TOPICS = 100
@@ -58,8 +59,14 @@ def make_root(tmp_path: Path) -> Path:
 class SlowSelector:
     """The host's model: slow, and remembers what it chose for each query."""
 
-    def __init__(self, low: float, high: float, seed: int, *, hang_every: int = 0) -> None:
+    def __init__(
+        self, low: float, high: float, seed: int, *, hang_every: int = 0, gated: bool = False
+    ) -> None:
         self.low, self.high = low, high
+        # `gated`: every answer waits until `gate` opens (all requests in flight at once).
+        self.gate = asyncio.Event()
+        if not gated:
+            self.gate.set()
         self.random = random.Random(seed)
         self.chosen: dict[str, list[str]] = {}
         self.calls = 0
@@ -75,6 +82,7 @@ class SlowSelector:
             await self.released.wait()
         else:
             await asyncio.sleep(self.random.uniform(self.low, self.high))
+        await self.gate.wait()
         # The first candidates include the fast documents: the exclusion set must drop them.
         chosen = [c.path for c in params.candidates[: params.limit]]
         self.chosen[params.query] = chosen
@@ -135,7 +143,7 @@ def by_token(client: RecordingClient) -> dict[Any, list[tuple[int, str, dict[str
 async def test_concurrent_recalls_keep_their_exclusion_sets_apart(
     tmp_path: Path, figures: dict[str, str]
 ) -> None:
-    selector = SlowSelector(0.2, 0.6, seed=1)
+    selector = SlowSelector(0.2, 0.6, seed=1, gated=True)
     client = await start_daemon(
         tmp_path, [(make_root(tmp_path), "project")], selector={"kind": "client"},
         select_handler=selector, watch=False,
@@ -145,7 +153,10 @@ async def test_concurrent_recalls_keep_their_exclusion_sets_apart(
         queries = [f"{topic(i % TOPICS)} nonce{i:05d}" for i in range(CONCURRENT)]
         started = time.perf_counter()
         handles = await asyncio.gather(*(client.recall(q, initial_wait_ms=0) for q in queries))
-        in_flight = (await client.status()).recall.active  # all sent: how many at once
+        # Every recall has asked the model, and none is answered yet: all in flight at once.
+        await wait_until(lambda: selector.calls == CONCURRENT, what="every recall at the model")
+        in_flight = (await client.status()).recall.active
+        selector.gate.set()
         results = await asyncio.wait_for(asyncio.gather(*(h.response for h in handles)), WAIT * 6)
         elapsed = time.perf_counter() - started
         notes = by_token(client)
@@ -166,7 +177,7 @@ async def test_concurrent_recalls_keep_their_exclusion_sets_apart(
             fast_note = next(p for _, m, p in notes[handle.token] if m == methods.FAST_RESULT)
             assert [d["path"] for d in fast_note["docs"]] == fast_paths
         assert selector.calls == CONCURRENT
-        assert in_flight > CONCURRENT // 4, in_flight  # it really was concurrent
+        assert in_flight == CONCURRENT, in_flight  # it really was concurrent
         status = await assert_back_to_baseline(client, before)
         assert status.recall.completed == CONCURRENT
         assert not error_lines(client.stderr_log), error_lines(client.stderr_log)

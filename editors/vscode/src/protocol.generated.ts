@@ -116,6 +116,7 @@ export interface ProtocolModels {
   StatusResult?: StatusResult;
   SuggestedDoc?: SuggestedDoc;
   SuggestionNotification?: SuggestionNotification;
+  SuggestionStatus?: SuggestionStatus;
   SuggestionTrigger?: SuggestionTrigger;
   TreeMember?: TreeMember;
   TreeNode?: TreeNode;
@@ -1959,6 +1960,10 @@ export interface StatusResult {
    */
   stale?: StaleMemory[] | null;
   /**
+   * memory/observe events and the suggestions they brought
+   */
+  suggestions?: SuggestionStatus | null;
+  /**
    * per category of the topic tree (docs/organisation.md): how often its memories were recalled, delivered and used (memory/feedback); null without the state store
    */
   usage?: CategoryUsage[] | null;
@@ -1967,6 +1972,32 @@ export interface StatusResult {
    * the write side (protocol v2)
    */
   write?: WriteStatus | null;
+}
+export interface SuggestionStatus {
+  /**
+   * held back until a recall's first result
+   */
+  deferred?: number;
+  /**
+   * dropped: too many events were waiting
+   */
+  dropped?: number;
+  /**
+   * events that matched at least one memory
+   */
+  matched?: number;
+  /**
+   * memory/observe events taken
+   */
+  observed?: number;
+  /**
+   * memory/suggestion notifications
+   */
+  sent?: number;
+  /**
+   * events whose handling is over (sent, or nothing to send)
+   */
+  settled?: number;
 }
 export interface WatcherStatus {
   detail?: string | null;

@@ -23,7 +23,7 @@ M.methods = {
   tree = 'memory/tree',
   context = 'memory/context',
   consolidate = 'memory/consolidate',
-  -- protocol v2: reflection and retrieval (docs/network.md-12)
+  -- protocol v2: reflection and retrieval (docs/network.md)
   feedback = 'memory/feedback',
   explain = 'memory/explain',
   search = 'memory/search',

@@ -59,7 +59,7 @@ function M.check()
   M.report_model(status, config)
 end
 
---- The memory network and what feedback taught it (protocol v2, docs/network.md-12).
+--- The memory network and what feedback taught it (protocol v2, docs/network.md).
 function M.report_network(status)
   local net = status.network
   if type(net) == 'table' then

@@ -280,7 +280,7 @@ function M.consolidate(opts, callback)
   request(daemon.methods.consolidate, wire(opts), callback, record)
 end
 
--- Reflection and retrieval (docs/network.md-12) ---------------------------------------------
+-- Reflection and retrieval (docs/network.md) ---------------------------------------------
 
 --- The recall that last delivered each memory: path → { token, title, phase }.
 local delivered = {}
