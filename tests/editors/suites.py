@@ -71,7 +71,9 @@ class Finished:
         return f"{' '.join(self.command)} {how}:\n{self.output[-tail:]}"
 
 
-def run(command: list[str], cwd: Path, env: dict[str, str], timeout: float = RUN_TIMEOUT_S):
+def run(
+    command: list[str], cwd: Path, env: dict[str, str], timeout: float = RUN_TIMEOUT_S
+) -> Finished:
     """Run `command` to its end (or `timeout`), its stdout and stderr together."""
     try:
         proc = subprocess.run(

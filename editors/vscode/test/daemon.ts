@@ -84,7 +84,11 @@ export async function startDaemon(
     }),
     START_PATIENCE_MS,
     'the daemon to answer initialize',
-  );
+  ).catch((error) => {
+    child.kill('SIGKILL'); // a daemon left running would keep the test file from ending
+    connection.dispose();
+    throw new Error(`${error.message}\n${stderr}`);
+  });
   await connection.sendNotification('initialized', {});
   return {
     connection,
