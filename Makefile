@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint layers typecheck unit e2e reliability editors clean eval-semantic
+.PHONY: demo test lint layers typecheck unit e2e reliability editors clean eval-semantic agents
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -54,6 +54,17 @@ test: lint layers typecheck
 eval-semantic: $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r eval-semantic.txt
 	OPENBLAS_NUM_THREADS=1 $(BIN)/memory-recall dev semantic-eval
+
+# The real agent CLIs with our hooks (issue 32), never part of `make test`: Claude Code,
+# Codex, Gemini CLI and qwen-code from npm into build/agents, then each against a fake
+# model on 127.0.0.1 inside a loopback-only network namespace (nothing leaves the machine),
+# hooks installed by `install-hooks` into a throwaway $$HOME. Requests: build/agents/runs/.
+AGENTS_DIR := build/agents
+AGENT_PACKAGES := @anthropic-ai/claude-code @openai/codex @google/gemini-cli @qwen-code/qwen-code
+agents: $(STAMP)
+	mkdir -p $(AGENTS_DIR)
+	test -x $(AGENTS_DIR)/node_modules/.bin/claude || npm install --no-audit --no-fund --prefix $(AGENTS_DIR) $(AGENT_PACKAGES)
+	unshare -rn sh -c 'ip link set lo up && MEMORY_RECALL_AGENTS=$(CURDIR)/$(AGENTS_DIR) $(BIN)/pytest -q -s tests/agents'
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -57,6 +57,11 @@ class RootOption(WireModel):
     follow_symlinks: StrictBool = Field(
         default=False, description="follow symlinks that point outside the root"
     )
+    read_only: StrictBool = Field(
+        default=False,
+        description="recalled, never written: no memory is created, changed, archived or "
+        "consolidated in it (another tool's memory folder)",
+    )
 
 
 class SelectorOptions(WireModel):

@@ -44,6 +44,9 @@ class MemoryRoot:
     path: Path
     scope: Scope
     follow_symlinks_outside: bool = False
+    # Recalled, never written (another agent's memory folder, docs/hooks.md): the write side
+    # picks no such root and refuses a path inside one; consolidation only reports on it.
+    read_only: bool = False
 
     @classmethod
     def of(cls, path: str | os.PathLike[str], scope: Scope | str, **kw: bool) -> MemoryRoot:

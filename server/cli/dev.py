@@ -233,11 +233,21 @@ PASSTHROUGH: dict[str, tuple[str, Callable[[Sequence[str]], int]]] = {
         "the fast phase with the semantic channel on, and embedding throughput (docs/s)",
         lambda argv: run_semantic("semantic-bench", argv),
     ),
+    "hook-bench": (
+        "a host's hook at 10,000 memories: command and HTTP hooks beside the daemon's round trip",
+        lambda argv: run_hook_bench(argv),
+    ),
     "search-bench": (
         "memory/search per mode beside a recall's ranking, the suggestion index and matcher",
         run_search_bench,
     ),
 }
+
+
+def run_hook_bench(argv: Sequence[str]) -> int:
+    from memory_recall.server.dev.hook_bench import main as hook_bench
+
+    return hook_bench(argv)
 
 
 def run(argv: Sequence[str]) -> int:

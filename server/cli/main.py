@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_recall.server.cli.common import (
@@ -23,6 +24,7 @@ from memory_recall.server.cli.common import (
     existing,
     memory_path,
     root_from_arg,
+    settings_of,
     with_core,
 )
 from memory_recall.server.cli.show import plural, print_phases
@@ -50,6 +52,10 @@ def _ranker_help() -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    if args.listen:  # the shared daemon's core on a socket of the caller's choosing
+        from memory_recall.server.cli.agents import run_daemon
+
+        return run_daemon(args, Path(os.path.abspath(os.path.expanduser(args.listen))))
     from memory_recall.server.lsp.server import run_stdio
 
     if _is_terminal(sys.stdin):  # started by hand: say what this is instead of waiting silently
@@ -201,6 +207,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         return lines
 
     print("\n".join(with_core(args, status)))
+    from memory_recall.server.hooks.host_memory import host_memories
+
+    for found in host_memories(settings_of(args).workspace or os.getcwd()):
+        how = "mirrored by the daemon" if found.mirrored else "read by the daemon"
+        exists = "" if found.source.exists() else "  (not there yet)"
+        print(f"agent    {found.host:11} {found.scope:8} {found.source}{exists}  ({how})")
     from memory_recall.server.core.config import config_path
 
     source = config_path()
@@ -345,6 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memory_recall.server.cli.organise import add_commands as add_organise_commands
 
     add_organise_commands(sub)
+    from memory_recall.server.cli.agents import add_commands as add_agent_commands
+
+    add_agent_commands(sub)
 
     init = sub.add_parser(
         "project-init",
@@ -372,6 +387,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--stdio", action="store_true", help="accepted for LSP clients; stdio is the transport"
     )
+    serve.add_argument(
+        "--listen", metavar="SOCKET",
+        help="serve on this Unix socket instead of stdio: the shared daemon (see `daemon`), "
+        "for every editor and agent that connects",
+    )  # fmt: skip
     serve.set_defaults(func=cmd_serve)
 
     mcp = sub.add_parser(

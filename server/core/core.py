@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_recall.protocol import methods
-from memory_recall.protocol.limits import REFINED_LIMIT, SELECTOR_CEILING_S
+from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.protocol.messages import (
     CatalogCountersStatus,
     ConsolidateParams,
@@ -99,7 +99,12 @@ from memory_recall.server.organise.dream import CHECK_EVERY_S
 from memory_recall.server.ranking.registry import RankerSpec, ranker_named
 from memory_recall.server.recall.explain import Delivered, ExplainRequest
 from memory_recall.server.recall.explain import explain as explain_memory
-from memory_recall.server.recall.service import RecallListener, RecallRequest, RecallService
+from memory_recall.server.recall.service import (
+    RecallListener,
+    RecallRequest,
+    RecallService,
+    model_deadline_s,
+)
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store import inventory
 
@@ -109,14 +114,6 @@ log = logging.getLogger("memory_recall")
 WARM_UP_AFTER_QUIET_S = 1.0
 
 FaultSink = Callable[[str], None]
-
-
-def recall_deadline_s(options: InitializationOptions, ceiling_s: float | None = None) -> float:
-    """How long a model may take, for a selection or a completion: the selector's
-    timeout, never above the ceiling."""
-    ceiling = SELECTOR_CEILING_S if ceiling_s is None else ceiling_s
-    timeout = selector_timeout_s(options.selector)
-    return min(ceiling, timeout) if timeout else ceiling
 
 
 def _no_notify(method: str, params: Any) -> None:
@@ -154,7 +151,7 @@ class MemoryCore:
 
         catalog = MemoryCatalog(self.roots, ranker.index_kind)
         self.write = WriteSide.open(catalog, ranker, options.write)
-        deadline_s = recall_deadline_s(options, selector_ceiling_s)
+        deadline_s = model_deadline_s(selector_ceiling_s, selector_timeout_s(options.selector))
         # Extraction and consolidation's merges ask the selector's model (or the host's,
         # memory/complete) within the selector's deadline.
         completer = build_completer(options, host)
@@ -275,9 +272,15 @@ class MemoryCore:
     # -- the read side -------------------------------------------------------------------------
 
     async def recall(
-        self, params: RecallParams, request_id: str | int, listener: RecallListener
+        self,
+        params: RecallParams,
+        request_id: str | int,
+        listener: RecallListener,
+        *,
+        fast_without_model: bool = False,
     ) -> RecallResult:
-        """One recall; `listener` hears its phases as they happen (the face sends them on)."""
+        """One recall; `listener` hears its phases as they happen (the face sends them on).
+        `fast_without_model`: a fast phase even without a selector (the host hooks)."""
         request = RecallRequest(
             request_id=request_id,
             query=params.query,
@@ -285,6 +288,7 @@ class MemoryCore:
             recent_tools=params.recent_tools,
             exclude_paths=params.exclude_paths,
             limit=params.limit or REFINED_LIMIT,
+            fast_without_model=fast_without_model,
         )
         self.touch()
         # No suggestion until this recall's first result is out.

@@ -252,6 +252,6 @@ def project_memory_request(
 
 def _root_index(session: CatalogSession, scope: str) -> int | None:
     for index, root in enumerate(session.catalog.roots):
-        if root.scope.value == scope:
+        if root.scope.value == scope and not root.read_only:
             return index
     return None

@@ -145,7 +145,9 @@ def choose_roots(options: InitializationOptions, workspace: str | None) -> list[
     if not options.roots:
         return default_roots(workspace)
     return [
-        MemoryRoot.of(r.path, r.scope, follow_symlinks_outside=r.follow_symlinks)
+        MemoryRoot.of(
+            r.path, r.scope, follow_symlinks_outside=r.follow_symlinks, read_only=r.read_only
+        )
         for r in options.roots
     ]
 

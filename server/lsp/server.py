@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, BinaryIO
 
@@ -61,7 +62,12 @@ class MemoryServer(LanguageServer):
 
     protocol: MemoryProtocol
 
-    def __init__(self, *, selector_ceiling_s: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        selector_ceiling_s: float | None = None,
+        shared_cores: Callable[[str | None], MemoryCore] | None = None,
+    ) -> None:
         super().__init__(
             SERVER_NAME,
             version(),
@@ -71,6 +77,9 @@ class MemoryServer(LanguageServer):
         self.initialized_at_protocol = False
         self.selector_ceiling_s = selector_ceiling_s
         self.core: MemoryCore | None = None  # built at `initialize`; nothing runs before
+        # The shared daemon (docs/hooks.md) hands out its workspace's core instead: built
+        # from the user's settings, started and stopped by the daemon, not by this session.
+        self.shared_cores = shared_cores
         self._initialized = False  # the client's `initialized` arrived (once is enough)
         self._untold_faults: list[str] = []  # found before `initialized`: shown at it
         self._exit = asyncio.Event()
@@ -95,7 +104,7 @@ class MemoryServer(LanguageServer):
 
         @self.feature(types.SHUTDOWN)
         async def shutdown(params: Any) -> None:
-            if self.core is not None:
+            if self.core is not None and self.shared_cores is None:
                 await self.core.stop()
 
         @self.feature(methods.RECALL)
@@ -137,6 +146,11 @@ class MemoryServer(LanguageServer):
         if given is not None and not isinstance(given, dict):
             problems.append(f"expected an object, got {type(given).__name__}")
             given = None
+        if self.shared_cores is not None:
+            # One core per workspace for every client of the daemon: the editor's options
+            # are not applied to it (the user's config file is), and it is already started.
+            self.core = self.shared_cores(workspace_path(params))
+            return
         settings = load_settings(given, workspace=workspace_path(params))
         self.core = MemoryCore(
             settings.options,
@@ -201,14 +215,18 @@ class MemoryServer(LanguageServer):
     # running --------------------------------------------------------------------
 
     async def serve(self, stdin: BinaryIO, stdout: BinaryIO) -> int:
-        self.protocol.set_writer(StdoutWriter(stdout))
-        reader = await open_reader(stdin)
+        return await self.serve_on(await open_reader(stdin), StdoutWriter(stdout))
+
+    async def serve_on(self, reader: Any, writer: Any) -> int:
+        """Serve one client on any pair of streams: `reader.read(n)` (async) and
+        `writer.write(data)` / `writer.close()` (stdio, or a connection to the daemon)."""
+        self.protocol.set_writer(writer)
         read = asyncio.ensure_future(read_frames(reader, self.protocol))
         exit_wait = asyncio.ensure_future(self._exit.wait())
         await asyncio.wait({read, exit_wait}, return_when=asyncio.FIRST_COMPLETED)
         for task in (read, exit_wait):
             task.cancel()
-        if self.core is not None:
+        if self.core is not None and self.shared_cores is None:
             self.core.tasks.cancel_all()
             self.core.session.stop()
             self.core.write.flush()  # the last deliveries counted, before the process ends

@@ -247,7 +247,8 @@ class Dreamer:
     def reports_only(self, index: int) -> bool:
         """A team root is only reported on (docs/writing.md): planned, never carried out, so not
         even its MEMORY.md is rewritten behind the team's back."""
-        return self.writer.roots[index].scope is Scope.TEAM
+        root = self.writer.roots[index]
+        return root.scope is Scope.TEAM or root.read_only
 
     def _docs(self, index: int) -> list[MemoryDocument]:
         return [d for d in self.writer.catalog.snapshot().documents if d.root_index == index]
@@ -420,7 +421,7 @@ class AutoConsolidation:
             return []
         runs = []
         for index, root in enumerate(self.dreamer.writer.roots):
-            if root.scope.value == "team":
+            if root.scope.value == "team" or root.read_only:
                 continue
             now = self.wall_ms()
             found = await asyncio.to_thread(due, state, root_key(root), now)

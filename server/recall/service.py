@@ -61,6 +61,10 @@ class RecallRequest:
     recent_tools: Sequence[str] = ()
     exclude_paths: Sequence[str] = ()
     limit: int = REFINED_LIMIT
+    # A host that injects at two points (a prompt hook, then a tool hook: docs/hooks.md)
+    # gets the fast phase without a model too; its refined phase is then the lexical top 5
+    # minus what the fast phase sent.
+    fast_without_model: bool = False
 
 
 # Staleness (docs/organisation.md), checked as documents are about to be delivered: a factory
@@ -217,6 +221,13 @@ def lexical_phases(
     )
 
 
+def model_deadline_s(ceiling_s: float | None, timeout_s: float | None) -> float:
+    """How long a model may take, for a selection or a completion: its timeout, never
+    above the ceiling (30 s unless a face set another)."""
+    ceiling = SELECTOR_CEILING_S if ceiling_s is None else ceiling_s
+    return min(ceiling, timeout_s) if timeout_s else ceiling
+
+
 class RecallService:
     """Runs recalls over the warm catalog with one selector and one ranker."""
 
@@ -238,7 +249,7 @@ class RecallService:
         self.network = network
         self.record = record
         self.ceiling_s = SELECTOR_CEILING_S if ceiling_s is None else ceiling_s
-        self.deadline_s = min(self.ceiling_s, timeout_s) if timeout_s else self.ceiling_s
+        self.deadline_s = model_deadline_s(ceiling_s, timeout_s)
         self.counters = RecallCounters()
         self.active: dict[str | int, ExclusionSet] = {}
         # Semantic recall (opt-in): only when embeddings are configured.
@@ -344,7 +355,7 @@ class RecallService:
         joined: NetworkRecall | None,
     ) -> tuple[PhaseResult | None, PhaseResult, Shortlist]:
         fast: PhaseResult | None = None
-        if self.selector is not None:
+        if self.selector is not None or request.fast_without_model:
             # The host is waiting for this one: send the ranking's top 2 before
             # building the model's 200-candidate manifest.
             top = query.top(FAST_LIMIT)

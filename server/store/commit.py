@@ -143,11 +143,16 @@ class OwnWrites:
 
     _stats: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     limit: int = 10_000
+    # Told of every path written (from the writer's thread): the shared daemon passes each
+    # write on to the other workspaces' catalogs that read the same root (docs/hooks.md).
+    listeners: list[Callable[[str], None]] = field(default_factory=list)
 
     def add(self, path: str, stat: tuple[int, int, int]) -> None:
         if len(self._stats) >= self.limit:
             self._stats.pop(next(iter(self._stats)))
         self._stats[path] = stat
+        for listener in self.listeners:
+            listener(path)
 
     def is_own(self, path: str) -> bool:
         """Whether `path` is exactly as this process left it (then forgotten: one echo)."""

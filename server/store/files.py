@@ -80,6 +80,10 @@ def resolve_target(
                 missing = True
                 break  # a relative path: only a root that has the file
             relative = absolute.relative_to(root.path).as_posix()
+            if root.read_only:
+                raise InvalidWrite(
+                    field, f"{relative} is in {root.path}, a read-only root: change it there"
+                )
             _check_name(relative, field, archived)
             _check_real(root, absolute, field)
             return index, relative

@@ -384,12 +384,12 @@ class MemoryWriter:
             # across projects; everything else belongs to the project. Never team.
             wanted = Scope.USER if memory_type == "user" else Scope.PROJECT
         for index, root in enumerate(self.roots):
-            if root.scope is wanted:
+            if root.scope is wanted and not root.read_only:
                 return index, root
         if scope is not None:
-            raise InvalidWrite("scope", f"no {scope} root is configured")
+            raise InvalidWrite("scope", f"no writable {scope} root is configured")
         for index, root in enumerate(self.roots):
-            if root.scope is not Scope.TEAM:
+            if root.scope is not Scope.TEAM and not root.read_only:
                 return index, root
         raise InvalidWrite("scope", "no project or user root is configured to write into")
 

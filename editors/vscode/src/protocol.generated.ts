@@ -1411,6 +1411,10 @@ export interface RootOption {
    */
   path: string;
   /**
+   * recalled, never written: no memory is created, changed, archived or consolidated in it (another tool's memory folder)
+   */
+  readOnly?: boolean;
+  /**
    * project, team or user; ties go project, team, user
    */
   scope?: 'project' | 'user' | 'team';

@@ -1,0 +1,1 @@
+"""The shared daemon: one per user, one warm core per workspace (docs/hooks.md)."""
