@@ -193,6 +193,9 @@ class MemoryCore:
             staleness=self.organise.staleness, topics=topics,
         )  # fmt: skip
         self.extraction = ExtractionService(completer, deadline_s, workspace)
+        # Unsure conflicts go to the vectors, then the model (docs/writing.md, "Tiers").
+        embed = self.semantic.endpoint.embed if self.semantic is not None else None
+        self.write.use_tiers(completer, deadline_s, embed)
 
     def _note(self, problem: str | None) -> None:
         if problem:
