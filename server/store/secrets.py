@@ -609,14 +609,30 @@ def _all_candidates(text: str) -> Iterator[SecretFinding]:
     yield from _candidates(text, _RULES[_FIRST_GENERIC:])
 
 
+# What is published on purpose and opens nothing: an OpenSSH public key line, a PEM
+# public key or certificate. A credential word beside one ("Öffentlicher Schlüssel:
+# ssh-rsa AAAA…") does not make it a secret.
+_PUBLIC = regex.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com)"
+    r"\s+AAAA[A-Za-z0-9+/]+={0,3}"
+    r"|-----BEGIN (?:RSA |EC )?(?:PUBLIC KEY|CERTIFICATE)-----.*?"
+    r"-----END (?:RSA |EC )?(?:PUBLIC KEY|CERTIFICATE)-----",
+    regex.S,
+)
+
+
 def find_secrets(text: str) -> list[SecretFinding]:
     """Every credential in `text`, left to right, without overlaps.
 
     Where two rules find overlapping spans, the more specific rule (earlier in
-    the rule list: vendor formats before generic assignments) wins.
+    the rule list: vendor formats before generic assignments) wins. A finding inside
+    a public key or certificate is no credential.
     """
+    public = [m.span() for m in _PUBLIC.finditer(text)] if "AAAA" in text or "-----" in text else []
     kept: list[SecretFinding] = []
     for finding in _all_candidates(text):
+        if any(s <= finding.start and finding.end <= e for s, e in public):
+            continue
         if all(finding.end <= k.start or finding.start >= k.end for k in kept):
             kept.append(finding)
     return sorted(kept, key=lambda f: f.start)

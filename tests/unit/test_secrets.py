@@ -105,7 +105,7 @@ def test_labelled_set_is_broad() -> None:
 # (written with the tuned set, before any tuning, other sentences and values) never was.
 REFUSAL_BASELINES = {
     "secrets.json": (1.0, 0.0),  # 172/172 refused, 0/101 look-alikes
-    "secrets-blind.json": (1.0, 1 / 13),  # 35/35 refused, 1/13 (a public ssh-rsa key, de)
+    "secrets-blind.json": (1.0, 0.0),  # 35/35 refused, 0/13 (a public key is no credential)
 }
 REFUSAL_TOLERANCE = 0.02
 
@@ -155,3 +155,24 @@ def test_credential_words_cover_twenty_languages() -> None:
         "passwort",
     ):
         assert find_secrets(f"{word}: Kx8vQ2mZ7pLw"), word
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Öffentlicher Schlüssel: ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 deploy@ci",
+        "public key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx9 me@laptop",
+        "cert:\n-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUb3\n-----END CERTIFICATE-----",
+    ],
+)
+def test_a_public_key_is_no_credential_whatever_word_stands_beside_it(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_a_private_key_stays_one_beside_a_public_key() -> None:
+    text = (
+        "pub: ssh-rsa AAAAB3NzaC1yc2EAAAADAQAB me@x\n"
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+        "-----END OPENSSH PRIVATE KEY-----"
+    )
+    assert [f.kind for f in find_secrets(text)] == ["private_key"]
