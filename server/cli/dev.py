@@ -222,6 +222,12 @@ def cmd_bench_write(args: argparse.Namespace) -> int:
     return write_bench(args)
 
 
+def cmd_eval_gate(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.gate_eval import gate_main
+
+    return gate_main(as_json=args.json)
+
+
 def run_eval_facts(argv: Sequence[str]) -> int:
     """`eval-facts`: the write side's judgement per tier and language (docs/writing.md)."""
     from memory_recall.server.dev.fact_eval import main as fact_eval
@@ -396,6 +402,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evw.add_argument("--json", action="store_true", help="print one JSON object")
     evw.set_defaults(func=cmd_eval_write)
+
+    evg = sub.add_parser(
+        "eval-gate", help="the gate's secret and injection figures, per class and per language"
+    )
+    evg.add_argument("--json", action="store_true", help="print one JSON object")
+    evg.set_defaults(func=cmd_eval_gate)
     from memory_recall.server.cli.organise import add_dev_commands
 
     add_dev_commands(sub)

@@ -54,6 +54,9 @@ CORE_REQUESTS: tuple[tuple[str, Any], ...] = (
     (methods.HISTORY, handlers.history),
     (methods.LIST, handlers.list_memories),
     (methods.EXTRACT, handlers.extract),
+    (methods.PROPOSALS, handlers.proposals),
+    (methods.CONFIRM, handlers.confirm),
+    (methods.REJECT, handlers.reject),
 )
 
 
