@@ -45,6 +45,7 @@ from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.errors import refusal
 from memory_recall.server.core.rehearsal import rehearse_recall_path
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.mcp.wire import serve_stdio
 from memory_recall.server.recall.prompt import HEADING, NOTICE
 from memory_recall.server.recall.search import SearchError
 from memory_recall.server.recall.search import find_memory as lookup
@@ -422,7 +423,8 @@ def run(core: MemoryCore, log_level: str = "WARNING") -> int:
             log.warning("memory-recall: %s", problem)
         core.start()
         try:
-            await server.run_stdio_async()
+            # The SDK's run_stdio_async, every line answered (server/mcp/wire.py).
+            await serve_stdio(server._lowlevel_server)
         finally:
             await core.stop()
 
