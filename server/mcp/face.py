@@ -332,11 +332,14 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
 
     @tool(READ_ONLY)
     async def memory_list(
-        scope: Literal["project", "team", "user"] | None = None, category: str | None = None
+        scope: Literal["project", "team", "user"] | None = None,
+        category: str | None = None,
+        cursor: str | None = None,
     ) -> dict[str, Any]:
-        """Every memory with its category and statistics (recalled, delivered, used);
-        `scope` and `category` (such as `lessons`) narrow the list."""
-        params = _checked(ListParams, {"scope": scope, "category": category})
+        """The memories with their category and statistics (recalled, delivered, used), up to
+        500 at a time: pass `nextCursor` as `cursor` for the next ones. `scope` and
+        `category` (such as `lessons`) narrow the list."""
+        params = _checked(ListParams, {"scope": scope, "category": category, "cursor": cursor})
         answer = (await _served(core.list_memories(params))).wire()
         for item in answer["memories"]:
             item["uri"] = memory_uri(item["scope"], item["relativePath"])
