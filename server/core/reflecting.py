@@ -45,6 +45,8 @@ RECENT_RECALLS = 256  # recalls memory/explain and memory/feedback can name by t
 # thread: server.daemon.background) only when the memories or the statistics
 # changed, and staleness (files in the workspace) at most this often.
 STATUS_STALE_TTL_S = 5.0
+# The usage per category follows recalls and feedback at most this often.
+STATUS_USAGE_TTL_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ class ReflectionSide:
         self._spawn = spawn
         self.recent: OrderedDict[object, RecallTrace] = OrderedDict()
         self.changes = 0  # recalls recorded and feedback received: what usage sums read
+        self._usage_changes = 0  # the `changes` the usage figure was last worked out for
+        self._usage_at = float("-inf")
         self._usage: Refreshed[list[CategoryUsage]] = Refreshed("usage per category")
         self._stale: Refreshed[list[tuple[str, str]]] = Refreshed("the stale memories")
 
@@ -209,7 +213,13 @@ class ReflectionSide:
             return lambda: self.category_usage(paced(docs), place, stats)
 
         expected = len(docs) * SECONDS_PER_MEMORY
-        key = (version, self.changes)
+        # Every recall counts (self.changes): worked out again for each, the figure was a
+        # pass over every memory per status while recalls came (docs/performance.md,
+        # "Recalls first"). A change of the memories still counts at once.
+        now = time.monotonic()
+        if self.changes != self._usage_changes and now - self._usage_at >= STATUS_USAGE_TTL_S:
+            self._usage_changes, self._usage_at = self.changes, now
+        key = (version, self._usage_changes)
         return await self._usage.get(key, prepare, wait_s, expected_s=expected)
 
     async def status_stale(
