@@ -116,8 +116,11 @@ def read_memory(memory: MemoryText) -> Reading:
     if not body:
         body = "\n".join(p for p in (memory.title, memory.description) if p)
     capitals = capitals_mark_names(f"{memory.title}\n{memory.description}\n{body}")
-    statements = tuple(s for s in split_statements(body) if read_terms(_said(s), capitals).terms)
-    terms = tuple(read_terms(_said(s), capitals) for s in statements)
+    # Each statement's terms are read once (a long memory is most of a remember's time).
+    read = [(s, read_terms(_said(s), capitals)) for s in split_statements(body)]
+    kept = [(s, t) for s, t in read if t.terms]
+    statements = tuple(s for s, _ in kept)
+    terms = tuple(t for _, t in kept)
     keys = frozenset(k for t in terms for k in t.keys)
     values = frozenset(term.key for t in terms for term in t.terms if term.valued)
     return Reading(
