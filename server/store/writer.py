@@ -61,6 +61,7 @@ from memory_recall.server.store.conflicts import (
     Verdict,
     judge,
     of_judgement,
+    read_ahead,
     title_key,
 )
 from memory_recall.server.store.edits import archive_changes, parse_file, set_flags
@@ -137,6 +138,15 @@ def _joined(targets: Sequence[str], run: Callable[[str], WriteResult]) -> WriteR
 
 class _ViewChanged(Exception):
     """The catalog was behind the disk for a file a decision needs: plan again."""
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """A remember's conflict candidates, as found for the catalog at `version`."""
+
+    index: int
+    version: int
+    docs: list[MemoryDocument]
 
 
 @dataclass
@@ -277,8 +287,9 @@ class MemoryWriter:
         """The same operations for the daemon: decided on the event loop (which owns the
         catalog), carried out in a worker thread (locks and fsync never block recalls)."""
         settled = await self._settle(request) if kind == "remember" else {}  # type: ignore[arg-type]
+        ahead = await self._read_ahead(request) if kind == "remember" else None  # type: ignore[arg-type]
         planners: dict[str, Callable[[], Plan | WriteResult]] = {
-            "remember": lambda: self._plan_remember(request, settled),  # type: ignore[arg-type]
+            "remember": lambda: self._plan_remember(request, settled, ahead),  # type: ignore[arg-type]
             "update": lambda: self._plan_update(request),  # type: ignore[arg-type]
             "forget": lambda: reversal.plan_forget(self, request),  # type: ignore[arg-type]
             "restore": lambda: reversal.plan_restore(self, str(request)),
@@ -514,15 +525,41 @@ class MemoryWriter:
             if q.id in settled
         }
 
+    async def _read_ahead(self, request: RememberRequest) -> _Candidates | None:
+        """The conflict candidates of a remember, their statements read in a worker thread
+        (paced: recalls first). Reading a long memory's statements is most of a remember
+        (docs/performance.md, "Writes in milliseconds"); the plan, made on the event loop,
+        then finds them read (`read_memory` keeps them) and takes these candidates while
+        the catalog has not changed."""
+        draft = self._draft(request)
+        if isinstance(draft, WriteResult):
+            return None  # refused by the gate: the plan says so
+        index, _root, new = draft
+        version = self.catalog.snapshot().version
+        docs = self._candidates(index, new, self._root_view(index))
+        texts = [new, *(MemoryText.of(doc) for doc in docs)]
+        await asyncio.to_thread(read_ahead, paced(texts))
+        return _Candidates(index, version, docs)
+
     def _plan_remember(
-        self, request: RememberRequest, settled: dict[tuple[str, str], Verdict] | None = None
+        self,
+        request: RememberRequest,
+        settled: dict[tuple[str, str], Verdict] | None = None,
+        ahead: _Candidates | None = None,
     ) -> Plan | WriteResult:
         draft = self._draft(request)
         if isinstance(draft, WriteResult):
             return draft
         index, root, new = draft
         view = self._root_view(index)
-        judged = self._judge(index, new, view, settled or {})
+        current = (
+            ahead is not None
+            and ahead.index == index
+            and ahead.version == self.catalog.snapshot().version
+        )
+        judged = self._judge(
+            index, new, view, settled or {}, ahead.docs if current and ahead else None
+        )
         propose = not request.apply or (request.origin == "extract" and root.scope is Scope.TEAM)
         plan = Plan(index, root, "remember", request.trigger, [], uses_view=True)
         plan.entries = view.entries
@@ -555,8 +592,25 @@ class MemoryWriter:
         new: MemoryText,
         view: _RootView,
         settled: dict[tuple[str, str], Verdict] | None = None,
+        candidates: Sequence[MemoryDocument] | None = None,
     ) -> list[tuple[MemoryDocument, Verdict]]:
-        """The root's candidates for the new memory, judged, the most telling first."""
+        """The root's candidates for the new memory (or `candidates`, found for this very
+        catalog), judged, the most telling first."""
+        if candidates is None:
+            candidates = self._candidates(index, new, view)
+        settled = settled or {}
+        judged = [
+            (doc, settled.get((doc.path, doc.content_hash)) or judge(new, MemoryText.of(doc)))
+            for doc in candidates
+        ]
+        judged.sort(
+            key=lambda item: (not item[1].acts, PRECEDENCE[item[1].kind], -item[1].similarity)
+        )
+        return judged
+
+    def _candidates(self, index: int, new: MemoryText, view: _RootView) -> list[MemoryDocument]:
+        """The memories of root `index` a new memory may conflict with: the ranker's best
+        matches, and every memory of the same title."""
         snapshot: CorpusView = self.catalog.snapshot()
         query = f"{new.title}\n{new.description}\n{new.body}"
         tokens = self.ranker.tokenize(query)
@@ -571,15 +625,7 @@ class MemoryWriter:
             if doc_key == key:
                 doc = view.docs[rel]
                 candidates.setdefault(doc.path, doc)
-        settled = settled or {}
-        judged = [
-            (doc, settled.get((doc.path, doc.content_hash)) or judge(new, MemoryText.of(doc)))
-            for doc in candidates.values()
-        ]
-        judged.sort(
-            key=lambda item: (not item[1].acts, PRECEDENCE[item[1].kind], -item[1].similarity)
-        )
-        return judged
+        return list(candidates.values())
 
     def _plan_duplicate(self, plan: Plan, doc: MemoryDocument, verdict: Verdict) -> None:
         rel = _posix(doc.relative_path)
