@@ -225,6 +225,7 @@ class MemoryCore:
     def start(self) -> None:
         """Index and watch the roots, then build the network, embed, warm the writer, count
         deliveries and consolidate when due — all in the background of the running loop."""
+        pacing.requests_first()
         self.tasks.spawn(self._build_network(), "network")
         if self.semantic is not None:
             self.tasks.spawn(self.semantic.run(self.session.view), "embeddings")
