@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -106,6 +107,8 @@ ALSO_REPLACED_SIMILARITY = 0.6
 # Memories an unsure new one is linked to (`related`, `maybeSupersedes`): the closest few.
 LINKED_AT_MOST = 3
 
+log = logging.getLogger("memory_recall")
+
 
 def _merge(results: Sequence[WriteResult]) -> WriteResult:
     """The results of a batch's operations, as one answer."""
@@ -142,11 +145,18 @@ class _ViewChanged(Exception):
 
 @dataclass(frozen=True)
 class _Candidates:
-    """A remember's conflict candidates, as found for the catalog at `version`."""
+    """A remember's conflict candidates, as found in `snapshot`."""
 
     index: int
-    version: int
+    snapshot: CorpusView
     docs: list[MemoryDocument]
+
+    def current(self, catalog: MemoryCatalog) -> bool:
+        """Whether nothing changed since: the catalog's version, and its live index's."""
+        live = self.snapshot.live_index
+        return catalog.snapshot().version == self.snapshot.version and (
+            live is None or live.version == self.snapshot.live_index_version
+        )
 
 
 @dataclass
@@ -526,20 +536,31 @@ class MemoryWriter:
         }
 
     async def _read_ahead(self, request: RememberRequest) -> _Candidates | None:
-        """The conflict candidates of a remember, their statements read in a worker thread
-        (paced: recalls first). Reading a long memory's statements is most of a remember
-        (docs/performance.md, "Writes in milliseconds"); the plan, made on the event loop,
-        then finds them read (`read_memory` keeps them) and takes these candidates while
-        the catalog has not changed."""
+        """The conflict candidates of a remember, found and their statements read in a
+        worker thread (docs/performance.md, "Writes in milliseconds"): ranking the new
+        memory's whole text against the index and reading the candidates' statements are
+        most of a remember, and on the event loop they held every recall behind them. The
+        plan, made on the event loop, takes these candidates only if the catalog has not
+        changed since (its version, and the live index's), else finds them again; it finds
+        their statements read (`read_memory` keeps them)."""
         draft = self._draft(request)
         if isinstance(draft, WriteResult):
             return None  # refused by the gate: the plan says so
         index, _root, new = draft
-        version = self.catalog.snapshot().version
-        docs = self._candidates(index, new, self._root_view(index))
-        texts = [new, *(MemoryText.of(doc) for doc in docs)]
-        await asyncio.to_thread(read_ahead, paced(texts))
-        return _Candidates(index, version, docs)
+        snapshot = self.catalog.snapshot()
+        view = self._root_view(index)
+
+        def find_and_read() -> list[MemoryDocument]:
+            docs = self._candidates(index, new, view, snapshot)
+            read_ahead(paced([new, *(MemoryText.of(doc) for doc in docs)]))
+            return docs
+
+        try:
+            docs = await asyncio.to_thread(find_and_read)
+        except Exception as exc:  # the catalog moved under the search: the plan searches
+            log.debug("conflict candidates found again on the event loop: %r", exc)
+            return None
+        return _Candidates(index, snapshot, docs)
 
     def _plan_remember(
         self,
@@ -552,11 +573,7 @@ class MemoryWriter:
             return draft
         index, root, new = draft
         view = self._root_view(index)
-        current = (
-            ahead is not None
-            and ahead.index == index
-            and ahead.version == self.catalog.snapshot().version
-        )
+        current = ahead is not None and ahead.index == index and ahead.current(self.catalog)
         judged = self._judge(
             index, new, view, settled or {}, ahead.docs if current and ahead else None
         )
@@ -608,10 +625,13 @@ class MemoryWriter:
         )
         return judged
 
-    def _candidates(self, index: int, new: MemoryText, view: _RootView) -> list[MemoryDocument]:
+    def _candidates(
+        self, index: int, new: MemoryText, view: _RootView, snapshot: CorpusView | None = None
+    ) -> list[MemoryDocument]:
         """The memories of root `index` a new memory may conflict with: the ranker's best
-        matches, and every memory of the same title."""
-        snapshot: CorpusView = self.catalog.snapshot()
+        matches in `snapshot` (by default the catalog's now), and every memory of the same
+        title."""
+        snapshot = snapshot if snapshot is not None else self.catalog.snapshot()
         query = f"{new.title}\n{new.description}\n{new.body}"
         tokens = self.ranker.tokenize(query)
         candidates: dict[str, MemoryDocument] = {}

@@ -545,3 +545,25 @@ def test_deleting_the_state_store_loses_history_never_a_memory(world: World) -> 
     assert again.action == "unchanged"  # the memory itself still counts
     with pytest.raises(InvalidWrite):
         world.writer.undo(op.operation)  # an operation the new store never saw
+
+
+def test_a_remember_finds_its_candidates_ahead_and_only_uses_them_while_nothing_changed(
+    world: World,
+) -> None:
+    """The daemon's remember finds and reads its conflict candidates in a worker thread; the
+    plan takes them only while the catalog (and its live index) is as they were found in."""
+    import asyncio
+
+    world.remember("The payments service deploys with Helm chart v3.2.")
+    request = RememberRequest("The payments service deploys with Helm chart v3.4.")
+    ahead = asyncio.run(world.writer._read_ahead(request))
+    assert ahead is not None and ahead.current(world.catalog)
+    assert [d.title for d in ahead.docs] == [d.title for d in world.writer._candidates(
+        ahead.index, world.writer._draft(request)[2], world.writer._root_view(ahead.index)  # type: ignore[index]
+    )]  # fmt: skip
+    assert any("Helm" in d.body for d in ahead.docs)
+    world.remember("Staging runs in eu-west-1.")  # the catalog moves on
+    assert not ahead.current(world.catalog)
+    # The daemon's path end to end: the v3.2 memory is updated, not kept beside v3.4.
+    result = asyncio.run(world.writer.run_async("remember", request))
+    assert [op.action for op in result.operations] == ["updated"], result
