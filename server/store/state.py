@@ -194,6 +194,8 @@ def _sync_tables(connection: sqlite3.Connection) -> None:
         )
         """
     )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

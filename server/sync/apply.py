@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory_recall.server.documents import INDEX_FILE_NAME
+from memory_recall.server.pacing import paced
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.commit import Committer, Plan, PlannedChange
 from memory_recall.server.store.edits import archive_changes, title_of
@@ -95,7 +96,7 @@ class Applier:
         out = Applied()
         planned: list[PlannedChange] = []
         purge: list[str] = []
-        for path in paths:
+        for path in paced(paths):  # in the daemon: recalls go first
             disk = read_or_none(self.root.path / path)
             before = blobs.get(expected[path].sha) if path in expected else None
             if disk != before:

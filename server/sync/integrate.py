@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory_recall.server.documents import INDEX_FILE_NAME, InvalidMemory
+from memory_recall.server.pacing import paced
 from memory_recall.server.store.index_file import IndexEntry, index_target, plan_index
 from memory_recall.server.store.memory_file import MemoryFile
 from memory_recall.server.sync.git import (
@@ -171,7 +172,7 @@ class TreeMerge:
                 )
                 handled.update({old, new})
 
-        for path in sorted(set(mine.changed) | set(other.changed)):
+        for path in paced(sorted(set(mine.changed) | set(other.changed))):
             if path in handled:
                 continue
             if path not in other.changed:

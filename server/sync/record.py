@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from memory_recall.server.documents import INDEX_FILE_NAME
+from memory_recall.server.pacing import paced
 from memory_recall.server.store.edits import title_of
 from memory_recall.server.store.journal import APPLIED, Change, OperationRecord, new_operation_id
 from memory_recall.server.store.state import now_ms
@@ -214,7 +215,7 @@ class Recorder:
         in_head = self.git.tree_entries(head, paths) if head else {}
         staged: list[tuple[str, str | None]] = []
         contents: dict[str, bytes] = {}
-        for path in paths:
+        for path in paced(paths):  # in the daemon: recalls go first
             if path == INDEX_FILE_NAME:
                 continue  # after the memories: its public lines depend on them
             data = _read_regular(self.repo.root.path / path)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from memory_recall.server.pacing import paced
 from memory_recall.server.store.secrets import find_secrets, redact
 from memory_recall.server.sync.git import Git, index_info
 
@@ -65,7 +66,7 @@ def _scan(
     versions = [v for v in versions if v[1] not in skip]
     blobs = git.read_blobs(v[1] for v in versions)
     found = []
-    for path, blob in versions:
+    for path, blob in paced(versions):
         data = blobs.get(blob, b"")
         kinds = tuple(sorted({f.kind for f in find_secrets(data.decode("utf-8", "replace"))}))
         if kinds:

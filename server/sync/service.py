@@ -468,6 +468,16 @@ class SyncService:
         return found
 
 
+def classify(error: str | None) -> Literal["idle", "offline", "error", "blocked"]:
+    """A last error as the state a status shows."""
+    if not error:
+        return "idle"
+    if error.startswith("not pushed"):
+        return "blocked"
+    lowered = error.lower()
+    return "offline" if any(marker in lowered for marker in _UNREACHABLE) else "error"
+
+
 def _merge_base(git: Git, head: str, remote: str) -> str | None:
     done = git.run("merge-base", head, remote, check=False)
     out = done.stdout.decode().strip()
