@@ -237,6 +237,15 @@ class StaleMark(WireModel):
     )
 
 
+class SupersededMark(WireModel):
+    """An older memory a delivered one replaces: both stated one slot, this one changed it."""
+
+    path: str
+    relative_path: str
+    title: str
+    date: str = Field(description="the day the older memory was last written (ISO date)")
+
+
 class Excerpt(WireModel):
     """Where a delivered `body` lies in the memory's whole body: code-point offsets."""
 
@@ -299,6 +308,12 @@ class MemoryDoc(WireModel):
         default=None,
         description="cosine similarity to the query, for a memory the semantic channel "
         "added to a slot the lexical result left empty (its score is then 0)",
+    )
+    supersedes: list[SupersededMark] | None = Field(
+        default=None,
+        description="older memories of this recall that state the same fact with another "
+        "value: newer wins, they are not delivered (or, when an earlier phase already "
+        "sent one, this marks it as replaced); absent when none",
     )
 
 

@@ -210,6 +210,13 @@ def cmd_bench_write(args: argparse.Namespace) -> int:
     return write_bench(args)
 
 
+def run_eval_facts(argv: Sequence[str]) -> int:
+    """`eval-facts`: the write side's judgement per tier and language (docs/writing.md)."""
+    from memory_recall.server.dev.fact_eval import main as fact_eval
+
+    return fact_eval(list(argv))
+
+
 def cmd_eval_write(args: argparse.Namespace) -> int:
     from memory_recall.server.dev.write_eval import main as write_eval
 
@@ -240,6 +247,11 @@ PASSTHROUGH: dict[str, tuple[str, Callable[[Sequence[str]], int]]] = {
     "search-bench": (
         "memory/search per mode beside a recall's ranking, the suggestion index and matcher",
         run_search_bench,
+    ),
+    "eval-facts": (
+        "the write side's judgement per tier (rules, + vectors, + a scripted model) and "
+        "language: losses, conflicts right, partial updates, newest-fact-only on histories",
+        run_eval_facts,
     ),
 }
 

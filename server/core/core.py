@@ -202,6 +202,9 @@ class MemoryCore:
             staleness=self.organise.staleness, topics=topics,
         )  # fmt: skip
         self.extraction = ExtractionService(completer, deadline_s, workspace)
+        # Unsure conflicts go to the vectors, then the model (docs/writing.md, "Tiers").
+        embed = self.semantic.endpoint.embed if self.semantic is not None else None
+        self.write.use_tiers(completer, deadline_s, embed)
 
     def _files_changed(self) -> None:
         """The watcher applied a batch of changes made outside the core."""

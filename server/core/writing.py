@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ from memory_recall.protocol.messages import (
 )
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.core.background import FRESH_WAIT_S, SECONDS_PER_MEMORY, Refreshed
+from memory_recall.server.facts.tiers import ModelTier, Tier, VectorTier
+from memory_recall.server.models.complete import Completer, CompletionRequest, complete_within
 from memory_recall.server.organise.categories import infer_category
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.store import inventory
@@ -41,6 +43,7 @@ from memory_recall.server.store.commit import OMITTED_SHOWN
 from memory_recall.server.store.files import root_key
 from memory_recall.server.store.gate import GateLimits
 from memory_recall.server.store.index_file import DEFAULT_INDEX_CAP, IndexReport
+from memory_recall.server.store.secrets import redact
 from memory_recall.server.store.state import DeliveryCounter, StateStore
 from memory_recall.server.store.writer import (
     ForgetRequest,
@@ -55,6 +58,8 @@ log = logging.getLogger("memory_recall")
 
 # Deliveries are written to the state store this often, off the event loop.
 DELIVERY_FLUSH_S = 2.0
+# A reconcile answer: one short verdict per unsure pair of a write (a handful).
+RECONCILE_TOKENS = 400
 
 
 def categorize(
@@ -106,6 +111,33 @@ class WriteSide:
         self.deliveries = DeliveryCounter()
         self._root_keys = [root_key(r) for r in catalog.roots]
         self._indexes: Refreshed[list[IndexStatus]] = Refreshed("the index files' status")
+
+    def use_tiers(
+        self,
+        completer: Completer | None,
+        deadline_s: float,
+        embed: Callable[[list[str]], Awaitable[list[list[float]]]] | None = None,
+    ) -> None:
+        """The tiers above the conflict rules for pairs they are unsure of (docs/writing.md):
+        the semantic channel's endpoint, then the model channel's `reconcile` task."""
+        tiers: list[Tier] = []
+        if embed is not None:
+            tiers.append(VectorTier(embed))
+        if completer is not None:
+
+            async def ask(messages: list[dict[str, str]], schema: dict[str, Any]) -> str:
+                request = CompletionRequest(
+                    task="reconcile",
+                    messages=[{**m, "content": redact(m["content"])} for m in messages],
+                    response_schema=schema,
+                    max_tokens=RECONCILE_TOKENS,
+                    schema_name="reconcile",
+                )
+                answer, _elapsed = await complete_within(completer, request, deadline_s)
+                return answer
+
+            tiers.append(ModelTier(ask))
+        self.writer.tiers = tiers
 
     @classmethod
     def open(

@@ -1,5 +1,9 @@
 """Measure the conflict rules (server/store/conflicts.py) on a labelled corpus of pairs.
 
+A pair is scored by what the writer does with the verdict: an undecided (unsure) verdict
+creates the new memory, so it counts as `independent` here; `memory-recall dev eval-facts`
+(fact_eval.py) gives the figures per tier, language and class, with losses.
+
 Corpus schema (fixtures/conflicts/*.json): `{"pairs": [{"id", "lang", "old":
 {title, description, body, type}, "new": {...}, "verdict":
 "duplicate|update|independent", "note"}]}`.
@@ -104,12 +108,14 @@ def evaluate_conflicts(path: str | Path) -> ConflictReport:
         if expected not in PRECEDENCE:
             raise ValueError(f"pair {pair['id']}: unknown verdict {expected!r}")
         verdict = judge(_memory(pair["new"]), _memory(pair["old"]))
+        # What the writer does with it (the zero-loss rule): an unsure verdict creates.
+        got = verdict.kind if verdict.decided else "independent"
         report.outcomes.append(
             PairOutcome(
                 id=str(pair["id"]),
                 lang=str(pair.get("lang", "?")),
                 expected=cast(VerdictKind, expected),
-                got=verdict.kind,
+                got=got,
                 reason=verdict.reason,
                 similarity=verdict.similarity,
                 decided=verdict.decided,

@@ -55,7 +55,13 @@ from memory_recall.server.organise.retention import (
     protection,
     retention,
 )
-from memory_recall.server.store.conflicts import MemoryText, judge, subject_key, title_key
+from memory_recall.server.store.conflicts import (
+    MAYBE_SUPERSEDES,
+    MemoryText,
+    judge,
+    subject_key,
+    title_key,
+)
 
 ArchiveCause = Literal["merged", "superseded", "covered", "capacity"]
 NoticeKind = Literal["stale", "protected", "over-capacity", "possible"]
@@ -195,6 +201,12 @@ def _same_subject(a: _Memory, b: _Memory, kind: str) -> bool:
     return not (a_names_more and b_names_more)
 
 
+def _linked(newer: _Memory, older: _Memory) -> bool:
+    """Whether the writer linked the newer memory as (maybe) superseding the older."""
+    targets = (*newer.doc.paths_of(MAYBE_SUPERSEDES.lower()), *newer.doc.paths_of("supersedes"))
+    return older.doc.relative_path in targets
+
+
 class _Clusters:
     def __init__(self, n: int) -> None:
         self.parent = list(range(n))
@@ -313,16 +325,44 @@ class _Planner:
         keys = [m.title_key for m in memories]
         for i, j in candidate_pairs([m.words for m in memories], keys, len(self.vocabulary)):
             a, b = memories[i], memories[j]
-            if not (_same_subject(a, b, "update") or _same_subject(a, b, "duplicate")):
+            older, newer = (i, j) if a.newness() < b.newness() else (j, i)
+            # The writer linked them as one slot it could not settle (docs/writing.md):
+            # a correction in other words, whatever the titles say.
+            linked = _linked(memories[newer], memories[older])
+            if not (linked or _same_subject(a, b, "update") or _same_subject(a, b, "duplicate")):
                 self.set_aside += 1  # no verdict could be acted on: see _same_subject
                 continue
             self.pairs += 1
-            older, newer = (i, j) if a.newness() < b.newness() else (j, i)
             verdict = judge(MemoryText.of(memories[newer].doc), MemoryText.of(memories[older].doc))
             if verdict.kind == "independent":
                 continue
-            if not _same_subject(memories[newer], memories[older], verdict.kind):
+            corrects = (
+                linked
+                and verdict.kind == "update"
+                and verdict.judgement is not None
+                and verdict.judgement.replaces_value
+            )
+            reworded = (
+                verdict.kind == "update"
+                and not verdict.decided
+                and a.title_key == b.title_key
+                and verdict.judgement is not None
+                and not any(
+                    r.valued for c in verdict.judgement.changes for r in c.comparison.regions
+                )
+            )
+            if reworded:
+                # One title, no value changed, only a word or two: a merge keeps every line
+                # of both, so nothing is lost whichever it was.
+                verdict = replace(verdict, kind="duplicate")
+            if corrects:
+                self.update_edges.append((older, newer))  # newer wins; the older is archived
+            elif not _same_subject(memories[newer], memories[older], verdict.kind):
                 self.set_aside += 1  # taken as independent: see _same_subject
+            elif verdict.kind == "duplicate" and not verdict.decided and a.title_key != b.title_key:
+                # Perhaps the same fact in other words, under two titles: merging could join
+                # two facts the zero-loss rule keeps apart; reported, left as is.
+                self.undecided.append((older, newer, verdict.kind, verdict.reason))
             elif verdict.kind == "update" and not verdict.decided:
                 # Superseding takes a fact out of recall: only on a settled verdict.
                 # A merge loses nothing (every distinct line is kept), so a duplicate

@@ -47,13 +47,15 @@ def render_prompt(
     now_ms: float | None = None,
     excerpts: Sequence[Excerpt] | None = None,
     stale: Mapping[str, str] | None = None,
+    supersedes: Mapping[str, Sequence[tuple[str, str, str, str]]] | None = None,
 ) -> str:
     """`## Relevant memory` with one `### title (relative path)` section per document.
 
     Each body is its excerpt (by default the first 1,200 characters), with "…"
     where the text was cut: before it when it starts inside the body, after it
     when the body goes on. `stale`: path → why a memory may be outdated (docs/organisation.md);
-    its section says so.
+    its section says so. `supersedes`: path → (title, relative path, its date, this
+    one's date) of older memories it replaces (newer wins, docs/writing.md).
     """
     if not docs:
         return ""
@@ -66,6 +68,11 @@ def render_prompt(
         ]
         if stale and doc.path in stale:
             section.append(f"_May be outdated: it {stale[doc.path]}._")
+        for title, rel, older, newer in (supersedes or {}).get(doc.path, ()):
+            section.append(
+                f"_Supersedes “{one_line(title, PROMPT_TITLE_CHARS)}” ({one_line(rel, 400)},"
+                f" {older}): this note, of {newer}, states the newer value._"
+            )
         if doc.description:
             section.append(one_line(doc.description, PROMPT_DESCRIPTION_CHARS))
         excerpt = excerpts[i] if excerpts is not None else opening(doc.body, exact=True)

@@ -33,8 +33,10 @@ from memory_recall.protocol.messages import (
     StaleMark,
     Status,
     Strategy,
+    SupersededMark,
 )
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.facts.newer import Superseded, superseded
 from memory_recall.server.models import SelectionRequest, Selector, SelectorError
 from memory_recall.server.network.activation import Reached
 from memory_recall.server.ranking.passage import Excerpt
@@ -107,6 +109,7 @@ def to_wire(
     stale: str | None = None,
     similarity: float | None = None,
     via: Reached | None = None,
+    supersedes: Sequence[Superseded] = (),
 ) -> MemoryDoc:
     """A delivered document: its body is the excerpt the ranker chose."""
     doc = scored.document
@@ -126,6 +129,16 @@ def to_wire(
         content_hash=doc.content_hash or None,
         similarity=similarity,
         via=hops_wire(via) if via is not None else None,
+        supersedes=[
+            SupersededMark(
+                path=s.older.path,
+                relative_path=s.older.relative_path,
+                title=s.older.title,
+                date=s.older_date,
+            )
+            for s in supersedes
+        ]
+        or None,
     )
 
 
@@ -154,6 +167,8 @@ class _Phases:
     excerpt: Callable[[MemoryDocument], Excerpt]
     stale_check: StaleCheck | None = None
     via: Mapping[str, Reached] | None = None  # the network's finds and their paths
+    # What earlier phases of this recall delivered: newer wins across phases too.
+    delivered: list[MemoryDocument] = field(default_factory=list)
 
     def build(
         self,
@@ -165,6 +180,8 @@ class _Phases:
         similarity: Mapping[str, float] | None = None,
         semantic: SemanticReport | None = None,
     ) -> PhaseResult:
+        docs, replaced = _newer_wins(docs, self.delivered)
+        self.delivered.extend(s.document for s in docs)
         stale = self.stale_check([s.document for s in docs]) if self.stale_check and docs else {}
         if stale:  # demoted: after every fresh memory of the phase
             docs = [s for s in docs if s.document.path not in stale] + [
@@ -184,14 +201,41 @@ class _Phases:
                     stale.get(s.document.path),
                     similarity.get(s.document.path),
                     via.get(s.document.path),
+                    replaced.get(s.document.path, ()),
                 )
                 for s, e in zip(docs, excerpts, strict=True)
             ],
-            prompt=render_prompt([s.document for s in docs], excerpts=excerpts, stale=stale),
+            prompt=render_prompt(
+                [s.document for s in docs],
+                excerpts=excerpts,
+                stale=stale,
+                supersedes={
+                    path: [
+                        (x.older.title, x.older.relative_path, x.older_date, x.newer_date)
+                        for x in found
+                    ]
+                    for path, found in replaced.items()
+                },
+            ),
             elapsed_ms=self.timer.ms(),
             failure=failure,
             semantic=semantic,
         )
+
+
+def _newer_wins(
+    docs: list[ScoredDocument], delivered: Sequence[MemoryDocument]
+) -> tuple[list[ScoredDocument], dict[str, list[Superseded]]]:
+    """A phase's documents without those a newer memory of the recall replaces, and what
+    each kept document supersedes (facts/newer.py; an earlier phase's are marked only)."""
+    if len(docs) + len(delivered) < 2:
+        return docs, {}
+    found = superseded([*delivered, *(s.document for s in docs)])
+    replaced: dict[str, list[Superseded]] = {}
+    for item in found.values():
+        replaced.setdefault(item.newer.path, []).append(item)
+    kept = [s for s in docs if s.document.path not in found]
+    return kept, replaced
 
 
 def lexical_phases(

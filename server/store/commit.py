@@ -247,6 +247,8 @@ class Committer:
                             tx, root_id, planned.path, when, created=planned.stats == "created"
                         )
                 for source, target, kind in plan.links:
+                    # An empty source is the plan's first change: a file named only now.
+                    source = source or plan.changes[0].path
                     StateStore.add_link(tx, root_id, source, target, kind, record.seq, when)
                 for path in plan.purge:
                     Journal.forget_content(tx, root_id, path)

@@ -32,6 +32,7 @@ KEY_ORDER = (
     "always",
     "related",
     "supersedes",
+    "maybeSupersedes",
     "expires",
 )
 

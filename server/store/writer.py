@@ -44,6 +44,10 @@ from memory_recall.server.documents import (
     MemoryDocument,
     content_hash,
 )
+from memory_recall.server.facts.judgement import MemoryText as FactText
+from memory_recall.server.facts.judgement import judge as judge_facts
+from memory_recall.server.facts.rewrite import rewrite
+from memory_recall.server.facts.tiers import Question, Tier, settle_all
 from memory_recall.server.pacing import paced
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.ranking.view import CorpusView
@@ -51,13 +55,15 @@ from memory_recall.server.roots import MemoryRoot, Scope
 from memory_recall.server.store import reversal
 from memory_recall.server.store.commit import Committed, Committer, OwnWrites, Plan, PlannedChange
 from memory_recall.server.store.conflicts import (
+    MAYBE_SUPERSEDES,
     PRECEDENCE,
     MemoryText,
     Verdict,
     judge,
+    of_judgement,
     title_key,
 )
-from memory_recall.server.store.edits import archive_changes, parse_file, set_flags, title_survives
+from memory_recall.server.store.edits import archive_changes, parse_file, set_flags
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
 from memory_recall.server.store.files import read_or_none, resolve_target, root_key, slugify
 from memory_recall.server.store.gate import MemoryDraft, check
@@ -90,6 +96,8 @@ MAX_ATTEMPTS = 3  # plans made again when another process changed the root meanw
 # A second memory the new fact updates is archived only when this close to it (the
 # conflict rules' duplicate threshold): a false `update` then costs an undo, not a fact.
 ALSO_REPLACED_SIMILARITY = 0.6
+# Memories an unsure new one is linked to (`related`, `maybeSupersedes`): the closest few.
+LINKED_AT_MOST = 3
 
 
 def _merge(results: Sequence[WriteResult]) -> WriteResult:
@@ -150,6 +158,14 @@ def _entry(rel: str, doc: MemoryDocument) -> IndexEntry:
     return IndexEntry(rel, doc.title, doc.description, False, doc.mtime_ms)
 
 
+def _confirmed(verdict: Verdict) -> bool:
+    return verdict.judgement is not None and verdict.judgement.confirmed
+
+
+def _plain(memory: MemoryText) -> FactText:
+    return FactText(memory.title, memory.description, memory.body, memory.type)
+
+
 def _posix(relative_path: str) -> str:
     return relative_path if os.sep == "/" else relative_path.replace(os.sep, "/")
 
@@ -200,6 +216,9 @@ class MemoryWriter:
         self._seen: dict[str, int] = {}
         self._baseline = self.journal.last_seq() if self.journal else 0
         self._views: dict[int, _RootView] = {}
+        # The tiers above the rules for unsure pairs (facts/tiers.py), set by the daemon
+        # when an embeddings endpoint or a model is configured; only `run_async` asks them.
+        self.tiers: list[Tier] = []
         self._async_lock: asyncio.Lock | None = None
         self._sync_lock = threading.Lock()
         self.last_index: dict[str, IndexReport] = {}  # by root path, for memory/status
@@ -257,8 +276,9 @@ class MemoryWriter:
     async def run_async(self, kind: str, request: object) -> WriteResult:
         """The same operations for the daemon: decided on the event loop (which owns the
         catalog), carried out in a worker thread (locks and fsync never block recalls)."""
+        settled = await self._settle(request) if kind == "remember" else {}  # type: ignore[arg-type]
         planners: dict[str, Callable[[], Plan | WriteResult]] = {
-            "remember": lambda: self._plan_remember(request),  # type: ignore[arg-type]
+            "remember": lambda: self._plan_remember(request, settled),  # type: ignore[arg-type]
             "update": lambda: self._plan_update(request),  # type: ignore[arg-type]
             "forget": lambda: reversal.plan_forget(self, request),  # type: ignore[arg-type]
             "restore": lambda: reversal.plan_restore(self, str(request)),
@@ -447,7 +467,8 @@ class MemoryWriter:
 
     # -- remember ------------------------------------------------------------------------------
 
-    def _plan_remember(self, request: RememberRequest) -> Plan | WriteResult:
+    def _draft(self, request: RememberRequest) -> tuple[int, MemoryRoot, MemoryText] | WriteResult:
+        """The new memory of a remember, its metadata derived and gated, and its root."""
         text = request.text.strip()
         derived = derive(text)
         memory_type = request.type or derived.type
@@ -468,14 +489,46 @@ class MemoryWriter:
             return WriteResult(
                 skipped=[SkippedEntry(rejection.rule, rejection.message, redact(title) or None)]
             )
-        new = MemoryText(title, description, text, memory_type)
+        return index, root, MemoryText(title, description, text, memory_type)
+
+    async def _settle(self, request: RememberRequest) -> dict[tuple[str, str], Verdict]:
+        """The pairs of a remember the rules are unsure of, put to the tiers above them
+        (facts/tiers.py: vectors, a model), validated; by (path, content hash)."""
+        if not self.tiers:
+            return {}
+        draft = self._draft(request)
+        if isinstance(draft, WriteResult):
+            return {}  # refused by the gate: nothing of it leaves the process
+        index, _root, new = draft
+        judged = self._judge(index, new, self._root_view(index))
+        unsure = [(doc, v) for doc, v in judged if v.links and v.judgement is not None]
+        questions = [
+            Question(f"p{n}", _plain(new), _plain(MemoryText.of(doc)), v.judgement)
+            for n, (doc, v) in enumerate(unsure)
+            if v.judgement is not None
+        ]
+        settled = await settle_all(self.tiers, questions)
+        return {
+            (doc.path, doc.content_hash): of_judgement(settled[q.id])
+            for q, (doc, _v) in zip(questions, unsure, strict=True)
+            if q.id in settled
+        }
+
+    def _plan_remember(
+        self, request: RememberRequest, settled: dict[tuple[str, str], Verdict] | None = None
+    ) -> Plan | WriteResult:
+        draft = self._draft(request)
+        if isinstance(draft, WriteResult):
+            return draft
+        index, root, new = draft
         view = self._root_view(index)
-        judged = self._judge(index, new, view)
+        judged = self._judge(index, new, view, settled or {})
         propose = not request.apply or (request.origin == "extract" and root.scope is Scope.TEAM)
         plan = Plan(index, root, "remember", request.trigger, [], uses_view=True)
         plan.entries = view.entries
         plan.seen_seq = self._seen_seq(root)
-        winner = judged[0] if judged and judged[0][1].kind != "independent" else None
+        # The zero-loss rule (docs/writing.md): only a sure verdict acts on a file.
+        winner = judged[0] if judged and judged[0][1].acts else None
         if winner is not None and winner[1].kind == "duplicate":
             self._plan_duplicate(plan, winner[0], winner[1])
         elif winner is not None:
@@ -485,18 +538,23 @@ class MemoryWriter:
                 doc
                 for doc, verdict in judged[1:]
                 if verdict.kind == "update"
-                and verdict.decided
+                and verdict.acts
                 and verdict.similarity >= ALSO_REPLACED_SIMILARITY
             ]
             self._plan_rewrite(plan, request, new, winner[0], winner[1], others)
         else:
-            self._plan_create(plan, request, new)
+            unsure = [(doc, verdict) for doc, verdict in judged if verdict.links]
+            self._plan_create(plan, request, new, unsure[:LINKED_AT_MOST])
         if propose:
             return self._proposal(plan)
         return plan
 
     def _judge(
-        self, index: int, new: MemoryText, view: _RootView
+        self,
+        index: int,
+        new: MemoryText,
+        view: _RootView,
+        settled: dict[tuple[str, str], Verdict] | None = None,
     ) -> list[tuple[MemoryDocument, Verdict]]:
         """The root's candidates for the new memory, judged, the most telling first."""
         snapshot: CorpusView = self.catalog.snapshot()
@@ -513,8 +571,14 @@ class MemoryWriter:
             if doc_key == key:
                 doc = view.docs[rel]
                 candidates.setdefault(doc.path, doc)
-        judged = [(doc, judge(new, MemoryText.of(doc))) for doc in candidates.values()]
-        judged.sort(key=lambda item: (PRECEDENCE[item[1].kind], -item[1].similarity))
+        settled = settled or {}
+        judged = [
+            (doc, settled.get((doc.path, doc.content_hash)) or judge(new, MemoryText.of(doc)))
+            for doc in candidates.values()
+        ]
+        judged.sort(
+            key=lambda item: (not item[1].acts, PRECEDENCE[item[1].kind], -item[1].similarity)
+        )
         return judged
 
     def _plan_duplicate(self, plan: Plan, doc: MemoryDocument, verdict: Verdict) -> None:
@@ -545,16 +609,27 @@ class MemoryWriter:
         rel = _posix(doc.relative_path)
         data = self._current(plan.root, rel, doc)
         memory = parse_file(data, plan.root.path / rel)
-        title = (
-            _clean(request.title)
-            if request.title is not None
-            else (doc.title if title_survives(doc.title, new.body) else new.title)
+        # An update changes the fact, not the memory: only the statements that state the
+        # changed slot are rewritten (facts/rewrite.py, docs/writing.md).
+        old = FactText(memory.get("name") or doc.title, memory.get("description") or "",
+                       memory.body, memory.get("type") or doc.type)  # fmt: skip
+        judgement = verdict.judgement
+        if judgement is None or old.body.strip() != doc.body.strip():
+            judgement = judge_facts(FactText(new.title, new.description, new.body), old)
+        next_version = rewrite(
+            old,
+            judgement,
+            title=_clean(request.title) if request.title is not None else None,
+            description=_clean(request.description) if request.description is not None else None,
         )
+        title, description = next_version.title, next_version.description
         memory_type = request.type or memory.get("type") or new.type
         memory.set("name", title)
-        memory.set("description", new.description)
+        memory.set("description", description)
         memory.set("type", memory_type)
-        self._set_category(memory, memory_type, title, new.description, new.body, request.category)
+        self._set_category(
+            memory, memory_type, title, description, next_version.body, request.category
+        )
         memory.set("updated", self.today())
         set_flags(memory, request.pinned, request.always)
         replaced: list[str] = []
@@ -570,9 +645,9 @@ class MemoryWriter:
         if replaced:
             supersedes = [*memory.get_list("supersedes"), *replaced]
             memory.set("supersedes", list(dict.fromkeys(supersedes)))
-        memory.set_body(new.body)
+        memory.set_body(next_version.body)
         after = memory.render().encode()
-        entry = IndexEntry(rel, title, new.description, bool(request.pinned), float("inf"))
+        entry = IndexEntry(rel, title, description, bool(request.pinned), float("inf"))
         plan.changes.append(
             PlannedChange(Change(rel, "updated", data, after, title), entry=entry, stats="updated")
         )
@@ -588,13 +663,33 @@ class MemoryWriter:
                      f"superseded by {rel}")
                 )  # fmt: skip
 
-    def _plan_create(self, plan: Plan, request: RememberRequest, new: MemoryText) -> None:
+    def _plan_create(
+        self,
+        plan: Plan,
+        request: RememberRequest,
+        new: MemoryText,
+        unsure: Sequence[tuple[MemoryDocument, Verdict]] = (),
+    ) -> None:
         memory = MemoryFile.new({"name": new.title, "description": new.description}, new.body)
         memory.set("type", new.type)
         self._set_category(memory, new.type, new.title, new.description, new.body, request.category)
         memory.set("created", self.today())
         memory.set("updated", self.today())
         set_flags(memory, request.pinned or None, request.always or None)
+        # Unsure of a duplicate or an update: both memories stay, linked, and consolidation
+        # decides later (docs/writing.md, "When the rules are unsure").
+        related = [_posix(doc.relative_path) for doc, _ in unsure]
+        updates = [(doc, v) for doc, v in unsure if v.kind == "update"]
+        confirmed = [_posix(d.relative_path) for d, v in updates if _confirmed(v)]
+        maybe = [_posix(d.relative_path) for d, v in updates if not _confirmed(v)]
+        for key, targets, kind in (
+            ("related", related, "related"),
+            (MAYBE_SUPERSEDES, maybe, "maybe-supersedes"),
+            ("supersedes", confirmed, "supersedes"),  # a model confirmed it: still kept
+        ):
+            if targets:
+                memory.set(key, targets)
+                plan.links += [("", target, kind) for target in targets]
         after = memory.render().encode()
         entry = IndexEntry("", new.title, new.description, bool(request.pinned), float("inf"))
         plan.changes.append(
@@ -606,7 +701,15 @@ class MemoryWriter:
                 stats="created",
             )
         )
-        plan.answers.append((0, "created", new.title, None))
+        reason = None
+        if unsure:
+            doc, verdict = unsure[0]
+            reason = (
+                f"kept beside {_posix(doc.relative_path)}, linked: perhaps"
+                f" {'a duplicate' if verdict.kind == 'duplicate' else 'an update'}"
+                f" ({verdict.reason})"
+            )
+        plan.answers.append((0, "created", new.title, reason))
 
     def _proposal(self, plan: Plan) -> WriteResult:
         result = WriteResult()

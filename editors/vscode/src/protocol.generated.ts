@@ -118,6 +118,7 @@ export interface ProtocolModels {
   SuggestionNotification?: SuggestionNotification;
   SuggestionStatus?: SuggestionStatus;
   SuggestionTrigger?: SuggestionTrigger;
+  SupersededMark?: SupersededMark;
   SyncHeldFile?: SyncHeldFile;
   SyncOptions?: SyncOptions;
   SyncRootStatus?: SyncRootStatus;
@@ -1549,6 +1550,10 @@ export interface MemoryDoc {
    * set when a cited path is gone or `expires` has passed; the memory is delivered after the fresh ones of its phase
    */
   stale?: StaleMark | null;
+  /**
+   * older memories of this recall that state the same fact with another value: newer wins, they are not delivered (or, when an earlier phase already sent one, this marks it as replaced); absent when none
+   */
+  supersedes?: SupersededMark[] | null;
   title: string;
   /**
    * true when `body` is not the whole body
@@ -1559,6 +1564,18 @@ export interface MemoryDoc {
    * set when the memory network, not the ranker, found this memory: the hops from a lexical hit to it (at most two); absent for a lexical hit
    */
   via?: NetworkHop[] | null;
+}
+/**
+ * An older memory a delivered one replaces: both stated one slot, this one changed it.
+ */
+export interface SupersededMark {
+  /**
+   * the day the older memory was last written (ISO date)
+   */
+  date: string;
+  path: string;
+  relativePath: string;
+  title: string;
 }
 export interface NetworkStatus {
   /**
@@ -2140,6 +2157,10 @@ export interface SuggestedDoc {
    * set when a cited path is gone or `expires` has passed; the memory is delivered after the fresh ones of its phase
    */
   stale?: StaleMark | null;
+  /**
+   * older memories of this recall that state the same fact with another value: newer wins, they are not delivered (or, when an earlier phase already sent one, this marks it as replaced); absent when none
+   */
+  supersedes?: SupersededMark[] | null;
   title: string;
   /**
    * true when `body` is not the whole body

@@ -1,0 +1,292 @@
+"""A new memory against an old one: duplicate, update or independent, and how sure
+(docs/writing.md, "The zero-loss rule").
+
+- `update` (the same slot, another value): some statement of the new memory changes one
+  statement of the old one (slots.py), and none states another subject. The changed
+  statements are kept in `changes`, for the rewrite (rewrite.py) and the log.
+- `duplicate`: the new memory says nothing the old one does not: no value, name or
+  identifier of its own, the same polarity, most of its words in the old one.
+- `independent`: anything else.
+
+`sure` is what the writer acts on: only a sure `update` rewrites a file and only a sure
+`duplicate` answers `unchanged`. An unsure verdict creates the new memory; its `kind`
+says which way the rules lean, so that a duplicate or an update they could not settle
+is linked to the old memory (`related`, `maybeSupersedes`) for consolidation, and may be
+put to the semantic channel or a model (tiers.py), whose answers are checked against
+these rules before they count.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import regex
+from memory_recall.server.facts.slots import (
+    SAME_SHAPE,
+    SEVERAL,
+    Comparison,
+    compare,
+    compatible,
+    dice,
+)
+from memory_recall.server.facts.statements import Statement, split_statements
+from memory_recall.server.facts.terms import Terms, capitals_mark_names, read_terms
+from memory_recall.server.tokens import normalize
+
+Kind = Literal["duplicate", "update", "independent"]
+
+# Two memories sharing less than this (Dice of all their terms) are unrelated.
+UNRELATED_BELOW = 0.15
+# A reworded duplicate: this much in common, or the new one's terms nearly all in the old.
+DUPLICATE_AT_LEAST = 0.6
+DUPLICATE_CONTAINED_AT_LEAST = 0.8
+# Below this a duplicate is not even worth a link.
+PARAPHRASE_AT_LEAST = 0.3
+
+
+@dataclass(frozen=True)
+class MemoryText:
+    """The parts of a memory the judge reads."""
+
+    title: str
+    description: str
+    body: str
+    type: str = "project"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One statement of the old memory that a statement of the new one replaces."""
+
+    old: Statement
+    new: Statement
+    comparison: Comparison
+
+
+@dataclass(frozen=True)
+class Judgement:
+    kind: Kind
+    sure: bool
+    reason: str
+    similarity: float  # Dice of the two memories' terms, 0..1
+    changes: tuple[Change, ...] = ()
+    # New statements that restate none of the old memory (kept by the rewrite).
+    additions: tuple[Statement, ...] = ()
+    # An unsure lean a model confirmed: linked as definite (`supersedes`), never acted on.
+    confirmed: bool = False
+
+    @property
+    def replaces_value(self) -> bool:
+        """Whether the new memory replaces a value of the old one (not only adds to it)."""
+        return any(c.comparison.relation == "changed" for c in self.changes)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A memory as statements with their terms."""
+
+    statements: tuple[Statement, ...]
+    terms: tuple[Terms, ...]
+    keys: frozenset[str]
+    values: frozenset[str]
+    negations: tuple[str, ...]  # every statement's negation cues, sorted (Terms.negations)
+
+    @property
+    def negated(self) -> bool:
+        return bool(self.negations)
+
+    @property
+    def polarity(self) -> int:
+        """How many negation cues it holds: two memories that negate as often are of one
+        polarity ("don't" / "never"); one more ("without review … may" against "without
+        review … must not") may be a rule turned round, so never a sure duplicate."""
+        return len(self.negations)
+
+
+def _said(statement: Statement) -> str:
+    return f"{statement.label}: {statement.text}" if statement.label else statement.text
+
+
+@functools.lru_cache(maxsize=4096)
+def read_memory(memory: MemoryText) -> Reading:
+    """The statements of a memory's body (its title and description when it has none)."""
+    body = memory.body.strip()
+    if not body:
+        body = "\n".join(p for p in (memory.title, memory.description) if p)
+    capitals = capitals_mark_names(f"{memory.title}\n{memory.description}\n{body}")
+    statements = tuple(s for s in split_statements(body) if read_terms(_said(s), capitals).terms)
+    terms = tuple(read_terms(_said(s), capitals) for s in statements)
+    keys = frozenset(k for t in terms for k in t.keys)
+    values = frozenset(term.key for t in terms for term in t.terms if term.valued)
+    return Reading(
+        statements, terms, keys, values, tuple(sorted(n for t in terms for n in t.negations))
+    )
+
+
+_RAW_NUMBER = regex.compile(r"\p{N}+|[〇一二三四五六七八九十百千万]+")
+_RAW_LATIN = regex.compile(r"\p{Latin}{2,}")
+_OTHER_SCRIPT = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyrillic}]")
+
+
+def _raw_values(memory: MemoryText) -> set[str]:
+    """Numbers in a memory's text, and Latin words where the text is in another script."""
+    text = normalize(f"{memory.body}\n{memory.description}")
+    found = set(_RAW_NUMBER.findall(text))
+    latin = _RAW_LATIN.findall(text)
+    if len(_OTHER_SCRIPT.findall(text)) > sum(len(w) for w in latin):
+        found.update(latin)
+    return found
+
+
+# Changes a shared title does not settle: a plain word swapped (a tool, or a verb
+# reworded) and a name where the subject stands.
+_TITLE_DOUBTS = ("a word changed", "a name changed where the subject stands")
+
+
+def _under_one_title(c: Comparison) -> Comparison:
+    valued = [r for r in c.regions if r.valued]
+    if (
+        c.relation == "different"
+        and c.reason in (SAME_SHAPE, SEVERAL)
+        and len(valued) == 1
+        and compatible(valued[0].old, valued[0].new)
+    ):
+        return replace(c, relation="changed", sure=False, reason="a value changed under one title")
+    return c
+
+
+def _same_given_title(old: MemoryText, new: MemoryText) -> bool:
+    if title_is_derived(old.title, old.body) or title_is_derived(new.title, new.body):
+        return False
+    return (
+        _NON_WORD.sub(" ", normalize(old.title)).strip()
+        == _NON_WORD.sub(" ", normalize(new.title)).strip()
+    )
+
+
+_NON_WORD = regex.compile(r"[^\p{L}\p{M}\p{N}]+")
+
+
+def title_is_derived(title: str, body: str) -> bool:
+    """Whether a title is the body's opening words (a `remember` without a title)."""
+    key = _fold(title).rstrip("…")
+    return bool(key) and _fold(body).startswith(key)
+
+
+def _fold(text: str) -> str:
+    return " ".join(normalize(text).replace("*", "").replace("`", "").split())
+
+
+def judge(new: MemoryText, old: MemoryText) -> Judgement:
+    """How `new` relates to `old`, an existing memory of the same root."""
+    a, b = read_memory(old), read_memory(new)
+    similarity = round(dice(a.keys, b.keys), 3)
+    if not a.statements or not b.statements:
+        return Judgement("independent", True, "nothing to compare", similarity)
+    if similarity < UNRELATED_BELOW:
+        return Judgement("independent", True, "little in common", similarity)
+    pairs: list[tuple[int, int, Comparison]] = []
+    for j, new_terms in enumerate(b.terms):
+        best: tuple[int, Comparison] | None = None
+        for i, old_terms in enumerate(a.terms):
+            if a.statements[i].label and a.statements[i].label != b.statements[j].label:
+                continue  # a labelled line (Why:, How to apply:) answers only its own label
+            found = compare(old_terms, new_terms, a.negated != b.negated)
+            if best is None or _rank(found) > _rank(best[1]):
+                best = (i, found)
+        if best is not None:
+            pairs.append((best[0], j, best[1]))
+    if _same_given_title(old, new):
+        # One title given by hand: the subject is settled, so a statement of the same shape
+        # with one value of one kind changed is that value's update, not another subject.
+        pairs = [(i, j, _under_one_title(c)) for i, j, c in pairs]
+    different = [c for _, _, c in pairs if c.relation == "different"]
+    if not (b.values - a.values):
+        # "Says more" only with a value the old memory lacks (it may say it elsewhere).
+        pairs = [
+            (i, j, replace(c, relation="same") if c.relation == "extends" else c)
+            for i, j, c in pairs
+        ]
+    changed: list[tuple[int, int, Comparison]] = []
+    for i, j, c in sorted(pairs, key=lambda p: -p[2].overlap):
+        # Two new statements answering one old one: the closer is its change, the other
+        # is said besides.
+        if c.relation in ("changed", "extends") and i not in {k for k, _, _ in changed}:
+            changed.append((i, j, c))
+    changed.sort(key=lambda p: p[1])
+    same = [(i, j, c) for i, j, c in pairs if c.relation == "same"]
+    unrelated = [j for j in range(len(b.statements)) if j not in {p[1] for p in changed + same}]
+    if any(c.sure for c in different):
+        reason = next(c.reason for c in different if c.sure)
+        return Judgement("independent", True, reason, similarity)
+    if changed:
+        # The new memory's first statement says what it is about: when it restates nothing
+        # of the old memory, a shared side remark ("owner team kafka-0" / "… redis-1") is no
+        # update of it.
+        leads = 0 not in unrelated
+        sure = (
+            all(c.sure for _, _, c in changed)
+            and not different
+            and len(unrelated) <= len(changed)
+            and leads
+        )
+        # The same title, given by hand (not the first sentence): the subject is settled,
+        # and a value of one kind replaced in its statement is its update.
+        if (
+            not sure
+            and not different
+            and len(unrelated) <= len(changed)
+            and leads
+            and _same_given_title(old, new)
+        ):
+            sure = all(c.regions and c.reason not in _TITLE_DOUBTS for _, _, c in changed)
+        changes = tuple(Change(a.statements[i], b.statements[j], c) for i, j, c in changed)
+        additions = tuple(b.statements[j] for j in unrelated)
+        reason = "; ".join(dict.fromkeys(c.reason for _, _, c in changed))
+        return Judgement("update", sure, reason, similarity, changes, additions)
+    new_values = b.values - a.values
+    contained = len(b.keys & a.keys) / len(b.keys)
+    # A new memory that announces a change ("now", "jetzt", "改为") is no restatement.
+    announces = any(t.change_cue for t in b.terms) and not any(t.change_cue for t in a.terms)
+    # A last guard before a new text is dropped as known: a number or a Latin word of its
+    # own that the terms missed (a kanji numeral, a word in a function-word list).
+    unseen = _raw_values(new) - _raw_values(old)
+    if (
+        not new_values
+        and not unseen
+        and a.polarity == b.polarity
+        and not different
+        and not announces
+    ):
+        if not unrelated and (
+            similarity >= DUPLICATE_AT_LEAST or contained >= DUPLICATE_CONTAINED_AT_LEAST
+        ):
+            sure = all(c.sure for _, _, c in same) or similarity >= DUPLICATE_AT_LEAST
+            return Judgement("duplicate", sure, "the same fact, reworded", similarity)
+        if similarity >= PARAPHRASE_AT_LEAST:
+            return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
+    restated = {i for i, _, c in same if c.sure}
+    if same and unrelated and len(restated) == len(a.statements) and not different:
+        # Every old statement restated, and something added: the old memory grows.
+        additions = tuple(b.statements[j] for j in unrelated)
+        return Judgement("update", True, "the same fact, with more said", similarity, (), additions)
+    if (
+        not new_values
+        and a.polarity == b.polarity
+        and not announces
+        and similarity >= PARAPHRASE_AT_LEAST
+    ):
+        return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
+    if different:
+        return Judgement("independent", False, different[0].reason, similarity)
+    return Judgement("independent", True, "a different fact", similarity)
+
+
+_RANK = {"changed": 4, "extends": 4, "same": 3, "different": 2, "unrelated": 0}
+
+
+def _rank(c: Comparison) -> tuple[float, int]:
+    """The old statement a new one answers: the most alike, a change before a restatement."""
+    return (c.overlap, _RANK[c.relation])

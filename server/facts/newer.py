@@ -1,0 +1,106 @@
+"""Newer wins at recall (docs/writing.md, "Newer wins at recall").
+
+Two memories a recall would deliver may state one slot with two values: a correction
+written in other words beside the old note (the rules kept both, unsure), or two notes
+a user wrote months apart. Delivering both hands the agent a contradiction, and the old
+value first when it ranks higher. So among the documents of a delivery, each pair is
+judged with the write side's rules, the more recent memory as the new one: when they
+are sure it changes the older one's slot, the older is not delivered and the newer
+says which memory it supersedes and when each was written.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import regex
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.facts.judgement import MemoryText, judge, title_is_derived
+from memory_recall.server.tokens import normalize
+
+# What of a memory is compared at recall: a delivered excerpt is at most 1,200
+# characters; a long memory's opening says what it is about.
+COMPARED_CHARS = 4_000
+# The front-matter key the writer sets on an unsure update, as the parser reads it.
+MAYBE_SUPERSEDES_KEY = "maybesupersedes"
+
+
+@dataclass(frozen=True)
+class Superseded:
+    """An older memory a newer one replaces in this delivery."""
+
+    older: MemoryDocument
+    newer: MemoryDocument
+    reason: str
+
+    @property
+    def older_date(self) -> str:
+        return written_on(self.older)
+
+    @property
+    def newer_date(self) -> str:
+        return written_on(self.newer)
+
+
+def written_on(doc: MemoryDocument) -> str:
+    """The day a memory was last written: its `updated` date, else its file's mtime."""
+    updated = doc.date_of("updated")
+    if updated is not None:
+        return updated.isoformat()
+    return (
+        datetime.datetime.fromtimestamp(doc.mtime_ms / 1000, datetime.timezone.utc)
+        .date()
+        .isoformat()
+    )
+
+
+def _newness(doc: MemoryDocument) -> tuple[str, float, str]:
+    return (written_on(doc), doc.mtime_ms, doc.path)
+
+
+def _text(doc: MemoryDocument) -> MemoryText:
+    return MemoryText(doc.title, doc.description, doc.body[:COMPARED_CHARS], doc.type)
+
+
+def _titled(doc: MemoryDocument) -> bool:
+    """Whether a memory's title was given (not its body's first sentence)."""
+    return not title_is_derived(doc.title, doc.body)
+
+
+def title_key(title: str) -> str:
+    return " ".join(regex.sub(r"[^\p{L}\p{M}\p{N}]+", " ", normalize(title)).split())
+
+
+def _linked(source: MemoryDocument, target: MemoryDocument) -> bool:
+    """Whether the writer linked `source` as (maybe) superseding `target`."""
+    links = (*source.paths_of(MAYBE_SUPERSEDES_KEY), *source.paths_of("supersedes"))
+    return target.relative_path in links
+
+
+def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
+    """Older path → what supersedes it, among `docs` (a delivery: a handful)."""
+    out: dict[str, Superseded] = {}
+    ordered = sorted(docs, key=_newness)
+    for i, older in enumerate(ordered):
+        for newer in reversed(ordered[i + 1 :]):
+            if newer.path == older.path or newer.path in out:
+                continue
+            verdict = judge(_text(newer), _text(older))
+            # Sure, or unsure where the write side already linked the two (the newer
+            # "maybe supersedes" the older): both are in this delivery, about one query.
+            # (In either direction: the older of a linked pair may have been updated since.)
+            linked = _linked(newer, older) or _linked(older, newer)
+            # Two titles given by hand that differ name two things unless the writer said
+            # otherwise: a recall does not hide one on the rules' word alone.
+            titled_apart = (
+                _titled(older)
+                and _titled(newer)
+                and title_key(older.title) != title_key(newer.title)
+            )
+            sure = verdict.sure and not titled_apart
+            if verdict.kind == "update" and verdict.replaces_value and (sure or linked):
+                out[older.path] = Superseded(older, newer, verdict.reason)
+                break
+    return out

@@ -1,0 +1,143 @@
+"""An update changes the fact, not the memory (docs/writing.md, "Partial updates").
+
+Given an old memory, the new text and the judgement that found which old statements the
+new ones change, the next body replaces exactly those statements' spans and nothing else:
+every other character of the old body — other sentences, list markers, headings, lines
+like `**Why:**` and `**How to apply:**` — stays as it was. New statements that restate
+nothing of the old memory are added after the last replaced one. The title and the
+description follow the new fact: re-derived when they were derived from the old body
+(a `remember` without a title), else the old value in them is replaced by the new one,
+and when that cannot be done cleanly they are derived from the new statement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+from memory_recall.server.facts.headline import derive_description, derive_title
+from memory_recall.server.facts.judgement import Change, Judgement, MemoryText, title_is_derived
+from memory_recall.server.facts.statements import Statement
+from memory_recall.server.facts.terms import CJK_CHAR, Term
+
+_END = regex.compile(r"[.!?。！？]+$")
+_LIST_MARKUP = regex.compile(r"^[ \t]*(?:[-*+•][ \t]+|\d{1,3}[.)][ \t]+)")
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    body: str
+    title: str
+    description: str
+    replaced: tuple[tuple[str, str], ...]  # (old statement, new statement), for the log
+
+
+def _said(statement: Statement) -> str:
+    return f"{statement.label}: {statement.text}" if statement.label else statement.text
+
+
+def _fit(new_text: str, old_text: str) -> str:
+    """The new statement with the old one's closing punctuation (or none, if it had none)."""
+    new_text = new_text.strip()
+    old_end = _END.search(old_text)
+    bare = _END.sub("", new_text)
+    return bare + old_end.group() if old_end else bare
+
+
+def _join(before: str, addition: str) -> str:
+    if not before or before.endswith(("\n", " ")):
+        return before + addition
+    if CJK_CHAR.match(before[-1:]) or CJK_CHAR.match(before[-2:-1] or "x"):
+        return before + addition
+    return before + " " + addition
+
+
+def rewrite_body(old_body: str, judgement: Judgement) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The old body with the changed statements replaced and the additions placed."""
+    edits: list[tuple[int, int, str]] = []
+    replaced = []
+    for change in judgement.changes:
+        text = _fit(change.new.text, change.old.text)
+        edits.append((change.old.start, change.old.end, text))
+        replaced.append((change.old.text, text))
+    additions = [s.text.strip() for s in judgement.additions]
+    body = old_body
+    anchor = max((e for _, e, _ in edits), default=None)
+    for start, end, text in sorted(edits, reverse=True):
+        body = body[:start] + text + body[end:]
+        if anchor is not None and end <= anchor:
+            anchor += len(text) - (end - start)
+    if additions:
+        if anchor is None:  # nothing replaced: the old memory grows at its end
+            lines = body.rstrip().split("\n")
+            marker = _LIST_MARKUP.match(lines[-1])
+            tail = "\n" + marker.group() if marker else ""
+            body = body.rstrip()
+            for addition in additions:
+                body = (body + tail + addition) if tail else _join(body, addition)
+        else:
+            head, rest = body[:anchor], body[anchor:]
+            for addition in additions:
+                head = _join(head, addition)
+            body = head + rest
+    return body, tuple(replaced)
+
+
+def _surfaces(statement: Statement, terms: tuple[Term, ...]) -> list[str]:
+    said = _said(statement)
+    return [said[t.start : t.end] for t in terms]
+
+
+def _substitute(text: str, changes: tuple[Change, ...]) -> str | None:
+    """`text` with each changed value put in its new form; None when an old value is in
+    it that cannot be put cleanly (the caller then derives a new line)."""
+    out = text
+    for change in changes:
+        for region in change.comparison.regions:
+            old = _surfaces(change.old, region.old)
+            new = _surfaces(change.new, region.new)
+            present = [s for s in old if s and s.lower() in out.lower()]
+            if not present:
+                continue
+            if len(old) == len(new):
+                pairs = list(zip(old, new, strict=True))
+            elif len(present) == 1:
+                pairs = [(present[0], " ".join(new))]
+            else:
+                return None
+            for before, after in pairs:
+                out = regex.sub(regex.escape(before), lambda _m, a=after: a, out, flags=regex.I)
+    return out
+
+
+def _follow(line: str, changes: tuple[Change, ...], fallback: str) -> str:
+    """A title or description after the update: the old value replaced where it stands,
+    else (it cannot be put cleanly) `fallback`."""
+    substituted = _substitute(line, changes)
+    return fallback if substituted is None else substituted
+
+
+def rewrite(
+    old: MemoryText,
+    judgement: Judgement,
+    *,
+    title: str | None = None,
+    description: str | None = None,
+) -> Rewritten:
+    """The next version of `old` after the update `judgement` found (title and description
+    as given, when given)."""
+    body, replaced = rewrite_body(old.body, judgement)
+    changes = judgement.changes
+    lead = changes[0].new.text if changes else body
+    if title is None:
+        if title_is_derived(old.title, old.body):
+            # The title was the first sentence: it follows the body (substituting the value
+            # would leave "from Jenkins to GitHub Actions" as "Jenkins at GitHub Actions").
+            first = old.body.strip()[: len(old.title.rstrip("…"))]
+            touched = any(c.old.start < len(first) for c in changes)
+            title = derive_title(body) if touched else old.title
+        else:
+            title = _follow(old.title, changes, derive_title(lead))
+    if description is None:
+        description = _follow(old.description, changes, derive_description(body))
+    return Rewritten(body, title, description, replaced)

@@ -1,0 +1,366 @@
+"""Two statements compared: the same fact, one slot with a changed value, or two facts
+(docs/writing.md, "Slots").
+
+A slot is what a statement is about (its subject) and which of its properties it states
+(its attribute); the value is what it says of that property. Two statements state the
+same slot when what they share is the subject and the attribute and what differs is one
+value: the terms of both are aligned (difflib, in reading order) and the stretches that
+differ are read:
+
+- one stretch, short, of compatible values on both sides (two numbers of one unit, two
+  names, two frequencies, two addresses), with shared terms around it: the value
+  changed. Sure when the stretch stands where values stand (after the subject) or the
+  new statement announces the change ("now", "jetzt", "改为");
+- one stretch where the subject stands (at the start), no change announced: perhaps
+  the value changed ("Priya leads payments" → "Marco leads payments"), perhaps another
+  subject with the same property: unsure;
+- two stretches in a statement of the same shape ("queue q1 drains into b5" / "queue q2
+  drains into b9"), a key identifier on each side (`ORDERS_DB_URL` / `PAYMENTS_DB_URL`,
+  two flags, two code symbols), or values of different kinds (a frequency against a
+  size): two facts, never one slot;
+- the rest (reworded, a value and other words changed): unsure.
+
+A rule whose polarity flips ("squash" / "do not squash") is a change of its slot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Literal
+
+from memory_recall.server.facts.terms import Term, Terms, canonical_units
+
+Relation = Literal["same", "changed", "extends", "different", "unrelated"]
+
+# Reasons a judgement reads: two stretches of one shape differ (a template: another
+# subject, unless the memories share a title given by hand), or several things differ.
+SAME_SHAPE = "the same shape about another subject"
+SEVERAL = "several things differ"
+# Below this share of common terms (Dice), two statements are not about one thing.
+UNRELATED_BELOW = 0.2
+# A value is short: a stretch longer than this on either side is a different property.
+VALUE_TERMS = 3
+# Terms two statements must share for a value changed between them to be sure: a subject
+# and an attribute.
+SLOT_TERMS = 3
+# A rule's polarity flips only between two statements this alike (Dice).
+FLIP_AT_LEAST = 0.4
+# Plain words the new statement may say around its new value.
+SAID_AROUND = 4
+# Terms of the old statement the new one may leave out and still restate its slot.
+DROPPED_AT_MOST = 1
+# Share of the old statement's terms a sure change must keep (its subject and attribute).
+KEPT_AT_LEAST = 0.5
+# Terms a statement must share with another before it can be said to be contained in it.
+SHARED_AT_LEAST = 2
+# A reworded restatement shares at least this much (Dice) to be the same fact for sure.
+SAME_AT_LEAST = 0.6
+# ... or its terms are almost all in the other statement.
+CONTAINED_AT_LEAST = 0.8
+
+
+@dataclass(frozen=True)
+class Region:
+    """A stretch where two aligned statements differ."""
+
+    old: tuple[Term, ...]
+    new: tuple[Term, ...]
+    left: int  # shared terms before it
+    right: int  # shared terms after it
+
+    @property
+    def valued(self) -> bool:
+        return any(t.valued for t in self.old) and any(t.valued for t in self.new)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How a new statement relates to an old one."""
+
+    relation: Relation
+    sure: bool
+    reason: str
+    overlap: float  # Dice of the two statements' terms
+    regions: tuple[Region, ...] = ()  # where the value changed (relation `changed`)
+
+
+def dice(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return 2 * len(a & b) / (len(a) + len(b))
+
+
+def _value_class(term: Term) -> str:
+    """What kind of value a term is, for compatibility: two values of one class can replace
+    each other in a slot."""
+    if term.kind == "number":
+        return f"number:{term.shape}"
+    if term.kind == "value":
+        return f"value:{term.shape}"
+    if term.kind == "ident" and term.role == "key":
+        return f"key:{term.shape}"
+    return "named"  # names, addresses, paths, hyphenated names: things a fact names
+
+
+def compatible(old: tuple[Term, ...], new: tuple[Term, ...]) -> bool:
+    """Whether the values of two stretches can fill one slot."""
+    old_classes = {_value_class(t) for t in old if t.valued}
+    new_classes = {_value_class(t) for t in new if t.valued}
+    if not old_classes or not new_classes:
+        return False
+    if old_classes & new_classes:
+        return True
+    # Numbers whose units differ only in how they are said: none on one side ("port 8081"
+    # / "8082"), or a word that is no unit of data/values.txt ("6 fois" / "5 nouvelles
+    # tentatives"). Two canonical units (24 h / 200 GB) are two properties.
+    numbers = {c for c in old_classes | new_classes if c.startswith("number:")}
+    if numbers != old_classes | new_classes:
+        return False
+    canonical = {c for c in numbers if c.removeprefix("number:") in canonical_units()}
+    return len(canonical) <= 1
+
+
+def _one_value_moved(
+    regions: list[Region], dropped: list[Term], added: list[Term]
+) -> Region | None:
+    """The one value the old statement lost and the one the new statement gained, when
+    they can fill one slot: a value changed in a sentence said otherwise."""
+    lost = [t for r in regions for t in r.old if t.valued] + [t for t in dropped if t.valued]
+    gained = [t for r in regions for t in r.new if t.valued] + [t for t in added if t.valued]
+    if len(lost) == 1 and len(gained) == 1 and compatible((lost[0],), (gained[0],)):
+        return Region((lost[0],), (gained[0],), 0, 0)
+    return None
+
+
+def _digits(term: Term) -> str:
+    return term.key.split(" ")[0]
+
+
+def _worded(term: Term) -> bool:
+    """A number whose unit is a plain word, not one of data/values.txt's units."""
+    return bool(term.shape) and term.shape not in canonical_units()
+
+
+def _distinct_keys(old: Terms, new: Terms, new_keys: set[str], old_keys: set[str]) -> str:
+    """A key identifier on each side that the other side lacks: two different things."""
+    old_only = sorted({t.key for t in old.terms if t.role == "key"} - new_keys)
+    new_only = sorted({t.key for t in new.terms if t.role == "key"} - old_keys)
+    if old_only and new_only:
+        return f"distinct identifiers ({old_only[0]} / {new_only[0]})"
+    return ""
+
+
+def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison:
+    """How the statement `new` relates to the statement `old`. `polarity_changed`: whether
+    the memories as a whole differ in polarity (a statement split otherwise than its
+    restatement may read as negated on one side only)."""
+    old_keys, new_keys = set(old.keys), set(new.keys)
+    overlap = round(dice(old_keys, new_keys), 3)
+    if not old_keys or not new_keys:
+        return Comparison("unrelated", True, "nothing to compare", overlap)
+    distinct = _distinct_keys(old, new, new_keys, old_keys)
+    if distinct:
+        return Comparison("different", True, distinct, overlap)
+    if overlap < UNRELATED_BELOW:
+        return Comparison("unrelated", True, "little in common", overlap)
+    matcher = SequenceMatcher(None, old.keys, new.keys, autojunk=False)
+    regions: list[Region] = []
+    dropped: list[Term] = []
+    added: list[Term] = []
+    shared_before = 0
+    total_shared = sum(size for _, _, size in matcher.get_matching_blocks())
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            shared_before += i2 - i1
+        elif tag == "replace":
+            regions.append(
+                Region(
+                    old.terms[i1:i2],
+                    new.terms[j1:j2],
+                    shared_before,
+                    total_shared - shared_before,
+                )
+            )
+        elif tag == "delete":
+            dropped.extend(old.terms[i1:i2])
+        else:
+            added.extend(new.terms[j1:j2])
+    # A term moved elsewhere in the sentence is not a difference; nor is a number said
+    # with another word for its unit ("at most 5 times" / "at most 5 retries").
+    old_numbers = {_digits(t) for t in old.terms if t.kind == "number"}
+    new_numbers = {_digits(t) for t in new.terms if t.kind == "number"}
+    new_keys |= {
+        t.key for t in new.terms if t.kind == "number" and _digits(t) in old_numbers and _worded(t)
+    }
+    new_keys |= {
+        t.key for t in old.terms if t.kind == "number" and _digits(t) in new_numbers and _worded(t)
+    }
+    old_keys |= {
+        t.key for t in old.terms if t.kind == "number" and _digits(t) in new_numbers and _worded(t)
+    }
+    old_keys |= {
+        t.key for t in new.terms if t.kind == "number" and _digits(t) in old_numbers and _worded(t)
+    }
+    regions = [
+        r
+        for r in (
+            Region(
+                tuple(t for t in r.old if t.key not in new_keys),
+                tuple(t for t in r.new if t.key not in old_keys),
+                r.left,
+                r.right,
+            )
+            for r in regions
+        )
+        if r.old or r.new
+    ]
+    for r in list(regions):
+        if not r.old or not r.new:  # one-sided once moved terms are out
+            regions.remove(r)
+            (added if r.new else dropped).extend(r.new or r.old)
+    dropped = [t for t in dropped if t.key not in new_keys]
+    added = [t for t in added if t.key not in old_keys]
+    flipped = old.negated != new.negated and polarity_changed
+    # Both negate, but not as often: perhaps the rule turned round, perhaps a rewording.
+    renegated = old.negated and new.negated and len(old.negations) != len(new.negations)
+    kept = len(old_keys & new_keys) / len(old_keys)
+
+    if not regions:
+        if flipped and overlap >= FLIP_AT_LEAST:
+            return Comparison(
+                "changed", overlap >= SAME_AT_LEAST, "the rule's polarity flipped", overlap
+            )
+        if renegated and overlap >= FLIP_AT_LEAST:
+            return Comparison("changed", False, "the rule negates otherwise", overlap)
+        added_values = [t for t in added if t.valued]
+        if new.change_cue and not old.change_cue and added and not dropped:
+            # "from Yamamoto to Nakamura", "Renovate instead of Dependabot": the new
+            # statement holds the old one whole, and what replaces its value.
+            return Comparison(
+                "changed", True, "the new statement names the old value and a new one", overlap,
+                (Region((), tuple(added), 0, 0),),
+            )  # fmt: skip
+        if added_values and not any(t.valued for t in dropped):
+            # A one-term statement ("how we deploy") is contained in almost anything.
+            sure = len(dropped) <= DROPPED_AT_MOST and len(old_keys & new_keys) >= SHARED_AT_LEAST
+            return Comparison("extends", sure, "the new statement says more", overlap)
+        contained = len(new_keys & old_keys) / len(new_keys)
+        sure = overlap >= SAME_AT_LEAST or contained >= CONTAINED_AT_LEAST
+        if not sure and dropped and added:
+            # Each says things the other does not, around a word or two in common.
+            return Comparison("unrelated", False, "different things around a common word", overlap)
+        old_values = tuple(t for t in dropped if t.valued)
+        new_values = tuple(t for t in added if t.valued)
+        if old_values and new_values:
+            if compatible(old_values, new_values) and len(old_values) <= VALUE_TERMS:
+                # The sentence reordered around a value of one kind ("after 90 days logs
+                # are deleted" / "logs are kept 14 days"): perhaps the same slot.
+                region = Region(old_values, new_values, 0, 0)
+                return Comparison(
+                    "changed", False, "a value changed in a reordered sentence", overlap, (region,)
+                )
+            return Comparison("different", False, "other values, other places", overlap)
+        return Comparison("same", sure, "the same statement, reworded", overlap)
+
+    shaped_alike = len(old.terms) == len(new.terms) and all(
+        len(r.old) == len(r.new) for r in regions
+    )
+    if len(regions) >= 2 and shaped_alike and any(r.valued for r in regions):
+        return Comparison(
+            "different", True, SAME_SHAPE, overlap, tuple(r for r in regions if r.valued)
+        )
+    if len(regions) == 1:
+        region = regions[0]
+        # Words said around the new value ("PostgreSQL 14 after the spring upgrade") are
+        # added, not replaced, when the old side was a value alone.
+        new_valued = [t for t in region.new if t.valued]
+        old_plain = [t for t in region.old if not t.valued]
+        new_plain = [t for t in region.new if not t.valued]
+        old_valued = [t for t in region.old if t.valued]
+
+        def said_around(values: list[Term], plain: list[Term], bare: bool) -> bool:
+            return bare and len(values) <= VALUE_TERMS and len(plain) <= SAID_AROUND
+
+        small = (len(region.old) <= VALUE_TERMS and len(region.new) <= VALUE_TERMS) or (
+            said_around(new_valued, new_plain, not old_plain and len(region.old) <= VALUE_TERMS)
+            or said_around(old_valued, old_plain, not new_plain and len(region.new) <= VALUE_TERMS)
+        )
+        valued = region.valued
+        plain = not any(t.valued for t in region.old + region.new)
+        if valued and not compatible(region.old, region.new):
+            return Comparison("different", small, "values of different kinds", overlap)
+        if not valued and not plain:
+            moved = _one_value_moved(regions, dropped, added)
+            if moved is not None:
+                return Comparison(
+                    "changed", False, "a value changed, and other words", overlap, (moved,)
+                )
+            return Comparison("different", False, "a value on one side only", overlap)
+        if not small:
+            if valued:  # perhaps a correction in other words; too loose to link as one
+                return Comparison("different", False, "a value and its wording changed", overlap)
+            return Comparison("different", False, "another property", overlap)
+        announced = new.change_cue or flipped
+        keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
+        if not valued:
+            # Two plain words: a tool swapped ("black" → "ruff") reads like a verb reworded
+            # ("ausführen" → "laufen"); only an announced change settles it.
+            pure = not dropped and not added
+            return Comparison(
+                "changed", announced and pure and keeps_slot, "a word changed", overlap, (region,)
+            )
+        named = all(_value_class(t) == "named" for t in region.old + region.new if t.valued)
+        at_subject = named and region.left <= 1 and region.right >= 2
+        if at_subject and not announced:
+            return Comparison(
+                "changed", False, "a name changed where the subject stands", overlap, (region,)
+            )
+        # Words replaced or said along with the value ("happens in Figma" / "is run by
+        # Keiko", "は Notion にある" / "は Omar がレビューする"): perhaps another property,
+        # unless the change is announced.
+        # A number that keeps its owner ("Node 18" / "Node 22 to build") is anchored to
+        # its slot whatever is said around it.
+        anchored = any(
+            o.kind == "number" and n.kind == "number" and o.owner and o.owner == n.owner
+            for o in old_valued
+            for n in new_valued
+        )
+        pure = (not old_plain and not new_plain) or announced or (anchored and len(old_plain) <= 1)
+        # A number needs a subject and an attribute around it to be a slot's value: "Deploy
+        # step 0" / "Deploy step 1" are two numbered things, not one changed (unless a name
+        # owns the number, "Node 18" / "Node 22", or the change is announced).
+        named_owner = anchored and any(
+            t.kind == "name" and t.key in {v.owner for v in old_valued} for t in old.terms
+        )
+        numbered = all(t.kind == "number" for t in old_valued + new_valued)
+        stands = not numbered or len(old_keys & new_keys) >= SLOT_TERMS or announced or named_owner
+        return Comparison(
+            "changed",
+            keeps_slot and pure and stands,
+            "a value changed in the same slot",
+            overlap,
+            (region,),
+        )
+    valued_regions = [r for r in regions if r.valued]
+    moved = _one_value_moved(regions, dropped, added)
+    if len(valued_regions) != 1 and moved is not None:
+        # One value for another, the sentence said another way around it.
+        return Comparison("changed", False, "a value changed, and other words", overlap, (moved,))
+    if len(valued_regions) == 1 and compatible(valued_regions[0].old, valued_regions[0].new):
+        # The other stretches reworded between shared terms ("is" → "runs", "upgraded
+        # again" → "runs"), not where a subject stands: the same slot, its value changed.
+        inside = all(
+            r.left >= 1 and r.right >= 1 and not any(t.valued for t in r.old + r.new)
+            for r in regions
+            if r is not valued_regions[0]
+        )
+        value = valued_regions[0]
+        keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
+        named = all(_value_class(t) == "named" for t in value.old + value.new if t.valued)
+        at_subject = named and value.left <= 1
+        sure = inside and keeps_slot and len(value.old) <= VALUE_TERMS and not at_subject
+        return Comparison(
+            "changed", sure, "a value changed, and other words", overlap, tuple(valued_regions)
+        )
+    return Comparison("different", False, SEVERAL, overlap, tuple(valued_regions))

@@ -1,0 +1,114 @@
+"""A memory's body as statements: the sentences (and list items, and labelled lines) that
+each state one fact, with where they lie in the body (docs/writing.md, "Statements").
+
+An update rewrites statements, never the whole body: every character outside the spans
+of the statements it replaces stays as it was. So the split keeps offsets into the body
+and leaves markup out of the spans: a list item's `- `, a heading's `#`, a quote's `>`
+stay where they are, and so does a label such as Claude Code's `**Why:**`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+# Markup that opens a line and is not part of what the line states.
+_LINE_MARKUP = regex.compile(
+    r"[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*+•][ \t]+(?:\[[ xX]\][ \t]+)?|\d{1,3}[.)][ \t]+)*"
+)
+# A label that opens a line: `**Why:**`, `How to apply:`, `**Pourquoi :**`, `注意：`.
+_LABEL = regex.compile(
+    r"(?:\*\*|__)?(?P<label>[\p{L}][\p{L}\p{M} '’-]{0,30}?)[ \t]*[:：](?:\*\*|__)?[ \t]+"
+    r"|\*\*(?P<label2>[\p{L}][\p{L}\p{M} '’-]{0,30}?)[ \t]*(?:\*\*)[ \t]*[:：][ \t]+"
+)
+# Words a label has at most: a longer run before a colon is a sentence ("Note that the
+# API: …"), not a label.
+LABEL_WORDS = 4
+# Where a sentence ends: . ! ? before a space or the line's end (not inside 3.11 or
+# a URL), the CJK stops, and a semicolon between two clauses ("Node 18; .nvmrc pins
+# 18.19" states two facts).
+_SENTENCE_END = regex.compile(
+    r"(?<!\b(?:e\.g|i\.e|etc|vs|cf|z\.B|bzw|ca|approx|incl|usw|p\.ex|d\.h|u\.a|Nr|No|St))"
+    r"[.!?;]+(?=[ \t]|$)|[。！？；]+"
+)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One sentence of a body: its text and where it lies."""
+
+    start: int  # offsets into the body: body[start:end] == text
+    end: int
+    text: str
+    line: int  # which line of the body (0-based)
+    label: str = ""  # a label the line opens with, normalized ("why", "how to apply")
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return self.start, self.end
+
+
+def _label(line: str) -> tuple[str, int]:
+    """The label a line (markup removed) opens with, and where the statement after it starts."""
+    match = _LABEL.match(line)
+    if match is None:
+        return "", 0
+    label = (match.group("label") or match.group("label2") or "").strip()
+    if not label or len(label.split()) > LABEL_WORDS:
+        return "", 0
+    return label.lower(), match.end()
+
+
+def split_statements(body: str) -> list[Statement]:
+    """The statements of `body`, in order; blank lines, rules and fences state nothing."""
+    out: list[Statement] = []
+    offset = 0
+    in_fence = False
+    for number, line in enumerate(body.split("\n")):
+        start_of_line = offset
+        offset += len(line) + 1
+        stripped = line.strip()
+        if stripped.startswith("```") or stripped.startswith("~~~"):
+            in_fence = not in_fence
+            continue
+        if in_fence or not stripped or regex.fullmatch(r"[-=*_~]{3,}", stripped):
+            continue
+        markup = _LINE_MARKUP.match(line)
+        at = markup.end() if markup else 0
+        label, skip = _label(line[at:])
+        at += skip
+        first = True
+        for piece_start, piece_end in _sentences(line, at):
+            text = line[piece_start:piece_end]
+            out.append(
+                Statement(
+                    start_of_line + piece_start,
+                    start_of_line + piece_end,
+                    text,
+                    number,
+                    label if first else "",
+                )
+            )
+            first = False
+    return out
+
+
+def _sentences(line: str, start: int) -> list[tuple[int, int]]:
+    """Spans of the sentences of `line` from `start`, each without surrounding spaces."""
+    spans = []
+    at = start
+    for match in _SENTENCE_END.finditer(line, start):
+        end = match.end() if match.group()[0] not in ";；" else match.start()
+        spans.append((at, end))
+        at = match.end()
+    spans.append((at, len(line)))
+    out = []
+    for a, b in spans:
+        while a < b and line[a] in " \t":
+            a += 1
+        while b > a and line[b - 1] in " \t":
+            b -= 1
+        if a < b and regex.search(r"[\p{L}\p{N}]", line[a:b]):
+            out.append((a, b))
+    return out

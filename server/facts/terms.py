@@ -1,0 +1,484 @@
+"""The terms of a statement: what two statements are compared on (docs/writing.md, "Terms").
+
+A statement is read into typed terms, each with the span it was read from:
+
+- `ident`: something written as code or an address — an env var (`ORDERS_DB_URL`), a
+  flag (`--runInBand`), a path, a URL or bucket (`s3://acme-backups`), a host
+  (`db.internal:5432`), a code symbol (`new_checkout`, `fmt.Errorf`), a name with digits
+  or hyphens (`q7`, `jobs-high`), a command in backticks. Its `role` says what it
+  usually is in a fact: `key` (an env var, a flag, a code symbol: it names the thing the
+  fact is about), `value` (an address, a version: what a fact says of a thing), or
+  neither (a path, `jobs-high`: either);
+- `number`: digits or a number word, with its unit ("24 h" = "24 hours" = "24 小时")
+  and the term right before it (its owner: "PostgreSQL 16", "port 8081");
+- `value`: a word that is a value by itself, of a class (`nightly`/`hourly` are
+  frequencies, `Tuesday`/`mardi` weekdays; data/values.txt);
+- `name`: a proper name — a capitalised word inside a sentence (where capitals mark
+  names: not in German), a word with inner capitals (`PostgreSQL`, `GitHub`), an
+  acronym (`API`), a Latin word in Chinese, Japanese, Korean or Russian text;
+- `word`: any other content word, stemmed by truncation; CJK text gives its code-point
+  bigrams (function bigrams left out).
+
+Function words are left out (data/function_words.txt); negation and change cue words
+(data/cues.txt) are not terms either, they mark the statement as `negated` or as
+announcing a change.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import regex
+from memory_recall.server.ranking.bm25f.tokens import COMMON_TWO_LETTER_WORDS
+
+TermKind = Literal["word", "name", "ident", "number", "value"]
+Role = Literal["key", "value", ""]
+
+_DATA = Path(__file__).parent / "data"
+# Truncation stemming: a language-independent stand-in for a stemmer, enough for the
+# inflections of European languages and Russian (`payment`/`payments`, `déploie`/`déployer`).
+STEM_CHARS = 5
+# Distinct function words of a noun-capitalising language that mark a text as one.
+NOUN_LANGUAGE_EVIDENCE = 2
+
+_CJK = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}"
+CJK_CHAR = regex.compile(f"[{_CJK}]")
+
+
+@dataclass(frozen=True)
+class Term:
+    """One term of a statement."""
+
+    kind: TermKind
+    key: str  # what is compared: a stem, a lowercased name or identifier, a number and unit
+    start: int  # span in the statement's text
+    end: int
+    shape: str = ""  # ident: url, host, env, flag, path, …; number: its unit; value: its class
+    role: Role = ""
+    owner: str = ""  # number: the key of the term right before it
+
+    @property
+    def valued(self) -> bool:
+        """Whether the term can be the value a fact states (not a plain word)."""
+        return self.kind != "word"
+
+
+@dataclass(frozen=True)
+class Terms:
+    """A statement read: its terms in order and its cues."""
+
+    text: str
+    terms: tuple[Term, ...]
+    # The negation cues found, sorted: whether a statement negates is not enough to tell
+    # two rules apart ("without review … may" / "without review … must not" both do);
+    # how often it does is (docs/writing.md).
+    negations: tuple[str, ...]
+    change_cue: bool
+
+    @property
+    def negated(self) -> bool:
+        return bool(self.negations)
+
+    @property
+    def keys(self) -> list[str]:
+        return [t.key for t in self.terms]
+
+
+# -- Data ----------------------------------------------------------------------------------
+
+
+def _data_lines(name: str) -> Iterator[str]:
+    for line in (_DATA / name).read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            yield line
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+@functools.cache
+def function_words() -> frozenset[str]:
+    words: set[str] = set()
+    for line in _data_lines("function_words.txt"):
+        _, _, text = line.partition(":")
+        words.update(_norm(word) for word in text.split())
+    return frozenset(words)
+
+
+def _phrase_pattern(phrases: Iterable[str]) -> regex.Pattern[str]:
+    """One case-insensitive pattern for a list of phrases, longest first: whole words in
+    spaced scripts (an entry ending in ' matches an elided prefix), anywhere in CJK."""
+    bounded, elided, pieces = [], [], []
+    for phrase in sorted(set(phrases), key=len, reverse=True):
+        escaped = regex.escape(phrase).replace(r"\ ", r"\s+")
+        if CJK_CHAR.match(phrase):
+            pieces.append(escaped)
+        elif phrase.endswith("'"):
+            elided.append(escaped)
+        else:
+            bounded.append(escaped)
+    parts = []
+    if bounded:
+        # Not inside an identifier either: `nightly` is no frequency in `nightly-invoices`.
+        parts.append(
+            rf"(?<![\p{{L}}\p{{N}}_/.-])(?:{'|'.join(bounded)})"
+            rf"(?![\p{{L}}\p{{N}}_/-]|\.[\p{{L}}\p{{N}}])"
+        )
+    if elided:
+        parts.append(rf"(?<![\p{{L}}\p{{N}}])(?:{'|'.join(elided)})")
+    parts.extend(pieces)
+    return regex.compile("|".join(parts) or r"(?!)", regex.IGNORECASE)
+
+
+CJK_LANGUAGES = ("zh", "ja", "ko")
+
+
+@dataclass(frozen=True)
+class _Lexicon:
+    negation: dict[str, regex.Pattern[str]]  # by script: "" (spaced scripts), zh, ja, ko
+    change: dict[str, regex.Pattern[str]]
+    number_words: dict[str, str]
+    number_word: regex.Pattern[str]
+    capitalised_nouns: frozenset[str]
+    units: dict[str, str]  # word → canonical unit
+    unit: regex.Pattern[str]
+    value_class: dict[str, str]  # phrase → class
+    value: regex.Pattern[str]
+    particles: tuple[str, ...]  # Korean particles, longest first
+
+
+@functools.cache
+def lexicon() -> _Lexicon:
+    lists: dict[str, list[str]] = defaultdict(list)
+    by_language: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for line in _data_lines("cues.txt"):
+        key, _, values = line.partition("=")
+        kind, _, language = key.strip().partition(".")
+        words = [_norm(v.strip()) for v in values.split(",") if v.strip()]
+        lists[kind].extend(words)
+        script = language if language in CJK_LANGUAGES else ""
+        by_language[kind][script].extend(words)
+    numbers = dict(item.split(":") for item in lists["number"])
+    units: dict[str, str] = {}
+    classes: dict[str, str] = {}
+    for line in _data_lines("values.txt"):
+        key, _, values = line.partition("=")
+        kind, _, name = key.strip().partition(".")
+        for word in (_norm(v.strip()) for v in values.split(",") if v.strip()):
+            if kind == "unit":
+                units.setdefault(word, name)
+            elif kind == "value":
+                classes.setdefault(word, name)
+    return _Lexicon(
+        negation={k: _phrase_pattern(v) for k, v in by_language["negation"].items()},
+        change={k: _phrase_pattern(v) for k, v in by_language["change"].items()},
+        number_words=numbers,
+        number_word=_phrase_pattern(numbers),
+        capitalised_nouns=frozenset(lists["capitalised-nouns"]),
+        units=units,
+        unit=_unit_pattern(units),
+        value_class=classes,
+        value=_phrase_pattern(classes),
+        particles=tuple(sorted(set(lists["particles"]), key=len, reverse=True)),
+    )
+
+
+@functools.cache
+def canonical_units() -> frozenset[str]:
+    """The units of data/values.txt, by their canonical names (h, min, d, mb, …)."""
+    return frozenset(lexicon().units.values()) | {"time", "date", "pct"}
+
+
+def _unit_pattern(units: dict[str, str]) -> regex.Pattern[str]:
+    """A unit right at a position (after a number and optional spaces)."""
+    spaced = sorted((u for u in units if not CJK_CHAR.match(u)), key=len, reverse=True)
+    cjk = sorted((u for u in units if CJK_CHAR.match(u)), key=len, reverse=True)
+    alternatives = []
+    if spaced:
+        alternatives.append(rf"(?:{'|'.join(regex.escape(u) for u in spaced)})(?![\p{{L}}\p{{N}}])")
+    if cjk:
+        alternatives.append(f"(?:{'|'.join(regex.escape(u) for u in cjk)})")
+    return regex.compile(r"[ \t]?(?:" + "|".join(alternatives) + ")", regex.IGNORECASE)
+
+
+# -- Reading -------------------------------------------------------------------------------
+
+_TOKEN = regex.compile(
+    r"(?P<url>(?<![\p{L}\p{N}])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s<>()\[\]{}'\"`，。、」]+)"
+    r"|(?P<code>`[^`\n]+`)"
+    r"|(?P<email>(?<![\p{L}\p{N}])[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+    r"|(?P<path>(?<![\p{L}\p{N}/.~])(?:~|\.{1,2})?/[\p{L}\p{N}_.@%+-]+(?:/[\p{L}\p{N}_.@%+-]*)*)"
+    r"|(?P<flag>(?<![\p{L}\p{N}-])--?[A-Za-z][A-Za-z0-9_-]*)"
+    rf"|(?P<ident>[[\p{{L}}\p{{N}}]--[{_CJK}]]+(?:[-_.:/@#+][[\p{{L}}\p{{N}}]--[{_CJK}]]+)+)"
+    rf"|(?P<mixed>[[\p{{L}}]--[{_CJK}]]+\p{{N}}[[\p{{L}}\p{{N}}]--[{_CJK}]]*)"
+    rf"|(?P<number>\p{{Nd}}+(?:[.,]\p{{Nd}}+)*(?P<glued>[[\p{{L}}]--[{_CJK}]]+|%)?)"
+    rf"|(?P<cjk>[{_CJK}]+)"
+    rf"|(?P<word>[[\p{{L}}\p{{M}}]--[{_CJK}]]+(?:['’][\p{{L}}]+)?)"
+    r"|(?P<percent>%)",
+    flags=regex.VERSION1,
+)
+_ENV = regex.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_VERSION = regex.compile(r"^[vV]?\d+(?:\.\d+)+$")
+_SHORT_VERSION = regex.compile(r"^[vV]\d+$")
+_NUMERIC = regex.compile(r"^\d+(?:[.:,/-]\d+)*$")
+_HOST = regex.compile(r"^[\w-]+(?:\.[\w-]+)*\.[A-Za-z][\w-]*(?::\d+)?$|^[\w.-]+:\d+$")
+_CAMEL = regex.compile(r"^[a-z]+[A-Z]")
+_INNER_CAPITAL = regex.compile(r"^.\p{Ll}*\p{Lu}|^\p{Lu}{2,}$")
+_SENTENCE_END = frozenset(".!?:;\n|-•*(\"'“«「")
+_FUNCTION_BIGRAM = regex.compile(r"^\p{Hiragana}+$|\p{P}")
+_HIRAGANA = regex.compile(r"\p{Hiragana}")
+_KANA = regex.compile(r"[\p{Hiragana}\p{Katakana}]")
+_HANGUL_CHAR = regex.compile(r"\p{Hangul}")
+_HAN = regex.compile(r"\p{Han}")
+_HANGUL = regex.compile(r"^\p{Hangul}+$")
+_LATIN = regex.compile(r"\p{Latin}")
+_OTHER_SCRIPT = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyrillic}\p{Greek}]")
+
+
+def stem(word: str) -> str:
+    return word if CJK_CHAR.match(word) else word[:STEM_CHARS]
+
+
+def ident_shape(surface: str) -> tuple[str, Role]:
+    """What an identifier looks like, and the role that shape usually plays in a fact."""
+    if "://" in surface:
+        return "url", "value"
+    if "@" in surface and "." in surface.split("@")[-1]:
+        return "email", "value"
+    if surface.startswith(("/", "~/", "./", "../")):
+        return "path", ""
+    if surface.startswith("-"):
+        return "flag", "key"
+    if _ENV.match(surface):
+        return "env", "key"
+    if _VERSION.match(surface):
+        return "version", "value"
+    if "_" in surface or _CAMEL.match(surface):
+        return "symbol", "key"
+    if _HOST.match(surface):
+        return "host", "value"
+    if "/" in surface:
+        return "path", ""
+    if "-" in surface:
+        return "hyphenated", ""
+    return "mixed", ""
+
+
+def _number_key(digits: str) -> str:
+    """A number as compared: leading zeros off, a decimal comma as a point, 09:30 = 9:30."""
+    if ":" in digits:
+        return ":".join(part.lstrip("0") or "0" for part in digits.split(":"))
+    if regex.match(r"^\d+,\d{1,2}$", digits):
+        digits = digits.replace(",", ".")
+    return digits.lstrip("0") or "0"
+
+
+def capitals_mark_names(text: str) -> bool:
+    """Whether a capital letter inside a sentence marks a name in this text (not German)."""
+    words = {w.lower() for w in regex.findall(r"\p{L}+", text)}
+    return len(words & lexicon().capitalised_nouns) < NOUN_LANGUAGE_EVIDENCE
+
+
+def _mid_sentence(text: str, at: int) -> bool:
+    i = at - 1
+    while i >= 0 and text[i] in " \t*_`":
+        i -= 1
+    return i >= 0 and text[i] not in _SENTENCE_END
+
+
+@functools.lru_cache(maxsize=8192)
+def read_terms(text: str, capitals: bool | None = None) -> Terms:
+    """The terms of one statement. `capitals`: whether a capital letter inside a sentence
+    marks a name (`capitals_mark_names` of the whole memory; by default, of `text`)."""
+    lex = lexicon()
+    taken: list[tuple[int, int]] = []  # spans of cues and value words: no other terms there
+    terms: list[Term] = []
+    negations: list[str] = []
+    change = False
+    # CJK cues only in their own language: the Japanese 交代 is in Chinese 提交代码.
+    scripts = ["", _cjk_language(text)]
+    for script in scripts:
+        for match in lex.negation[script].finditer(text) if script in lex.negation else ():
+            negations.append(" ".join(match.group().lower().split()))
+            taken.append(match.span())
+        for match in lex.change[script].finditer(text) if script in lex.change else ():
+            change = True
+            taken.append(match.span())
+    for match in lex.value.finditer(text):
+        if _overlaps(match.span(), taken):
+            continue
+        phrase = _norm(match.group())
+        phrase = " ".join(phrase.split())
+        start, end = match.span()
+        terms.append(Term("value", phrase, start, end, lex.value_class.get(phrase, ""), "value"))
+        taken.append(match.span())
+    latin = len(_LATIN.findall(text))
+    foreign_text = len(_OTHER_SCRIPT.findall(text)) > latin
+    if capitals is None:
+        capitals = capitals_mark_names(text)
+    for match in _TOKEN.finditer(text):
+        start, end = match.span()
+        kind = match.lastgroup
+        if kind == "cjk":
+            terms.extend(_cjk_terms(match.group(), start, taken))
+            continue
+        if _overlaps((start, end), taken):
+            continue
+        surface = match.group()
+        if kind == "url":
+            surface = surface.rstrip(".,;:!?)")
+            end = start + len(surface)
+            terms.append(Term("ident", surface.lower(), start, end, "url", "value"))
+        elif kind == "code":
+            inner = surface[1:-1].strip()
+            if " " in inner:
+                terms.append(Term("ident", " ".join(inner.lower().split()), start, end, "command"))
+            else:
+                shape, role = ident_shape(inner)
+                terms.append(Term("ident", inner.lower(), start, end, shape, role))
+        elif kind in ("email", "path", "flag"):
+            shape, role = ident_shape(surface)
+            terms.append(Term("ident", surface.lower(), start, end, shape, role))
+        elif kind in ("ident", "mixed"):
+            if _NUMERIC.match(surface) or _VERSION.match(surface) or _SHORT_VERSION.match(surface):
+                unit = _unit_after(text, end, taken)
+                digits = surface.lstrip("vV")
+                terms.append(_number(digits, start, end, unit or _shape_of_numeric(digits), terms))
+            else:
+                shape, role = ident_shape(surface)
+                terms.append(Term("ident", surface.lower(), start, end, shape, role))
+        elif kind == "number":
+            glued = match.group("glued")
+            digits = surface[: len(surface) - len(glued)] if glued else surface
+            if glued:
+                unit = lex.units.get(glued.lower(), glued.lower())
+            else:
+                unit = _unit_after(text, end, taken)
+            terms.append(_number(digits, start, end, unit, terms))
+        elif kind == "percent":
+            if terms and terms[-1].kind == "number" and not terms[-1].shape:
+                last = terms.pop()
+                terms.append(
+                    Term("number", f"{last.key} pct", last.start, end, "pct", "value", last.owner)
+                )
+        elif kind == "word":
+            word = _norm(surface)
+            if word in lex.number_words:
+                unit = _unit_after(text, end, taken)
+                terms.append(_number(lex.number_words[word], start, end, unit, terms))
+                continue
+            if word in function_words():
+                continue
+            if _INNER_CAPITAL.match(surface) and len(surface) >= 2:
+                terms.append(Term("name", word, start, end))
+            elif len(surface) < 3:
+                # Two-letter words: `is`, `de`, `на` say nothing; `uv`, `go`, `k9` name tools.
+                if len(surface) == 2 and word not in COMMON_TWO_LETTER_WORDS:
+                    terms.append(Term("name", word, start, end))
+            elif (foreign_text and _LATIN.match(surface)) or (
+                capitals and surface[0].isupper() and _mid_sentence(text, start)
+            ):
+                terms.append(Term("name", word, start, end))
+            else:
+                terms.append(Term("word", stem(word), start, end))
+    terms.sort(key=lambda t: t.start)
+    return Terms(text, tuple(_with_units(terms)), tuple(sorted(negations)), change)
+
+
+def _cjk_language(text: str) -> str:
+    """Which CJK language a text is in, by its scripts: kana → ja, hangul → ko, han → zh."""
+    if _KANA.search(text):
+        return "ja"
+    if _HANGUL_CHAR.search(text):
+        return "ko"
+    if _HAN.search(text):
+        return "zh"
+    return "none"
+
+
+def _shape_of_numeric(surface: str) -> str:
+    if ":" in surface:
+        return "time"
+    if regex.match(r"^\d{4}-\d\d(?:-\d\d)?$", surface):
+        return "date"
+    return ""
+
+
+def _number(digits: str, start: int, end: int, unit: str, before: list[Term]) -> Term:
+    owner = ""
+    if before and before[-1].kind in ("name", "word", "ident") and before[-1].end >= start - 2:
+        owner = before[-1].key
+    # The unit is part of the value: "2" in "v2" is not the "2" of "2 avril".
+    key = _number_key(digits)
+    return Term("number", f"{key} {unit}" if unit else key, start, end, unit, "value", owner)
+
+
+def _unit_after(text: str, end: int, taken: list[tuple[int, int]]) -> str:
+    """The canonical unit right after a number ending at `end` ("" if none); its span
+    joins `taken`, so it becomes no term of its own."""
+    match = lexicon().unit.match(text, end)
+    if match is None:
+        return ""
+    taken.append(match.span())
+    word = _norm(match.group().strip())
+    return lexicon().units.get(word, word)
+
+
+def _with_units(terms: list[Term]) -> list[Term]:
+    """A number without a known unit takes the next word as one ("100 requests" and "300
+    requests" are two values of one count; "3 pods" and "3 nodes" are not)."""
+    out = list(terms)
+    for i, term in enumerate(out):
+        if term.kind == "number" and not term.shape and i + 1 < len(out):
+            following = out[i + 1]
+            if following.kind in ("word", "name") and following.start <= term.end + 2:
+                key = f"{term.key} {following.key}"
+                out[i] = Term(
+                    "number", key, term.start, term.end, following.key, "value", term.owner
+                )
+    return out
+
+
+def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
+    return any(span[0] < b and a < span[1] for a, b in taken)
+
+
+def _cjk_terms(run: str, offset: int, taken: list[tuple[int, int]]) -> Iterator[Term]:
+    """Bigrams of a CJK run, skipping cue and value spans, hiragana (Japanese particles
+    and endings), Korean particles, and function bigrams."""
+    free = [not _HIRAGANA.match(char) for char in run]
+    for a, b in taken:
+        for i in range(max(a, offset), min(b, offset + len(run))):
+            free[i - offset] = False
+    if _HANGUL.match(run):
+        for particle in lexicon().particles:
+            if run.endswith(particle) and len(run) - len(particle) >= 2:
+                for i in range(len(run) - len(particle), len(run)):
+                    free[i] = False
+                break
+    piece_start = None
+    for i in range(len(run) + 1):
+        if i < len(run) and free[i]:
+            if piece_start is None:
+                piece_start = i
+            continue
+        if piece_start is not None:
+            piece = run[piece_start:i]
+            if len(piece) == 1:
+                yield Term("word", piece, offset + piece_start, offset + i)
+            else:
+                for k in range(len(piece) - 1):
+                    gram = piece[k : k + 2]
+                    if _FUNCTION_BIGRAM.search(gram) or gram in function_words():
+                        continue
+                    at = offset + piece_start + k
+                    yield Term("word", gram, at, at + 2)
+            piece_start = None

@@ -1,0 +1,257 @@
+"""server/facts: statements, terms, slots, the zero-loss judgement, partial rewrites,
+newer-wins at recall and the tiers' validation (docs/writing.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.documents import MemoryDocument, parse_memory
+from memory_recall.server.facts.judgement import MemoryText, judge
+from memory_recall.server.facts.newer import superseded
+from memory_recall.server.facts.rewrite import rewrite
+from memory_recall.server.facts.slots import compare
+from memory_recall.server.facts.statements import split_statements
+from memory_recall.server.facts.terms import read_terms
+from memory_recall.server.facts.tiers import (
+    ModelTier,
+    Question,
+    VectorTier,
+    parse_reconcile,
+    settle_all,
+)
+from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
+from memory_recall.server.roots import MemoryRoot, Scope
+from memory_recall.server.store.metadata import derive
+from memory_recall.server.store.requests import RememberRequest
+from memory_recall.server.store.state import StateStore
+from memory_recall.server.store.writer import MemoryWriter
+
+
+def text(body: str) -> MemoryText:
+    derived = derive(body)
+    return MemoryText(derived.title, derived.description, body, derived.type)
+
+
+# -- statements and terms ----------------------------------------------------------------
+
+
+def test_statements_keep_their_spans_labels_and_skip_markup() -> None:
+    body = "# Limits\n- Uploads are capped at 10 MB.\n**Why:** the proxy cuts them.\n```\ncode\n```"
+    found = split_statements(body)
+    assert [s.text for s in found] == [
+        "Limits",
+        "Uploads are capped at 10 MB.",
+        "the proxy cuts them.",
+    ]
+    assert all(body[s.start : s.end] == s.text for s in found)
+    assert found[2].label == "why"
+
+
+def test_terms_read_units_identifiers_and_values_in_every_script() -> None:
+    keys = {t.key for t in read_terms("Tokens expire after 24 hours.").terms}
+    assert "24 h" in keys
+    assert {t.key for t in read_terms("令牌 24 小时后过期。").terms} >= {"24 h"}
+    assert {t.key for t in read_terms("세션은 24시간 뒤에 만료된다.").terms} >= {"24 h"}
+    env = read_terms("Set ORDERS_DB_URL for the worker.").terms
+    assert any(t.role == "key" and t.shape == "env" for t in env)
+    # A frequency word inside an identifier is no frequency.
+    assert all(t.kind != "value" for t in read_terms("Job nightly-invoices runs at 01:30.").terms)
+    # Japanese 交代 is a change cue; the same characters in Chinese 提交代码 are not.
+    assert read_terms("担当が交代した。").change_cue
+    assert not read_terms("提交代码前先运行测试。").change_cue
+
+
+# -- slots and the judgement ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "Set ORDERS_DB_URL for the orders worker.",
+            "Set PAYMENTS_DB_URL for the payments worker.",
+        ),
+        ("queue q1 drains into bucket b5", "queue q2 drains into bucket b9"),
+        (
+            "The staging database is backed up every night.",
+            "The staging database has 200 GB of disk.",
+        ),
+        ("The design docs live in Notion.", "The design docs are reviewed by Omar."),
+        ("The background worker runs with 4 processes.", "The web server runs with 8 processes."),
+        ("Deploy step 0.", "Deploy step 1."),  # two numbered things
+        (  # a shared side remark is no update of a memory about something else
+            "Kafka runs only on the staging cluster; owner team kafka-0.",
+            "Redis is pinned because the next major broke exports; owner team redis-1.",
+        ),
+    ],
+)
+def test_two_facts_are_never_an_update_or_a_duplicate(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert not (found.sure and found.kind != "independent"), found
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Session tokens expire after 24 h.", "Session tokens expire after 1 h."),
+        ("The search index is rebuilt nightly.", "The search index is rebuilt hourly."),
+        (
+            "Dependency updates are opened by Dependabot.",
+            "Dependency updates are opened by Renovate now.",
+        ),
+        ("リリース担当は山本さんです。", "リリース担当は山本さんから中村さんに代わりました。"),
+        ("Squash commits when merging.", "Do not squash commits when merging anymore."),
+    ],
+)
+def test_a_changed_value_of_one_slot_is_a_sure_update(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found
+
+
+def test_an_announced_change_is_never_a_duplicate() -> None:
+    found = judge(
+        text("Python code is formatted with ruff format now."),
+        text("Python code is formatted with black."),
+    )
+    assert found.kind != "duplicate"
+
+
+def test_a_template_pair_is_different_by_shape() -> None:
+    a, b = (
+        read_terms("Service auth listens on port 8081."),
+        read_terms("Service billing listens on port 8082."),
+    )
+    assert (compare(a, b).relation, compare(a, b).sure) == ("different", True)
+
+
+# -- partial rewrite -----------------------------------------------------------------------
+
+
+def test_an_update_rewrites_only_its_statement_and_the_title_follows() -> None:
+    old = MemoryText(
+        "Release process",
+        "How a release is cut",
+        "- Releases are cut every second Tuesday.\n- The release manager is Dana Whitfield.\n\n"
+        "**How to apply:** ask Dana Whitfield's team for the calendar.",
+    )
+    found = judge(text("The release manager is Ravi Menon now."), old)
+    assert found.sure and found.kind == "update"
+    done = rewrite(old, found)
+    assert done.body.startswith(
+        "- Releases are cut every second Tuesday.\n- The release manager is Ravi Menon now.\n"
+    )
+    assert done.body.endswith("**How to apply:** ask Dana Whitfield's team for the calendar.")
+    assert done.title == "Release process"
+    derived = text("Use Node 18 for every service. Older versions lack the fetch API.")
+    done = rewrite(derived, judge(text("Use Node 22 for every service."), derived))
+    assert "18" not in done.title + done.description and "Node 22" in done.title
+    assert done.body == "Use Node 22 for every service. Older versions lack the fetch API."
+
+
+# -- newer wins at recall --------------------------------------------------------------------
+
+
+def doc(path: str, body: str, updated: str, extra: str = "") -> MemoryDocument:
+    title = body.rstrip(".")  # as `remember` derives it
+    text_ = f"---\nname: {title}\ndescription: x\ntype: project\nupdated: {updated}\n{extra}---\n\n{body}\n"
+    return parse_memory(
+        text_, path=f"/m/{path}", relative_path=path, scope=Scope.PROJECT, mtime_ms=0
+    )
+
+
+def test_the_newer_of_two_statements_of_one_slot_wins_at_recall() -> None:
+    old = doc("a.md", "Session tokens expire after 24 h.", "2025-01-01")
+    new = doc("b.md", "Session tokens expire after 1 h.", "2025-03-01")
+    other = doc("c.md", "Refresh tokens are stored in a cookie.", "2025-04-01")
+    found = superseded([new, other, old])
+    assert list(found) == ["/m/a.md"]
+    assert (found["/m/a.md"].newer.path, found["/m/a.md"].older_date) == ("/m/b.md", "2025-01-01")
+
+
+def test_an_unsure_pair_wins_at_recall_only_where_the_writer_linked_it() -> None:
+    old = doc(
+        "a.md", "The production database is PostgreSQL 14 after the spring upgrade.", "2025-01-01"
+    )
+    new = doc("b.md", "Since last week the production database runs PostgreSQL 16.", "2025-03-01")
+    assert superseded([old, new]) == {}
+    linked = doc("b.md", new.body, "2025-03-01", "maybeSupersedes: [a.md]\n")
+    assert list(superseded([old, linked])) == ["/m/a.md"]
+
+
+# -- tiers -------------------------------------------------------------------------------------
+
+
+def question(old: str, new: str) -> Question:
+    found = judge(text(new), text(old))
+    assert not found.sure and found.kind != "independent", found
+    return Question("p0", text(new), text(old), found)
+
+
+def test_a_models_update_is_only_a_link_and_its_independent_is_always_safe() -> None:
+    q = question(
+        "Python code is formatted with black.", "Python code is formatted with ruff format."
+    )
+    (confirmed,) = parse_reconcile(
+        json.dumps({"pairs": [{"id": "p0", "verdict": "update"}]}), [q]
+    ).values()
+    assert (confirmed.kind, confirmed.sure, confirmed.confirmed) == ("update", False, True)
+    (other,) = parse_reconcile(
+        '```json\n{"pairs": [{"id": "p0", "verdict": "independent"}]}\n```', [q]
+    ).values()
+    assert (other.kind, other.sure) == ("independent", True)
+    # Turning a lean is refused; garbage and unknown ids are ignored.
+    assert parse_reconcile('{"pairs": [{"id": "p0", "verdict": "duplicate"}]}', [q]) == {}
+    assert parse_reconcile('{"pairs": [{"id": "p9", "verdict": "update"}, "x"]}', [q]) == {}
+    assert parse_reconcile("not json", [q]) == {}
+
+
+def test_a_failing_tier_leaves_the_rules_verdict() -> None:
+    q = question(
+        "Python code is formatted with black.", "Python code is formatted with ruff format."
+    )
+
+    async def broken(_texts: list[str]) -> list[list[float]]:
+        raise OSError("endpoint down")
+
+    async def ask(_messages: list[dict[str, str]], _schema: dict[str, object]) -> str:
+        raise TimeoutError
+
+    assert asyncio.run(settle_all([VectorTier(broken), ModelTier(ask)], [q])) == {}
+
+
+def test_the_writer_links_an_unsure_pair_and_asks_its_tiers(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    root.mkdir()
+    catalog = MemoryCatalog([MemoryRoot.of(root, "project")])
+    catalog.scan()
+    writer = MemoryWriter(
+        catalog, StateStore(tmp_path / "s.sqlite3"), ranker=RANKERS[DEFAULT_RANKER]
+    )
+    asked: list[str] = []
+
+    async def ask(messages: list[dict[str, str]], _schema: dict[str, object]) -> str:
+        asked.append(messages[-1]["content"])
+        return json.dumps({"pairs": [{"id": "p0", "verdict": "update"}]})
+
+    writer.tiers = [ModelTier(ask)]
+
+    async def run() -> None:
+        await writer.run_async(
+            "remember", RememberRequest(text="Python code is formatted with black.")
+        )
+        result = await writer.run_async(
+            "remember", RememberRequest(text="Python code is formatted with ruff format.")
+        )
+        assert [op.action for op in result.operations] == ["created"]
+
+    asyncio.run(run())
+    assert len(asked) == 1 and "black" in asked[0]
+    new = next(p for p in root.glob("*ruff*.md"))
+    content = new.read_text("utf-8")
+    assert "related: [python-code-is-formatted-with-black.md]" in content
+    assert "supersedes: [python-code-is-formatted-with-black.md]" in content
+    assert "black" in (root / "python-code-is-formatted-with-black.md").read_text("utf-8")
