@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from memory_recall.server.sync.service import SyncOutcome
 
 T = TypeVar("T")
-SCOPES = ["user", "project"]
+# `team` is accepted to be refused with the reason: it travels with the project's own git.
+SCOPES = ["user", "project", "team"]
 
 
 def _with_core(args: argparse.Namespace, action: Callable[[MemoryCore], Awaitable[T]]) -> T:
