@@ -235,7 +235,7 @@ class SyncSide:
         elif not (root.auto and self.options.auto):
             state = "off"
         elif last is not None and last.state in ("offline", "error", "blocked"):
-            state = last.state  # type: ignore[assignment]
+            state = last.state
         else:
             state = classify(root.last_error)
         return SyncRootStatus(

@@ -34,7 +34,7 @@ from memory_recall.server.store.index_file import (
 )
 from memory_recall.server.store.journal import Change, Journal
 from memory_recall.server.store.memory_file import MemoryFile
-from memory_recall.server.sync.git import Git, index_info
+from memory_recall.server.sync.git import Git, GitError, index_info
 from memory_recall.server.sync.history import Removal
 from memory_recall.server.sync.ledger import SYNC_KIND
 from memory_recall.server.sync.outgoing import is_synced_path
@@ -86,6 +86,10 @@ class Applier:
     ) -> Applied:
         """Change the files from `ours` to `target` (`changes`: path → blob, None removed),
         then move HEAD and the index."""
+        if ours is None:
+            first = self.checkout(target)
+            if first is not None:
+                return first
         nested = self.repo.nested
         paths = [p for p in sorted(changes) if p != INDEX_FILE_NAME and is_synced_path(p, nested)]
         expected = self.git.tree_entries(ours, paths) if ours else {}
@@ -148,6 +152,24 @@ class Applier:
             out.operation = plan.operation_id
         self.move_head(ours, target, changes)
         return out
+
+    def checkout(self, target: str) -> Applied | None:
+        """The first pull into a root that has committed nothing: git's own checkout (seconds
+        for 10,000 memories, where writing each through the journal takes minutes; there is
+        nothing here to undo). None when a file of this machine stands in the way (a private
+        memory under the same name): then the journaled way, which keeps it."""
+        with self.committer.lock(self.root).held():
+            done = self.git.run("read-tree", "-m", "-u", target, check=False)
+        if done.returncode != 0:
+            if b"would be overwritten" in done.stderr:
+                self.git.run("read-tree", "--empty")
+                return None
+            raise GitError(
+                ["read-tree", target], done.returncode, done.stderr.decode("utf-8", "replace")
+            )
+        self.move_head(None, target, {})
+        paths = self.git.tree_entries(target)
+        return Applied(changed=sorted(p for p in paths if is_synced_path(p, self.repo.nested)))
 
     def move_head(self, ours: str | None, target: str, changes: Mapping[str, str | None]) -> None:
         """HEAD and the index at `target`: the files are there."""

@@ -264,6 +264,85 @@ class Git:
         return self.text(*args, input=message.encode("utf-8"), env=env)
 
 
+@dataclass
+class NewCommit:
+    """A commit for `import_commits`: its files' new bytes (None: removed)."""
+
+    message: str
+    env: Mapping[
+        str, str
+    ]  # GIT_AUTHOR_NAME, _EMAIL, _DATE (`@epoch +0000`), the same for the committer
+    files: dict[str, bytes | None]
+
+
+def _quoted(path: str) -> str:
+    """A path for a fast-import command: C-style quoted, bytes kept as they are."""
+    out = []
+    for char in path:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif ord(char) < 0x20 or char == "\x7f":
+            out.append(f"\\{ord(char):03o}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def _person(env: Mapping[str, str], who: str) -> bytes:
+    name = env[f"GIT_{who}_NAME"].replace("<", "").replace(">", "").replace("\n", " ")
+    email = env[f"GIT_{who}_EMAIL"].replace("<", "").replace(">", "").replace("\n", "")
+    stamp = env[f"GIT_{who}_DATE"].lstrip("@")
+    return f"{name} <{email}> {stamp}".encode()
+
+
+def import_commits(git: Git, parent: str | None, commits: Sequence[NewCommit]) -> list[str]:
+    """A chain of commits on `parent` (None: from nothing) in one `git fast-import`: the
+    file bytes go in exactly as given, in one pack, instead of a handful of processes per
+    commit. Returns the commits' ids, in order; moves no branch."""
+    if not commits:
+        return []
+    ref = "refs/memory-recall/import"
+    chunks: list[bytes] = []
+    for number, commit in enumerate(commits, start=1):
+        message = commit.message.encode("utf-8")
+        chunks += [
+            f"commit {ref}\nmark :{number}\n".encode(),
+            b"author " + _person(commit.env, "AUTHOR") + b"\n",
+            b"committer " + _person(commit.env, "COMMITTER") + b"\n",
+            b"data %d\n" % len(message), message, b"\n",
+        ]  # fmt: skip
+        if number > 1:
+            chunks.append(f"from :{number - 1}\n".encode())
+        elif parent is not None:
+            chunks.append(f"from {parent}\n".encode())
+        for path, data in commit.files.items():
+            quoted = _quoted(path).encode("utf-8", "surrogateescape")
+            if data is None:
+                chunks.append(b"D " + quoted + b"\n")
+            else:
+                chunks += [
+                    b"M 100644 inline " + quoted + b"\n",
+                    b"data %d\n" % len(data),
+                    data,
+                    b"\n",
+                ]
+        chunks.append(b"\n")
+    chunks.append(b"done\n")
+    marks = git.git_dir / "memory-recall" / "scratch" / f"marks-{os.getpid()}"
+    marks.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        git.run(
+            "fast-import", "--quiet", "--done", "--force", f"--export-marks={marks}",
+            input=b"".join(chunks),
+        )  # fmt: skip
+        found = dict(line.split() for line in marks.read_text().splitlines() if line.strip())
+    finally:
+        with contextlib.suppress(OSError):
+            marks.unlink()
+        git.run("update-ref", "-d", ref, check=False)
+    return [found[f":{n}"] for n in range(1, len(commits) + 1)]
+
+
 def _literal(path: str) -> str:
     """A path as a pathspec that matches itself only (no globbing)."""
     return f":(literal){path}"

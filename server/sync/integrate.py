@@ -312,16 +312,14 @@ class TreeMerge:
         changed = {p for p in result if p != INDEX_FILE_NAME} | set(contents)
         needed = [result[p] for p in changed if p not in contents and result.get(p)]
         datas = self.git.read_blobs([s for s in needed if s])
-        entries = {}
+        entries: dict[str, IndexEntry] = {}
         for path in sorted(changed):
             if not path.endswith(".md") or path == INDEX_FILE_NAME or path not in final:
                 continue
-            data = contents.get(path) or datas.get(result.get(path) or "")
-            if data is None:
-                continue
-            entry = _entry(path, data)
-            if entry is not None:
-                entries[path] = entry
+            found = contents.get(path) or datas.get(result.get(path) or "")
+            line = _entry(path, found) if found is not None else None
+            if line is not None:
+                entries[path] = line
         gone = frozenset(p for p in changed if p not in final)
         planned = plan_index(
             text,

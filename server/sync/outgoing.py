@@ -9,7 +9,7 @@
   committed: one that holds a credential is held back — never committed, named in
   the status — until the credential is gone from it.
 - MEMORY.md is committed without the lines of memories that stay here (a private
-  memory's title is as private as its body).
+  memory's title is as private as its body), nor a line that holds a credential.
 """
 
 from __future__ import annotations
@@ -69,9 +69,14 @@ def held(data: bytes) -> Held | None:
 
 
 def public_index(text: bytes, stays: Callable[[str], bool]) -> bytes:
-    """MEMORY.md as committed: without the lines of memories that stay on this machine."""
+    """MEMORY.md as committed: without the lines of memories that stay on this machine,
+    nor any line that holds a credential itself (a description can: the rest travels)."""
     lines = text.decode("utf-8", "replace").splitlines(keepends=True)
-    kept = [line for line in lines if (target := index_target(line)) is None or not stays(target)]
+    kept = [
+        line
+        for line in lines
+        if ((target := index_target(line)) is None or not stays(target)) and not find_secrets(line)
+    ]
     return "".join(kept).encode("utf-8")
 
 

@@ -7,7 +7,8 @@ each as one commit built from the journal's own bytes — its kind, title, id an
 in the message (messages.py), its time as the commit's time. What the journal does not
 know (a memory edited in an editor, a file copied in) is found by `git status` and
 committed after them as one `edit` commit, journaled too so that it can be undone here
-and on the other machines.
+and on the other machines. The commits of one sync go into the repository in one
+`git fast-import` (git.py): the bytes that passed the gate are the bytes stored.
 
 Nothing reaches a commit without passing outgoing.py: memory files only, no private
 memory, no credential. A file held back keeps its last committed version in the history
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from memory_recall.server.documents import INDEX_FILE_NAME
@@ -29,7 +30,7 @@ from memory_recall.server.pacing import paced
 from memory_recall.server.store.edits import title_of
 from memory_recall.server.store.journal import APPLIED, Change, OperationRecord, new_operation_id
 from memory_recall.server.store.state import now_ms
-from memory_recall.server.sync.git import EMPTY_TREE, blob_id, index_info
+from memory_recall.server.sync.git import NewCommit, blob_id, import_commits, index_info
 from memory_recall.server.sync.ledger import EDIT_KIND, Ledger
 from memory_recall.server.sync.messages import OperationMessage, render
 from memory_recall.server.sync.outgoing import held as held_reason
@@ -48,6 +49,15 @@ class Recorded:
     verified: set[str] = field(default_factory=set)  # blobs that passed the gate this run
 
 
+@dataclass
+class _Commit:
+    message: OperationMessage
+    when_ms: int
+    files: dict[str, bytes | None]  # path → new bytes (None: removed)
+    edit: bool = False  # changed by hand: journaled once committed
+    before: dict[str, bytes | None] = field(default_factory=dict)  # a hand edit's old bytes
+
+
 class Recorder:
     """Commits this machine's changes of one root."""
 
@@ -57,26 +67,37 @@ class Recorder:
         self.ledger = ledger
         self.root_id = root_id
         self.machine = machine
-        self.scratch = repo.own_dir / "scratch"
         self.out = Recorded()
         self.previous = HeldFiles()  # what the last sync held back
+        self.state: dict[str, str] = {}  # path → blob, as the commits so far leave the tree
+        self.known: dict[str, bytes | None] = {}  # the bytes this run committed, by path
 
     def record(self) -> Recorded:
         head = self.repo.head()
         self._index_as_head(head)
-        previous = self.previous = self.repo.held()
+        self.previous = self.repo.held()
+        tree = {p: e.sha for p, e in self.git.tree_entries(head).items()} if head else {}
+        self.state = dict(tree)
         upto = self.ledger.settled_seq(self.root_id)
         committed = self.ledger.record(self.root_id).committed_seq
         operations = [
-            (seq, op) for seq, op in self.ledger.local_operations(self.root_id, committed)
-            if seq <= upto
-        ]  # fmt: skip
-        for number, (_seq, operation) in enumerate(operations):
+            op for seq, op in self.ledger.local_operations(self.root_id, committed) if seq <= upto
+        ]
+        commits: list[_Commit] = []
+        touched: set[str] = set()
+        for number, operation in enumerate(operations):
             record = self.ledger.journal.get(operation)
             if record is None or record.state != APPLIED:
                 continue
-            head = self._commit_operation(record, head, last=number == len(operations) - 1)
-        self._commit_work_tree(head, previous)
+            found = self._operation(record, last=number == len(operations) - 1)
+            if found is not None:
+                commits.append(found)
+                touched.update(found.files)
+        edit = self._work_tree(head, touched)
+        if edit is not None:
+            commits.append(edit)
+        if commits:
+            self._write(head, commits, tree)
         if upto > committed:
             self.ledger.set_committed(self.root_id, upto)
         self.repo.save_held(self.out.held)
@@ -92,32 +113,7 @@ class Recorder:
         if not self.git.ok("diff-index", "--cached", "--quiet", "HEAD", "--"):
             self.git.run("reset", "-q", "--mixed", "HEAD")
 
-    def _tree(self, commit: str | None) -> str:
-        return self.git.text("rev-parse", f"{commit}^{{tree}}") if commit else EMPTY_TREE
-
-    def _stage(self, entries: Sequence[tuple[str, str | None]]) -> None:
-        if entries:
-            self.git.run("update-index", "-z", "--index-info", input=index_info(entries))
-
-    def _commit(self, head: str | None, message: OperationMessage, when_s: float) -> str | None:
-        """Commit the index on `head` unless it changes nothing; the new HEAD."""
-        tree = self.git.text("write-tree")
-        if tree == self._tree(head):
-            return None
-        env = self.repo.commit_env(self.machine, when_s)
-        commit = self.git.commit_tree(tree, [head] if head else [], render(message), env)
-        if head is None:
-            self.git.run("update-ref", "HEAD", commit)
-        else:
-            self.git.run("update-ref", "HEAD", commit, head)
-        self.out.commits += 1
-        return commit
-
-    def _blobs(self, contents: dict[str, bytes]) -> list[tuple[str, str | None]]:
-        paths = list(contents)
-        shas = self.git.write_blobs([contents[p] for p in paths], self.scratch)
-        self.out.verified.update(shas)
-        return list(zip(paths, shas, strict=True))
+    # -- what may be committed ---------------------------------------------------------------
 
     def _stays(self, path: str) -> bool:
         # What this run held back so far, and (until this run has looked at them) what
@@ -126,11 +122,8 @@ class Recorder:
 
     def _index_content(self) -> bytes | None:
         """MEMORY.md as it may be committed: without the lines of what stays here."""
-        try:
-            data = (self.repo.root.path / INDEX_FILE_NAME).read_bytes()
-        except OSError:
-            return None
-        return public_index(data, self._stays)
+        data = _read_regular(self.repo.root.path / INDEX_FILE_NAME)
+        return None if data is None else public_index(data, self._stays)
 
     def _gate(self, path: str, data: bytes) -> bool:
         """Whether `data` may be committed at `path`; a held file is noted."""
@@ -143,14 +136,28 @@ class Recorder:
         target[path] = reason.message
         return False
 
+    def _changes(self, files: dict[str, bytes | None]) -> dict[str, bytes | None]:
+        """The files that differ from the tree as the earlier commits leave it; the state
+        moves on with them."""
+        out: dict[str, bytes | None] = {}
+        for path, data in files.items():
+            sha = None if data is None else blob_id(data)
+            if self.state.get(path) == sha:
+                continue
+            out[path] = data
+            self.known[path] = data
+            if sha is None:
+                self.state.pop(path, None)
+            else:
+                self.state[path] = sha
+                self.out.verified.add(sha)
+        return out
+
     # -- one journal operation ----------------------------------------------------------------
 
-    def _commit_operation(
-        self, record: OperationRecord, head: str | None, *, last: bool
-    ) -> str | None:
+    def _operation(self, record: OperationRecord, *, last: bool) -> _Commit | None:
         nested = self.repo.nested
-        staged: list[tuple[str, str | None]] = []
-        contents: dict[str, bytes] = {}
+        files: dict[str, bytes | None] = {}
         hard: list[str] = []
         title = ""
         for change in record.changes:
@@ -162,18 +169,21 @@ class Recorder:
                 if change.after_hash is not None:  # a new content the journal did not keep
                     self.out.held.credential[path] = "holds a credential; not committed"
                     continue
-                staged.append((path, None))
+                files[path] = None
                 if change.action == "deleted" and not change.kept:
                     hard.append(path)
             elif self._gate(path, change.after):
-                contents[path] = change.after
+                files[path] = change.after
             elif path in self.out.held.private:
-                staged.append((path, None))  # made private: it leaves the shared history
+                files[path] = None  # made private: it leaves the shared history
         if last:
             index = self._index_content()
             if index is not None and self._gate(INDEX_FILE_NAME, index):
-                contents[INDEX_FILE_NAME] = index
-        self._stage(staged + self._blobs(contents))
+                files[INDEX_FILE_NAME] = index
+        changed = self._changes(files)
+        if not changed:
+            return None
+        when = record.finished_ms or record.started_ms
         message = OperationMessage(
             kind=record.kind,
             title=title,
@@ -182,102 +192,119 @@ class Recorder:
             machine=self.machine,
             undoes=record.undoes,
             note=record.note,
-            time_ms=record.finished_ms or record.started_ms,
-            hard_deleted=hard,
+            time_ms=when,
+            hard_deleted=[p for p in hard if p in changed],
         )
-        commit = self._commit(head, message, message.time_ms / 1000)
-        if commit is None:
-            return head
         self.out.operations += 1
-        return commit
+        return _Commit(message, when, changed)
 
     # -- what changed by hand -----------------------------------------------------------------
 
-    def _changed_paths(self, previous: HeldFiles) -> list[str]:
+    def _candidates(self, touched: Iterable[str]) -> list[str]:
+        """Paths that may differ from the tree: what `git status` sees, what the last sync
+        held back, and what this run's operations wrote (a hand edit may have followed)."""
         out = self.git.run(
             "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames",
             "--ignore-submodules",
         ).stdout  # fmt: skip
         nested = self.repo.nested
-        found = set()
+        found = set(touched)
         for record in out.split(b"\0"):
-            if len(record) < 4:
-                continue
-            path = record[3:].decode("utf-8", "surrogateescape")
-            if path == INDEX_FILE_NAME or is_synced_path(path, nested):
-                found.add(path)
-        found.update(p for p in previous.all() if is_synced_path(p, nested))
-        found.add(INDEX_FILE_NAME)  # its public version depends on what is held
-        return sorted(found)
+            if len(record) > 3:
+                found.add(record[3:].decode("utf-8", "surrogateescape"))
+        found.update(self.previous.all())
+        return sorted(p for p in found if p != INDEX_FILE_NAME and is_synced_path(p, nested))
 
-    def _commit_work_tree(self, head: str | None, previous: HeldFiles) -> None:
-        paths = self._changed_paths(previous)
-        in_head = self.git.tree_entries(head, paths) if head else {}
-        staged: list[tuple[str, str | None]] = []
-        contents: dict[str, bytes] = {}
-        for path in paced(paths):  # in the daemon: recalls go first
-            if path == INDEX_FILE_NAME:
-                continue  # after the memories: its public lines depend on them
+    def _work_tree(self, head: str | None, touched: Iterable[str]) -> _Commit | None:
+        files: dict[str, bytes | None] = {}
+        for path in paced(self._candidates(touched)):  # in the daemon: recalls go first
             data = _read_regular(self.repo.root.path / path)
             if data is None:
-                if path in in_head:
-                    staged.append((path, None))
-                continue
-            if not self._gate(path, data):
-                if path in self.out.held.private and path in in_head:
-                    staged.append((path, None))
-                continue
-            if path not in in_head or in_head[path].sha != blob_id(data):
-                contents[path] = data
+                files[path] = None
+            elif self._gate(path, data):
+                files[path] = data
+            elif path in self.out.held.private:
+                files[path] = None
         self.previous = HeldFiles()  # every file is looked at now: only this run's word counts
         index = self._index_content()
-        if index is not None and self._gate(INDEX_FILE_NAME, index):
-            found = in_head.get(INDEX_FILE_NAME)
-            if found is None or found.sha != blob_id(index):
-                contents[INDEX_FILE_NAME] = index
-        elif index is None and INDEX_FILE_NAME in in_head:
-            staged.append((INDEX_FILE_NAME, None))
-        if not staged and not contents:
-            return
-        self._stage(staged + self._blobs(contents))
-        memories = sorted(p for p in [*contents, *(p for p, _ in staged)] if p != INDEX_FILE_NAME)
-        if head is None:
+        if index is None:
+            files[INDEX_FILE_NAME] = None
+        elif self._gate(INDEX_FILE_NAME, index):
+            files[INDEX_FILE_NAME] = index
+        # What each file held before this edit: this run's commits wrote it, or HEAD has it.
+        written = {p: self.known[p] for p in files if p in self.known}
+        in_head = {p: self.state[p] for p in files if p not in self.known and p in self.state}
+        changed = self._changes(files)
+        if not changed:
+            return None
+        memories = sorted(p for p in changed if p != INDEX_FILE_NAME)
+        now = now_ms()
+        if head is None and not self.out.operations:
             count = f"{len(memories)} memor{'y' if len(memories) == 1 else 'ies'}"
             message = OperationMessage(
-                kind="init",
-                title=f"{count} from {self.machine}",
-                machine=self.machine,
-                time_ms=now_ms(),
-            )
-            self._commit(head, message, message.time_ms / 1000)
-            return
-        operation = new_operation_id()
+                kind="init", title=f"{count} from {self.machine}", machine=self.machine,
+                time_ms=now,
+            )  # fmt: skip
+            return _Commit(message, now, changed)
         message = OperationMessage(
             kind=EDIT_KIND,
             title=_edit_title(memories),
-            operation=operation,
+            operation=new_operation_id(),
             trigger="hand",
             machine=self.machine,
-            time_ms=now_ms(),
+            time_ms=now,
             paths=memories if len(memories) > 1 else [],
         )
-        before = self.git.read_blobs(in_head[p].sha for p in memories if p in in_head)
-        commit = self._commit(head, message, now_ms() / 1000)
-        if commit is None:
-            return
-        self.out.edits += len(memories)
+        old = self.git.read_blobs(in_head[p] for p in memories if p in in_head)
+        before = {p: written[p] if p in written else old.get(in_head.get(p, "")) for p in memories}
+        return _Commit(message, now, changed, edit=True, before=before)
+
+    # -- into the repository -----------------------------------------------------------------
+
+    def _write(self, head: str | None, commits: Sequence[_Commit], tree: dict[str, str]) -> None:
+        env = self.repo.commit_env
+        made = import_commits(
+            self.git,
+            head,
+            [
+                NewCommit(render(c.message), env(self.machine, c.when_ms / 1000), c.files)
+                for c in commits
+            ],
+        )
+        if head is None:
+            self.git.run("update-ref", "HEAD", made[-1])
+        else:
+            self.git.run("update-ref", "HEAD", made[-1], head)  # only if nothing moved it
+        self.out.commits += len(made)
+        changed = {
+            p: self.state.get(p)
+            for p in set(tree) | set(self.state)
+            if tree.get(p) != self.state.get(p)
+        }
+        if changed:
+            self.git.run("update-index", "-z", "--index-info", input=index_info(changed.items()))
+        for commit, sha in zip(commits, made, strict=True):
+            if commit.edit:
+                self._journal_edit(commit, sha)
+
+    def _journal_edit(self, commit: _Commit, sha: str) -> None:
+        """The hand edit as a journal operation (undoable here; its id travels)."""
         changes = []
-        for path in memories:
-            old = before.get(in_head[path].sha) if path in in_head else None
-            new = contents.get(path)
+        for path, new in commit.files.items():
+            if path == INDEX_FILE_NAME:
+                continue
+            old = commit.before.get(path)
             if old == new:
                 continue
             action = "created" if old is None else "deleted" if new is None else "updated"
             changes.append(Change(path, action, old, new, title_of(new or old or b"", path)))
-        if changes:
+        if changes and commit.message.operation:
+            self.out.edits += len(changes)
             journal = self.ledger.journal
-            done = journal.begin(self.root_id, EDIT_KIND, "hand", changes, operation_id=operation)
-            journal.finish(done.seq, APPLIED, result={"commit": commit})
+            done = journal.begin(
+                self.root_id, EDIT_KIND, "hand", changes, operation_id=commit.message.operation
+            )
+            journal.finish(done.seq, APPLIED, result={"commit": sha})
 
 
 def _edit_title(paths: Sequence[str]) -> str:
@@ -295,10 +322,9 @@ def _read_regular(path: os.PathLike[str]) -> bytes | None:
         return None
     if not stat.S_ISREG(info.st_mode):
         return None
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(
-            path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-        )
+        fd = os.open(path, flags)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:

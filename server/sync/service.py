@@ -336,7 +336,10 @@ class SyncService:
         commits = remote_commits(git, head, remote)
         outcome.pulled += len(commits)
         how_removed = removals(commits)
-        record_operations(git, self.ledger, root_id, commits)
+        if head is not None and _merge_base(git, head, remote) is not None:
+            # The other machines' operations since the histories met; at first contact this
+            # machine starts from the remote's state, and its journal from then on.
+            record_operations(git, self.ledger, root_id, commits)
         outcome.secrets += [s.message for s in secrets_between(git, head, remote)]
         theirs = sorted({c.message.machine for c in commits if c.message.machine} - {self.machine})
         who = ", ".join(theirs) or "the remote"
