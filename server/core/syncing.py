@@ -232,7 +232,7 @@ class SyncSide:
         last = self._last.get(index)
         if index in self._running:
             state = "syncing"
-        elif not (root.auto and self.options.auto):
+        elif not (root.auto and self.options.auto and root.remote):
             state = "off"
         elif last is not None and last.state in ("offline", "error", "blocked"):
             state = last.state

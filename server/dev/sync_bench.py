@@ -11,7 +11,11 @@ Two machines and a bare remote in a temporary folder, the real writer and the re
   the journal, fetch, push) and the second machine's pull, rounds repeated;
 - a pull of 100 changes: 100 remembers, their sync (100 commits), the other's pull
   (100 operations recorded in its journal, 100 files written);
-- a sync with nothing to do (what the daemon runs every interval).
+- a sync with nothing to do (what the daemon runs every interval);
+- recalls while sync works: the same lexical recalls over the second machine's 10,000
+  memories, alone and while a worker thread runs sync's heaviest Python loop (every
+  committed version through the secret detector, `sync check`), recalls marked in flight
+  as the daemon marks them (server/pacing.py).
 
 The baseline, measured in the same run on the same remote: plain git in a plain clone
 (`git add -A && git commit && git push`; `git pull --ff-only`) doing the same change.
@@ -48,6 +52,8 @@ class SyncBenchResult:
     hundred_pull_s: float
     hundred_git_pull_s: float
     idle_sync: Percentiles
+    recall_alone: Percentiles
+    recall_while_syncing: Percentiles
     remote_mb: float
     held: int  # memories the detector kept on the first machine
     converged: bool
@@ -93,6 +99,51 @@ class _Machine:
         from memory_recall.server.store.writer import RememberRequest
 
         self.writer.remember(RememberRequest(text, scope="user", title=title))
+
+
+RECALLS = 300
+QUERY_COUNT = 16  # questions made of words of the tree's own titles, as a user's would be
+
+
+def _recalls_beside_sync(machine: _Machine) -> tuple[list[float], list[float]]:
+    """Lexical recalls (ms) over the machine's memories: alone, then while a thread runs a
+    full history check, each recall in flight as the daemon marks it."""
+    import threading
+
+    from memory_recall.server import pacing
+    from memory_recall.server.catalog.catalog import MemoryCatalog
+    from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
+    from memory_recall.server.recall.service import RecallRequest, lexical_phases
+
+    spec = RANKERS[DEFAULT_RANKER]
+    catalog = MemoryCatalog(machine.catalog.roots, spec.index_kind)  # indexed, as the daemon's
+    catalog.scan()
+    view = catalog.snapshot()
+    # Latin-script questions: what is measured is what a sync costs a recall, and a long
+    # CJK question costs recall seconds of its own here (the facts' newer-wins judging
+    # every delivered pair), which would drown it.
+    titles = (m.title for m in synthetic_memories(QUERY_COUNT * 50, seed=11))
+    queries = [" ".join(t.split()[:3]) for t in titles if t.isascii()][:QUERY_COUNT]
+
+    def recalls(count: int, until: Callable[[], bool] = lambda: False) -> list[float]:
+        out = []
+        for n in range(count):
+            if until():
+                break
+            started = time.perf_counter()
+            with pacing.foreground():
+                lexical_phases(view, RecallRequest(n, queries[n % len(queries)]), spec)
+            out.append((time.perf_counter() - started) * 1000)
+            time.sleep(0.002)  # a host's pace, not a tight loop
+        return out
+
+    recalls(20)  # warm
+    alone = recalls(RECALLS)
+    worker = threading.Thread(target=lambda: machine.sync.check(0))
+    worker.start()
+    during = recalls(RECALLS, until=lambda: not worker.is_alive())
+    worker.join()
+    return alone, during
 
 
 def _checked(outcome: Any) -> Any:
@@ -156,6 +207,7 @@ def run(docs: int, rounds: int, changes: int) -> SyncBenchResult:
         hundred_git_pull, _ = _timed(lambda: _git(other, "pull", "-q", "--ff-only"))
 
         idle = [_timed(lambda: _checked(b.sync.sync(0)))[0] * 1000 for _ in range(rounds)]
+        alone, during = _recalls_beside_sync(b)
         # What stays on the first machine (a credential the synthetic text happens to
         # hold): the rest, MEMORY.md as committed, must be the same bytes on both.
         from memory_recall.server.sync.outgoing import public_index
@@ -177,6 +229,8 @@ def run(docs: int, rounds: int, changes: int) -> SyncBenchResult:
             hundred_pull_s=round(hundred_pull, 2),
             hundred_git_pull_s=round(hundred_git_pull, 3),
             idle_sync=Percentiles.of(idle),
+            recall_alone=Percentiles.of(alone),
+            recall_while_syncing=Percentiles.of(during),
             remote_mb=round(size, 1),
             held=len(held),
             converged=converged,
@@ -205,6 +259,11 @@ def format_result(result: SyncBenchResult) -> str:
             f"  100 changes: push {r.hundred_push_s:.2f} s (100 commits), pull "
             f"{r.hundred_pull_s:.2f} s (plain git pull {r.hundred_git_pull_s:.3f} s)",
             f"  sync with nothing to do   p50 {idle.p50:8.1f} ms  p95 {idle.p95:8.1f} ms",
+            f"  a recall alone            p50 {r.recall_alone.p50:8.2f} ms  p95 "
+            f"{r.recall_alone.p95:8.2f} ms",
+            f"  a recall while syncing    p50 {r.recall_while_syncing.p50:8.2f} ms  p95 "
+            f"{r.recall_while_syncing.p95:8.2f} ms  ({r.recall_while_syncing.n} recalls; p95 "
+            f"{r.recall_while_syncing.p95 / r.recall_alone.p95:.2f}× alone)",
             f"  remote size {r.remote_mb} MB; {r.held} memories held back (a credential);"
             f" both machines byte-identical otherwise: {r.converged}",
         ]

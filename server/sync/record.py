@@ -218,7 +218,10 @@ class Recorder:
     def _work_tree(self, head: str | None, touched: Iterable[str]) -> _Commit | None:
         files: dict[str, bytes | None] = {}
         for path in paced(self._candidates(touched)):  # in the daemon: recalls go first
-            data = _read_regular(self.repo.root.path / path)
+            full = self.repo.root.path / path
+            data = _read_regular(full)
+            if data is None and os.path.lexists(full):
+                continue  # a symlink, a folder, a pipe: never committed, never taken as removed
             if data is None:
                 files[path] = None
             elif self._gate(path, data):
