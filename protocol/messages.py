@@ -315,6 +315,15 @@ class MemoryDoc(WireModel):
         "value: newer wins, they are not delivered (or, when an earlier phase already "
         "sent one, this marks it as replaced); absent when none",
     )
+    confidence: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="fast phase (ranker bm25f): how likely this memory answers the query, "
+        "a probability calibrated on labelled corpora. The fast phase delivers 0, 1 or 2 "
+        "memories by it (silence when none is likely); absent in the refined phase and for "
+        "the spec ranker",
+    )
 
 
 class SemanticReport(WireModel):
@@ -674,6 +683,11 @@ class WriteOperation(WireModel):
     scope: Scope
     title: str
     reason: str | None = Field(default=None, description="why: the conflict verdict, the reason")
+    proposal: str | None = Field(
+        default=None,
+        description="action `proposed` of an agent's write the user must confirm: the id"
+        " memory/confirm and memory/reject take",
+    )
 
 
 class WriteSkipped(WireModel):
@@ -707,6 +721,50 @@ class WriteResult(WireModel):
     indexes: list[IndexStatus] = Field(
         default_factory=list, description="MEMORY.md of each root the operation changed"
     )
+
+
+# -- proposals: an agent's force, always and team writes, confirmed by the user --------------
+
+ProposalState = Literal["pending", "confirmed", "rejected"]
+
+
+class ProposalsParams(WireModel):
+    """`memory/proposals`: the writes agents proposed; pending ones unless `all`."""
+
+    all: StrictBool = Field(default=False, description="also the confirmed and rejected ones")
+
+
+class Proposal(WireModel):
+    """A write an agent asked for that needs the user's word (force, always or team scope)."""
+
+    id: str
+    state: ProposalState
+    kind: Literal["remember", "forget"]
+    origin: str = Field(description="who proposed it: mcp (an agent through MCP), hook …")
+    reasons: list[str] = Field(description="why it waits: force, always, team")
+    title: str
+    scope: Scope | None = None
+    path: str | None = Field(default=None, description="forget: the memory it would archive")
+    text: str = Field(description="remember: the text it would write (passed the secret gate)")
+    created_ms: float
+    decided_ms: float | None = None
+    operation: str | None = Field(
+        default=None, description="once confirmed: the journal operation (memory/undo takes it)"
+    )
+
+
+class ProposalsResult(WireModel):
+    proposals: list[Proposal]
+
+
+class ProposalParams(WireModel):
+    """`memory/confirm` / `memory/reject`: one proposal by its id."""
+
+    id: StrictStr = Field(min_length=1, max_length=100)
+
+
+class RejectResult(WireModel):
+    proposal: Proposal
 
 
 # -- memory/extract (docs/extraction.md)
@@ -1284,6 +1342,10 @@ class ExplainResult(WireModel):
 
 ALL_MODELS: tuple[type[WireModel], ...] = (
     InitializationOptions,
+    ProposalsParams,
+    ProposalsResult,
+    ProposalParams,
+    RejectResult,
     RecallParams,
     RecallResult,
     PhaseNotification,

@@ -24,12 +24,16 @@ SEARCH = "memory/search"
 OBSERVE = "memory/observe"
 # retrieval v2 and reflection (docs/network.md)
 EXPLAIN = "memory/explain"
+# an agent's force / always / team writes wait for the user (docs/safety.md)
+PROPOSALS = "memory/proposals"
+CONFIRM = "memory/confirm"
+REJECT = "memory/reject"
 # a notification per docs/network.md (with an id it is answered too): not in REQUESTS
 FEEDBACK = "memory/feedback"
 # Every request above: what a host must send with an id (as a notification it is ignored).
 REQUESTS = frozenset(
     {RECALL, STATUS, TREE, CONTEXT, CONSOLIDATE, REMEMBER, UPDATE, FORGET, RESTORE, UNDO,
-     HISTORY, LIST, EXTRACT, SEARCH, EXPLAIN}
+     HISTORY, LIST, EXTRACT, SEARCH, EXPLAIN, PROPOSALS, CONFIRM, REJECT}
 )  # fmt: skip
 
 # server → client notifications

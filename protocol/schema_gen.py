@@ -42,6 +42,9 @@ def build_schema() -> dict[str, object]:
             methods.EXTRACT: "ExtractParams → ExtractResult",
             methods.SEARCH: "SearchParams → SearchResult",
             methods.EXPLAIN: "ExplainParams → ExplainResult",
+            methods.PROPOSALS: "ProposalsParams → ProposalsResult",
+            methods.CONFIRM: "ProposalParams → WriteResult",
+            methods.REJECT: "ProposalParams → RejectResult",
             methods.FEEDBACK: "FeedbackParams → FeedbackResult (also a notification)",
         },
         "notifications": {

@@ -49,8 +49,9 @@ from memory_recall.server.roots import MemoryRoot, Scope, user_data_dir
 
 # Bump when the payload's layout changes (8: content hashes, team scope, the index's
 # kind, coded bodies, extra front-matter keys; 9: the index's cached bitmaps; 10: a
-# trigram's words by place, not by name; 11: the length classes and their bitmaps).
-FORMAT_VERSION = 11
+# trigram's words by place, not by name; 11: the length classes and their bitmaps; 12:
+# bm25f's folded terms beside the exact ones, and its exact form's special casing).
+FORMAT_VERSION = 12
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20
@@ -66,6 +67,7 @@ _PRODUCERS = (
     "ranking/bm25f/terms.py",
     "ranking/bm25f/index.py",
     "ranking/bm25f/tokens.py",
+    "ranking/bm25f/folding.py",
     "ranking/view.py",
     "catalog/snapshot_cache.py",
 )

@@ -157,6 +157,18 @@ def run_semantic(command: str, argv: Sequence[str]) -> int:
     return semantic_main(list(argv))
 
 
+def run_calibrate(argv: Sequence[str]) -> int:
+    # The fast phase's confidence, fitted on the labelled corpora (docs/ranking.md).
+    from memory_recall.server.dev import calibration
+
+    parser = argparse.ArgumentParser(
+        prog="memory-recall dev calibrate",
+        description="fit the fast phase's confidence on the tuning split of labelled corpora",
+    )
+    calibration.add_arguments(parser)
+    return calibration.main(parser.parse_args(argv))
+
+
 def run_search_bench(argv: Sequence[str]) -> int:
     from memory_recall.server.dev import search_bench
 
@@ -210,6 +222,12 @@ def cmd_bench_write(args: argparse.Namespace) -> int:
     return write_bench(args)
 
 
+def cmd_eval_gate(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.gate_eval import gate_main
+
+    return gate_main(as_json=args.json)
+
+
 def run_eval_facts(argv: Sequence[str]) -> int:
     """`eval-facts`: the write side's judgement per tier and language (docs/writing.md)."""
     from memory_recall.server.dev.fact_eval import main as fact_eval
@@ -257,6 +275,10 @@ PASSTHROUGH: dict[str, tuple[str, Callable[[Sequence[str]], int]]] = {
         "sync through git at 10,000 memories: first push and pull, one change, 100 changes, "
         "beside plain git",
         lambda argv: run_sync_bench(argv),
+    ),
+    "calibrate": (
+        "fit the fast phase's confidence on the labelled corpora's tuning split (--write)",
+        run_calibrate,
     ),
 }
 
@@ -391,6 +413,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evw.add_argument("--json", action="store_true", help="print one JSON object")
     evw.set_defaults(func=cmd_eval_write)
+
+    evg = sub.add_parser(
+        "eval-gate", help="the gate's secret and injection figures, per class and per language"
+    )
+    evg.add_argument("--json", action="store_true", help="print one JSON object")
+    evg.set_defaults(func=cmd_eval_gate)
     from memory_recall.server.cli.organise import add_dev_commands
 
     add_dev_commands(sub)

@@ -362,6 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memory_recall.server.cli.organise import add_commands as add_organise_commands
 
     add_organise_commands(sub)
+    from memory_recall.server.cli.proposals import add_commands as add_proposal_commands
+
+    add_proposal_commands(sub)
     from memory_recall.server.cli.agents import add_commands as add_agent_commands
 
     add_agent_commands(sub)

@@ -43,9 +43,13 @@ from memory_recall.protocol.messages import (
     ListResult,
     ObserveParams,
     PhaseNotification,
+    ProposalParams,
+    ProposalsParams,
+    ProposalsResult,
     RecallParams,
     RecallResult,
     RecallTelemetry,
+    RejectResult,
     RememberParams,
     RootStatus,
     RuntimeStatus,
@@ -91,6 +95,7 @@ from memory_recall.server.core.writing import (
     forget_request,
     history_wire,
     list_wire,
+    proposal_wire,
     remember_request,
     result_wire,
     update_request,
@@ -502,6 +507,43 @@ class MemoryCore:
     async def forget(self, params: ForgetParams, trigger: str = "explicit") -> WriteResult:
         """Archive (or, `hard`, delete) one memory."""
         return await self._write("forget", forget_request(params, trigger))
+
+    # An agent's writes (the MCP face; the hooks later): force, always and team wait for
+    # the user as proposals (docs/safety.md). `origin` names the face in the proposal.
+
+    async def remember_from_agent(self, params: RememberParams, origin: str) -> WriteResult:
+        """An agent's "remember this": written at once, or proposed to the user."""
+        self.touch()
+        await self.session.ready.wait()
+        request = remember_request(params, origin)
+        return result_wire(await self.write.remember_from_agent(request, origin))
+
+    async def forget_from_agent(
+        self, params: ForgetParams, origin: str, *, team: bool, title: str
+    ) -> WriteResult:
+        """An agent's forget: a team memory waits for the user; others go at once."""
+        self.touch()
+        await self.session.ready.wait()
+        request = forget_request(params, origin)
+        return result_wire(
+            await self.write.forget_from_agent(request, origin, team=team, title=title)
+        )
+
+    async def proposals(self, params: ProposalsParams) -> ProposalsResult:
+        """The writes agents proposed that wait for the user (`all`: decided ones too)."""
+        found = await asyncio.to_thread(self.write.list_proposals, everything=params.all)
+        return ProposalsResult(proposals=[proposal_wire(p) for p in found])
+
+    async def confirm(self, params: ProposalParams) -> WriteResult:
+        """The user's yes: the proposal runs as their own request, journaled, undoable."""
+        self.touch()
+        await self.session.ready.wait()
+        return result_wire(await self.write.confirm(params.id))
+
+    async def reject(self, params: ProposalParams) -> RejectResult:
+        """The user's no: nothing is written."""
+        proposal = await asyncio.to_thread(self.write.reject, params.id)
+        return RejectResult(proposal=proposal_wire(proposal))
 
     async def restore(self, path: str) -> WriteResult:
         """Bring an archived memory back."""

@@ -42,6 +42,7 @@ from memory_recall.server.ranking.registry import (
     ranker_named,
 )
 from memory_recall.server.roots import MemoryRoot, default_roots
+from memory_recall.server.store.outbound import guarded_completer, guarded_selector
 from pydantic import ValidationError
 
 # Selector kind `client` asks the host's model over the face's own connection; a face
@@ -164,12 +165,15 @@ def choose_ranker(name: str | None) -> tuple[RankerSpec, str | None]:
 
 def build_selector(options: SelectorOptions, host: HostModel | None) -> Selector | None:
     """The selector the options ask for; `host` reaches the host's model (kind `client`).
-    Kind `client` without a host is refused earlier (`host_problem`)."""
+    Kind `client` without a host is refused earlier (`host_problem`). Every selector is
+    guarded: what it sends a model is redacted (store/outbound.py)."""
     if options.kind == "client":
-        return ClientSelector(host.send, host.cancel) if host is not None else None
+        return (
+            guarded_selector(ClientSelector(host.send, host.cancel)) if host is not None else None
+        )
     if options.kind == "http":
         assert options.url  # checked by parse_options
-        return HttpSelector(options.url, options.model, options.api_key_env)
+        return guarded_selector(HttpSelector(options.url, options.model, options.api_key_env))
     return None
 
 
@@ -182,9 +186,9 @@ def build_completer(options: InitializationOptions, host: HostModel | None) -> C
     """
     selector = options.selector
     if selector.kind == "client" and options.capabilities.complete and host is not None:
-        return ClientCompleter(host.send, host.cancel)
+        return guarded_completer(ClientCompleter(host.send, host.cancel))
     if selector.kind == "http" and selector.url:
-        return HttpCompleter(selector.url, selector.model, selector.api_key_env)
+        return guarded_completer(HttpCompleter(selector.url, selector.model, selector.api_key_env))
     return None
 
 

@@ -32,6 +32,9 @@ from memory_recall.protocol.messages import (
     WriteSkipped,
     WriteStatus,
 )
+from memory_recall.protocol.messages import (
+    Proposal as WireProposal,
+)
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.core.background import FRESH_WAIT_S, SECONDS_PER_MEMORY, Refreshed
 from memory_recall.server.facts.tiers import ModelTier, Tier, VectorTier
@@ -40,9 +43,22 @@ from memory_recall.server.organise.categories import infer_category
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.store import inventory
 from memory_recall.server.store.commit import OMITTED_SHOWN
+from memory_recall.server.store.errors import WriteFailed
 from memory_recall.server.store.files import root_key
 from memory_recall.server.store.gate import GateLimits
 from memory_recall.server.store.index_file import DEFAULT_INDEX_CAP, IndexReport
+from memory_recall.server.store.proposals import (
+    CONFIRMED,
+    PENDING,
+    REJECTED,
+    Proposal,
+    ProposalBook,
+    propose_forget,
+    propose_remember,
+    reasons_for_remember,
+    request_of,
+    root_of,
+)
 from memory_recall.server.store.secrets import redact
 from memory_recall.server.store.state import DeliveryCounter, StateStore
 from memory_recall.server.store.writer import (
@@ -108,6 +124,7 @@ class WriteSide:
             settings=settings,
             state_problem=state_problem,
         )
+        self.proposals = ProposalBook(state) if state is not None else None
         self.deliveries = DeliveryCounter()
         self._root_keys = [root_key(r) for r in catalog.roots]
         self._indexes: Refreshed[list[IndexStatus]] = Refreshed("the index files' status")
@@ -145,6 +162,55 @@ class WriteSide:
     ) -> WriteSide:
         state, problem = open_state()
         return cls(catalog, ranker, options, state=state, state_problem=problem)
+
+    # -- an agent's writes: force, always and team wait for the user (store/proposals.py) --
+
+    def _book(self) -> ProposalBook:
+        if self.proposals is None:
+            reason = self.writer.state_problem or "the state store is off"
+            raise WriteFailed(f"proposals need the state store, and {reason}; nothing was kept")
+        return self.proposals
+
+    async def remember_from_agent(self, request: RememberRequest, origin: str) -> StoreResult:
+        """An agent's `remember`: written at once, unless it asks for force, always or the
+        team scope; then kept as a proposal the user confirms."""
+        if not reasons_for_remember(request):
+            return await self.writer.run_async("remember", request)
+        memory_type = request.type or "project"
+        index, _root = self.writer._root_for_scope(request.scope, memory_type)
+        return propose_remember(self._book(), request, origin, root_of(self.writer.roots, index))
+
+    async def forget_from_agent(
+        self, request: ForgetRequest, origin: str, *, team: bool, title: str
+    ) -> StoreResult:
+        """An agent's `forget`: a team memory waits for the user; others go at once."""
+        if not team:
+            return await self.writer.run_async("forget", request)
+        return propose_forget(self._book(), request, origin, None, title)
+
+    async def confirm(self, proposal_id: str) -> StoreResult:
+        """The user's yes: the proposal runs as their own request (journaled, undoable)."""
+        book = self._book()
+        proposal = book.get(proposal_id)
+        if proposal.state != PENDING:
+            raise WriteFailed(f"proposal {proposal.id} was already {proposal.state}")
+        book.decide(proposal.id, CONFIRMED)  # claimed: a second confirm is refused
+        try:
+            result = await self.writer.run_async(proposal.kind, request_of(proposal))
+        except BaseException:
+            book.reopen(proposal.id)
+            raise
+        if not result.operations:  # refused now (the gate, a missing memory): still waits
+            book.reopen(proposal.id)
+            return result
+        book.record(proposal.id, result.operations[0].operation)
+        return result
+
+    def reject(self, proposal_id: str) -> Proposal:
+        return self._book().decide(proposal_id.strip(), REJECTED)
+
+    def list_proposals(self, *, everything: bool = False) -> list[Proposal]:
+        return self._book().list(everything=everything)
 
     # -- statistics -----------------------------------------------------------------------
 
@@ -259,6 +325,7 @@ def result_wire(result: StoreResult) -> WriteResult:
                 scope=o.scope,  # type: ignore[arg-type]
                 title=o.title,
                 reason=o.reason,
+                proposal=o.proposal,
             )
             for o in result.operations
         ],
@@ -280,3 +347,21 @@ def list_wire(memories: Sequence[inventory.ListedMemory]) -> ListResult:
         stats = fields.pop("stats")
         out.append(ListedMemory(**fields, stats=MemoryStatistics(**vars(stats))))
     return ListResult(memories=out)
+
+
+def proposal_wire(proposal: Proposal) -> WireProposal:
+    request = proposal.request
+    return WireProposal(
+        id=proposal.id,
+        state=proposal.state,  # type: ignore[arg-type]
+        kind=proposal.kind,  # type: ignore[arg-type]
+        origin=proposal.origin,
+        reasons=proposal.reasons,
+        title=proposal.title,
+        scope=request.get("scope"),
+        path=request.get("path"),
+        text=str(request.get("text", "")),
+        created_ms=proposal.created_ms,
+        decided_ms=proposal.decided_ms,
+        operation=proposal.operation,
+    )

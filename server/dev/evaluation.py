@@ -7,21 +7,25 @@ depend on the ranker alone.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import unicodedata
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument
 from memory_recall.server.ranking.bm25f import DEFAULT_PARAMS, Bm25Ranker
 from memory_recall.server.ranking.bm25f.tokens import recall_tokens
 from memory_recall.server.ranking.registry import RankerSpec, ranker_named
 from memory_recall.server.ranking.shortlist import build_shortlist
 from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.recall.network import FixedNetwork
+from memory_recall.server.recall.service import RecallRequest, lexical_phases
 from memory_recall.server.roots import Scope
 
 
@@ -43,6 +47,21 @@ class EvalCase:
 class EvalCorpus:
     documents: tuple[MemoryDocument, ...]
     cases: tuple[EvalCase, ...]
+    name: str = "corpus"
+    # A doc's front-matter links (`related`, `supersedes`: other doc ids), as the
+    # optional keys of fixtures/eval/multihop.json hold them.
+    links: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+
+    def network(self) -> MemoryNetwork:
+        """The memory network of the corpus's memories, front-matter links included."""
+        return MemoryNetwork.build(
+            NetworkDocument.of(
+                doc,
+                related=self.links.get(doc.path, ((), ()))[0],
+                supersedes=self.links.get(doc.path, ((), ()))[1],
+            )
+            for doc in self.documents
+        )
 
     @property
     def snapshot(self) -> CorpusView:
@@ -82,7 +101,24 @@ def load_corpus(path: str | Path) -> EvalCorpus:
         if unknown:
             raise ValueError(f"case {case.id}: unknown doc ids {unknown}")
         cases.append(case)
-    return EvalCorpus(docs, tuple(cases))
+    links = {
+        str(d["id"]): (tuple(d.get("related", ())), tuple(d.get("supersedes", ())))
+        for d in data["docs"]
+        if d.get("related") or d.get("supersedes")
+    }
+    return EvalCorpus(docs, tuple(cases), Path(path).stem, links)
+
+
+# The blind split: a share of every corpus's cases that nothing is tuned on (the
+# confidence calibration, thresholds, word lists), chosen by a hash of the corpus's
+# name and the case's id so that it never moves when cases are added.
+BLIND_SHARE = 0.3
+
+
+def split_of(corpus: str, case_id: str) -> str:
+    """ "blind" or "tune": which split a case of a corpus belongs to."""
+    digest = hashlib.sha1(f"{corpus}/{case_id}".encode()).digest()
+    return "blind" if int.from_bytes(digest[:4], "big") % 1000 < BLIND_SHARE * 1000 else "tune"
 
 
 @dataclass
@@ -93,18 +129,52 @@ class _Tally:
     top1_hits: int = 0
     silent_right: int = 0
     unanswerable: int = 0
+    # The fast phase (what a host with a model injects before the model answers).
+    delivered: int = 0  # memories delivered, over every case
+    delivered_right: int = 0  # … of them relevant
+    hits: int = 0  # answerable cases with a relevant memory among the delivered
+    muted: int = 0  # answerable cases given nothing
+    noise: int = 0  # memories delivered to unanswerable cases
+    fast_silent: int = 0  # unanswerable cases given nothing
+
+    def add(self, case: EvalCase, top5: Sequence[str], fast: Sequence[str]) -> None:
+        self.cases += 1
+        self.delivered += len(fast)
+        if case.answerable:
+            relevant = set(case.relevant_ids)
+            self.answerable += 1
+            self.recall_sum += len(relevant & set(top5)) / len(relevant)
+            expected = {case.expected_top_id} if case.expected_top_id else relevant
+            self.top1_hits += bool(top5) and top5[0] in expected
+            right = len(relevant & set(fast))
+            self.delivered_right += right
+            self.hits += right > 0
+            self.muted += not fast
+        else:
+            self.unanswerable += 1
+            self.silent_right += not top5
+            self.noise += len(fast)
+            self.fast_silent += not fast
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "cases": self.cases,
             "answerable": self.answerable,
             "unanswerable": self.unanswerable,
+            "delivered": self.delivered,
         }
         if self.answerable:
             out["recallAt5"] = round(self.recall_sum / self.answerable, 4)
             out["top1"] = round(self.top1_hits / self.answerable, 4)
+            out["hitAt2"] = round(self.hits / self.answerable, 4)
+            out["muted"] = round(self.muted / self.answerable, 4)
+            out["fastAnswered"] = round(1 - self.muted / self.answerable, 4)
+        if self.delivered:
+            out["fastPrecision"] = round(self.delivered_right / self.delivered, 4)
         if self.unanswerable:
             out["silentRate"] = round(self.silent_right / self.unanswerable, 4)
+            out["fastSilence"] = round(self.fast_silent / self.unanswerable, 4)
+            out["perUnanswerable"] = round(self.noise / self.unanswerable, 4)
         return out
 
 
@@ -123,6 +193,7 @@ class EvalReport:
     # The same figures by the writing systems of the query (see `query_script`).
     by_script: dict[str, dict[str, Any]] = field(default_factory=dict)
     overall: dict[str, Any] = field(default_factory=dict)  # the tally of every case
+    by_split: dict[str, dict[str, Any]] = field(default_factory=dict)  # tune / blind
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -136,6 +207,12 @@ class EvalReport:
             "randomBaseline": self.random_baseline,
             "byCategory": self.by_category,
             "byScript": self.by_script,
+            "bySplit": self.by_split,
+            "fast": {
+                k: self.overall[k]
+                for k in ("fastPrecision", "hitAt2", "perUnanswerable", "fastSilence", "muted")
+                if k in self.overall
+            },
             "perCase": self.per_case,
         }
 
@@ -148,9 +225,11 @@ def evaluate(
     case_filter: Callable[[EvalCase], bool] | None = None,
 ) -> EvalReport:
     snapshot = corpus.snapshot
+    network = FixedNetwork.of(corpus.network(), corpus.documents)
     total = _Tally()
     by_category: dict[str, _Tally] = defaultdict(_Tally)
     by_script: dict[str, _Tally] = defaultdict(_Tally)
+    by_split: dict[str, _Tally] = defaultdict(_Tally)
     silent_cases = 0
     per_case = []
     for case in corpus.cases:
@@ -164,19 +243,16 @@ def evaluate(
             tokenizer=ranker.tokenize,
         )
         top5 = [s.document.path for s in shortlist.ranked[:REFINED_LIMIT]]
-        per_case.append({"id": case.id, "category": case.category, "top5": top5})
+        # The fast phase as the daemon sends it: the confidence gate, then the network.
+        request = RecallRequest(case.id, case.query, recent_tools=case.recent_tools)
+        fast_phase, _refined = lexical_phases(snapshot, request, ranker, network)
+        fast = [doc.path for doc in fast_phase.docs] if fast_phase else []
+        per_case.append({"id": case.id, "category": case.category, "top5": top5, "fast": fast})
         silent_cases += not top5
+        split = by_split[split_of(corpus.name, case.id)]
         for tally in (total, by_category[case.category], by_script[query_script(case.query)]):
-            tally.cases += 1
-            if case.answerable:
-                relevant = set(case.relevant_ids)
-                tally.answerable += 1
-                tally.recall_sum += len(relevant & set(top5)) / len(relevant)
-                expected = {case.expected_top_id} if case.expected_top_id else relevant
-                tally.top1_hits += bool(top5) and top5[0] in expected
-            else:
-                tally.unanswerable += 1
-                tally.silent_right += not top5
+            tally.add(case, top5, fast)
+        split.add(case, top5, fast)
     n_docs = len(corpus.documents)
     return EvalReport(
         ranker=ranker.name,
@@ -191,6 +267,7 @@ def evaluate(
         per_case=per_case,
         by_script={name: t.as_dict() for name, t in sorted(by_script.items())},
         overall=total.as_dict(),
+        by_split={name: t.as_dict() for name, t in sorted(by_split.items())},
     )
 
 
@@ -241,7 +318,16 @@ def evaluate_all(corpus: EvalCorpus, ranker_names: Sequence[str]) -> list[EvalRe
 # drops below it by more than the tolerance, never when one rises: a better ranker
 # rewrites the baseline in the same commit.
 
-METRICS = ("recallAt5", "top1", "silentRate")
+# Higher is better for each (the fast phase's muting is kept as `fastAnswered`).
+METRICS = (
+    "recallAt5",
+    "top1",
+    "silentRate",
+    "fastPrecision",
+    "hitAt2",
+    "fastSilence",
+    "fastAnswered",
+)
 # A figure may fall by one point or by one of its cases, whichever is more: one
 # question changing places in a tie order is noise, two are a regression.
 TOLERANCE = 0.01
@@ -249,8 +335,14 @@ ROUNDING = 1e-3  # figures are kept to four decimals
 
 
 def figures(report: EvalReport) -> dict[str, Any]:
-    """What the baseline keeps of a report: overall, per category, per script."""
-    return {"all": report.overall, "category": report.by_category, "script": report.by_script}
+    """What the baseline keeps of a report: overall, per category, per script, per split
+    (the tuning split the calibration was fitted on, the blind one it never saw)."""
+    return {
+        "all": report.overall,
+        "category": report.by_category,
+        "script": report.by_script,
+        "split": report.by_split,
+    }
 
 
 def evaluate_corpora(paths: Sequence[str | Path], ranker_names: Sequence[str]) -> dict[str, Any]:
@@ -266,14 +358,19 @@ def evaluate_corpora(paths: Sequence[str | Path], ranker_names: Sequence[str]) -
 
 def _slices(figs: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     yield "all", figs["all"]
-    for kind in ("category", "script"):
-        for name, tally in figs[kind].items():
+    for kind in ("category", "script", "split"):
+        for name, tally in figs.get(kind, {}).items():
             yield f"{kind} {name}", tally
 
 
 def tolerance(metric: str, tally: dict[str, Any]) -> float:
     """How far a figure may fall: one point, or one of the cases it is measured on."""
-    over = tally.get("unanswerable" if metric == "silentRate" else "answerable") or 1
+    counted = {
+        "silentRate": "unanswerable",
+        "fastSilence": "unanswerable",
+        "fastPrecision": "delivered",
+    }
+    over = tally.get(counted.get(metric, "answerable")) or 1
     return max(TOLERANCE, 1.0 / over)
 
 
@@ -319,6 +416,16 @@ def format_table(reports: Sequence[EvalReport]) -> str:
     rows.append(("no-result recall", [pct(r.no_result_recall) for r in reports]))
     rows.append(("no-result precision", [pct(r.no_result_precision) for r in reports]))
     rows.append(("random baseline R@5", [pct(r.random_baseline) for r in reports]))
+    # The fast phase as a host with a model gets it (confidence gate, then the network).
+    fast_rows = (
+        ("fast: precision", "fastPrecision", pct),
+        ("fast: hit@2", "hitAt2", pct),
+        ("fast: memories / unanswerable", "perUnanswerable", lambda v: f"{v:5.2f}"),
+        ("fast: silence on unanswerable", "fastSilence", pct),
+        ("fast: answerable muted", "muted", pct),
+    )
+    for label, key, shown in fast_rows:
+        rows.append((label, [shown(r.overall[key]) if key in r.overall else "—" for r in reports]))
     categories = sorted({c for r in reports for c in r.by_category})
     for cat in categories:
         cells = []

@@ -174,3 +174,133 @@ def format_report(secrets: SecretReport, *labelled: LabelReport) -> str:
         lines += [f"  false positive: {case_id}" for case_id in report.false_positives]
         lines += [f"  missed: {case_id}" for case_id in report.false_negatives]
     return "\n".join(lines)
+
+
+@dataclass
+class Tally:
+    """Refusals of one class or one language: positives refused, look-alikes refused."""
+
+    positives: int = 0
+    refused: int = 0
+    negatives: int = 0
+    false_refusals: int = 0
+
+    @property
+    def refusal_rate(self) -> float:
+        return self.refused / self.positives if self.positives else 1.0
+
+    @property
+    def false_refusal_rate(self) -> float:
+        return self.false_refusals / self.negatives if self.negatives else 0.0
+
+
+@dataclass
+class RefusalReport:
+    """The gate's `secret` rule as a user meets it: is a text holding a credential refused,
+    is a harmless look-alike let through? Per case, per class and per language."""
+
+    total: Tally = field(default_factory=Tally)
+    by_class: dict[str, Tally] = field(default_factory=dict)
+    by_lang: dict[str, Tally] = field(default_factory=dict)
+    missed: list[str] = field(default_factory=list)
+    falsely_refused: list[str] = field(default_factory=list)
+
+
+def evaluate_refusals(path: Path | str) -> RefusalReport:
+    """Whether the secret rule refuses each text of a labelled set (`class` and `lang` per
+    case; a case without a secret is a look-alike that must pass)."""
+    report = RefusalReport()
+    for case in json.loads(Path(path).read_text("utf-8"))["cases"]:
+        refused = bool(find_secrets(case["text"]))
+        positive = bool(case["secrets"])
+        tallies = (
+            report.total,
+            report.by_class.setdefault(case.get("class", "?"), Tally()),
+            report.by_lang.setdefault(case.get("lang", "?"), Tally()),
+        )
+        for tally in tallies:
+            if positive:
+                tally.positives += 1
+                tally.refused += refused
+            else:
+                tally.negatives += 1
+                tally.false_refusals += refused
+        if positive and not refused:
+            report.missed.append(case["id"])
+        elif refused and not positive:
+            report.falsely_refused.append(case["id"])
+    return report
+
+
+def format_refusals(name: str, report: RefusalReport, *, show_cases: bool = True) -> str:
+    """Refused and falsely refused, overall, per class and per language."""
+
+    def row(label: str, tally: Tally) -> str:
+        return (
+            f"  {label:<22} refused {tally.refused:>3}/{tally.positives:<3}"
+            f" ({tally.refusal_rate:6.1%})   look-alikes refused"
+            f" {tally.false_refusals:>2}/{tally.negatives:<3} ({tally.false_refusal_rate:5.1%})"
+        )
+
+    lines = [f"{name}:", row("all", report.total), " per class:"]
+    lines += [row(k, t) for k, t in sorted(report.by_class.items())]
+    lines.append(" per language:")
+    lines += [row(k, t) for k, t in sorted(report.by_lang.items())]
+    if show_cases:
+        lines += [f"  missed: {case_id}" for case_id in report.missed]
+        lines += [f"  look-alike refused: {case_id}" for case_id in report.falsely_refused]
+    return "\n".join(lines)
+
+
+def gate_main(*, as_json: bool = False, show_cases: bool = True) -> int:
+    """`memory-recall eval-gate`: the secret rule's refusals on the tuned and the blind set
+    (per class, per language), and the injection check's figures."""
+    here = Path(__file__).resolve()
+    base = next(
+        (p / "fixtures" / "gate" for p in here.parents if (p / "fixtures" / "gate").is_dir()),
+        Path("fixtures") / "gate",
+    )
+    sets = {"tuned": base / "secrets.json", "blind": base / "secrets-blind.json"}
+    reports = {name: evaluate_refusals(path) for name, path in sets.items()}
+    injection = {
+        name: evaluate_injection(base / file)
+        for name, file in (("tuned", "injection.json"), ("blind", "injection-blind.json"))
+        if (base / file).is_file()
+    }
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "secrets": {
+                        name: {
+                            "refused": r.total.refusal_rate,
+                            "falseRefusals": r.total.false_refusal_rate,
+                            "positives": r.total.positives,
+                            "negatives": r.total.negatives,
+                            "classes": sorted(r.by_class),
+                            "languages": sorted(r.by_lang),
+                        }
+                        for name, r in reports.items()
+                    },
+                    "injection": {
+                        name: {"cases": r.cases, "precision": r.precision, "recall": r.recall}
+                        for name, r in injection.items()
+                    },
+                },
+                indent=2,
+            )
+        )
+        return 0
+    for name, report in reports.items():
+        print(
+            format_refusals(f"secrets ({name}: {sets[name].name})", report, show_cases=show_cases)
+        )
+    for name, labels in injection.items():
+        print(
+            f"injection ({name}): {labels.cases} cases  precision {labels.precision:.3f}"
+            f"  recall {labels.recall:.3f}"
+        )
+        if show_cases:
+            print("\n".join(f"  false positive: {c}" for c in labels.false_positives))
+            print("\n".join(f"  missed: {c}" for c in labels.false_negatives))
+    return 0

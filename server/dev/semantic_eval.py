@@ -33,7 +33,7 @@ from memory_recall.server.ranking.spec import ScoredDocument
 from memory_recall.server.semantic.cache import VectorCache
 from memory_recall.server.semantic.channel import SemanticChannel
 from memory_recall.server.semantic.endpoint import EmbeddingsEndpoint
-from memory_recall.server.semantic.fill import Z_FLOOR, fill, fuse
+from memory_recall.server.semantic.fill import RESERVED_SLOTS, Z_FLOOR, fill, fuse
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 FLOORS = (2.0, 2.5, 3.0, 3.5, 4.0)
@@ -102,7 +102,7 @@ async def evaluate_corpus(
         vectors += await channel.endpoint.embed(queries[start : start + 64])
     modes = ["off"]
     for f in floors:
-        modes += [f"fill@{f:g}", f"tail1@{f:g}", f"tail2@{f:g}", f"rrf@{f:g}"]
+        modes += [f"fill@{f:g}", f"tail1@{f:g}", f"tail2@{f:g}", f"rrf@{f:g}", f"guard@{f:g}"]
     reports = {m: ModeReport(slices={s: Tally() for s in SLICES}) for m in modes}
     for case, vector in zip(corpus.cases, vectors, strict=True):
         query = RecallQuery.build(
@@ -125,6 +125,10 @@ async def evaluate_corpus(
                     lexical[:REFINED_LIMIT], hits, REFINED_LIMIT, f, reserve
                 )[0]
             tops[f"rrf@{f:g}"] = fuse(lexical, hits, REFINED_LIMIT, f)
+            # The daemon's rule: the last slot reserved, never filling a silent result.
+            tops[f"guard@{f:g}"] = fill(
+                lexical[:REFINED_LIMIT], hits, REFINED_LIMIT, f, RESERVED_SLOTS, alone=False
+            )[0]
         for mode, top in tops.items():
             paths = [s.document.path for s in top]
             reports[mode].all.add(case, paths)

@@ -22,6 +22,8 @@ from memory_recall.protocol.messages import (
     ListParams,
     ObserveParams,
     PhaseNotification,
+    ProposalParams,
+    ProposalsParams,
     RecallParams,
     RecallTelemetry,
     RememberParams,
@@ -202,3 +204,21 @@ async def list_memories(params: Any, core: MemoryCore) -> Any:
 async def extract(params: Any, core: MemoryCore) -> Any:
     """`memory/extract`: extraction through the same gate, conflicts and writer."""
     return await _served(core.extract(validate(ExtractParams, params)))
+
+
+# -- proposals: an agent's force, always and team writes (docs/safety.md) --------------------
+
+
+async def proposals(params: Any, core: MemoryCore) -> Any:
+    """`memory/proposals`: the writes agents proposed that wait for the user."""
+    return (await _served(core.proposals(validate(ProposalsParams, params)))).wire()
+
+
+async def confirm(params: Any, core: MemoryCore) -> Any:
+    """`memory/confirm`: the user's yes; the proposal is written as their own request."""
+    return (await _served(core.confirm(validate(ProposalParams, params)))).wire()
+
+
+async def reject(params: Any, core: MemoryCore) -> Any:
+    """`memory/reject`: the user's no; nothing is written."""
+    return (await _served(core.reject(validate(ProposalParams, params)))).wire()

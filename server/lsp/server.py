@@ -22,6 +22,7 @@ from lsprotocol import types
 from memory_recall.protocol import methods
 from memory_recall.server.core.config import load_settings
 from memory_recall.server.core.core import MemoryCore
+from memory_recall.server.core.rehearsal import rehearse_recall_path
 from memory_recall.server.core.session import CatalogSession
 from memory_recall.server.lsp import handlers
 from memory_recall.server.lsp.adapter import MemoryProtocol, make_converter
@@ -53,6 +54,9 @@ CORE_REQUESTS: tuple[tuple[str, Any], ...] = (
     (methods.HISTORY, handlers.history),
     (methods.LIST, handlers.list_memories),
     (methods.EXTRACT, handlers.extract),
+    (methods.PROPOSALS, handlers.proposals),
+    (methods.CONFIRM, handlers.confirm),
+    (methods.REJECT, handlers.reject),
 )
 
 
@@ -261,6 +265,9 @@ def run_stdio(*, selector_ceiling_s: float | None = None, log_level: str = "INFO
     logging.getLogger("pygls").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
+
+    # Before the first message is read: what a first recall would otherwise pay for.
+    rehearse_recall_path()
 
     async def main() -> int:
         server = MemoryServer(selector_ceiling_s=selector_ceiling_s)

@@ -42,7 +42,9 @@ from memory_recall.protocol.messages import (
 )
 from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.errors import refusal
+from memory_recall.server.core.rehearsal import rehearse_recall_path
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.recall.prompt import HEADING, NOTICE
 from memory_recall.server.recall.search import SearchError
 from memory_recall.server.recall.search import find_memory as lookup
 from memory_recall.server.release import version
@@ -146,7 +148,7 @@ def recall_answer(
         how = "nothing to refine"
     prompts = [p.prompt for p in (fast, refined) if p is not None and p.prompt]
     prompt = prompts[0] + "".join(
-        "\n" + p.removeprefix("## Relevant memory\n\n") for p in prompts[1:]
+        "\n" + p.removeprefix(f"{HEADING}\n\n{NOTICE}\n\n") for p in prompts[1:]
     ) if prompts else ""  # fmt: skip
     return {
         "status": refined.status if not (fast and fast.docs) else "delivered",
@@ -244,13 +246,16 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
         user, across projects) or team (shared through git; only when the user says so).
         `type`: user, feedback, project or reference (derived when omitted). `always`: load
         it into every session (memory_context). Credentials are always refused; text that
-        reads as instructions to the agent needs `force`. Undo with memory_undo."""
+        reads as instructions to the agent needs `force`. Undo with memory_undo. A write
+        with `force`, `always` or scope team is not yours to make: it becomes a proposal the
+        user confirms (`memory-recall proposals`), answered with action `proposed`."""
         params = _checked(
             RememberParams,
             {"text": text, "scope": scope, "type": type, "title": title,
              "description": description, "pinned": pinned, "always": always, "force": force},
         )  # fmt: skip
-        return with_uris(await _served(core.remember(params)))
+        # An agent's force, always and team writes wait for the user (docs/safety.md).
+        return with_uris(await _served(core.remember_from_agent(params, "mcp")))
 
     @server.tool(annotations=CHANGES)
     async def memory_update(
@@ -265,6 +270,11 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
         version stays in the journal (memory_undo puts it back). `if_match`: the
         `contentHash` you last saw; the edit is refused if the file changed since."""
         doc = await resolve(memory)
+        if doc.scope.wire == "team":  # the team's shared memories are the user's to change
+            raise ToolError(
+                "not written: a team memory is changed by the user (memory-recall update),"
+                " not by an agent; propose the change to the user instead"
+            )
         params = _checked(
             UpdateParams,
             {"path": doc.path, "body": body, "title": title, "description": description,
@@ -281,7 +291,10 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
         for exactly that."""
         doc = await resolve(memory)
         params = _checked(ForgetParams, {"path": doc.path, "reason": reason, "hard": hard})
-        return with_uris(await _served(core.forget(params)))
+        team = doc.scope.wire == "team"  # the team's memories: the user confirms
+        return with_uris(
+            await _served(core.forget_from_agent(params, "mcp", team=team, title=doc.title))
+        )
 
     @server.tool(annotations=CHANGES)
     async def memory_undo(operation: str) -> dict[str, Any]:
@@ -371,6 +384,7 @@ def run(core: MemoryCore, log_level: str = "WARNING") -> int:
     if sys.stdin.isatty():  # started by hand: say what this is instead of waiting silently
         print(TTY_HINT, file=sys.stderr, flush=True)
     server = build_server(core)
+    rehearse_recall_path()  # what a first recall would otherwise pay for (core/rehearsal.py)
 
     async def main() -> None:
         for problem in core.problems:

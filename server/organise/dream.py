@@ -185,7 +185,7 @@ def _rebuild_index(
             )
     gone = frozenset(_rel(docs[p]) for p in archived)
     where = index_path(root.path)
-    before = read_or_none(where)
+    before = read_or_none(where, root=root.path)
     planned_index = plan_index(
         (before or b"").decode("utf-8", "replace"),
         entries,

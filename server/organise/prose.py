@@ -39,6 +39,7 @@ from memory_recall.server.models.complete import (
     json_answer,
 )
 from memory_recall.server.organise.consolidate import ConsolidationPlan, Rewrite
+from memory_recall.server.store.injection import find_injection
 from memory_recall.server.store.secrets import find_secrets
 
 MAX_CLUSTERS = 20  # clusters sent to the model per root and run
@@ -109,6 +110,11 @@ def check_answer(answer: str, bodies: list[str], glued: str) -> str:
         raise CompletionError(f"the answer drops {shown}{more}")
     if find_secrets(body):
         raise CompletionError("the answer holds a credential")
+    # The gate's injection check runs on a model's merge as on any write: a merged text
+    # that addresses the agent is not written (docs/safety.md).
+    cue = find_injection(body)
+    if cue is not None and not any(find_injection(text) == cue for text in bodies):
+        raise CompletionError(f"the answer addresses the agent ({cue})")
     return body
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import regex
@@ -44,7 +44,13 @@ class Excerpt:
 class PassageTerm:
     token: str  # normalized (as the ranker matched it)
     weight: float
-    kind: str = "text"  # "acronym": an acronym term, found as written
+    # "acronym": an acronym term, found as written; "folded": a term found in the text's
+    # folded form (its token is marked by one leading character, the ranker's mark).
+    kind: str = "text"
+
+
+# How a ranker folds a text, for its "folded" terms (bm25f.folding.fold_text).
+Folding = Callable[[str], str]
 
 
 def opening(body: str, limit: int = BODY_WINDOW_CHARS, *, exact: bool = False) -> Excerpt:
@@ -60,7 +66,10 @@ def opening(body: str, limit: int = BODY_WINDOW_CHARS, *, exact: bool = False) -
 
 
 def best_passage(
-    body: str, terms: Sequence[PassageTerm], limit: int = BODY_WINDOW_CHARS
+    body: str,
+    terms: Sequence[PassageTerm],
+    limit: int = BODY_WINDOW_CHARS,
+    folding: Folding | None = None,
 ) -> Excerpt:
     """The passage of at most `limit` characters that holds the most weight of `terms`."""
     if len(body) <= limit:
@@ -68,7 +77,7 @@ def best_passage(
     if not terms:
         return opening(body, limit)
     segments = _segments(body, limit)
-    found = _terms_by_segment(body, segments, terms)
+    found = _terms_by_segment(body, segments, terms, folding)
     if not any(found):
         return opening(body, limit)
     best: tuple[float, int, int] | None = None  # (weight, first segment, past the last)
@@ -100,13 +109,55 @@ def best_passage(
     return Excerpt(start, _rstrip(body, start, end))
 
 
+def densest(
+    body: str,
+    terms: Sequence[PassageTerm],
+    also: Sequence[int] = (),
+    limit: int = 300,
+    folding: Folding | None = None,
+) -> float:
+    """The most weight of distinct `terms` that one stretch of the body of at most
+    `limit` characters holds (a sentence or a few), counting `also` (indices of
+    terms held elsewhere, such as in the title) in every stretch."""
+    if not terms:
+        return 0.0
+    segments = _segments(body, limit) if body else []
+    found = _terms_by_segment(body, segments, terms, folding) if segments else []
+    base = set(also)
+    weight = best = sum(terms[t].weight for t in base)
+    held: Counter[int] = Counter()
+    last = 0  # the stretch is segments[first:last]
+    for first in range(len(segments)):
+        if last < first:
+            last = first
+        while last < len(segments) and segments[last][1] - segments[first][0] <= limit:
+            for term in found[last]:
+                if not held[term] and term not in base:
+                    weight += terms[term].weight
+                held[term] += 1
+            last += 1
+        best = max(best, weight)
+        for term in found[first]:
+            held[term] -= 1
+            if not held[term] and term not in base:
+                weight -= terms[term].weight
+    return best
+
+
 def _terms_by_segment(
-    body: str, segments: Sequence[tuple[int, int]], terms: Sequence[PassageTerm]
+    body: str,
+    segments: Sequence[tuple[int, int]],
+    terms: Sequence[PassageTerm],
+    folding: Folding | None = None,
 ) -> list[list[int]]:
     """Per segment, which terms it holds (indices into `terms`)."""
     normalized = normalize(body)
-    if len(normalized) != len(body):  # NFKC moved offsets: each segment on its own
-        return [_terms_in(body[start:end], terms) for start, end in segments]
+    folded = ""
+    if folding is not None and any(t.kind == "folded" for t in terms):
+        folded = folding(normalized)
+    if len(normalized) != len(body) or (folded and len(folded) != len(body)):
+        # Normalizing or folding moved offsets: each segment on its own.
+        return [_terms_in(body[start:end], terms, folding) for start, end in segments]
     starts = [start for start, _ in segments]
     found: list[list[int]] = [[] for _ in segments]
 
@@ -121,16 +172,23 @@ def _terms_by_segment(
                 if ACRONYM_MARK + normalize(match.group()) == term.token:
                     mark(i, match.start())
             continue
-        at = normalized.find(term.token)
+        if term.kind == "folded":
+            if not folded:
+                continue
+            text, token = folded, term.token[1:]
+        else:
+            text, token = normalized, term.token
+        at = text.find(token)
         while at >= 0:
             mark(i, at)
-            at = normalized.find(term.token, at + 1)
+            at = text.find(token, at + 1)
     return found
 
 
-def _terms_in(text: str, terms: Sequence[PassageTerm]) -> list[int]:
+def _terms_in(text: str, terms: Sequence[PassageTerm], folding: Folding | None = None) -> list[int]:
     normalized = normalize(text)
     acronyms = None
+    folded = None
     out = []
     for i, term in enumerate(terms):
         if term.kind == "acronym":
@@ -138,6 +196,12 @@ def _terms_in(text: str, terms: Sequence[PassageTerm]) -> list[int]:
                 acronyms = {ACRONYM_MARK + normalize(a) for a in _ACRONYM.findall(text)}
             if term.token in acronyms:
                 out.append(i)
+        elif term.kind == "folded":
+            if folding is not None:
+                if folded is None:
+                    folded = folding(normalized)
+                if term.token[1:] in folded:
+                    out.append(i)
         elif term.token in normalized:
             out.append(i)
     return out

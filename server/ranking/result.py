@@ -3,10 +3,11 @@ and the passage of its body to deliver."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.confidence.evidence import QueryEvidence
 from memory_recall.server.ranking.passage import Excerpt, opening
 from memory_recall.server.ranking.spec import ScoredDocument
 
@@ -33,6 +34,9 @@ class Ranking:
         self.limit = limit
         self.score = score
         self.excerpt = excerpt
+        # What the ranker can say about its best documents for the fast phase's
+        # confidence (server.ranking.confidence); None for a ranker that says nothing.
+        self.evidence: Callable[[Sequence[ScoredDocument]], QueryEvidence] | None = None
 
     @classmethod
     def empty(cls) -> Ranking:

@@ -21,6 +21,7 @@ from memory_recall.protocol.limits import (
     REFINED_LIMIT,
 )
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.confidence.calibration import choose
 from memory_recall.server.ranking.explanation import ScoreExplanation, ScorePart
 from memory_recall.server.ranking.index import DocumentIndex
 from memory_recall.server.ranking.noise import NoiseFilter
@@ -234,6 +235,16 @@ class RecallQuery:
         """The first `limit` (at most LEXICAL_CANDIDATES) of the one ranking, read only
         that far (the shortlist reads on)."""
         return self.ranking.top(limit)
+
+    def fast(self) -> tuple[list[ScoredDocument], dict[str, float]]:
+        """The fast phase's memories: 0, 1 or 2 of the ranking's top 2, by how sure the
+        ranking is of each (server.ranking.confidence), and their confidence by path.
+        A ranking without evidence (the spec ranker) gives its top 2 as they are."""
+        top = self.top(FAST_LIMIT)
+        chosen, confidences = choose(top, self.ranking.evidence)
+        return chosen, {
+            s.document.path: c for s, c in zip(chosen, confidences, strict=True) if c is not None
+        }
 
     def shortlist(self) -> Shortlist:
         ranking = self.ranking

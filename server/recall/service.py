@@ -110,6 +110,7 @@ def to_wire(
     similarity: float | None = None,
     via: Reached | None = None,
     supersedes: Sequence[Superseded] = (),
+    confidence: float | None = None,
 ) -> MemoryDoc:
     """A delivered document: its body is the excerpt the ranker chose."""
     doc = scored.document
@@ -139,6 +140,7 @@ def to_wire(
             for s in supersedes
         ]
         or None,
+        confidence=confidence,
     )
 
 
@@ -179,6 +181,7 @@ class _Phases:
         failure: str | None = None,
         similarity: Mapping[str, float] | None = None,
         semantic: SemanticReport | None = None,
+        confidence: Mapping[str, float] | None = None,
     ) -> PhaseResult:
         docs, replaced = _newer_wins(docs, self.delivered)
         self.delivered.extend(s.document for s in docs)
@@ -189,6 +192,7 @@ class _Phases:
             ]
         excerpts = [self.excerpt(s.document) for s in docs]
         similarity = similarity or {}
+        confidence = confidence or {}
         via = self.via or {}
         return PhaseResult(
             phase=name,
@@ -202,6 +206,7 @@ class _Phases:
                     similarity.get(s.document.path),
                     via.get(s.document.path),
                     replaced.get(s.document.path, ()),
+                    confidence.get(s.document.path),
                 )
                 for s, e in zip(docs, excerpts, strict=True)
             ],
@@ -256,8 +261,12 @@ def lexical_phases(
     shortlist = query.shortlist()
     joined = NetworkRecall(network, query.keep) if network is not None else None
     phases = _Phases(_Timer(), shortlist.excerpt, via=joined.via if joined else None)
-    top = joined.fast(shortlist.fast, shortlist.ranked) if joined else shortlist.fast
-    fast = phases.build("fast", "heuristic", "delivered", top) if top else None
+    top, confidence = query.fast()
+    if joined is not None and top:
+        top = joined.fast(top, shortlist.ranked)
+    fast = (
+        phases.build("fast", "heuristic", "delivered", top, confidence=confidence) if top else None
+    )
     if not shortlist.tokens or not shortlist.candidates:
         return fast, phases.build("refined", "none", "no_relevant_results", [])
     return fast, RecallService._fallback_phase(
@@ -400,16 +409,19 @@ class RecallService:
     ) -> tuple[PhaseResult | None, PhaseResult, Shortlist]:
         fast: PhaseResult | None = None
         if self.selector is not None or request.fast_without_model:
-            # The host is waiting for this one: send the ranking's top 2 before
-            # building the model's 200-candidate manifest.
-            top = query.top(FAST_LIMIT)
+            # The host is waiting for this one: send what the ranking is sure of among
+            # its top 2 before building the model's 200-candidate manifest.
+            top, confidence = query.fast()
             if joined is not None and top:
                 top = joined.fast(top, query.top(joined.network.seeds))
             similarity: dict[str, float] = {}
             report = None
             if semantic is not None:
                 hits = None
-                waited = len(top) < FAST_LIMIT  # a slot to fill: wait, within the fast deadline
+                # A slot to fill beside a memory the gate is sure of: wait, within the fast
+                # deadline. A fast phase the gate left silent stays silent (the question may
+                # have no answer: a similarity alone is not evidence enough to inject).
+                waited = 0 < len(top) < FAST_LIMIT
                 if waited:
                     hits = await self._semantic_hits(semantic, query, fast=True)
                 if hits:
@@ -418,7 +430,13 @@ class RecallService:
             if top:
                 exclusion.add(top)
                 fast = phases.build(
-                    "fast", "heuristic", "delivered", top, similarity=similarity, semantic=report
+                    "fast",
+                    "heuristic",
+                    "delivered",
+                    top,
+                    similarity=similarity,
+                    semantic=report,
+                    confidence=confidence,
                 )
                 listener.fast_result(notify(fast))
                 self.counters.fast_delivered += 1
@@ -497,9 +515,14 @@ class RecallService:
         report = None
         if query is not None and channel is not None:
             if hits:
-                # Fill after the fast docs are removed: the slots the host sees empty.
+                # Fill after the fast docs are removed: the slots the host sees empty. A
+                # lexically silent question stays silent (docs/ranking.md).
                 top, similarity = channel.fill(
-                    exclusion.remove_from(top), hits, limit, channel.reserved_slots
+                    exclusion.remove_from(top),
+                    hits,
+                    limit,
+                    channel.reserved_slots,
+                    alone=bool(top),
                 )
                 top = exclusion.remove_from(top)
             report = _report(query, similarity, True)

@@ -236,10 +236,14 @@ class SemanticChannel:
         hits: Sequence[SemanticHit],
         limit: int,
         reserve: int = 0,
+        alone: bool = False,
     ) -> tuple[list[ScoredDocument], dict[str, float]]:
         """The fill rule (semantic.fill) over this channel's hits; a filled document's
-        lexical score is 0."""
-        return fill_rule.fill(lexical, _as_scored(hits), limit, fill_rule.Z_FLOOR, reserve)
+        lexical score is 0. Hits fill a result with no lexical document only when
+        `alone` (the caller knows the lexical result was not silent)."""
+        return fill_rule.fill(
+            lexical, _as_scored(hits), limit, fill_rule.Z_FLOOR, reserve, alone=alone
+        )
 
     @property
     def reserved_slots(self) -> int:

@@ -35,13 +35,18 @@ def fill(
     limit: int,
     z_floor: float = Z_FLOOR,
     reserve: int = 0,
+    alone: bool = True,
 ) -> tuple[list[ScoredDocument], dict[str, float]]:
     """`lexical` in its order, then hits `(doc, similarity, z)` with z ≥ floor not already
     in it, up to `limit`; and the similarity of each document added.
 
     `reserve` (measured, see the README): the last `reserve` slots go to hits above the
     floor before the lexical tail; the lexical head is never moved, and no hit is ever
-    placed above a lexical document."""
+    placed above a lexical document. `alone=False`: hits never fill a result with no
+    lexical document — a question nothing matches stays silent, as without vectors
+    (docs/ranking.md, "The semantic channel")."""
+    if not lexical and not alone:
+        return [], {}
     head = list(lexical[: max(0, limit - reserve)])
     seen = {s.document.path for s in head}
     strong = [h for h in hits if h[2] >= z_floor and h[0].document.path not in seen]

@@ -35,6 +35,7 @@ from typing import Any
 
 from memory_recall.server.documents import InvalidMemory, content_hash
 from memory_recall.server.roots import MemoryRoot
+from memory_recall.server.store.confined import check_folder, is_regular
 from memory_recall.server.store.errors import ChangedOnDisk, WriteError, WriteFailed
 from memory_recall.server.store.files import (
     ARCHIVE_DIR,
@@ -53,6 +54,7 @@ from memory_recall.server.store.index_file import (
     IndexReport,
     file_changed_ms,
     index_path,
+    index_target,
     plan_index,
 )
 from memory_recall.server.store.journal import (
@@ -194,7 +196,9 @@ class Committer:
         self._fault = fault or (lambda _step: None)
 
     def lock(self, root: MemoryRoot) -> RootLock:
-        return RootLock(self.state.lock_dir, root_key(root))
+        # In the root itself: every process writing this root shares it, whatever its
+        # state directory (docs/safety.md).
+        return RootLock.of_root(root.path)
 
     # -- one operation --------------------------------------------------------------------
 
@@ -209,6 +213,7 @@ class Committer:
                 return Committed(plan, stale=changed, recovered=recovered, newest_seq=newest)
             for position, planned in enumerate(plan.changes):
                 if planned.slug is not None:
+                    check_folder(root.path, planned.new_in or "")  # no symlinked .archive
                     folder = root.path / (planned.new_in or "")
                     name = free_name(folder, planned.slug)
                     planned.change.path = f"{planned.new_in}/{name}" if planned.new_in else name
@@ -217,7 +222,7 @@ class Committer:
                 planned.change.temp = temp_name(
                     Path(planned.path).name, f"{plan.operation_id[3:]}-{position}"
                 )
-                current = read_or_none(root.path / planned.path)
+                current = read_or_none(root.path / planned.path, root=root.path)
                 if current != planned.change.before:
                     raise ChangedOnDisk(str(root.path / planned.path))
             record = self.journal.begin(
@@ -304,12 +309,12 @@ class Committer:
         target = root.path / change.path
         if change.after is None:
             if change.before is not None:
-                delete_checked(target, expected=change.before)
+                delete_checked(target, expected=change.before, root=root.path)
                 if change.path.startswith(ARCHIVE_DIR + "/"):
                     _prune_empty_folders(target.parent, root.path)
         else:
             temp = change.temp or temp_name(target.name, new_operation_id()[3:])
-            write_atomic(target, change.after, expected=change.before, temp=temp)
+            write_atomic(target, change.after, expected=change.before, temp=temp, root=root.path)
 
     # -- MEMORY.md -----------------------------------------------------------------------
 
@@ -344,38 +349,44 @@ class Committer:
     ) -> IndexReport:
         path = index_path(root.path)
         report = IndexReport(str(path), 0, self.index_cap, 0)
+        text = ""
         for _attempt in range(3):
             try:
-                current = read_or_none(path)
+                text = ""
+                current = read_or_none(path, root=root.path)
                 text = current.decode("utf-8", "replace") if current is not None else ""
                 planned = plan_index(
                     text,
                     entries,
-                    exists=lambda rel: (root.path / rel).is_file(),
+                    exists=lambda rel: is_regular(root.path, rel),
                     changed_ms=file_changed_ms(root.path),
                     gone=gone,
                     cap=self.index_cap,
                     fresh=fresh,
                 )
                 new_text = planned.text
-                report.lines = new_text.count("\n")
-                report.listed = planned.listed
-                report.omitted = planned.omitted
-                report.omitted_count = planned.omitted_count
                 if new_text != text:
                     # One fixed temp name, under the lock: what a killed write left
                     # of it is removed here, no journal needed.
                     temp = temp_name(path.name, "writing")
-                    remove_stray(path.with_name(temp))
+                    remove_stray(path.with_name(temp), root=root.path)
                     write_atomic(
-                        path, new_text.encode(), expected=current, temp=temp, durable=False
-                    )
+                        path, new_text.encode(), expected=current, temp=temp, durable=False,
+                        root=root.path,
+                    )  # fmt: skip
                     report.changed = True
+                # Counted only once written: a failed write reports what is on disk.
+                report.lines = new_text.count("\n")
+                report.listed = planned.listed
+                report.omitted = planned.omitted
+                report.omitted_count = planned.omitted_count
                 return report
             except ChangedOnDisk:
                 continue  # the user saved MEMORY.md meanwhile: read it again
             except WriteError as exc:
-                report.problem = str(exc)
+                report.problem = f"MEMORY.md not updated: {exc}"
+                report.lines = text.count("\n")
+                report.listed = sum(1 for line in text.splitlines() if index_target(line))
                 log.warning("MEMORY.md not updated: %s", exc)
                 return report
         return report
@@ -391,8 +402,11 @@ class Committer:
             for change in record.changes:
                 target = root.path / change.path
                 if change.temp:
-                    remove_stray(target.with_name(change.temp))
-                current = read_or_none(target)
+                    remove_stray(target.with_name(change.temp), root=root.path)
+                try:
+                    current = read_or_none(target, root=root.path)
+                except WriteError:
+                    current = b""  # not a regular file now: someone else's, left alone
                 now = None if current is None else content_hash(current)
                 if now == change.after_hash:
                     states.append("after")
@@ -423,8 +437,8 @@ class Committer:
                 continue
             if change.after_hash is not None and change.after is None:
                 return INTERRUPTED, "the rest cannot be replayed (content not kept)"
-            before = read_or_none(root.path / change.path)
             try:
+                before = read_or_none(root.path / change.path, root=root.path)
                 self._change(root, Change(change.path, change.action, before, change.after))
             except WriteError as exc:
                 return INTERRUPTED, f"could not replay the rest: {exc}"
@@ -447,9 +461,11 @@ def _entry_of(root: MemoryRoot, path: str) -> IndexEntry | None:
     if path.startswith(ARCHIVE_DIR + "/"):
         return None
     try:
-        data = (root.path / path).read_bytes()
+        data = read_or_none(root.path / path, root=root.path)
+        if data is None:
+            return None
         memory = MemoryFile.parse(data.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, InvalidMemory):
+    except (OSError, WriteError, UnicodeDecodeError, InvalidMemory):
         return None
     title = memory.get("name") or memory.get("title") or memory.get("type") or Path(path).stem
     return IndexEntry(path, title, memory.get("description") or "", False, float("inf"))

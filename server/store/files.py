@@ -9,8 +9,10 @@
   rename (a file that differs from what the decision was made on is never
   overwritten), rename (or a hard link for a new file, which cannot clobber
   one made meanwhile), fsync of the folder.
-- `RootLock`: the cross-process lock of one root (filelock), so that two
-  daemons serving the same root take turns.
+  Every file access goes through confined.py: no symlink followed, no FIFO
+  or device opened, nothing outside the root.
+- `RootLock`: the cross-process lock of one root (filelock), a hidden file in
+  the root, so that every process writing it takes turns (docs/safety.md).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import stat
 import threading
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -29,7 +32,8 @@ import regex
 from filelock import FileLock, Timeout
 from memory_recall.server.documents import INDEX_FILE_NAME
 from memory_recall.server.roots import MemoryRoot
-from memory_recall.server.store.errors import ChangedOnDisk, InvalidWrite, WriteFailed
+from memory_recall.server.store import confined
+from memory_recall.server.store.errors import InvalidWrite, WriteFailed
 
 ARCHIVE_DIR = ".archive"  # docs/writing.md: hidden, so never scanned or recalled
 MAX_SLUG_CHARS = 60  # docs/writing.md
@@ -69,6 +73,13 @@ def resolve_target(
         raise InvalidWrite(field, "empty path")
     if "\x00" in path:
         raise InvalidWrite(field, "the path contains a NUL character")
+    for part in regex.split(r"[/\\]", path):
+        if len(part.encode("utf-8", "surrogatepass")) > confined.MAX_NAME_BYTES:
+            raise InvalidWrite(
+                field,
+                f"a name in the path is longer than {confined.MAX_NAME_BYTES} bytes"
+                " (no file system here can hold it)",
+            )
     candidates = [Path(path)] if os.path.isabs(path) else [r.path / path for r in roots]
     missing = False  # a relative path that would lie inside a root, where no file is
     for candidate in candidates:
@@ -88,22 +99,37 @@ def resolve_target(
             _check_real(root, absolute, field)
             return index, relative
     where = ", ".join(str(r.path) for r in roots) or "(no roots configured)"
+    # The path itself is not echoed: a token pasted into `path` must not come back.
     if missing:
-        raise InvalidWrite(field, f"no memory {path} in any root ({where})")
-    raise InvalidWrite(field, f"{path} is not inside a memory root ({where})")
+        raise InvalidWrite(field, f"no memory at that relative path in any root ({where})")
+    raise InvalidWrite(field, f"the path is not inside a memory root ({where})")
+
+
+# How much of a path a message may show: enough to recognise it.
+SHOWN_PATH_CHARS = 200
+
+
+def shown_path(path: str) -> str:
+    """A path as an error message may show it: a credential in it redacted (a token pasted
+    into `path` is never echoed), control characters escaped, cut to a readable length."""
+    from memory_recall.server.store.secrets import redact
+
+    text = redact(path)
+    text = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    return text if len(text) <= SHOWN_PATH_CHARS else text[: SHOWN_PATH_CHARS - 1] + "…"
 
 
 def _check_name(relative: str, field: str, archived: bool) -> None:
     parts = relative.split("/")
     if not relative.endswith(".md"):
-        raise InvalidWrite(field, f"{relative} is not a memory file (*.md)")
+        raise InvalidWrite(field, "the path is not a memory file (*.md)")
     if parts[-1] == INDEX_FILE_NAME:
         raise InvalidWrite(field, f"{INDEX_FILE_NAME} is the root's index, not a memory")
     hidden = [p for p in parts if p.startswith(".")]
     if archived and parts[0] == ARCHIVE_DIR:
         hidden = hidden[1:]
     if hidden:
-        raise InvalidWrite(field, f"{relative} is hidden ({hidden[0]}): not a memory")
+        raise InvalidWrite(field, f"{shown_path(relative)} is hidden: not a memory")
 
 
 def _check_real(root: MemoryRoot, absolute: Path, field: str) -> None:
@@ -166,51 +192,34 @@ def temp_name(target_name: str, tag: str) -> str:
     return f".{target_name}.{tag}{TEMP_SUFFIX}"
 
 
-def read_or_none(path: Path) -> bytes | None:
-    """A file's bytes, or None when there is no file."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise WriteFailed(f"{path} is a folder, not a memory file") from None
-    except OSError as exc:
-        raise os_failure(exc, path) from None
+def read_or_none(path: Path, *, root: Path | None = None) -> bytes | None:
+    """A regular file's bytes, or None when there is none. Never a symlink's target, never
+    a FIFO or device (refused at once, not waited on): see confined.py. With `root`, every
+    folder from the root to the file is checked too."""
+    base = root if root is not None else path.parent
+    return confined.read(base, _relative(path, base))
 
 
-def fsync_dir(directory: Path) -> None:
-    """Make a rename or an unlink in `directory` durable (POSIX; a no-op where folders
-    cannot be opened)."""
+def _relative(path: Path, root: Path) -> str:
     try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems cannot sync a folder; the rename itself is atomic
-    finally:
-        os.close(fd)
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        raise InvalidWrite("path", f"{path} is not inside {root}") from None
 
 
 def os_failure(exc: OSError, path: Path) -> WriteFailed:
     """An OSError as a failure a user can act on."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return WriteFailed(f"disk full writing {path} ({exc.strerror}); the old file is intact")
-    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return WriteFailed(f"{path.parent} is read-only ({exc.strerror}); nothing was written")
-    if exc.errno == errno.EFBIG:
-        return WriteFailed(f"file too large for {path} ({exc.strerror}); the old file is intact")
-    return WriteFailed(f"could not write {path}: {exc.strerror or exc}")
-
-
-def _check_unchanged(target: Path, expected: bytes | None) -> None:
-    if read_or_none(target) != expected:
-        raise ChangedOnDisk(str(target))
+    return confined._os_failure(exc, path)
 
 
 def write_atomic(
-    target: Path, data: bytes, *, expected: bytes | None, temp: str, durable: bool = True
+    target: Path,
+    data: bytes,
+    *,
+    expected: bytes | None,
+    temp: str,
+    durable: bool = True,
+    root: Path | None = None,
 ) -> None:
     """Replace `target` with `data` atomically, if it still holds `expected` (None: absent).
 
@@ -218,57 +227,29 @@ def write_atomic(
     leaves the old file or the new one, and at most the temp file, which the
     scanner never reads and recovery removes. `durable=False` skips the folder
     fsync: after a power loss the rename may be undone (the old file, whole) —
-    for derived files such as MEMORY.md, rewritten at the next change.
+    for derived files such as MEMORY.md, rewritten at the next change. With `root`,
+    no folder between the root and the target may be a symlink (confined.py).
     """
-    temp_file = target.with_name(temp)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(temp_file, "xb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        _check_unchanged(target, expected)  # the re-read right before the rename
-        if expected is None:
-            try:
-                os.link(temp_file, target)  # fails if a file appeared meanwhile
-            except FileExistsError:
-                raise ChangedOnDisk(str(target)) from None
-            except OSError as exc:
-                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
-                    raise
-                os.replace(temp_file, target)  # no hard links here: the check above must do
-        else:
-            os.replace(temp_file, target)
-        if durable:
-            fsync_dir(target.parent)
-    except OSError as exc:
-        raise os_failure(exc, target) from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_file)
+    base = root if root is not None else target.parent
+    confined.write_atomic(
+        base, _relative(target, base), data, expected=expected, temp=temp, durable=durable
+    )
 
 
-def delete_checked(target: Path, *, expected: bytes) -> None:
+def delete_checked(target: Path, *, expected: bytes, root: Path | None = None) -> None:
     """Remove `target` if it still holds `expected`."""
-    _check_unchanged(target, expected)
-    try:
-        os.unlink(target)
-    except FileNotFoundError:
-        raise ChangedOnDisk(str(target)) from None
-    except OSError as exc:
-        raise os_failure(exc, target) from None
-    fsync_dir(target.parent)
+    base = root if root is not None else target.parent
+    confined.delete(base, _relative(target, base), expected=expected)
 
 
-def remove_stray(path: Path) -> bool:
+def remove_stray(path: Path, *, root: Path | None = None) -> bool:
     """Remove a temp file a crashed write left; whether there was one."""
+    base = root if root is not None else path.parent
     try:
-        os.unlink(path)
-    except FileNotFoundError:
+        relative = _relative(path, base)
+    except InvalidWrite:
         return False
-    except OSError:
-        return False
-    return True
+    return confined.remove_temp(base, relative)
 
 
 # -- the cross-process lock -----------------------------------------------------------------
@@ -283,45 +264,108 @@ def root_key(root: MemoryRoot) -> str:
         return os.path.abspath(root.path)
 
 
-class RootLock:
-    """The write lock of one root, shared by every process of this user.
+# The root's write lock: a hidden file in the root itself, so that every process writing
+# the root shares it whatever its state directory (two daemons with different
+# MEMORY_RECALL_STATE_DIR once lost updates: each locked a file of its own).
+ROOT_LOCK_NAME = ".memory-recall.lock"
 
-    Lock files live in the state directory, not in the root (a team root is
-    committed to git; a read-only root cannot hold one). In one process a
+
+class RootLock:
+    """A cross-process lock (filelock), shared by every process of this user.
+
+    `RootLock.of_root(path)` is a root's write lock, kept in the root (a hidden
+    file the scanner never reads); `RootLock(lock_dir, key)` is any other lock
+    kept in the state directory (one consolidation at a time). In one process a
     thread lock is taken first, so two threads never meet on the file lock.
     """
 
     _registry: ClassVar[dict[str, tuple[threading.Lock, FileLock]]] = {}
     _registry_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, lock_dir: Path, key: str, timeout_s: float = LOCK_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        lock_dir: Path,
+        key: str,
+        timeout_s: float = LOCK_TIMEOUT_S,
+        *,
+        name: str | None = None,
+    ) -> None:
         self.key = key
         self.timeout_s = timeout_s
-        name = hashlib.sha256(key.encode()).hexdigest()[:24] + ".lock"
-        path = str(lock_dir / name)
+        self.lock_dir = lock_dir
+        self.name = name or hashlib.sha256(key.encode()).hexdigest()[:24] + ".lock"
+        self.in_root = name is not None
+        self.path = str(lock_dir / self.name)
+
+    @classmethod
+    def of_root(cls, root: Path, timeout_s: float = LOCK_TIMEOUT_S) -> RootLock:
+        """The write lock of the memory root at `root`."""
+        return cls(root, str(root), timeout_s, name=ROOT_LOCK_NAME)
+
+    def _locks(self) -> tuple[threading.Lock, FileLock]:
         with RootLock._registry_lock:
-            if path not in RootLock._registry:
-                lock_dir.mkdir(parents=True, exist_ok=True)
-                RootLock._registry[path] = (threading.Lock(), FileLock(path, thread_local=False))
-            self._thread_lock, self._file_lock = RootLock._registry[path]
+            found = RootLock._registry.get(self.path)
+            if found is None:
+                if self.in_root:
+                    # The lock file must be a regular file of the root: never a symlink
+                    # (opening it could touch the file it points at) nor a FIFO.
+                    with confined.folder(self.lock_dir, "", create=True):
+                        pass
+                    self._check_lock_file()
+                else:
+                    self.lock_dir.mkdir(parents=True, exist_ok=True)
+                found = (threading.Lock(), FileLock(self.path, thread_local=False))
+                RootLock._registry[self.path] = found
+            elif self.in_root:
+                self._check_lock_file()
+            return found
+
+    def _check_lock_file(self) -> None:
+        try:
+            mode = os.lstat(self.path).st_mode
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise WriteFailed(f"cannot take the write lock of {self.key}: {exc}") from None
+        if not stat.S_ISREG(mode):
+            raise confined.NotConfined(
+                f"{self.path} (the root's write lock) is not a regular file; remove it."
+                " Nothing was written."
+            )
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
-        if not self._thread_lock.acquire(timeout=self.timeout_s):
+        try:
+            thread_lock, file_lock = self._locks()
+        except OSError as exc:
+            raise self._failure(exc) from None
+        if not thread_lock.acquire(timeout=self.timeout_s):
             raise WriteFailed(self._busy())
         try:
             try:
-                self._file_lock.acquire(timeout=self.timeout_s)
+                file_lock.acquire(timeout=self.timeout_s)
             except Timeout:
                 raise WriteFailed(self._busy()) from None
             except OSError as exc:
-                raise WriteFailed(f"cannot take the write lock of {self.key}: {exc}") from None
+                raise self._failure(exc) from None
             try:
                 yield
             finally:
-                self._file_lock.release()
+                file_lock.release()
         finally:
-            self._thread_lock.release()
+            thread_lock.release()
+
+    def _failure(self, exc: OSError) -> WriteFailed:
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return WriteFailed(
+                f"{self.lock_dir} is read-only ({exc.strerror}): the write lock cannot be"
+                " taken; nothing was written"
+            )
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return WriteFailed(
+                f"disk full taking the write lock of {self.key}; nothing was written"
+            )
+        return WriteFailed(f"cannot take the write lock of {self.key}: {exc.strerror or exc}")
 
     def _busy(self) -> str:
         return (

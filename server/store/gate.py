@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Literal
 
 import regex
+from memory_recall.server.store.injection import find_injection
 from memory_recall.server.store.secrets import find_secrets
 from memory_recall.server.tokens import normalize
 
@@ -79,15 +80,6 @@ def _data_lines(name: str) -> list[str]:
 
 
 @cache
-def _injection_cues() -> tuple[_Cue, ...]:
-    cues = []
-    for line in _data_lines("injection_patterns.txt"):
-        label, pattern = line.split("\t", 1)
-        cues.append(_Cue(label, regex.compile(pattern, regex.IGNORECASE)))
-    return tuple(cues)
-
-
-@cache
 def _ephemeral_cues() -> tuple[regex.Pattern[str], ...]:
     return tuple(
         regex.compile(line, regex.IGNORECASE) for line in _data_lines("ephemeral_cues.txt")
@@ -96,15 +88,6 @@ def _ephemeral_cues() -> tuple[regex.Pattern[str], ...]:
 
 def _fields(draft: MemoryDraft) -> tuple[tuple[str, str], ...]:
     return (("title", draft.title), ("description", draft.description), ("body", draft.body))
-
-
-def find_injection(text: str) -> str | None:
-    """The label of the first injection cue in `text` (e.g. `override-instructions`), or None."""
-    normalized = normalize(text)
-    for cue in _injection_cues():
-        if cue.pattern.search(normalized):
-            return cue.label
-    return None
 
 
 # Sentence ends in the scripts our users write; a newline ends a log line.
@@ -163,12 +146,31 @@ def _injection_rejection(draft: MemoryDraft, origin: Origin, force: bool) -> Gat
     )
 
 
+# Characters that show nothing: a text of only these is empty (U+200D alone is not a fact).
+_INVISIBLE = regex.compile(r"[\s\p{Cf}\p{Cc}\u115f\u1160\u3164\uffa0\u2800\u034f]+")
+# A NUL or another control character (not tab or newline) in a body: the file would not
+# be read back (a NUL makes it binary), so it is refused, never written.
+_CONTROL = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def is_blank(text: str) -> bool:
+    """Whether `text` shows nothing: empty, or only spaces and invisible characters."""
+    return not _INVISIBLE.sub("", text)
+
+
 def _size_rejection(draft: MemoryDraft, limits: GateLimits) -> GateRejection | None:
     body = draft.body.strip()
-    if not body or body == EMPTY_BODY_MARKER:
+    if is_blank(body) or body == EMPTY_BODY_MARKER:
         return GateRejection("size", "the memory is empty: there is no body to write.")
-    if not draft.title.strip():
+    if is_blank(draft.title):
         return GateRejection("size", "the memory has no title.")
+    control = _CONTROL.search(body)
+    if control is not None:
+        return GateRejection(
+            "size",
+            f"the body contains a control character (U+{ord(control.group()):04X}); a memory"
+            " file holds text only. Nothing was written.",
+        )
     for field_name, text in _fields(draft):
         limit = getattr(limits, field_name)
         if len(text) > limit:

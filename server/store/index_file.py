@@ -26,6 +26,7 @@ from urllib.parse import unquote
 
 import regex
 from memory_recall.server.documents import INDEX_FILE_NAME
+from memory_recall.server.store.lines import plain_line
 
 DEFAULT_INDEX_CAP = 200  # lines; Claude Code reads the first 200 lines of MEMORY.md
 
@@ -76,10 +77,10 @@ class IndexReport:
 
 
 def render_line(entry: IndexEntry) -> str:
-    title = " ".join(entry.title.split()).replace("\\", "\\\\")
+    title = " ".join(plain_line(entry.title).split()).replace("\\", "\\\\")
     title = title.replace("[", "\\[").replace("]", "\\]")
     target = entry.path if regex.fullmatch(r"[^\s()<>]+", entry.path) else f"<{entry.path}>"
-    description = " ".join(entry.description.split())
+    description = " ".join(plain_line(entry.description).split())
     return f"- [{title}]({target})" + (f" — {description}" if description else "")
 
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory_recall.server.ranking.view import CorpusView
-from memory_recall.server.store.errors import WriteFailed
+from memory_recall.server.store.confined import is_regular
+from memory_recall.server.store.errors import WriteError, WriteFailed
 from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target, root_key
 from memory_recall.server.store.index_file import (
     IndexReport,
@@ -83,7 +85,7 @@ def list_memories(
         if state is not None and key not in stats:
             stats[key] = state.stats(key)
             categories[key] = state.cached_categories(key)
-        data = read_or_none(Path(doc.path))
+        data = _listed_bytes(Path(doc.path))
         if data is None:
             continue  # removed since the snapshot
         try:
@@ -215,13 +217,18 @@ def index_status(writer: MemoryWriter) -> list[IndexReport]:
         path = index_path(root.path)
         key = (str(root.path), version, index_mtime_ns(root.path), cap)
         if key not in _STATUS_CACHE:
-            data = read_or_none(path)
+            try:
+                data = read_or_none(path, root=root.path)
+            except WriteError as exc:  # a symlink, a FIFO: never read, said so
+                _STATUS_CACHE[key] = IndexReport(str(path), 0, cap, 0, problem=str(exc))
+                reports.append(_STATUS_CACHE[key])
+                continue
             text = data.decode("utf-8", "replace") if data is not None else ""
             entries = writer._root_view(number).entries
             planned = plan_index(
                 text,
                 entries,
-                exists=lambda rel, r=root: (r.path / rel).is_file(),  # type: ignore[misc]
+                exists=lambda rel, r=root: is_regular(r.path, rel),  # type: ignore[misc]
                 changed_ms=file_changed_ms(root.path),
                 cap=cap,
             )
@@ -238,3 +245,14 @@ def index_status(writer: MemoryWriter) -> list[IndexReport]:
             )
         reports.append(_STATUS_CACHE[key])
     return reports
+
+
+def _listed_bytes(path: Path) -> bytes | None:
+    """A listed memory's bytes as the catalog read them: a symlink inside the root is
+    followed (the catalog allows it), a FIFO or device is never opened."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        return path.read_bytes()
+    except (OSError, ValueError):
+        return None

@@ -28,9 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_recall.server.documents import content_hash
+from memory_recall.server.documents import INDEX_FILE_NAME, content_hash
 from memory_recall.server.store.secrets import find_secrets, redact
 from memory_recall.server.store.state import StateStore, now_ms
+
+# What the journal calls a hard-deleted memory's path once it is purged.
+HARD_DELETED = "(hard-deleted)"
 
 PENDING, APPLIED, FAILED, DISCARDED, INTERRUPTED = (
     "pending",
@@ -206,12 +209,45 @@ class Journal:
 
     @staticmethod
     def forget_content(tx: sqlite3.Connection, root_id: int, path: str) -> None:
-        """A hard delete: no earlier version of `path` stays in the journal."""
+        """A hard delete: nothing of the memory at `path` stays in the journal — no
+        version of its text, no title, not its name (a file name is made from the title):
+        its rows keep only their hashes under a placeholder path, the operations that
+        touched it lose their note and name it by the placeholder in their result, and a
+        MEMORY.md version that listed it is dropped too (docs/safety.md)."""
+        seqs = [
+            row[0]
+            for row in tx.execute(
+                "SELECT DISTINCT operation_seq FROM changes WHERE root_id = ? AND path = ?",
+                (root_id, path),
+            )
+        ]
+        if not seqs:
+            return
         tx.execute(
-            "UPDATE changes SET before = NULL, after = NULL, kept = 0"
+            "UPDATE changes SET before = NULL, after = NULL, kept = 0, title = NULL, path = ?"
             " WHERE root_id = ? AND path = ?",
-            (root_id, path),
+            (HARD_DELETED, root_id, path),
         )
+        link = f"]({path})".encode()
+        for seq, position, before, after in tx.execute(
+            "SELECT operation_seq, position, before, after FROM changes"
+            " WHERE root_id = ? AND path = ?",
+            (root_id, INDEX_FILE_NAME),
+        ).fetchall():
+            if (before and link in before) or (after and link in after):
+                tx.execute(
+                    "UPDATE changes SET before = NULL, after = NULL, kept = 0"
+                    " WHERE operation_seq = ? AND position = ?",
+                    (seq, position),
+                )
+        marks = ",".join("?" * len(seqs))
+        for seq, result in tx.execute(
+            f"SELECT seq, result FROM operations WHERE seq IN ({marks})", seqs
+        ).fetchall():
+            cleaned = result.replace(json.dumps(path)[1:-1], HARD_DELETED) if result else result
+            tx.execute(
+                "UPDATE operations SET note = NULL, result = ? WHERE seq = ?", (cleaned, seq)
+            )
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import regex
 from memory_recall.server.documents import InvalidMemory, unquote
+from memory_recall.server.store.lines import plain_line
 
 # The order keys take in a new file: what a reader wants first.
 KEY_ORDER = (
@@ -57,6 +58,7 @@ def _plain_ok(value: str, *, in_flow: bool = False) -> bool:
 
 def render_scalar(value: str, *, in_flow: bool = False) -> str:
     """`value` on one line, quoted only when a YAML reader would read it otherwise."""
+    value = plain_line(value)
     value = " ".join(value.split()) if "\n" in value or "\r" in value else value
     if _plain_ok(value, in_flow=in_flow):
         return value

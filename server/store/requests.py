@@ -69,6 +69,7 @@ class OperationEntry:
     scope: str
     title: str
     reason: str | None = None  # why (a conflict verdict), for the host's log
+    proposal: str | None = None  # an agent's write waiting for the user (store/proposals.py)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.commit import Plan, PlannedChange
 from memory_recall.server.store.edits import archive_changes, description_of, title_of
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
-from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target
+from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target, shown_path
 from memory_recall.server.store.index_file import IndexEntry, IndexReport, index_target
 from memory_recall.server.store.journal import APPLIED, Change, Journal
 from memory_recall.server.store.requests import Action, ForgetRequest, WriteSettings
@@ -46,9 +46,9 @@ def plan_forget(writer: Planner, request: ForgetRequest) -> Plan:
     """`forget`: a move into the root's archive, or (`hard`) a delete that purges the journal."""
     index, rel = resolve_target(writer.roots, request.path, archived=True)
     root = writer.roots[index]
-    data = read_or_none(root.path / rel)
+    data = read_or_none(root.path / rel, root=root.path)
     if data is None:
-        raise InvalidWrite("path", f"no memory at {root.path / rel}")
+        raise InvalidWrite("path", f"no memory {shown_path(rel)} in {root.path}")
     title = title_of(data, rel)
     plan = writer.new_plan(index, "forget", request.trigger, uses_view=False)
     plan.note = request.reason
@@ -59,6 +59,11 @@ def plan_forget(writer: Planner, request: ForgetRequest) -> Plan:
             PlannedChange(Change(rel, "deleted", data, None, title, keep_content=False))
         )
         plan.purge.append(rel)
+        # Its other name (archived, or where it lived before it was archived) goes too,
+        # unless another memory lives there now.
+        other = _original_of(writer, root, rel) if archived else _archived_of(writer, root, rel)
+        if other != rel and not (root.path / other).exists():
+            plan.purge.append(other)
         plan.answers.append((0, "deleted", title, reason))
         return plan
     if archived:
@@ -77,9 +82,9 @@ def plan_restore(writer: Planner, path: str, trigger: str = "explicit") -> Plan:
         archived, original = rel, _original_of(writer, root, rel)
     else:
         archived, original = _archived_of(writer, root, rel), rel
-    data = read_or_none(root.path / archived)
+    data = read_or_none(root.path / archived, root=root.path)
     if data is None:
-        raise InvalidWrite("path", f"no archived memory for {root.path / original}")
+        raise InvalidWrite("path", f"no archived memory for {shown_path(original)} in {root.path}")
     title = title_of(data, original)
     folder, _, name = original.rpartition("/")
     taken = (root.path / original).exists()

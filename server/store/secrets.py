@@ -23,6 +23,7 @@ from importlib import resources
 from itertools import pairwise
 
 import regex
+from memory_recall.server.store import secrets_maintained
 
 
 @dataclass(frozen=True)
@@ -174,8 +175,38 @@ def _token_value(value: str) -> bool:
 
 def _password_value(value: str) -> bool:
     # Passwords are shorter and less random than tokens, but a word alone is
-    # not one: at least 8 characters, and not a placeholder.
-    return _high_entropy(value, min_length=8, min_bits=2.5)
+    # not one: at least 8 characters, and not a placeholder; or a passphrase.
+    return _high_entropy(value, min_length=8, min_bits=2.5) or is_passphrase(value)
+
+
+# A passphrase: three or more words joined by - _ . (diceware style), 15+ characters.
+_PASSPHRASE = regex.compile(r"^\p{L}{3,12}(?:[-_.+]\p{L}{3,12}){2,7}$")
+
+
+def is_passphrase(value: str) -> bool:
+    """Whether `value` is words joined into a passphrase (`orbit-lantern-maple-quiet`)."""
+    return len(value) >= 15 and bool(_PASSPHRASE.match(value)) and not is_placeholder(value)
+
+
+def _prose_password(value: str) -> bool:
+    # A value found by proximity must look made up: letters and digits, or joined words.
+    return (_password_value(value) and _has_digit_and_letter(value)) or is_passphrase(value)
+
+
+def _aws_secret(value: str) -> bool:
+    # Random base64 of 30 bytes: both cases and a digit (a git SHA is lowercase hex).
+    return (
+        not is_placeholder(value)
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and shannon_entropy(value) >= 4.0
+    )
+
+
+def _command_password(value: str) -> bool:
+    # After `docker login -p` or `mysql -p` the value is a password whatever it looks like.
+    return len(value) >= 4 and not is_placeholder(value)
 
 
 def _url_password(value: str) -> bool:
@@ -188,24 +219,38 @@ def _vendor_value(value: str) -> bool:
     return not is_placeholder(value)
 
 
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _PEM_KINDS = r"(?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP |SSH2 ENCRYPTED )?PRIVATE KEY(?: BLOCK)?"
 
 # Keys whose value is a credential. The key must END with one of these (so
 # `token_count`, `password_min_length` and `tokenizer` are not credentials).
 _PASSWORD_KEYS = r"pass(?:word|wd|phrase)?|pwd|db_?pass"
-# Prose: a credential word, then within a few words (any separator, 是, は,
-# est, is…) the value. These keys are searched case-insensitively; the value
-# is the first following word that passes the value test.
-_PROSE_PASSWORD = r"""
-    \b(?:passwords?|passphrase|passwd|mot\ de\ passe|contraseña|passwort|kennwort|senha|hasło
-       |парол[ьяюе]|κωδικός|κωδικό)\b
-    |密码|密碼|口令|パスワード|暗証番号|비밀번호
-"""
-_PROSE_TOKEN = r"""
-    \b(?:tokens?|api[\ \-]?keys?|secret\ keys?|access\ keys?|jetons?|clés?\ (?:d')?api
-       |токен\w*|ключ\w*|schlüssel)\b
-    |令牌|密钥|密鑰|秘钥|トークン|秘密鍵|apiキー|キー|토큰|키
-"""
+# Prose: a credential word (data/credential_words.txt, 30+ languages), then within a
+# few words (any separator, 是, は, est, is…) the value: the first following word that
+# passes the value test.
+_SCRIPT_BOUNDED = regex.compile(
+    r"[\p{Latin}\p{Cyrillic}\p{Greek}\p{Arabic}\p{Devanagari}\p{Hebrew}\p{Bengali}]"
+)
+
+
+@cache
+def _credential_words(kind: str) -> str:
+    text = resources.files(__package__).joinpath("data/credential_words.txt").read_text("utf-8")
+    bounded: list[str] = []
+    unbounded: list[str] = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        word_kind, _language, pattern = line.split("\t", 2)
+        if word_kind != kind:
+            continue
+        (bounded if _SCRIPT_BOUNDED.match(pattern.lstrip("\\(?:")) else unbounded).append(pattern)
+    parts = [rf"(?<![\p{{L}}\p{{M}}\p{{N}}_])(?:{'|'.join(bounded)})(?![\p{{L}}\p{{M}}\p{{N}}_])"]
+    if unbounded:
+        parts.append("|".join(unbounded))
+    return "|".join(parts)
+
+
 # How far after a prose key its value may sit, in characters (a few words).
 _PROSE_WINDOW = 48
 # A credential value is ASCII; prose around it (CJK, quotes, brackets) is not.
@@ -350,6 +395,59 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("digitalocean_token", _rx(_B + r"do[por]_v1_[a-f0-9]{64}" + _E)),
     _Rule("shopify_token", _rx(_B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E)),
     _Rule("telegram_bot_token", _rx(r"(?<![\w:])\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E)),
+    # Vault tokens (service hvs., batch hvb., recovery hvr.; the legacy s. only beside
+    # the word Vault): https://developer.hashicorp.com/vault/docs/concepts/tokens
+    _Rule(
+        "vault_token",
+        _rx(
+            _B
+            + r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"
+            + _E
+            + r"|vault.{0,40}?(?<![A-Za-z0-9_.\-])(?P<v>s\.[A-Za-z0-9]{24})"
+            + _E,
+            ignore_case=False,
+        ),
+        0,
+        lambda v: not _DOCUMENTED_EXAMPLE.search(v),
+    ),
+    # Sentry organisation (sntrys_) and user (sntryu_) auth tokens.
+    _Rule(
+        "sentry_token",
+        _rx(_B + r"sntrys_[A-Za-z0-9+/=_]{40,}|" + _B + r"sntryu_[a-f0-9]{64}" + _E),
+    ),
+    # Mapbox secret tokens (sk.eyJ…; pk. tokens are public by design).
+    _Rule("mapbox_token", _rx(_B + r"sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}" + _E)),
+    # Alibaba Cloud AccessKey IDs: LTAI and 12 to 20 characters.
+    _Rule("alibaba_access_key", _rx(_B + r"LTAI[A-Za-z0-9]{12,20}" + _E), 0, _vendor_value),
+    # Discord webhook URLs carry their own token.
+    _Rule(
+        "discord_webhook",
+        _rx(
+            r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/(?:v\d+/)?webhooks/"
+            r"\d{17,20}/[A-Za-z0-9_\-]{60,68}"
+        ),
+    ),
+    # A private key's body pasted without its BEGIN line: OpenSSH's format starts with
+    # base64 of "openssh-key-v1"; PKCS#1 and PKCS#8 RSA keys with their DER headers.
+    _Rule(
+        "private_key",
+        _rx(
+            r"b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=\s]{40,}"
+            r"|MII[A-Za-z0-9+/]{1,3}(?:IBAAKCA|IBADANBgkqhkiG9w0BAQEFAASC)[A-Za-z0-9+/=\s]{40,}"
+        ),
+    ),
+    # Heroku API keys are UUIDs: only beside the word Heroku and a word for key.
+    _Rule(
+        "heroku_api_key",
+        _rx(
+            r"heroku.{0,30}?(?:api[_\s\-]?key|key|token|schlüssel|clave|clé|chave|キー|ключ|密钥)"
+            r".{0,20}?(?P<v>" + _UUID + r")"
+            r"|(?:api[_\s\-]?key|key|token|schlüssel|clave|clé|chave|キー|ключ|密钥)"
+            r".{0,30}?heroku.{0,10}?(?P<w>" + _UUID + r")",
+            ignore_case=True,
+        ),
+        "v",
+    ),
     _Rule(
         "jwt",
         _rx(_B + r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}" + _E),
@@ -357,7 +455,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "url_password",
         _rx(
-            r"\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@'\"<>]{1,64}:(?P<v>[^\s:/@'\"<>]{1,128})@[\w.\-\[\]]+",
+            r"\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@'\"<>]{0,64}:(?P<v>[^\s:/@'\"<>]{1,128})@[\w.\-\[\]]+",
             ignore_case=True,
         ),
         "v",
@@ -383,6 +481,39 @@ _RULES: tuple[_Rule, ...] = (
         "v",
         _password_value,
     ),
+    # `docker login -p`, `mysql -pSECRET`, `sshpass -p`: a password on a command line.
+    _Rule(
+        "password_assignment",
+        _rx(
+            r"\b(?:docker|podman|nerdctl|helm|buildah|skopeo)\s+(?:registry\s+)?login\b"
+            r"[^\n`]*?\s(?:-p|--pass)\s+['\"]?(?P<v>[^\s'\"`]+)"
+            r"|\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n`]*?\s-p(?P<w>[^\s'\"`]+)"
+            r"|\bsshpass\s+-p\s*['\"]?(?P<x>[^\s'\"`]+)"
+        ),
+        "v",
+        _command_password,
+    ),
+    # A bare 40-character AWS secret access key within a sentence of the word AWS.
+    _Rule(
+        "aws_secret_access_key",
+        _rx(
+            r"\baws\b.{0,80}?(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+            ignore_case=True,
+        ),
+        "v",
+        _aws_secret,
+    ),
+    # An environment variable that names a credential, then its value after a space
+    # (`ENV API_TOKEN value` in a Dockerfile, `heroku config` output).
+    _Rule(
+        "token_assignment",
+        _rx(
+            r"\b[A-Z][A-Z0-9_]*_(?:API_KEY|APIKEY|TOKEN|SECRET|SECRET_KEY|ACCESS_KEY|AUTH_KEY)"
+            r"[ \t]+(?P<v>[^\s\"'`,;]+)"
+        ),
+        "v",
+        _token_value,
+    ),
     _Rule(
         "token_assignment",
         _rx(_ASSIGNMENT.format(keys=_TOKEN_KEYS), ignore_case=True, verbose=True),
@@ -400,19 +531,21 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password_assignment",
-        _rx(_PROSE_PASSWORD, ignore_case=True, verbose=True),
-        accept=lambda v: _password_value(v) and _has_digit_and_letter(v),
+        _rx(_credential_words("password"), ignore_case=True),
+        accept=_prose_password,
         window=_PROSE_WINDOW,
     ),
     _Rule(
         "token_assignment",
-        _rx(_PROSE_TOKEN, ignore_case=True, verbose=True),
+        _rx(_credential_words("token"), ignore_case=True),
         accept=lambda v: _token_value(v) and _has_digit_and_letter(v),
         window=_PROSE_WINDOW,
     ),
 )
 
-KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in _RULES))
+KINDS: tuple[str, ...] = tuple(
+    dict.fromkeys([*(rule.kind for rule in _RULES), *secrets_maintained.KINDS])
+)
 """Every kind the detector reports, most specific first."""
 
 
@@ -430,6 +563,8 @@ def _prose_value(rule: _Rule, text: str, key_end: int) -> SecretFinding | None:
         # never the rest of a word or URL (`user:password@host`).
         if start == key_end and text[start] not in _KEY_SEPARATORS:
             continue
+        if text[start] in "@/":
+            continue  # the rest of a URL (`<password>@host`), not a value
         while start < end and text[start] in _KEY_SEPARATORS:
             start += 1
         while end > start and text[end - 1] in _TRAILING_PUNCTUATION:
@@ -439,8 +574,13 @@ def _prose_value(rule: _Rule, text: str, key_end: int) -> SecretFinding | None:
     return None
 
 
-def _candidates(text: str) -> Iterator[SecretFinding]:
-    for rule in _RULES:
+# Rules from here on are generic (URLs, assignments, prose); those before are vendor
+# formats. detect-secrets' vendor formats are tried between the two.
+_FIRST_GENERIC = next(i for i, rule in enumerate(_RULES) if rule.kind == "url_password")
+
+
+def _candidates(text: str, rules: tuple[_Rule, ...]) -> Iterator[SecretFinding]:
+    for rule in rules:
         for match in rule.pattern.finditer(text):
             if rule.window:
                 finding = _prose_value(rule, text, match.end())
@@ -448,11 +588,12 @@ def _candidates(text: str) -> Iterator[SecretFinding]:
                     yield finding
                 continue
             group: int | str = rule.group
-            # A rule with alternatives names its secret in only some of them.
-            if isinstance(group, str) and match.start(group) < 0:
-                group = 0
-            elif group == 0 and "v" in rule.pattern.groupindex and match.start("v") >= 0:
-                group = "v"
+            # A rule with alternatives names its secret in each (v, w, x…): the one that
+            # took part in this match; none: the whole match is the secret.
+            if isinstance(group, str) or "v" in rule.pattern.groupindex:
+                names = [n for n in (rule.group, "v", "w", "x") if isinstance(n, str)]
+                taking = [n for n in names if n in rule.pattern.groupindex and match.start(n) >= 0]
+                group = taking[0] if taking else 0
             start, end = match.span(group)
             value = text[start:end]
             if rule.accept is not None and not rule.accept(value):
@@ -460,14 +601,38 @@ def _candidates(text: str) -> Iterator[SecretFinding]:
             yield SecretFinding(rule.kind, start, end)
 
 
+def _all_candidates(text: str) -> Iterator[SecretFinding]:
+    yield from _candidates(text, _RULES[:_FIRST_GENERIC])
+    for kind, start, end in secrets_maintained.find(text):
+        if not is_placeholder(text[start:end]):
+            yield SecretFinding(kind, start, end)
+    yield from _candidates(text, _RULES[_FIRST_GENERIC:])
+
+
+# What is published on purpose and opens nothing: an OpenSSH public key line, a PEM
+# public key or certificate. A credential word beside one ("Öffentlicher Schlüssel:
+# ssh-rsa AAAA…") does not make it a secret.
+_PUBLIC = regex.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com)"
+    r"\s+AAAA[A-Za-z0-9+/]+={0,3}"
+    r"|-----BEGIN (?:RSA |EC )?(?:PUBLIC KEY|CERTIFICATE)-----.*?"
+    r"-----END (?:RSA |EC )?(?:PUBLIC KEY|CERTIFICATE)-----",
+    regex.S,
+)
+
+
 def find_secrets(text: str) -> list[SecretFinding]:
     """Every credential in `text`, left to right, without overlaps.
 
     Where two rules find overlapping spans, the more specific rule (earlier in
-    the rule list: vendor formats before generic assignments) wins.
+    the rule list: vendor formats before generic assignments) wins. A finding inside
+    a public key or certificate is no credential.
     """
+    public = [m.span() for m in _PUBLIC.finditer(text)] if "AAAA" in text or "-----" in text else []
     kept: list[SecretFinding] = []
-    for finding in _candidates(text):
+    for finding in _all_candidates(text):
+        if any(s <= finding.start and finding.end <= e for s, e in public):
+            continue
         if all(finding.end <= k.start or finding.start >= k.end for k in kept):
             kept.append(finding)
     return sorted(kept, key=lambda f: f.start)

@@ -167,6 +167,28 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         ),
     ),
     (
+        "proposals: an agent's force, always and team writes wait here for the user's word"
+        " (docs/safety.md)",
+        _script(
+            """
+            CREATE TABLE proposals (
+                id TEXT PRIMARY KEY,
+                root_id INTEGER REFERENCES roots(id),
+                kind TEXT NOT NULL,
+                origin TEXT NOT NULL,
+                reasons TEXT NOT NULL,
+                title TEXT NOT NULL,
+                request TEXT NOT NULL,
+                state TEXT NOT NULL,
+                created_ms INTEGER NOT NULL,
+                decided_ms INTEGER,
+                operation TEXT
+            );
+            CREATE INDEX proposals_state ON proposals(state, created_ms)
+            """
+        ),
+    ),
+    (
         "sync through git (docs/sync.md): which machine did each operation (NULL: this one),"
         " this machine's name, and per synced root the journal position already committed"
         " and the last sync's outcome",
@@ -320,17 +342,38 @@ class StateStore:
             try:
                 connection.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise WriteFailed(f"the state store {self.path} is unavailable: {exc}") from None
+                raise self._failure(exc) from None
             try:
                 yield connection
+            except sqlite3.Error as exc:  # a full disk, an I/O error: said plainly
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("ROLLBACK")
+                raise self._failure(exc) from None
             except BaseException:
-                connection.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("ROLLBACK")
                 raise
             try:
                 connection.execute("COMMIT")
             except sqlite3.Error as exc:
-                connection.execute("ROLLBACK")
-                raise WriteFailed(f"the state store {self.path} could not commit: {exc}") from None
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("ROLLBACK")
+                raise self._failure(exc) from None
+
+    def _failure(self, exc: sqlite3.Error) -> WriteFailed:
+        """A database error as a failure a user can act on; nothing was written."""
+        text = str(exc)
+        if "full" in text or "SQLITE_FULL" in text:
+            return WriteFailed(
+                f"the disk holding the state store ({self.path.parent}) is full: the journal"
+                " cannot record the change, so nothing was written. Free some space and repeat."
+            )
+        if "readonly" in text or "read-only" in text:
+            return WriteFailed(
+                f"the state store {self.path} is read-only ({text}); nothing was written"
+            )
+        return WriteFailed(f"the state store {self.path} could not be written ({text});"
+                           " nothing was written")  # fmt: skip
 
     def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         with self._lock:

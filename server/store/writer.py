@@ -65,7 +65,13 @@ from memory_recall.server.store.conflicts import (
 )
 from memory_recall.server.store.edits import archive_changes, parse_file, set_flags
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
-from memory_recall.server.store.files import read_or_none, resolve_target, root_key, slugify
+from memory_recall.server.store.files import (
+    read_or_none,
+    resolve_target,
+    root_key,
+    shown_path,
+    slugify,
+)
 from memory_recall.server.store.gate import MemoryDraft, check
 from memory_recall.server.store.index_file import IndexEntry, IndexReport
 from memory_recall.server.store.journal import Change, Journal, new_batch_id
@@ -230,13 +236,7 @@ class MemoryWriter:
     def warm_up(self) -> None:
         """Load the rules' word lists and patterns now (a quarter of a second), so that the
         first `remember` of a session is as fast as the rest. Safe in a worker thread."""
-        text = "Never deploy on Fridays; the release train (v2.3) leaves Tuesday 2025-06-03."
-        derived = derive(text)
-        check(MemoryDraft(derived.title, derived.description, text), origin="remember")
-        new = MemoryText(derived.title, derived.description, text, derived.type)
-        judge(new, MemoryText("Deploys", "", "Deploy on Fridays until 15:00.", "project"))
-        if self.categorize is not None:
-            self.categorize(derived.type, derived.title, derived.description, text, None)
+        warm_up_rules(self.categorize)
 
     # -- running operations --------------------------------------------------------------------
 
@@ -454,12 +454,12 @@ class MemoryWriter:
     def _current(self, root: MemoryRoot, rel: str, doc: MemoryDocument | None) -> bytes:
         """A memory file's bytes; when the catalog held another version, refresh it and
         plan again (a decision is made on what is on disk)."""
-        data = read_or_none(root.path / rel)
+        data = read_or_none(root.path / rel, root=root.path)
         if data is None:
             if doc is not None:
                 self.catalog.refresh(root.path / rel)
                 raise _ViewChanged
-            raise InvalidWrite("path", f"no memory at {root.path / rel}")
+            raise InvalidWrite("path", f"no memory {shown_path(rel)} in {root.path}")
         if doc is not None and doc.content_hash and content_hash(data) != doc.content_hash:
             self.catalog.refresh(root.path / rel)
             raise _ViewChanged
@@ -744,9 +744,9 @@ class MemoryWriter:
     def _plan_update(self, request: UpdateRequest) -> Plan | WriteResult:
         index, rel = resolve_target(self.roots, request.path)
         root = self.roots[index]
-        data = read_or_none(root.path / rel)
+        data = read_or_none(root.path / rel, root=root.path)
         if data is None:
-            raise InvalidWrite("path", f"no memory at {root.path / rel}")
+            raise InvalidWrite("path", f"no memory {shown_path(rel)} in {root.path}")
         if request.if_match is not None and content_hash(data) != request.if_match:
             raise WriteFailed(
                 f"changed on disk: {root.path / rel} is not the version the host saw"
@@ -801,3 +801,15 @@ class MemoryWriter:
     def state_root_id(self, root: MemoryRoot) -> int:
         assert self.state is not None
         return self.state.root_id(root_key(root))
+
+
+def warm_up_rules(categorize: Categorizer | None = None) -> None:
+    """Load the write side's word lists and compile its patterns (metadata, the gate,
+    conflicts; the topic tree's through `categorize`): done once per process."""
+    text = "Never deploy on Fridays; the release train (v2.3) leaves Tuesday 2025-06-03."
+    derived = derive(text)
+    check(MemoryDraft(derived.title, derived.description, text), origin="remember")
+    new = MemoryText(derived.title, derived.description, text, derived.type)
+    judge(new, MemoryText("Deploys", "", "Deploy on Fridays until 15:00.", "project"))
+    if categorize is not None:
+        categorize(derived.type, derived.title, derived.description, text, None)

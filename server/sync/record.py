@@ -25,10 +25,16 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from memory_recall.server.documents import INDEX_FILE_NAME
+from memory_recall.server.documents import INDEX_FILE_NAME, content_hash
 from memory_recall.server.pacing import paced
 from memory_recall.server.store.edits import title_of
-from memory_recall.server.store.journal import APPLIED, Change, OperationRecord, new_operation_id
+from memory_recall.server.store.journal import (
+    APPLIED,
+    HARD_DELETED,
+    Change,
+    OperationRecord,
+    new_operation_id,
+)
 from memory_recall.server.store.state import now_ms
 from memory_recall.server.sync.git import NewCommit, blob_id, import_commits, index_info
 from memory_recall.server.sync.ledger import EDIT_KIND, Ledger
@@ -71,6 +77,8 @@ class Recorder:
         self.previous = HeldFiles()  # what the last sync held back
         self.state: dict[str, str] = {}  # path → blob, as the commits so far leave the tree
         self.known: dict[str, bytes | None] = {}  # the bytes this run committed, by path
+        self.status: list[str] = []  # what `git status` found changed
+        self.hard: dict[str, str] = {}  # content hash → path, of files gone from the disk
 
     def record(self) -> Recorded:
         head = self.repo.head()
@@ -78,6 +86,8 @@ class Recorder:
         self.previous = self.repo.held()
         tree = {p: e.sha for p, e in self.git.tree_entries(head).items()} if head else {}
         self.state = dict(tree)
+        self.status, gone = self._status()
+        self.hard = self._gone_by_hash(gone, tree)
         upto = self.ledger.settled_seq(self.root_id)
         committed = self.ledger.record(self.root_id).committed_seq
         operations = [
@@ -162,6 +172,8 @@ class Recorder:
         title = ""
         for change in record.changes:
             path = change.path
+            if path == HARD_DELETED:  # the journal forgot its name: the gone file's it was
+                path = self.hard.get(change.before_hash or "", path)
             if path == INDEX_FILE_NAME or not is_synced_path(path, nested):
                 continue
             title = title or (change.title or "")
@@ -200,19 +212,33 @@ class Recorder:
 
     # -- what changed by hand -----------------------------------------------------------------
 
-    def _candidates(self, touched: Iterable[str]) -> list[str]:
-        """Paths that may differ from the tree: what `git status` sees, what the last sync
-        held back, and what this run's operations wrote (a hand edit may have followed)."""
+    def _status(self) -> tuple[list[str], list[str]]:
+        """What `git status` sees changed, and which of those files are gone."""
         out = self.git.run(
             "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames",
             "--ignore-submodules",
         ).stdout  # fmt: skip
-        nested = self.repo.nested
-        found = set(touched)
+        changed, gone = [], []
         for record in out.split(b"\0"):
             if len(record) > 3:
-                found.add(record[3:].decode("utf-8", "surrogateescape"))
-        found.update(self.previous.all())
+                path = record[3:].decode("utf-8", "surrogateescape")
+                changed.append(path)
+                if record[1:2] == b"D":
+                    gone.append(path)
+        return changed, gone
+
+    def _gone_by_hash(self, gone: Sequence[str], tree: dict[str, str]) -> dict[str, str]:
+        """The files gone from the disk by their content hash: a hard delete's journal rows
+        keep only that (store/journal.py), and its commit must still name the file."""
+        shas = {p: tree[p] for p in gone if p in tree}
+        blobs = self.git.read_blobs(shas.values())
+        return {content_hash(blobs[s]): p for p, s in shas.items() if s in blobs}
+
+    def _candidates(self, touched: Iterable[str]) -> list[str]:
+        """Paths that may differ from the tree: what `git status` sees, what the last sync
+        held back, and what this run's operations wrote (a hand edit may have followed)."""
+        nested = self.repo.nested
+        found = {*touched, *self.status, *self.previous.all()}
         return sorted(p for p in found if p != INDEX_FILE_NAME and is_synced_path(p, nested))
 
     def _work_tree(self, head: str | None, touched: Iterable[str]) -> _Commit | None:
@@ -293,9 +319,10 @@ class Recorder:
     def _journal_edit(self, commit: _Commit, sha: str) -> None:
         """The hand edit as a journal operation (undoable here; its id travels)."""
         changes = []
+        hard = set(self.hard.values())
         for path, new in commit.files.items():
-            if path == INDEX_FILE_NAME:
-                continue
+            if path == INDEX_FILE_NAME or (new is None and path in hard):
+                continue  # a hard delete is journaled by its own operation, content purged
             old = commit.before.get(path)
             if old == new:
                 continue

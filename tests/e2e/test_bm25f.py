@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from memory_recall.protocol import limits, methods
+from memory_recall.server.recall.prompt import quoted
 
 from tests.e2e.conftest import request, start
 from tests.memory_files import write_memory
@@ -97,7 +98,7 @@ async def test_a_long_memory_delivers_the_passage_that_matched(client, long_memo
     assert whole[start_:end] == doc["body"] and start_ > 0
     assert whole[start_ - 1] == "\n"  # cut on a line boundary
     assert doc["body"].startswith(EVIDENCE)  # opening with what matched, then what follows
-    assert f"… {doc['body']} …" in result["refined"]["prompt"]
+    assert quoted(f"… {doc['body']} …") in result["refined"]["prompt"]  # quoted as data
 
 
 async def test_spec_keeps_its_exact_window(client, long_memory):

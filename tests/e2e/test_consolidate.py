@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 from memory_recall.protocol import methods
 from memory_recall.server.dev.messy_year import generate
-from memory_recall.server.store.files import RootLock
+from memory_recall.server.store.files import ROOT_LOCK_NAME, RootLock
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 
@@ -23,7 +23,9 @@ SLOW = 120  # seconds: a consolidation at full size on a loaded machine
 
 def files(root: Path) -> dict[str, bytes]:
     return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != ROOT_LOCK_NAME  # the root's write lock lives there
     }
 
 

@@ -206,7 +206,9 @@ async def test_concurrent_recalls_keep_separate_exclusion_sets(client, memory):
     everything = {str(p) for p in memory.glob("*.md")}
     for result in (first, second):
         fast, refined = set(paths(result["fast"])), set(paths(result["refined"]))
-        assert len(fast) == 2
+        # The fast phase delivers what it is sure of (1 or 2 here), each with its confidence.
+        assert 1 <= len(fast) <= 2
+        assert all(0 < doc["confidence"] <= 1 for doc in result["fast"]["docs"])
         assert not fast & refined
         # Each request removed exactly its own fast docs from the model's five.
         assert refined == everything - fast

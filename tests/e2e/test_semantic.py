@@ -48,8 +48,9 @@ async def test_semantic_recall_end_to_end(client, tmp_path: Path, endpoint: Embe
     @client.feature(methods.SELECT)
     async def select(params):
         asked.append(params)
-        found = [c["path"] for c in params["candidates"] if c.get("similarity") is not None]
-        return {"selected": found[:1]}
+        found = [c for c in params["candidates"] if c.get("similarity") is not None]
+        best = max(found, key=lambda c: c["similarity"], default=None)
+        return {"selected": [best["path"]] if best else []}
 
     # With a selector the refined phase waits for the query vector up to the endpoint's
     # deadline (a loaded test machine may miss the fast phase's 60 ms).
@@ -64,10 +65,17 @@ async def test_semantic_recall_end_to_end(client, tmp_path: Path, endpoint: Embe
     assert status["semantic"]["model"] == "double"
 
     result = await request(client, methods.RECALL, {"query": "replacing the login layer"})
-    assert result["fast"]["docs"][0]["path"].endswith("deploy.md")  # the lexical match first
-    delivered = result["fast"]["docs"] + result["refined"]["docs"]
+    # deploy.md matches one word of three: delivered fast only if the calibration is sure
+    # enough of it (with its confidence), and the strong semantic hit fills the free slot
+    # beside it; a fast phase the gate leaves silent stays silent (docs/ranking.md).
+    fast_docs = result["fast"]["docs"] if result["fast"] else []
+    fast = {d["path"].rsplit("/", 1)[-1]: d for d in fast_docs}
+    assert set(fast) <= {"auth.md", "deploy.md"}
+    assert "deploy.md" in fast or not fast
+    assert "deploy.md" not in fast or 0 < fast["deploy.md"]["confidence"] <= 1
+    delivered = fast_docs + result["refined"]["docs"]
     filled = [d for d in delivered if d["similarity"] is not None]
-    assert [d["path"].rsplit("/", 1)[-1] for d in filled] == ["auth.md"]
+    assert filled[0]["path"].endswith("auth.md") and filled[0]["similarity"] > 0.5
     similar = {c["path"].rsplit("/", 1)[-1]: c.get("similarity") for c in asked[0]["candidates"]}
     assert similar["auth.md"] > 0.5
 
@@ -85,7 +93,9 @@ async def test_semantic_recall_end_to_end(client, tmp_path: Path, endpoint: Embe
     # A broken endpoint: the lexical result, on time, and the reason.
     endpoint.behaviour = Behaviour(status=500)
     result = await request(client, methods.RECALL, {"query": "replacing the login layer"})
-    assert [d["path"].rsplit("/", 1)[-1] for d in result["fast"]["docs"]] == ["deploy.md"]
+    # The lexical result alone, on time: nothing, or the one-word match if it is sure of it.
+    fast_docs = result["fast"]["docs"] if result["fast"] else []
+    assert {d["path"].rsplit("/", 1)[-1] for d in fast_docs} <= {"deploy.md"}
     assert "HTTP 500" in result["refined"]["semantic"]["failure"]
     assert all(d["similarity"] is None for d in result["refined"]["docs"])
 

@@ -25,6 +25,10 @@ from tests.unit.test_index import as_pairs, documents, queries, vocabularies
 EXTRA = [
     "CI", "PR", "ci", "GP", "billing-api", "billing", "api", "services/billing/refund.ts",
     "getUserName", "user", "2025-04-06", "2025", "deploy deploy deploy", "ฐานข้อมูล",
+    # Folded forms (bm25f.folding): accents, Turkish and German casing, Greek, Vietnamese,
+    # Traditional and Simplified Chinese.
+    "ação", "acao", "Configuração", "ISTANBUL", "İstanbul", "kış", "KIŞ", "Straße", "strasse",
+    "Ελλάδα", "ελλαδα", "đường", "duong", "資料庫", "资料库", "數據", "数据",
 ]  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from memory_recall.server.organise.organiser import Organiser, OrganiseSettings
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
 from memory_recall.server.roots import MemoryRoot
-from memory_recall.server.store.files import ARCHIVE_DIR, RootLock, root_key
+from memory_recall.server.store.files import ARCHIVE_DIR, ROOT_LOCK_NAME, RootLock, root_key
 from memory_recall.server.store.state import StateStore
 from memory_recall.server.store.writer import MemoryWriter, RememberRequest
 
@@ -24,7 +24,9 @@ MESSY_SIZE = 600 if os.environ.get("MEMORY_RECALL_FULL_LOAD") else 120
 def files(root: Path) -> dict[str, bytes]:
     """Every file under the root, hidden ones (the archive) included."""
     return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != ROOT_LOCK_NAME  # the root's write lock lives there
     }
 
 

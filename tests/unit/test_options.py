@@ -343,6 +343,7 @@ def test_completer_follows_the_selector_and_the_capability() -> None:
         parse_options,
     )
     from memory_recall.server.models.complete import ClientCompleter, HttpCompleter
+    from memory_recall.server.store.outbound import GuardedCompleter
 
     def send(method, params):
         return "id", Future()
@@ -354,11 +355,13 @@ def test_completer_follows_the_selector_and_the_capability() -> None:
         return parse_options(raw)[0]
 
     client = options({"selector": {"kind": "client"}, "capabilities": {"complete": True}})
-    assert isinstance(build_completer(client, HostModel(send, cancel)), ClientCompleter)
+    built = build_completer(client, HostModel(send, cancel))
+    assert isinstance(built, GuardedCompleter)  # what it sends a model is redacted
+    assert isinstance(built.inner, ClientCompleter)
     no_capability = options({"selector": {"kind": "client"}})
     assert build_completer(no_capability, HostModel(send, cancel)) is None
     http = options({"selector": {"kind": "http", "url": "http://127.0.0.1:1/v1"}})
-    assert isinstance(build_completer(http, HostModel(send, cancel)), HttpCompleter)
+    assert isinstance(build_completer(http, HostModel(send, cancel)).inner, HttpCompleter)  # type: ignore[union-attr]
     lonely = options({"capabilities": {"complete": True}})
     assert build_completer(lonely, HostModel(send, cancel)) is None
     assert "selector.kind 'client'" in (completer_problem(lonely) or "")

@@ -6,9 +6,10 @@ import json
 import string
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memory_recall.server.dev.gate_eval import evaluate_secrets
+from memory_recall.server.dev.gate_eval import evaluate_refusals, evaluate_secrets
 from memory_recall.server.store.secrets import find_secrets, redact
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "gate" / "secrets.json"
@@ -96,3 +97,82 @@ def test_labelled_set_is_broad() -> None:
     assert len(CASES) >= 150
     assert len(kinds) >= 15
     assert len(CLEAN_TEXTS) >= 50
+
+
+# Refusals as a user meets them (issue 29's targets: ≥ 98 % refused, ≤ 2 % of harmless
+# look-alikes refused), measured when the classes were added; `memory-recall eval-gate`
+# prints them per class and per language. The tuned set was tuned on; the blind set
+# (written with the tuned set, before any tuning, other sentences and values) never was.
+REFUSAL_BASELINES = {
+    "secrets.json": (1.0, 0.0),  # 172/172 refused, 0/101 look-alikes
+    "secrets-blind.json": (1.0, 0.0),  # 35/35 refused, 0/13 (a public key is no credential)
+}
+REFUSAL_TOLERANCE = 0.02
+
+
+@pytest.mark.parametrize("name", sorted(REFUSAL_BASELINES))
+def test_refusals_do_not_regress(name: str) -> None:
+    report = evaluate_refusals(FIXTURE.with_name(name))
+    refused, false_refusals = REFUSAL_BASELINES[name]
+    assert report.total.refusal_rate >= refused - REFUSAL_TOLERANCE, report.missed
+    assert report.total.false_refusal_rate <= false_refusals + REFUSAL_TOLERANCE, (
+        report.falsely_refused
+    )
+
+
+def test_every_issue_class_is_covered_in_seven_languages() -> None:
+    languages = {case["lang"] for case in CASES if case["id"].startswith("i29-")}
+    assert len(languages) >= 7
+    classes = {case["class"] for case in CASES if case["id"].startswith("i29-")}
+    for cls in classes - {"maintained"}:
+        kinds = [c for c in CASES if c["class"] == cls]
+        assert any(c["secrets"] for c in kinds) and any(not c["secrets"] for c in kinds), cls
+
+
+def test_credential_words_cover_twenty_languages() -> None:
+    from importlib import resources
+
+    text = (
+        resources.files("memory_recall.server.store")
+        .joinpath("data/credential_words.txt")
+        .read_text("utf-8")
+    )
+    languages = {line.split("\t")[1] for line in text.splitlines() if line.startswith("password\t")}
+    assert len(languages) >= 20
+    for word in (
+        "wachtwoord",
+        "lösenordet",
+        "şifresi",
+        "heslo",
+        "mật khẩu",
+        "كلمة المرور",
+        "पासवर्ड",
+        "密码",
+        "パスワード",
+        "비밀번호",
+        "пароль",
+        "contraseña",
+        "passwort",
+    ):
+        assert find_secrets(f"{word}: Kx8vQ2mZ7pLw"), word
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Öffentlicher Schlüssel: ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 deploy@ci",
+        "public key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx9 me@laptop",
+        "cert:\n-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUb3\n-----END CERTIFICATE-----",
+    ],
+)
+def test_a_public_key_is_no_credential_whatever_word_stands_beside_it(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_a_private_key_stays_one_beside_a_public_key() -> None:
+    text = (
+        "pub: ssh-rsa AAAAB3NzaC1yc2EAAAADAQAB me@x\n"
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+        "-----END OPENSSH PRIVATE KEY-----"
+    )
+    assert [f.kind for f in find_secrets(text)] == ["private_key"]

@@ -210,8 +210,9 @@ async def test_a_memory_sharing_no_word_with_the_query_is_found(server):
     assert result.refined.semantic.filled == 1 and result.refined.semantic.failure is None
 
 
-async def test_without_a_model_a_query_no_word_of_which_matches_is_still_filled(server):
-    """Every slot is empty: the refined phase (what a host without a model waits for)."""
+async def test_a_query_no_word_of_which_matches_stays_silent_with_vectors_on(server):
+    """Silence is not lowered by the channel (docs/ranking.md): a similarity alone does not
+    say the question has an answer, so a lexically silent result is not filled."""
     query = "replacing the login"  # no memory shares a word with it
     lexical_only = RecallService(None, RANKERS["bm25f"])
     result, _ = await recall(lexical_only, query=query)
@@ -221,9 +222,8 @@ async def test_without_a_model_a_query_no_word_of_which_matches_is_still_filled(
     service.semantic = channel_for(server, fast_deadline_s=2.0)
     await service.semantic.sync(CorpusView.of(DOCS))
     result, _ = await recall(service, query=query)
-    assert [d.path for d in result.refined.docs] == [AUTH.path]
-    assert result.refined.docs[0].similarity is not None
-    assert result.refined.semantic.filled == 1
+    assert result.refined.status == "no_relevant_results" and not result.refined.docs
+    assert result.refined.semantic.filled == 0 and result.refined.semantic.failure is None
 
 
 async def test_the_fast_phase_fills_and_the_model_sees_similarities(server):
@@ -232,12 +232,19 @@ async def test_the_fast_phase_fills_and_the_model_sees_similarities(server):
     service.semantic = channel_for(server, fast_deadline_s=2.0)
     await service.semantic.sync(CorpusView.of(DOCS))
     result, _listener = await recall(service)
-    assert [d.path for d in result.fast.docs] == [DEPLOY.path, AUTH.path]
-    assert result.fast.docs[1].similarity is not None
+    # DEPLOY matches one word of three ("layer"): delivered fast only when the calibration
+    # is sure enough of it, and then the strong semantic hit takes the free slot beside it;
+    # else the fast phase stays silent and the model, shown AUTH's similarity, picks it.
     asked = selector.requests[0]
     assert AUTH.path in [d.path for d in asked.candidates]
     assert asked.similarity[AUTH.path] > 0.5
-    assert result.refined.status == "already_delivered"
+    fast = {d.path: d for d in result.fast.docs} if result.fast else {}
+    if fast:
+        assert set(fast) == {DEPLOY.path, AUTH.path}
+        assert fast[AUTH.path].similarity is not None
+        assert result.refined.status == "already_delivered"
+    else:
+        assert [d.path for d in result.refined.docs] == [AUTH.path]
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from memory_recall.server.ranking.shortlist import build_shortlist
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store import files
 from memory_recall.server.store.errors import ChangedOnDisk, InvalidWrite, WriteFailed
+from memory_recall.server.store.files import ROOT_LOCK_NAME
 from memory_recall.server.store.inventory import list_memories, memory_history
 from memory_recall.server.store.journal import APPLIED, FAILED, Journal
 from memory_recall.server.store.memory_file import MemoryFile
@@ -71,7 +72,11 @@ class World:
 
     def files(self, root: Path | None = None) -> list[str]:
         root = root or self.project
-        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+        return sorted(
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*")
+            if p.is_file() and p.name != ROOT_LOCK_NAME  # the root's write lock lives there
+        )
 
 
 @pytest.fixture
@@ -308,7 +313,9 @@ def test_disk_full_fails_the_write_and_keeps_everything(
     monkeypatch.undo()
     after = sorted((p.name, p.read_bytes()) for p in world.project.iterdir() if p.is_file())
     assert after == before
-    assert not [p for p in world.project.iterdir() if p.name.startswith(".")]
+    assert not [
+        p for p in world.project.iterdir() if p.name.startswith(".") and p.name != ROOT_LOCK_NAME
+    ]
 
 
 def test_a_failed_second_file_puts_the_first_back(world: World) -> None:

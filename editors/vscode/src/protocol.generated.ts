@@ -14,6 +14,7 @@ export const PROTOCOL_METHODS = {
     'telemetry/event': 'RecallTelemetry'
   },
   'requests': {
+    'memory/confirm': 'ProposalParams → WriteResult',
     'memory/consolidate': 'ConsolidateParams → ConsolidateResult',
     'memory/context': 'ContextParams → ContextResult',
     'memory/explain': 'ExplainParams → ExplainResult',
@@ -22,7 +23,9 @@ export const PROTOCOL_METHODS = {
     'memory/forget': 'ForgetParams → WriteResult',
     'memory/history': 'HistoryParams → HistoryResult',
     'memory/list': 'ListParams → ListResult',
+    'memory/proposals': 'ProposalsParams → ProposalsResult',
     'memory/recall': 'RecallParams → RecallResult',
+    'memory/reject': 'ProposalParams → RejectResult',
     'memory/remember': 'RememberParams → WriteResult',
     'memory/restore': 'RestoreParams → WriteResult',
     'memory/search': 'SearchParams → SearchResult',
@@ -89,10 +92,15 @@ export interface ProtocolModels {
   PhaseExplain?: PhaseExplain;
   PhaseNotification?: PhaseNotification;
   PhaseResult?: PhaseResult;
+  Proposal?: Proposal;
+  ProposalParams?: ProposalParams;
+  ProposalsParams?: ProposalsParams;
+  ProposalsResult?: ProposalsResult;
   RecallCounters?: RecallCounters;
   RecallParams?: RecallParams;
   RecallResult?: RecallResult;
   RecallTelemetry?: RecallTelemetry;
+  RejectResult?: RejectResult;
   RememberParams?: RememberParams;
   RestoreParams?: RestoreParams;
   RootOption?: RootOption;
@@ -250,6 +258,10 @@ export interface WriteOperation {
    */
   operation: string;
   path: string;
+  /**
+   * action `proposed` of an agent's write the user must confirm: the id memory/confirm and memory/reject take
+   */
+  proposal?: string | null;
   /**
    * why: the conflict verdict, the reason
    */
@@ -1529,6 +1541,10 @@ export interface MemoryDoc {
    */
   body: string;
   /**
+   * fast phase (ranker bm25f): how likely this memory answers the query, a probability calibrated on labelled corpora. The fast phase delivers 0, 1 or 2 memories by it (silence when none is likely); absent in the refined phase and for the spec ranker
+   */
+  confidence?: number | null;
+  /**
    * the file's version: pass it as memory/update's ifMatch
    */
   contentHash?: string | null;
@@ -1676,6 +1692,56 @@ export interface PhaseResult {
   status: 'delivered' | 'already_delivered' | 'no_relevant_results';
   strategy: 'heuristic' | 'model' | 'none';
 }
+/**
+ * A write an agent asked for that needs the user's word (force, always or team scope).
+ */
+export interface Proposal {
+  createdMs: number;
+  decidedMs?: number | null;
+  id: string;
+  kind: 'remember' | 'forget';
+  /**
+   * once confirmed: the journal operation (memory/undo takes it)
+   */
+  operation?: string | null;
+  /**
+   * who proposed it: mcp (an agent through MCP), hook …
+   */
+  origin: string;
+  /**
+   * forget: the memory it would archive
+   */
+  path?: string | null;
+  /**
+   * why it waits: force, always, team
+   */
+  reasons: string[];
+  scope?: ('project' | 'user' | 'team') | null;
+  state: 'pending' | 'confirmed' | 'rejected';
+  /**
+   * remember: the text it would write (passed the secret gate)
+   */
+  text: string;
+  title: string;
+}
+/**
+ * `memory/confirm` / `memory/reject`: one proposal by its id.
+ */
+export interface ProposalParams {
+  id: string;
+}
+/**
+ * `memory/proposals`: the writes agents proposed; pending ones unless `all`.
+ */
+export interface ProposalsParams {
+  /**
+   * also the confirmed and rejected ones
+   */
+  all?: boolean;
+}
+export interface ProposalsResult {
+  proposals: Proposal[];
+}
 export interface RecallCounters {
   active?: number;
   cancelled?: number;
@@ -1743,6 +1809,9 @@ export interface RecallTelemetry {
   status: ('delivered' | 'already_delivered' | 'no_relevant_results') | null;
   strategy: ('heuristic' | 'model' | 'none') | null;
   token?: string | number | null;
+}
+export interface RejectResult {
+  proposal: Proposal;
 }
 /**
  * `memory/remember`: the user's explicit "remember this". Missing metadata is derived.
@@ -2131,6 +2200,10 @@ export interface SuggestedDoc {
    * lessons/… or conventions/…
    */
   category: string;
+  /**
+   * fast phase (ranker bm25f): how likely this memory answers the query, a probability calibrated on labelled corpora. The fast phase delivers 0, 1 or 2 memories by it (silence when none is likely); absent in the refined phase and for the spec ranker
+   */
+  confidence?: number | null;
   /**
    * the file's version: pass it as memory/update's ifMatch
    */

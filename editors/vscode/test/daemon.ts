@@ -26,7 +26,7 @@ export const DEMO_ROOTS = [
 
 /**
  * The daemon command: $MEMORY_RECALL_SERVER (a JSON array, set by
- * tests/test_editors.py), else the repository's virtualenv.
+ * tests/editors), else the repository's virtualenv.
  */
 export function daemonCommand(): string[] {
   const fromEnv = process.env.MEMORY_RECALL_SERVER;
@@ -75,11 +75,19 @@ export async function startDaemon(
   const received: any[] = [];
   new StreamMessageReader(child.stdout).listen((message) => received.push(message));
   connection.listen();
-  const initializeResult = await connection.sendRequest('initialize', {
-    processId: process.pid,
-    rootUri: options.rootUri ?? null,
-    capabilities: {},
-    initializationOptions,
+  const initializeResult = await withTimeout(
+    connection.sendRequest('initialize', {
+      processId: process.pid,
+      rootUri: options.rootUri ?? null,
+      capabilities: {},
+      initializationOptions,
+    }),
+    START_PATIENCE_MS,
+    'the daemon to answer initialize',
+  ).catch((error) => {
+    child.kill('SIGKILL'); // a daemon left running would keep the test file from ending
+    connection.dispose();
+    throw new Error(`${error.message}\n${stderr}`);
   });
   await connection.sendNotification('initialized', {});
   return {
@@ -91,16 +99,26 @@ export async function startDaemon(
     async stop() {
       client.dispose();
       try {
-        await withTimeout(connection.sendRequest('shutdown'), 5000, 'shutdown');
+        await withTimeout(connection.sendRequest('shutdown'), PATIENCE_MS, 'shutdown');
         await connection.sendNotification('exit');
       } catch {
         child.kill();
       }
-      await withTimeout(exited, 5000, 'daemon exit').catch(() => child.kill('SIGKILL'));
+      await withTimeout(exited, PATIENCE_MS, 'daemon exit').catch(() => child.kill('SIGKILL'));
       connection.dispose();
     },
   };
 }
+
+/**
+ * The bound of every wait for something that must happen. Generous on purpose:
+ * a correct extension passes however slow a loaded machine is; only a hang (or
+ * a regression) waits this long, and then fails saying what it waited for.
+ * No test asserts how fast anything is (docs/editor-tests.md).
+ */
+export const PATIENCE_MS = 60_000;
+/** A daemon start (Python imports, the first index) is the slowest thing waited for. */
+export const START_PATIENCE_MS = 120_000;
 
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -111,3 +129,18 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
 }
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+/** Poll `probe` (sync or async) until it gives a truthy value; at most `ms`. */
+export async function eventually<T>(
+  what: string,
+  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  ms = PATIENCE_MS,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { createFakeVscode, installFakeVscode } from './fakeVscode';
-import { daemonCommand, DEMO_ROOTS, MANIFEST, sleep, withTimeout } from './daemon';
+import { daemonCommand, DEMO_ROOTS, eventually, MANIFEST } from './daemon';
 
 type Extension = typeof import('../src/extension');
 
@@ -42,7 +42,11 @@ describe('activation without the daemon', () => {
   });
 
   test('one error names the setting and the install, with Open Settings and Show install instructions', async () => {
-    await sleep(200);
+    // The barrier: the error's answer ("Show install instructions") has been
+    // acted on, so everything the failed start set off has happened.
+    await eventually('the install instructions', () =>
+      host.openedDocuments.find((d) => d.uri.startsWith('memory-recall:Install')),
+    );
     assert.equal(errors().length, 1, JSON.stringify(host.messages));
     const [error] = errors();
     assert.match(error.text, /"memory-recall" was not found/);
@@ -74,9 +78,10 @@ describe('activation without the daemon', () => {
     host.inputBoxAnswers.push('deploy freeze');
     await host.runCommand('memoryRecall.recall');
     assert.equal(errors().length, 2);
-    await sleep(50);
-    const opened = host.executed.find((e) => e.command === 'workbench.action.openSettings');
-    assert.deepEqual(opened?.args, ['memoryRecall.server.command']);
+    const opened = await eventually('the settings to open', () =>
+      host.executed.find((e) => e.command === 'workbench.action.openSettings'),
+    );
+    assert.deepEqual(opened.args, ['memoryRecall.server.command']);
   });
 
   test('pointing the setting at a daemon starts it', async () => {
@@ -86,12 +91,12 @@ describe('activation without the daemon', () => {
       'memoryRecall.server.args': args,
       'memoryRecall.server.env': {},
     });
-    await sleep(400); // the restart waits 300 ms for more settings changes
-    let status = await withTimeout(api.status(), 10_000, 'status');
-    for (const deadline = Date.now() + 10_000; !status.ready && Date.now() < deadline; ) {
-      await sleep(50);
-      status = await api.status();
-    }
+    // The restart waits a moment for more settings changes, then says so.
+    await eventually('the restart', () => host.log.some((line) => line.includes('settings changed: restarting')));
+    const status = await eventually('the daemon to be ready', async () => {
+      const latest = await api.status().catch(() => undefined);
+      return latest?.ready ? latest : undefined;
+    });
     assert.ok(status.documents > 40, JSON.stringify(status));
     assert.equal(errors().length, 2);
   });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { createFakeVscode, installFakeVscode } from './fakeVscode';
-import { daemonCommand, MANIFEST, sleep, withTimeout } from './daemon';
+import { daemonCommand, eventually, MANIFEST, PATIENCE_MS, withTimeout } from './daemon';
 import { userMemoryDir } from '../src/settings';
 
 type Extension = typeof import('../src/extension');
@@ -55,7 +55,7 @@ describe('a multi-root workspace', () => {
   });
 
   test("every folder's .memory is a project root, and the user memory stays", async () => {
-    const status = await withTimeout(memory.status(), 10_000, 'status');
+    const status = await withTimeout(memory.status(), PATIENCE_MS, 'status');
     assert.deepEqual(
       status.roots.map((r) => [r.scope, r.path]),
       [
@@ -64,22 +64,19 @@ describe('a multi-root workspace', () => {
         ['user', userMemoryDir()],
       ],
     );
-    const { initial } = await memory.recall('storybook port', { initialWaitMs: 5000 });
+    const { initial } = await memory.recall('storybook port', { initialWaitMs: PATIENCE_MS });
     assert.equal(initial?.docs[0]?.title, 'Storybook ports');
   });
 
   test('adding a folder restarts the daemon with its .memory too', async () => {
     host.setWorkspaceFolders([api, web, docs]);
-    const deadline = Date.now() + 10_000;
-    let roots: string[] = [];
-    while (Date.now() < deadline) {
-      roots = (await memory.status().catch(() => undefined))?.roots.map((r) => r.path) ?? roots;
-      if (roots.includes(join(docs, '.memory'))) break;
-      await sleep(50);
-    }
+    const roots = await eventually("the daemon to serve the new folder's .memory", async () => {
+      const paths = (await memory.status().catch(() => undefined))?.roots.map((r) => r.path);
+      return paths?.includes(join(docs, '.memory')) ? paths : undefined;
+    });
     assert.ok(roots.includes(join(docs, '.memory')), JSON.stringify(roots));
     assert.ok(host.log.some((line) => line.includes('workspace folders changed: restarting')));
-    const { initial } = await memory.recall('who owns the glossary', { initialWaitMs: 5000 });
+    const { initial } = await memory.recall('who owns the glossary', { initialWaitMs: PATIENCE_MS });
     assert.equal(initial?.docs[0]?.title, 'Glossary owner');
   });
 });

@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { after, before, describe, test, TestContext } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 
 import { createFakeVscode, installFakeVscode } from './fakeVscode';
-import { daemonCommand, MANIFEST, withTimeout } from './daemon';
+import { daemonCommand, eventually, MANIFEST, PATIENCE_MS, withTimeout } from './daemon';
 import type { CategoryBranch, MemoryLeaf, MemoryTreeNode } from '../src/memoryTree';
 
 type Extension = typeof import('../src/extension');
@@ -98,7 +98,7 @@ describe('the write side in a stand-in VS Code', () => {
   });
 
   test('the Memories view: the topic tree, a stale memory marked', async () => {
-    const categories: CategoryBranch[] = await withTimeout(tree().getChildren(), 15_000, 'the tree');
+    const categories: CategoryBranch[] = await withTimeout(tree().getChildren(), PATIENCE_MS, 'the tree');
     assert.ok(categories.length >= 1 && categories.every((c) => c.kind === 'category' && c.count > 0));
     const refunds = (await leaf(/^Refund rules$/))!;
     assert.match(refunds.stale ?? '', /src\/pay\/refund\.ts/);
@@ -219,7 +219,7 @@ describe('the write side in a stand-in VS Code', () => {
     assert.deepEqual(outcome.operations.map((o) => o.action), ['proposed', 'proposed', 'proposed']);
     assert.deepEqual(memoryFiles(), before, 'nothing is written before the review');
     assert.match(host.prompts.at(-1)!, /Answer with one JSON value only/);
-    const decisions = await withTimeout(outcome.reviewed!, 10_000, 'the review');
+    const decisions = await withTimeout(outcome.reviewed!, PATIENCE_MS, 'the review');
     assert.deepEqual(decisions.map((d) => d.decision), ['accepted', 'edited', 'rejected']);
     assert.equal(host.inputBoxes.at(-1)?.value, items[1].body);
     const pnpm = readFileSync(outcome.operations[0].path, 'utf8');
@@ -240,7 +240,7 @@ describe('the write side in a stand-in VS Code', () => {
     const outcome = await api.extract({ trigger: 'codeAccepted', apply: false, diff: '- order total\n+ captured amount' });
     assert.deepEqual(outcome.operations.map((o) => [o.action, o.path]), [['proposed', refunds]]);
     assert.doesNotMatch(readFileSync(refunds, 'utf8'), /captured amount/);
-    const [decision] = await withTimeout(outcome.reviewed!, 10_000, 'the review');
+    const [decision] = await withTimeout(outcome.reviewed!, PATIENCE_MS, 'the review');
     assert.equal(decision.decision, 'accepted');
     assert.deepEqual(decision.result!.operations.map((o) => [o.action, o.path]), [['updated', refunds]]);
     assert.match(readFileSync(refunds, 'utf8'), /captured amount, not the order total/);
@@ -258,19 +258,17 @@ describe('the write side in a stand-in VS Code', () => {
     assert.match(readFileSync(join(root, added[0]), 'utf8'), /test: `npm test` \(package\.json scripts\)/);
   });
 
-  test('Explain: the quick pick row has the button; the command explains a memory of the last recall', async (t: TestContext) => {
+  test('Explain: the quick pick row has the button; the command explains a memory of the last recall', async () => {
     host.inputBoxAnswers.push('release checklist changelog');
-    await withTimeout(Promise.resolve(host.runCommand('memoryRecall.recall')), 10_000, 'the recall command');
+    await withTimeout(Promise.resolve(host.runCommand('memoryRecall.recall')), PATIENCE_MS, 'the recall command');
     const pick = host.quickPicks.at(-1)!;
     const row = (pick.items as any[]).find((i) => i.doc)!;
     assert.equal(row.buttons[0].iconPath.id, 'question');
     const executed = host.executed.length;
     pick.pressItemButton(row);
-    const call = await (async () => {
-      for (let i = 0; i < 200 && host.executed.length === executed; i++) await new Promise((r) => setTimeout(r, 10));
-      return host.executed.slice(executed).find((e) => e.command === 'memoryRecall.explain');
-    })();
-    assert.ok(call, JSON.stringify(host.executed.slice(executed)));
+    const call = await eventually('memoryRecall.explain to run', () =>
+      host.executed.slice(executed).find((e) => e.command === 'memoryRecall.explain'),
+    );
     assert.equal((call.args[0] as any).path, row.doc.path);
     assert.match((call.args[0] as any).token, /^recall-/);
     pick.hide();
@@ -281,33 +279,21 @@ describe('the write side in a stand-in VS Code', () => {
     await host.runCommand('memoryRecall.explain');
     host.pickChooser = undefined;
     const error = host.messages.slice(messages).find((m) => m.level === 'error');
-    if (error && /Unhandled method memory\/explain|method not found/i.test(error.text)) {
-      t.skip('this daemon does not serve memory/explain yet (branch net-feedback)');
-      return;
-    }
     assert.equal(error, undefined, error?.text);
     const doc = host.openedDocuments.slice(opened).at(-1)!;
     assert.match(doc.text, /^# Why: Release checklist/);
     assert.match(doc.text, /phase: delivered/);
   });
 
-  test('the API: search, and feedback on what was delivered', async (t: TestContext) => {
+  test('the API: search, and feedback on what was delivered', async () => {
     const found = await api.search({ mode: 'shallow', query: 'release checklist' });
     assert.ok(found.docs.some((d) => d.title === 'Release checklist'));
-    const { token, initial, refined } = await api.recall('release checklist changelog', { initialWaitMs: 5000 });
-    const phase = await withTimeout(refined, 10_000, 'refined');
+    const { token, initial, refined } = await api.recall('release checklist changelog', { initialWaitMs: PATIENCE_MS });
+    const phase = await withTimeout(refined, PATIENCE_MS, 'refined');
     const delivered = [...(initial?.docs ?? []), ...(phase?.docs ?? [])];
     assert.ok(delivered.length > 0);
-    try {
-      const recorded = await api.feedback({ token, used: [delivered[0].path] });
-      assert.equal(recorded.recorded, 1);
-    } catch (error: any) {
-      if (error?.code === -32601) {
-        t.skip('this daemon does not serve memory/feedback yet (branch net-feedback)');
-        return;
-      }
-      throw error;
-    }
+    const recorded = await api.feedback({ token, used: [delivered[0].path] });
+    assert.equal(recorded.recorded, 1);
   });
 
   test('the language-model tools: the always-loaded context and search, for VS Code agents', async () => {

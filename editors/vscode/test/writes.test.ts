@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { after, before, describe, test, TestContext } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { ResponseError } from 'vscode-jsonrpc';
 
 import { ErrorCode, extractedItems, Methods, pairProposals, WriteLike } from '../src/memoryClient';
@@ -245,21 +245,12 @@ describe('writing, organising and extracting over the wire', () => {
     );
   });
 
-  test('explain and feedback on a delivered memory', async (t: TestContext) => {
+  test('explain and feedback on a delivered memory', async () => {
     const recall = daemon.client.start('release checklist tag changelog');
     const result = (await recall.result)!;
     const delivered = [...(result.fast?.docs ?? []), ...(result.refined?.docs ?? [])];
     assert.ok(delivered.length > 0, JSON.stringify(result));
-    let explained;
-    try {
-      explained = await daemon.client.explain({ token: recall.token, path: delivered[0].path });
-    } catch (error) {
-      if (error instanceof ResponseError && error.code === -32601) {
-        t.skip('this daemon does not serve memory/explain yet (branch net-feedback)');
-        return;
-      }
-      throw error;
-    }
+    const explained = await daemon.client.explain({ token: recall.token, path: delivered[0].path });
     validate('ExplainResult', explained);
     assert.equal(explained.found, true);
     assert.equal(explained.path, delivered[0].path);

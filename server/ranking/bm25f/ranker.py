@@ -49,6 +49,13 @@ from typing import Any
 
 import regex
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f.folding import (
+    FOLD_MARK,
+    exact_form,
+    fold,
+    fold_text,
+    is_folded,
+)
 from memory_recall.server.ranking.bm25f.frequency import (
     FREQUENCY_STEPS,
     FREQUENCY_ZERO,
@@ -66,9 +73,14 @@ from memory_recall.server.ranking.bm25f.query import (
     without_clitic,
 )
 from memory_recall.server.ranking.bm25f.tokens import UNSPACED_CHAR, is_acronym
+from memory_recall.server.ranking.confidence.evidence import (
+    FIELD_DEPTH,
+    DocEvidence,
+    QueryEvidence,
+)
 from memory_recall.server.ranking.explanation import Coverage, ScoreExplanation, ScorePart
-from memory_recall.server.ranking.index import CJK_PAIR, WORD
-from memory_recall.server.ranking.passage import Excerpt, PassageTerm, best_passage
+from memory_recall.server.ranking.index import CJK_PAIR, WORD, field_terms
+from memory_recall.server.ranking.passage import Excerpt, PassageTerm, best_passage, densest
 from memory_recall.server.ranking.postings import (
     Counters,
     bitmap_of,
@@ -130,6 +142,10 @@ class Bm25Params:
     # those scripts weighs about what the same words would weigh spaced.
     unspaced_gram_weight: float = 1 / 3
     cjk_pair_weight: float = 1 / 2
+    # A memory that holds a query term only in its folded form (accents, case, width,
+    # Traditional/Simplified: bm25f.folding) scores this share of the exact form's
+    # impact: found as well, ranked after the memory spelled as the query is.
+    folded_weight: float = 0.8
 
 
 DEFAULT_PARAMS = Bm25Params()
@@ -146,16 +162,16 @@ def term_weight(token: str, df: int, n: int, params: Bm25Params) -> float:
 
 
 def impact(
-    weight: float, in_title: bool, in_description: bool, frequency: int | None, p: Bm25Params
+    weight: float, title: bool, description: bool, frequency: int | None, p: Bm25Params
 ) -> int:
     """What one term adds to a document's score (0 when the document lacks it).
 
-    `frequency`: the term's body frequency code, `count_code(count) - norm_code(norm)`
-    (count over every word holding it; norm of the body's length class), or None
-    when the body lacks it.
+    `title`, `description`: 1 when the field holds the term, else 0; `frequency`: the
+    term's body frequency code, `count_code(count) - norm_code(norm)` (count over every
+    word holding it; norm of the body's length class), or None when the body lacks it.
     """
     wt, wd, wb = p.field_weights
-    tf = wt * in_title + wd * in_description
+    tf = wt * title + wd * description
     if frequency is not None:
         tf += wb * 2.0 ** (frequency / FREQUENCY_STEPS)
     if tf <= 0:
@@ -226,7 +242,78 @@ class _Term:
     found: _Found
     anywhere: int
     content: bool  # counts toward the IDF mass a document must cover
-    kind: str = field(default="text")  # how a passage finds it: "text" or "acronym"
+    kind: str = field(default="text")  # how a passage finds it: "text", "acronym", "folded"
+    # The folded part of a query term (the memories that hold it only folded): scored
+    # at `share` of the weight, and not counted again in the query's mass.
+    share: float = 1.0
+    echo: bool = False
+    key: str = ""  # the query term it stands for (its own token for an exact term)
+    df: int = 0  # memories holding the query term, exactly or folded
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = self.token
+
+
+def _mass(terms: Sequence[_Term]) -> float:
+    """The query's content weight: each content term once (its folded part is not
+    counted again)."""
+    return sum(t.weight for t in terms if t.content and not t.echo)
+
+
+def _evidence(
+    index: Bm25Index,
+    terms: Sequence[_Term],
+    covered: Counters,
+    anchors: int,
+    matched: int,
+    ranking: Ranking,
+    docs: Sequence[ScoredDocument],
+    excerpt: Callable[[MemoryDocument], Excerpt],
+) -> QueryEvidence:
+    """What the ranking says about `docs` (its best, usually) for the confidence model.
+
+    The densest stretch is looked for in the passage the memory would be delivered
+    with (the most of the query's weight in 1,200 characters), not the whole body."""
+    content = [t for t in terms if t.content]
+    mass = _mass(terms) or 1.0
+    weight = {t.key: t.weight for t in content}
+    lack = sum(t.weight for t in content if not t.df and not t.echo) / mass
+    out = []
+    for scored in docs:
+        slot = index.slot(scored.document.path)
+        if slot is None:
+            out.append(DocEvidence(scored.score, 0.0, 0.0, 0))
+            continue
+        bit = 1 << slot
+        # A query term's exact and folded parts hold disjoint memories: at most one is here.
+        here = [t for t in content if t.anywhere & bit]
+        held = {t.key for t in here}
+        in_summary = {t.key for t in here if (t.found.title | t.found.description) & bit}
+        passage = excerpt(scored.document)
+        text = scored.document.body[passage.start : passage.end]
+        vocabulary = field_terms(
+            exact_form(f"{scored.document.title}\n{scored.document.description}\n{text}")
+        )
+        near = densest(
+            text,
+            [PassageTerm(t.token, t.weight, t.kind) for t in here],
+            [i for i, t in enumerate(here) if t.key in in_summary],
+            folding=fold_text,
+        )
+        out.append(
+            DocEvidence(
+                scored.score,
+                covered.value(slot) / (SCORE_SCALE * mass),
+                sum(weight[k] for k in in_summary) / mass,
+                len(held),
+                bool(anchors & bit),
+                proximity=near / mass,
+                focus=len(held) / max(1, len(vocabulary)),
+            )
+        )
+    scores = tuple(s.score for s in ranking.top(FIELD_DEPTH))
+    return QueryEvidence(len(weight), lack, matched.bit_count(), len(index), scores, tuple(out))
 
 
 class Bm25Ranker:
@@ -312,11 +399,11 @@ class Bm25Ranker:
         order = self._in_score_order(index, scores, matched, keep, limit)
         first = list(islice(order, max(NEAR_TIE_WINDOW, ANSWER_WINDOW)))
         window = bitmap_of(slot for slot, _ in first[:ANSWER_WINDOW])
-        mass = sum(t.weight for t in terms if t.content)
+        mass = _mass(terms)
         rare = rare_limit(n, p)
         anchors = 0
         for term in terms:
-            if term.content and 0 < term.anywhere.bit_count() <= rare:
+            if term.content and 0 < term.df <= rare:
                 anchors |= term.found.title | term.found.description
         if not (covered.at_least(coverage_needed(mass, p), window) or anchors & window):
             return Ranking.empty()
@@ -338,10 +425,23 @@ class Bm25Ranker:
                 return 0
             return scores.value(slot)
 
-        def excerpt(doc: MemoryDocument) -> Excerpt:
-            return best_passage(doc.body, passage_terms)
+        excerpts: dict[str, Excerpt] = {}  # the confidence's evidence reads them too
 
-        return Ranking(ranked, score_of, excerpt, rest, limit)
+        def excerpt(doc: MemoryDocument) -> Excerpt:
+            found = excerpts.get(doc.path)
+            if found is None:
+                found = excerpts[doc.path] = best_passage(
+                    doc.body, passage_terms, folding=fold_text
+                )
+            return found
+
+        ranking = Ranking(ranked, score_of, excerpt, rest, limit)
+
+        def evidence(docs: Sequence[ScoredDocument]) -> QueryEvidence:
+            return _evidence(index, terms, covered, anchors, matched, ranking, docs, excerpt)
+
+        ranking.evidence = evidence
+        return ranking
 
     def explain(
         self, snapshot: CorpusView, tokens: Sequence[str], doc: MemoryDocument
@@ -363,7 +463,7 @@ class Bm25Ranker:
         parts: list[ScorePart] = []
         score = 0
         covered = 0
-        mass = sum(t.weight for t in terms if t.content)
+        mass = _mass(terms)
         wt, wd, wb = p.field_weights
         for term in terms:
             found = term.found
@@ -377,7 +477,7 @@ class Bm25Ranker:
                 else:
                     code = index.count_codes(term.token, found.counts, bit).value(slot)
                 frequency = code - norm
-            value = impact(term.weight, in_title, in_description, frequency, p)
+            value = impact(term.weight * term.share, in_title, in_description, frequency, p)
             score += value
             shares = [
                 ("title", wt * in_title),
@@ -396,7 +496,9 @@ class Bm25Ranker:
                 detail = f"idf {term.weight:.3f}, weighted frequency {share:.2f} of {tf:.2f}"
                 if not term.content:
                     detail += " (a function word: not counted for silence)"
-                parts.append(ScorePart(name, term.token, part, detail))
+                if term.echo:
+                    detail += f" (found folded: {term.share:.0%} of the exact form's weight)"
+                parts.append(ScorePart(name, term.key, part, detail))
             if term.content:
                 starts = bool(found.starts & bit)
                 covered += coverage(term.weight, in_title or in_description, starts, p)
@@ -405,9 +507,7 @@ class Bm25Ranker:
         anchor = [
             t.token
             for t in terms
-            if t.content
-            and 0 < t.anywhere.bit_count() <= rare
-            and (t.found.title | t.found.description) & bit
+            if t.content and 0 < t.df <= rare and (t.found.title | t.found.description) & bit
         ]
         silenced = bool(score) and not self.rank_index(index, tokens, lambda _d: True, 1).top(1)
         why = (
@@ -418,7 +518,7 @@ class Bm25Ranker:
         notes = () if score else ("no query term is in its title, description or body",)
         return ScoreExplanation(
             score,
-            tuple(t.token for t in terms),
+            tuple(t.token for t in terms if not t.echo),
             tuple(parts),
             Coverage(round(share, 4), p.min_coverage, silenced, why),
             notes,
@@ -467,7 +567,9 @@ class Bm25Ranker:
             key = (in_title, in_description, frequency)
             known = values.get(key)
             if known is None:
-                known = values[key] = impact(term.weight, in_title, in_description, frequency, p)
+                known = values[key] = impact(
+                    term.weight * term.share, in_title, in_description, frequency, p
+                )
             return known
 
         summary = title | description
@@ -547,11 +649,27 @@ class Bm25Ranker:
             if token in seen:
                 continue
             seen.add(token)
-            df = anywhere.bit_count()
+            folded = self._find_folded(index, token, anywhere)
+            df = (anywhere | (folded.anywhere if folded else 0)).bit_count()
             content = token not in QUERY_STOPWORDS and (df > 0 or names_a_lack(token, tokens))
             weight = term_weight(token, df, n, p)
             kind = "acronym" if is_acronym(token) else "text"
-            terms.append(_Term(token, weight, found, anywhere, content, kind))
+            terms.append(_Term(token, weight, found, anywhere, content, kind, df=df))
+            if folded is not None:
+                terms.append(
+                    _Term(
+                        FOLD_MARK + fold(token),
+                        weight,
+                        folded,
+                        folded.anywhere,
+                        content,
+                        "folded",
+                        share=p.folded_weight,
+                        echo=True,
+                        key=token,
+                        df=df,
+                    )
+                )
         return terms
 
     def _find(self, index: Bm25Index, token: str) -> _Found | None:
@@ -559,9 +677,39 @@ class Bm25Ranker:
         if is_acronym(token) or CJK_PAIR.fullmatch(token):
             words = [token]
         elif WORD.fullmatch(token):
-            words = index.words_containing(token)
+            words = [w for w in index.words_containing(token) if not is_folded(w)]
         else:
             return self._find_compound(index, token)
+        return self._found(index, token, words)
+
+    def _find_folded(self, index: Bm25Index, token: str, exact: int) -> _Found | None:
+        """Where a token is in its folded form only (bm25f.folding): the memories not in
+        `exact` whose terms, folded, hold the token folded; None when there are none."""
+        if is_acronym(token):
+            return None
+        folded = fold(token)
+        if CJK_PAIR.fullmatch(token):
+            words = [w for w in (folded, FOLD_MARK + folded) if w != token]
+        elif WORD.fullmatch(token) and WORD.fullmatch(folded):
+            words = [w for w in index.words_containing(folded) if is_folded(w) or token not in w]
+        else:
+            return None
+        if not words:
+            return None
+        found = self._found(index, FOLD_MARK + folded, words)
+        only = found.anywhere & ~exact
+        if not only:
+            return None
+        found.title &= only
+        found.description &= only
+        found.body &= only
+        found.starts &= only
+        if isinstance(found.counts, dict):
+            found.counts = {slot: c for slot, c in found.counts.items() if only >> slot & 1}
+        return found
+
+    def _found(self, index: Bm25Index, token: str, words: list[str]) -> _Found:
+        """Where any of `words` (the index's terms that hold `token`) is."""
         title = index.field_bits(TITLE, words)
         description = index.field_bits(DESCRIPTION, words)
         counts: dict[int, int] | list[str]
@@ -572,7 +720,12 @@ class Bm25Ranker:
             counts = words  # summed through bitmaps when its count codes are not cached
             body = index.field_any(BODY, words)
         found = _Found(title, description, body, 0, counts)
-        starting = [w for w in words if w.startswith(token)] if is_spaced(token) else words
+        bare = token[1:] if is_folded(token) else token
+        starting = (
+            [w for w in words if w.startswith(bare) or w.startswith(token)]
+            if is_spaced(bare)
+            else words
+        )
         if len(starting) == len(words):
             found.starts = found.anywhere
         elif starting:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f.folding import FOLD_MARK, fold, is_folded
 from memory_recall.server.ranking.bm25f.frequency import body_norm, count_code, norm_code
 from memory_recall.server.ranking.bm25f.query import (
     QUERY_STOPWORDS,
@@ -34,7 +35,13 @@ from memory_recall.server.ranking.bm25f.ranker import (
     term_weight,
     word_start,
 )
-from memory_recall.server.ranking.bm25f.terms import BodyText, document_terms, whole_body
+from memory_recall.server.ranking.bm25f.terms import (
+    BodyText,
+    document_terms,
+    exact_description,
+    exact_title,
+    whole_body,
+)
 from memory_recall.server.ranking.bm25f.tokens import is_acronym
 from memory_recall.server.ranking.index import CJK_PAIR, WORD
 from memory_recall.server.ranking.postings import class_length, is_word, length_class
@@ -60,7 +67,7 @@ class _Doc:
 def _read(doc: MemoryDocument, body: BodyText) -> _Doc:
     (title, description, counts), length = document_terms(doc, body)
     text = body(doc)[0]
-    texts = (doc.norm_title, doc.norm_description, text)
+    texts = (exact_title(doc), exact_description(doc), text)
     return _Doc(doc, set(title), set(description), dict(counts), texts, length)
 
 
@@ -70,14 +77,42 @@ def _where(d: _Doc, token: str) -> Where | None:
         code = d.body.get(token, 0)
         here = (token in d.title, token in d.description, code, True)
         return here if any(here[:3]) else None
-    words = {w for w in d.words() if token in w and is_word(w)}  # not acronyms, not pairs
+    # Not acronyms, not pairs, not folded forms.
+    words = {w for w in d.words() if token in w and is_word(w) and not is_folded(w)}
+    return _where_words(d, token, words)
+
+
+def _where_words(d: _Doc, token: str, words: set[str]) -> Where | None:
     if not words:
         return None
     in_title = any(w in d.title for w in words)
     in_description = any(w in d.description for w in words)
     count = sum(d.body[w] for w in words if w in d.body)
-    starts = not is_spaced(token) or any(w.startswith(token) for w in words)
+    starts = not is_spaced(token) or any(
+        w.startswith(token) or w.startswith(FOLD_MARK + token) for w in words
+    )
     return (in_title, in_description, count, starts)
+
+
+def _where_folded(d: _Doc, token: str) -> Where | None:
+    """Where a word or pair token is in one document's folded terms only (the caller
+    keeps it for documents that lack the exact form)."""
+    if is_acronym(token):
+        return None
+    folded = fold(token)
+    if CJK_PAIR.fullmatch(token):
+        words = {w for w in (folded, FOLD_MARK + folded) if w != token} & set(d.words())
+        if not words:
+            return None
+        count = sum(d.body.get(w, 0) for w in words)
+        here = (bool(words & d.title), bool(words & d.description), count, True)
+        return here if any(here[:3]) else None
+    if not (WORD.fullmatch(token) and WORD.fullmatch(folded)):
+        return None
+    words = {
+        w for w in d.words() if folded in w and is_word(w) and (is_folded(w) or token not in w)
+    }
+    return _where_words(d, folded, words)
 
 
 def _where_compound(docs: Sequence[_Doc], token: str) -> list[Where | None] | None:
@@ -121,7 +156,8 @@ def rank_scan(
     n = len(docs)
     if not tokens or not n or limit == 0:
         return []
-    terms: list[tuple[str, float, list[Where | None], bool]] = []
+    # (weight, share of it scored, where, content, counted in the mass, df)
+    terms: list[tuple[float, float, list[Where | None], bool, bool, int]] = []
     seen: set[str] = set()
     for token in scored_tokens(tokens, p.stem):
         places = _lookup(docs, token)
@@ -135,9 +171,16 @@ def rank_scan(
         if token in seen:
             continue
         seen.add(token)
-        df = sum(1 for place in places if place)
+        folded = [
+            None if place else _where_folded(d, token)
+            for d, place in zip(docs, places, strict=True)
+        ]
+        df = sum(1 for place, other in zip(places, folded, strict=True) if place or other)
         content = token not in QUERY_STOPWORDS and (df > 0 or names_a_lack(token, tokens))
-        terms.append((token, term_weight(token, df, n, p), places, content))
+        weight = term_weight(token, df, n, p)
+        terms.append((weight, 1.0, places, content, True, df))
+        if any(folded):
+            terms.append((weight, p.folded_weight, folded, content, False, df))
     rare = rare_limit(n, p)
     average = max(1.0, sum(d.length for d in docs) / n)
     frequency_of = {}  # length class → the norm code it subtracts
@@ -148,21 +191,20 @@ def rank_scan(
         group = length_class(d.length)
         if group not in frequency_of:
             frequency_of[group] = norm_code(body_norm(class_length(group), average))
-        for _token, weight, places, content in terms:
+        for weight, share, places, content, _counted, df in terms:
             place = places[i]
             if place is None:
                 continue
             in_title, in_description, count, starts = place
             frequency = count_code(count) - frequency_of[group] if count else None
-            score += impact(weight, in_title, in_description, frequency, p)
+            score += impact(weight * share, in_title, in_description, frequency, p)
             if content:
                 covered += coverage(weight, in_title or in_description, starts, p)
-                df = sum(1 for other in places if other)
                 anchor = anchor or ((in_title or in_description) and 0 < df <= rare)
         if score > 0 and keep(d.doc):
             scored.append((score, (-d.doc.mtime_ms, i), d.doc, covered, anchor))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    mass = sum(weight for _, weight, _, content in terms if content)
+    mass = sum(weight for weight, _, _, content, counted, _ in terms if content and counted)
     needed = coverage_needed(mass, p)
     if not any(covered >= needed or anchor for *_, covered, anchor in scored[:ANSWER_WINDOW]):
         return []

@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from operator import add
 
 import regex
 from memory_recall.protocol.limits import BODY_WINDOW_CHARS
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f.folding import exact_form, needs_tailoring, with_folded
 from memory_recall.server.ranking.bm25f.tokens import ACRONYM_MARK
 from memory_recall.server.ranking.index import CJK_RUN, WORD, field_terms
 from memory_recall.server.ranking.postings import DocTerms
-from memory_recall.server.tokens import normalize
+from memory_recall.server.tokens import CJK_CHAR, normalize
 
 MAX_COUNT = 255  # a body posting's count fits its one-byte code
 
@@ -87,36 +88,79 @@ def coded_terms(counts: Counter[str]) -> Counter[str]:
     return counts
 
 
+# Stuffing does not pay: a title or description is a statement of what a memory is
+# about. One that holds more distinct terms than these (a CJK pair counting half a word)
+# is a list, not a summary, and is weighed as body text: its terms join the body's
+# counts and its length the body's, where they saturate and are normalized like any
+# other body words (docs/ranking.md, "Stuffing does not pay"). The labelled corpora's
+# titles hold at most 14, their descriptions 21; the write gate's 100 and 300
+# characters hold about 16 and 50 words.
+TITLE_TERMS_MAX = 20
+DESCRIPTION_TERMS_MAX = 32
+
+
+def vocabulary_size(terms: Mapping[str, int]) -> int:
+    """How many words a summary's terms stand for: a CJK pair counts half (a run of n
+    characters gives n - 1 overlapping pairs, about n / 2 words)."""
+    pairs = sum(1 for term in terms if CJK_CHAR.match(term))
+    return len(terms) - pairs + (pairs + 1) // 2
+
+
 def summary_terms(text: str, raw: str) -> dict[str, int]:
-    """The distinct terms of a title or a description (in it or not: code 0)."""
+    """The distinct terms of a title or a description (in it or not: code 0), and
+    their folded forms (bm25f.folding)."""
     terms = dict.fromkeys(field_terms(text), 0)
     if not raw.islower():
         terms.update(dict.fromkeys(acronyms(raw), 0))
-    return terms
+    return terms if raw.isascii() else with_folded(terms)
+
+
+def exact_title(doc: MemoryDocument) -> str:
+    """The title in its exact form (bm25f.folding.exact_form)."""
+    return exact_form(doc.title) if needs_tailoring(doc.title) else doc.norm_title
+
+
+def exact_description(doc: MemoryDocument) -> str:
+    return exact_form(doc.description) if needs_tailoring(doc.description) else doc.norm_description
 
 
 BodyText = Callable[[MemoryDocument], tuple[str, str]]
 
 
 def whole_body(doc: MemoryDocument) -> tuple[str, str]:
-    """(normalized, as written) of the whole body."""
-    return normalize(doc.body), doc.body
+    """(exact form, as written) of the whole body."""
+    return exact_form(doc.body), doc.body
 
 
 def body_window(doc: MemoryDocument) -> tuple[str, str]:
-    """(normalized, as written) of the first 1,200 characters: the window-only variant."""
+    """(exact form, as written) of the first 1,200 characters: the window-only variant."""
     raw = doc.body[:BODY_WINDOW_CHARS]
-    return normalize(raw), raw
+    return exact_form(raw), raw
+
+
+def body_terms(text: str, raw: str) -> Counter[str]:
+    """The body's terms with their counts, folded forms beside (bm25f.folding)."""
+    counts = term_counts(text, raw)
+    if not raw.isascii():
+        counts = Counter(with_folded(counts))
+    return coded_terms(counts)
 
 
 def document_terms(doc: MemoryDocument, body: BodyText) -> DocTerms:
-    """Title terms, description terms, body terms with their counts; the body's length."""
+    """Title terms, description terms, body terms with their counts; the body's length.
+    A title or description too broad to be a summary is read as body text."""
     text, raw = body(doc)
-    return DocTerms(
-        [
-            summary_terms(doc.norm_title, doc.title),
-            summary_terms(doc.norm_description, doc.description),
-            coded_terms(term_counts(text, raw)),
-        ],
-        len(text),
-    )
+    counts = body_terms(text, raw)
+    length = len(text)
+    summaries: list[dict[str, int]] = []
+    for exact, written, most in (
+        (exact_title(doc), doc.title, TITLE_TERMS_MAX),
+        (exact_description(doc), doc.description, DESCRIPTION_TERMS_MAX),
+    ):
+        if len(exact) > most and vocabulary_size(dict.fromkeys(field_terms(exact), 0)) > most:
+            counts = coded_terms(counts + body_terms(exact, written))
+            length += len(exact)
+            summaries.append({})
+        else:
+            summaries.append(summary_terms(exact, written))
+    return DocTerms([*summaries, counts], length)

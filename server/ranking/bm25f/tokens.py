@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Iterator
 
 import regex
+from memory_recall.server.ranking.bm25f.folding import exact_form
 from memory_recall.server.ranking.bm25f.words import data_lines, data_words
 from memory_recall.server.tokens import cap_tokens, run_tokens, runs
 
@@ -130,7 +131,7 @@ def recall_tokens(query: str) -> list[str]:
     nfkc = unicodedata.normalize("NFKC", query)
 
     def stream() -> Iterator[str]:
-        lower = nfkc.lower()
+        lower = exact_form(nfkc)
         for run in runs(lower):
             yield from run_tokens(run)
             yield from unspaced_grams(run)
@@ -145,7 +146,7 @@ def text_tokens(text: str) -> Iterator[str]:
     """Every token `recall_tokens` would take from a text, repeats included and uncapped:
     a document seen as a query sees it (for a plain bag-of-words baseline)."""
     nfkc = unicodedata.normalize("NFKC", text)
-    for run in runs(nfkc.lower()):
+    for run in runs(exact_form(nfkc)):
         yield from run_tokens(run)
         yield from unspaced_grams(run)
     yield from identifier_tokens(nfkc)

@@ -1,0 +1,157 @@
+"""How people type, for bm25f: the exact form of a text and the folded form of a term
+(docs/ranking.md, "Normalisation").
+
+- The exact form is SPEC §3's (NFKC, then lowercase), with the special casing of
+  Unicode's SpecialCasing.txt where the text says which language it is in: in
+  Turkish and Azeri text (it holds one of ı İ ğ ş ə) capital I is ı and İ is i; in
+  Lithuanian text (ė į ų) an I keeps its dot under an accent (Ì → i̇̀).
+- The folded form is what remains of a term when nothing a keyboard makes optional
+  is kept: full Unicode case folding (ß → ss, ς → σ), the marks on Latin, Greek and
+  Cyrillic letters (ação → acao, Ελλάδα → ελλαδα, ёлка → елка) and the vowel points
+  of Arabic and Hebrew, the letters that have no decomposition but are a base
+  letter with a stroke or a ligature (đ → d, ł → l, ø → o, ı → i, æ → ae, read from
+  the Unicode names, not listed by hand), and Traditional Chinese characters as
+  their Simplified form (OpenCC's table, through the `opencc` package). Width and
+  compatibility forms are NFKC's, in both forms.
+
+bm25f indexes both: a memory's exact terms as before, and, for every term whose
+folded form differs, that folded form marked with FOLD_MARK. A query term is
+looked up exactly and folded; a memory found only by the folded form scores a
+share of what the exact form would (the exact spelling is preferred).
+The `spec` ranker and `server.tokens` keep SPEC §3's exact rules.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from collections.abc import Mapping
+from functools import lru_cache
+
+import regex
+
+# A Unicode noncharacter: never in a term read from text (terms are letters, marks
+# and digits), and at least " ", so a marked word is still found by substring.
+FOLD_MARK = "\ufdd0"
+
+# Turkish and Azeri letters, Lithuanian ones: when a text holds one, it is cased
+# by that language's rules.
+_TURKIC = re.compile("[ıİğĞşŞəƏ]")
+_LITHUANIAN = re.compile("[ėĖįĮųŲ]")
+# Lithuanian: I, J, Į before an accent above keep their dot (SpecialCasing.txt).
+_LT_SOFT_DOTTED = regex.compile(r"([IJĮ])(?=[\u0300-\u0314\u033d-\u0344\u0346\u034a-\u034c])")
+_LT_ACCENTED_I = str.maketrans({"Ì": "i\u0307\u0300", "Í": "i\u0307\u0301", "Ĩ": "i\u0307\u0303"})
+
+
+def exact_form(text: str) -> str:
+    """NFKC, then lowercase, by the language's rules where the text says which."""
+    nfkc = unicodedata.normalize("NFKC", text)
+    if nfkc.isascii():
+        return nfkc.lower()
+    if _TURKIC.search(nfkc):
+        nfkc = nfkc.replace("I", "ı").replace("İ", "i")
+    elif _LITHUANIAN.search(nfkc):
+        nfkc = _LT_SOFT_DOTTED.sub(lambda m: m.group(1).lower() + "\u0307", nfkc)
+        nfkc = nfkc.translate(_LT_ACCENTED_I)
+    return nfkc.lower()
+
+
+def needs_tailoring(text: str) -> bool:
+    """Whether `exact_form` differs from SPEC §3's normalize for this text."""
+    return not text.isascii() and bool(_TURKIC.search(text) or _LITHUANIAN.search(text))
+
+
+# Marks dropped from a letter of these scripts; the vowel points of Arabic and Hebrew.
+_MARKED_LETTER = regex.compile(r"([\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}])\p{Mn}+")
+_POINTS = regex.compile(r"[\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed]")
+_POINTED_SCRIPTS = regex.compile(r"[\p{Script=Arabic}\p{Script=Hebrew}]")
+_STROKED = regex.compile(
+    r"LATIN SMALL (?:LETTER|LIGATURE) (?:(?P<one>[A-Z]) WITH (?:STROKE|BAR|HOOK|TAIL|"
+    r"MIDDLE DOT|CURL|LONG LEG|DIAGONAL STROKE|SWASH TAIL)|DOTLESS (?P<dotless>[A-Z])|"
+    r"(?P<two>AE|OE|IJ|UE))$"
+)
+
+
+def _letter_table() -> dict[int, str]:
+    """Latin letters with no decomposition that are a base letter with a stroke, a
+    hook, no dot or a ligature, from their Unicode names: đ → d, ı → i, æ → ae."""
+    table: dict[int, str] = {}
+    for code in range(0x80, 0x2B0):
+        char = chr(code)
+        if unicodedata.decomposition(char):
+            continue
+        match = _STROKED.match(unicodedata.name(char, ""))
+        if match:
+            table[code] = (match["one"] or match["dotless"] or match["two"]).lower()
+    table[ord("þ")] = "th"  # Icelandic thorn, typed "th" (its name says no base letter)
+    return table
+
+
+_LETTERS = _letter_table()
+_HAN = regex.compile(r"\p{Script=Han}")
+
+
+@lru_cache(maxsize=1)
+def _han_table() -> dict[int, str]:
+    """Traditional → Simplified Chinese, one character for one: OpenCC's `t2s`
+    conversion of every Han character of the Basic, Extension A and Compatibility
+    blocks (its phrase tables are not used: a term is folded out of context)."""
+    import opencc
+
+    chars = [
+        chr(c)
+        for lo, hi in ((0x3400, 0x4DC0), (0x4E00, 0xA000), (0xF900, 0xFB00))
+        for c in range(lo, hi)
+    ]
+    converted = opencc.OpenCC("t2s").convert("\n".join(chars)).split("\n")
+    if len(converted) != len(chars):  # a converter that joined or split lines: keep none
+        return {}
+    return {ord(a): b for a, b in zip(chars, converted, strict=True) if a != b and len(b) == 1}
+
+
+@lru_cache(maxsize=1 << 16)
+def fold(term: str) -> str:
+    """The folded form of a term in its exact form (see the module's docstring)."""
+    folded = fold_text(term)
+    return sys.intern(folded) if len(folded) < 32 else folded
+
+
+def fold_text(text: str) -> str:
+    """The folded form of a whole text in its exact form (not cached: see `fold`)."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFD", text)
+    text = _MARKED_LETTER.sub(r"\1", text)
+    if _POINTED_SCRIPTS.search(text):
+        text = _POINTS.sub("", text)
+    text = unicodedata.normalize("NFC", text).casefold()
+    text = text.translate(_LETTERS)
+    if _HAN.search(text):
+        text = text.translate(_han_table())
+    return text
+
+
+def with_folded(terms: Mapping[str, int]) -> dict[str, int]:
+    """`terms` (term → count) and, for each term whose folded form differs, that form
+    marked (FOLD_MARK + folded → the summed counts). Acronyms stay as they are."""
+    out = dict(terms)
+    for term, count in terms.items():
+        if term.isascii() or term[0] < " ":
+            continue
+        folded = fold(term)
+        if folded != term and folded:
+            key = FOLD_MARK + folded
+            out[key] = out.get(key, 0) + count
+    return out
+
+
+def is_folded(term: str) -> bool:
+    return term[:1] == FOLD_MARK
+
+
+def warm() -> None:
+    """Build what folding reads on first use (OpenCC's table, the letter table is
+    built at import), so that no recall pays for it."""
+    _han_table()
+    fold("資料庫")

@@ -1,0 +1,120 @@
+"""The fast phase's confidence (docs/ranking.md, "Confidence and silence"): the gate's
+rules, the shipped calibration's provenance, the evidence a ranking gives, the blind
+split, and what the fast phase delivers on the wire."""
+
+from __future__ import annotations
+
+import json
+
+from memory_recall.server.dev.calibration import DATA_PATH, fit_logistic
+from memory_recall.server.dev.evaluation import BLIND_SHARE, split_of
+from memory_recall.server.ranking.confidence.calibration import (
+    Calibration,
+    Model,
+    choose,
+    default_calibration,
+)
+from memory_recall.server.ranking.confidence.evidence import DocEvidence, QueryEvidence
+from memory_recall.server.ranking.registry import RANKERS
+from memory_recall.server.ranking.shortlist import RecallQuery
+from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.recall.service import RecallRequest, lexical_phases
+
+from tests.conftest import make_doc
+
+FLAT = Model(0.0, {})
+
+
+def gate(t1: float, t2: float, doubted: float = 0.0) -> Calibration:
+    return Calibration(FLAT, FLAT, t1, t2, doubted)
+
+
+def test_the_gate_delivers_none_one_or_two_by_confidence():
+    g = gate(0.4, 0.5)
+    assert g.gate([]) == 0
+    assert g.gate([0.3, 0.9]) == 0  # the second never goes without the first
+    assert g.gate([0.9, 0.2]) == 1
+    assert g.gate([0.9, 0.6]) == 2
+    assert g.gate([0.9]) == 1
+
+
+def test_a_doubted_first_brings_the_second_with_it():
+    g = gate(0.2, 0.8, doubted=0.5)
+    assert g.gate([0.3, 0.1]) == 2  # the answer is as likely the second
+    assert g.gate([0.6, 0.1]) == 1
+
+
+def test_a_logistic_fit_learns_a_separable_figure():
+    rows = [{"x": x / 10} for x in range(-20, 21)]
+    labels = [r["x"] > 0 for r in rows]
+    model = fit_logistic(rows, labels)
+    assert model.probability({"x": 1.5}) > 0.8 > 0.2 > model.probability({"x": -1.5})
+
+
+def test_the_shipped_calibration_says_where_it_came_from():
+    data = json.loads(DATA_PATH.read_text("utf-8"))
+    assert "tuning split" in data["about"] and "blind" in data["about"]
+    assert {"tune", "blind", "frontier"} <= set(data["figures"])
+    calibration = default_calibration()
+    assert 0 <= calibration.first_threshold <= 1 and calibration.first.weights
+
+
+def test_the_blind_split_is_stable_and_about_a_third():
+    ids = [f"case-{i}" for i in range(2000)]
+    blind = [i for i in ids if split_of("corpus", i) == "blind"]
+    assert abs(len(blind) / len(ids) - BLIND_SHARE) < 0.03
+    assert blind == [i for i in ids if split_of("corpus", i) == "blind"]
+
+
+DOCS = [
+    make_doc(
+        "Deploy freeze",
+        "no deploys on fridays",
+        "Release train leaves Tuesday.",
+        path="/m/freeze.md",
+    ),
+    make_doc(
+        "Postgres pool", "connection pool exhausted", "Raise pool size to 40.", path="/m/pool.md"
+    ),
+    *(make_doc(f"note {i}", f"topic {i}", f"word{i} " * 5, path=f"/m/n{i}.md") for i in range(8)),
+]
+
+
+def test_the_ranking_gives_evidence_on_its_best_memories():
+    spec = RANKERS["bm25f"]
+    query = RecallQuery.build(
+        CorpusView.of(DOCS), "deploy freeze fridays", ranker=spec.rank, tokenizer=spec.tokenize
+    )
+    top = query.top(2)
+    evidence = query.ranking.evidence(top)
+    first = evidence.docs[0]
+    assert top[0].document.path == "/m/freeze.md"
+    assert first.coverage > 0.9 and first.summary > 0.9 and first.terms == evidence.content_terms
+    assert 0 < first.focus <= 1 and first.proximity > 0.9 and evidence.lack == 0
+
+
+def test_a_question_nothing_answers_gets_no_fast_phase_and_a_clear_one_gets_a_confidence():
+    spec = RANKERS["bm25f"]
+    snapshot = CorpusView.of(DOCS)
+    fast, _ = lexical_phases(snapshot, RecallRequest(1, "deploy freeze on fridays"), spec)
+    assert fast is not None and fast.docs[0].path == "/m/freeze.md"
+    assert all(0 < d.confidence <= 1 for d in fast.docs)
+    silent, refined = lexical_phases(snapshot, RecallRequest(2, "zyxqv plorbix"), spec)
+    assert silent is None and not refined.docs
+
+
+def test_the_spec_ranker_keeps_its_top_two_without_a_confidence():
+    spec = RANKERS["spec"]
+    fast, _ = lexical_phases(CorpusView.of(DOCS), RecallRequest(1, "deploy pool"), spec)
+    assert fast is not None and len(fast.docs) == 2
+    assert all(d.confidence is None for d in fast.docs)
+
+
+def test_choose_without_evidence_passes_the_top_through():
+    top = ["a", "b"]
+    assert choose(top, None) == (["a", "b"], [None, None])
+    evidence = QueryEvidence(
+        2, 0.0, 2, 10, (3000, 100), (DocEvidence(3000, 1.0, 1.0, 2), DocEvidence(100, 0.1, 0.0, 1))
+    )
+    chosen, confidences = choose(top, lambda _top: evidence, gate(0.5, 0.99))
+    assert chosen == ["a"] and confidences == [0.5]  # a flat model: 0.5 each
