@@ -88,9 +88,12 @@ def secrets_in_history(git: Git, branch_ref: str) -> list[CommittedSecret]:
     return _scan(git, _objects(git, [branch_ref]), set(), [branch_ref])
 
 
-def rewrite(git: Git, branch_ref: str, found: Sequence[CommittedSecret]) -> tuple[str, int]:
+def rewrite(
+    git: Git, branch_ref: str, found: Sequence[CommittedSecret]
+) -> tuple[str, int, dict[str, str]]:
     """The branch again, every version in `found` redacted; (the new head, commits
-    rewritten). The branch ref moves only if nothing else moved it meanwhile."""
+    rewritten, old blob → its redacted blob). The branch ref moves only if nothing else
+    moved it meanwhile."""
     bad = {s.blob for s in found}
     texts = git.read_blobs(bad)
     clean_shas = git.write_blobs(
@@ -100,7 +103,7 @@ def rewrite(git: Git, branch_ref: str, found: Sequence[CommittedSecret]) -> tupl
     replacement = dict(zip(bad, clean_shas, strict=True))
     old_head = git.rev(branch_ref)
     if old_head is None:
-        return "", 0
+        return "", 0, replacement
     order = git.text("rev-list", "--reverse", "--topo-order", "--parents", branch_ref).splitlines()
     mapped: dict[str, str] = {}
     env_index = {"GIT_INDEX_FILE": str(git.git_dir / "memory-recall" / "scratch" / "rewrite.index")}
@@ -130,4 +133,4 @@ def rewrite(git: Git, branch_ref: str, found: Sequence[CommittedSecret]) -> tupl
         rewritten += 1
     new_head = mapped[old_head]
     git.run("update-ref", branch_ref, new_head, old_head)
-    return new_head, rewritten
+    return new_head, rewritten, replacement

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Literal
 
 from memory_recall.server.roots import MemoryRoot
-from memory_recall.server.store.commit import Committer, OwnWrites
-from memory_recall.server.store.files import root_key
+from memory_recall.server.store.commit import Committer, OwnWrites, Plan, PlannedChange
+from memory_recall.server.store.edits import title_of
+from memory_recall.server.store.files import read_or_none, root_key
 from memory_recall.server.store.index_file import DEFAULT_INDEX_CAP
-from memory_recall.server.store.journal import new_operation_id
+from memory_recall.server.store.journal import Change, new_operation_id
 from memory_recall.server.store.state import StateStore, now_ms
 from memory_recall.server.sync.apply import Applied, Applier, StaleApply
 from memory_recall.server.sync.git import (
@@ -32,13 +33,15 @@ from memory_recall.server.sync.git import (
     NETWORK_TIMEOUT_S,
     Git,
     GitError,
+    blob_id,
     strip_credentials,
 )
 from memory_recall.server.sync.history import record_operations, remote_commits, removals
 from memory_recall.server.sync.integrate import TreeMerge
 from memory_recall.server.sync.judge import RulesJudge, StatementJudge
-from memory_recall.server.sync.ledger import Ledger, machine_id
+from memory_recall.server.sync.ledger import SYNC_KIND, Ledger, machine_id
 from memory_recall.server.sync.messages import OperationMessage, render
+from memory_recall.server.sync.outgoing import is_synced_path
 from memory_recall.server.sync.record import Recorded, Recorder
 from memory_recall.server.sync.repo import (
     REMOTE,
@@ -419,10 +422,9 @@ class SyncService:
                 _save_secrets(repo, [], replace=True)
                 return repo.head() or "", 0
             lease = repo.remote_head()
-            head, count = rewrite(git, ref, found)
-            git.run(
-                "reset", "-q", "--mixed", "HEAD"
-            )  # the index as the new HEAD; files as they are
+            head, count, replaced = rewrite(git, ref, found)
+            git.run("reset", "-q", "--mixed", "HEAD")  # the index as the new HEAD
+            self._redact_files(repo, index, replaced)
             repo.mark_rewritten(lease)
             _save_secrets(repo, [], replace=True)
             if repo.remote_url is not None:
@@ -434,6 +436,31 @@ class SyncService:
                 git.run("reflog", "expire", "--expire=now", "--all", check=False)
                 git.run("gc", "--prune=now", "--quiet", check=False)
         return head, count
+
+    def _redact_files(self, repo: SyncRepo, index: int, replaced: dict[str, str]) -> None:
+        """A file that still holds exactly a version the rewrite redacted is redacted the
+        same way (through the write side: journaled, under the root's lock), so that the
+        memory reads the same here as in the history and on the other machines."""
+        nested = repo.nested
+        wanted = []
+        for path in repo.git.tree_entries("HEAD"):
+            if not is_synced_path(path, nested):
+                continue
+            data = read_or_none(repo.root.path / path)
+            if data is not None and blob_id(data) in replaced:
+                wanted.append((path, data, replaced[blob_id(data)]))
+        if not wanted:
+            return
+        clean = repo.git.read_blobs(new for _p, _d, new in wanted)
+        plan = Plan(index, repo.root, SYNC_KIND, "rewrite", [], uses_view=False)
+        for path, data, new in wanted:
+            plan.changes.append(
+                PlannedChange(Change(path, "updated", data, clean[new], title_of(clean[new], path)))
+            )
+        plan.note = "credentials redacted, as in the rewritten history"
+        plan.seen_seq = self.ledger.journal.last_seq()
+        self.committer.commit(plan)
+        repo.git.run("update-index", "-q", "--refresh", check=False)
 
     # -- status ----------------------------------------------------------------------------------
 

@@ -342,3 +342,32 @@ def test_many_rounds_of_mixed_work_converge(pair: tuple[Machine, Machine]) -> No
     for title, _ in on_a + on_b:
         assert f"{title.lower()}.md" in files, sorted(files)
     no_conflict_markers(a, b)
+
+
+def test_a_secret_another_machine_pushed_is_reported_and_rewritten_out_everywhere(
+    pair: tuple[Machine, Machine],
+) -> None:
+    a, b = pair
+    # A machine with an older detector (here: plain git by hand) pushed a credential.
+    a.write(
+        "notes.md", "Notes", f"aws_access_key_id = {AWS_KEY}\naws_secret_access_key = {AWS_SECRET}"
+    )
+    git(a.root, "add", "-f", "notes.md")
+    git(a.root, "-c", "user.name=me", "-c", "user.email=me@example.com", "commit", "-qm", "notes")
+    git(a.root, "push", "-q", "origin", "HEAD:refs/heads/main")
+    pulled = b.sync()
+    assert pulled.state == "synced" and any("notes.md" in s for s in pulled.secrets)
+    assert any("notes.md" in s for s in b.service.status(0).secrets)
+    b.remember("The design review happens on Wednesdays.", title="Design review")
+    # Rewritten where it was found; the other machine adopts the new history.
+    _head, count = b.service.rewrite_history(0)
+    assert count >= 1
+    a.remember("Lunch is at noon on Fridays.", title="Team lunch")
+    converge(a, b)
+    files = same_memories(a, b)
+    assert "design-review.md" in files and "team-lunch.md" in files
+    assert "[REDACTED:aws_secret_access_key]" in files["notes.md"].decode()
+    for where in (a.remote, a.root, b.root):
+        reachable = everything_ever_pushed(where)  # type: ignore[arg-type]
+        assert AWS_SECRET not in reachable and AWS_KEY not in reachable, where
+    assert b.service.status(0).secrets == []
