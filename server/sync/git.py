@@ -11,7 +11,8 @@ whose output formats are stable by contract. The merge itself is ours (merge.py)
 never git's text merge, so nothing else of a binding would be used.
 
 Every call gets: `LC_ALL=C` (messages we may read), no terminal prompt (a background
-sync must never wait for a password), no pager, and a timeout. Errors come back as
+sync must never wait for a password; ssh in batch mode unless the user set their own ssh
+command), no pager, and a timeout. Errors come back as
 `GitError` with git's own message, credentials redacted (a remote URL may carry a token).
 """
 
@@ -33,6 +34,7 @@ LOCAL_TIMEOUT_S = 120.0
 NETWORK_TIMEOUT_S = 600.0
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree (sha1)
 FILE_MODE = "100644"
+_NETWORK_COMMANDS = frozenset({"fetch", "push", "ls-remote", "clone"})
 
 
 class GitError(Exception):
@@ -94,6 +96,7 @@ class Git:
         self.work_tree = work_tree
         self.git_dir = work_tree / ".git"
         self._env = dict(env or {})
+        self._ssh: dict[str, str] | None = None
 
     def environment(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         env = dict(os.environ)
@@ -104,15 +107,24 @@ class Git:
             GIT_PAGER="cat",
             GIT_EDITOR="true",
         )
-        if "GIT_SSH_COMMAND" not in env and "GIT_SSH" not in env:
-            # A background sync must never wait for a passphrase or a host-key question.
-            env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
         for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
             env.pop(name, None)  # a caller's own repository must not leak into ours
         env.update(self._env)
         if extra:
             env.update(extra)
         return env
+
+    def _batch_ssh(self) -> dict[str, str]:
+        """For a command that talks to a remote: ssh never asks a question (a passphrase, a
+        new host key) that a background sync would wait on — unless the user chose their own
+        ssh command, which is then used as they set it."""
+        if self._ssh is None:
+            own = "GIT_SSH_COMMAND" in os.environ or "GIT_SSH" in os.environ
+            if not own:
+                probe = self.run("config", "--get", "core.sshCommand", check=False)
+                own = probe.returncode == 0 and bool(probe.stdout.strip())
+            self._ssh = {} if own else {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+        return self._ssh
 
     def run(
         self,
@@ -122,6 +134,8 @@ class Git:
         timeout: float = LOCAL_TIMEOUT_S,
         check: bool = True,
     ) -> subprocess.CompletedProcess[bytes]:
+        if args and args[0] in _NETWORK_COMMANDS:
+            env = {**self._batch_ssh(), **(env or {})}
         command = ["git", "-C", str(self.work_tree), *args]
         try:
             done = subprocess.run(

@@ -14,6 +14,10 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -58,14 +62,41 @@ def is_private(data: bytes) -> bool:
         return False
 
 
+# The detector takes milliseconds a memory; a sync looks at the same contents again and
+# again (MEMORY.md, a file the journal and the disk both hold): its verdicts are kept by
+# the content's id, this many of them (ids only, never the content).
+VERDICTS_KEPT = 50_000
+_verdicts: OrderedDict[str, Held | None] = OrderedDict()
+_verdicts_lock = threading.Lock()
+
+
 def held(data: bytes) -> Held | None:
     """Why this content may not be committed, or None when it may."""
+    key = hashlib.sha1(data).hexdigest()
+    with _verdicts_lock:
+        if key in _verdicts:
+            _verdicts.move_to_end(key)
+            return _verdicts[key]
+    verdict = _judge(data)
+    with _verdicts_lock:
+        _verdicts[key] = verdict
+        if len(_verdicts) > VERDICTS_KEPT:
+            _verdicts.popitem(last=False)
+    return verdict
+
+
+def _judge(data: bytes) -> Held | None:
     if is_private(data):
         return Held("private", "")
     kinds = sorted({f.kind for f in find_secrets(data.decode("utf-8", "replace"))})
     if kinds:
         return Held("credential", ", ".join(kinds))
     return None
+
+
+@functools.lru_cache(maxsize=VERDICTS_KEPT)
+def _line_holds_secret(line: str) -> bool:
+    return bool(find_secrets(line))
 
 
 def public_index(text: bytes, stays: Callable[[str], bool]) -> bytes:
@@ -75,7 +106,8 @@ def public_index(text: bytes, stays: Callable[[str], bool]) -> bytes:
     kept = [
         line
         for line in lines
-        if ((target := index_target(line)) is None or not stays(target)) and not find_secrets(line)
+        if ((target := index_target(line)) is None or not stays(target))
+        and not _line_holds_secret(line)
     ]
     return "".join(kept).encode("utf-8")
 

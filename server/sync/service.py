@@ -343,7 +343,6 @@ class SyncService:
             # The other machines' operations since the histories met; at first contact this
             # machine starts from the remote's state, and its journal from then on.
             record_operations(git, self.ledger, root_id, commits)
-        outcome.secrets += [s.message for s in secrets_between(git, head, remote)]
         theirs = sorted({c.message.machine for c in commits if c.message.machine} - {self.machine})
         who = ", ".join(theirs) or "the remote"
         applier = self._applier(repo, index)
@@ -400,6 +399,9 @@ class SyncService:
         outcome.operation = applied.operation or outcome.operation
         outcome.changed += applied.changed
         outcome.kept_here += applied.kept_here
+        # What came in is read for credentials once the files are here: it is a report
+        # (the remote holds it already), and the memories should not wait for it.
+        outcome.secrets += [s.message for s in secrets_between(git, head, remote)]
 
     # -- a credential already committed ----------------------------------------------------------
 
