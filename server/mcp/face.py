@@ -23,6 +23,7 @@ from urllib.parse import quote, unquote
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import ToolAnnotations
 from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.protocol.messages import (
@@ -78,16 +79,20 @@ def uri_of(doc: MemoryDocument) -> str:
     return memory_uri(doc.scope.wire, doc.relative_path)
 
 
+def _problems(exc: ValidationError) -> str:
+    """Each bad field and what is wrong with it, in words."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+        for err in exc.errors()
+    )
+
+
 def _checked(model: type[BaseModel], params: dict[str, Any]) -> Any:
     """Arguments as the protocol's model, or a tool error naming each bad field in words."""
     try:
         return model.model_validate(params)
     except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-            for err in exc.errors()
-        ]
-        raise ToolError("invalid arguments: " + "; ".join(problems)) from None
+        raise ToolError("invalid arguments: " + _problems(exc)) from None
 
 
 async def _served(call: Any) -> Any:
@@ -167,9 +172,31 @@ def search_answer(result: SearchResult) -> dict[str, Any]:
     return answer
 
 
+class _PlainArguments(Tool):
+    """A tool whose wrong arguments are told in plain words (`mode: Input should be …`),
+    not as the validation library's report with its links."""
+
+    async def run(
+        self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+    ) -> Any:
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError("invalid arguments: " + _problems(exc.__cause__)) from None
+            raise
+
+
 def build_server(core: MemoryCore) -> MCPServer[Any]:
     """The MCP server: its tools and resources over `core`."""
-    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=version())
+    tools: list[Tool] = []
+
+    def tool(annotations: ToolAnnotations) -> Any:
+        def register(fn: Any) -> Any:
+            tools.append(_PlainArguments.from_function(fn, annotations=annotations))
+            return fn
+
+        return register
 
     async def resolve(memory: str) -> MemoryDocument:
         """A memory by its URI (or its path), or a tool error that says what ids are."""
@@ -194,7 +221,7 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
                 op["uri"] = memory_uri(op["scope"], relative)
         return answer
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def memory_recall(
         query: str, recent_tools: list[str] | None = None, limit: int | None = None
     ) -> dict[str, Any]:
@@ -209,7 +236,7 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
         assert result.refined is not None  # every recall that is not cancelled ends with one
         return recall_answer(core, result.fast, result.refined)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def memory_search(
         query: str = "",
         mode: Literal["shallow", "deep", "explore", "get"] = "shallow",
@@ -231,7 +258,7 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
         )  # fmt: skip
         return search_answer(await _served(core.search(params)))
 
-    @server.tool(annotations=ADDS)
+    @tool(ADDS)
     async def memory_remember(
         text: str,
         scope: str | None = None,
@@ -257,7 +284,7 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
         # An agent's force, always and team writes wait for the user (docs/safety.md).
         return with_uris(await _served(core.remember_from_agent(params, "mcp")))
 
-    @server.tool(annotations=CHANGES)
+    @tool(CHANGES)
     async def memory_update(
         memory: str,
         body: str | None = None,
@@ -282,7 +309,7 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
         )  # fmt: skip
         return with_uris(await _served(core.update(params)))
 
-    @server.tool(annotations=CHANGES)
+    @tool(CHANGES)
     async def memory_forget(
         memory: str, reason: str | None = None, hard: bool = False
     ) -> dict[str, Any]:
@@ -296,13 +323,13 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
             await _served(core.forget_from_agent(params, "mcp", team=team, title=doc.title))
         )
 
-    @server.tool(annotations=CHANGES)
+    @tool(CHANGES)
     async def memory_undo(operation: str) -> dict[str, Any]:
         """Put back every file one write touched: `operation` is the id a memory_remember,
         memory_update or memory_forget result gave."""
         return (await _served(core.undo(operation))).wire()
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def memory_list(
         scope: Literal["project", "team", "user"] | None = None, category: str | None = None
     ) -> dict[str, Any]:
@@ -314,11 +341,15 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
             item["uri"] = memory_uri(item["scope"], item["relativePath"])
         return answer
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def memory_context(budget_chars: int | None = None) -> dict[str, Any]:
         """The always-loaded memories (standing rules, communication style) as one prompt
         block within `budget_chars` (default 4,000); what did not fit is listed."""
         return await core.context(_checked(ContextParams, {"budgetChars": budget_chars}))
+
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME, instructions=INSTRUCTIONS, version=version(), tools=tools
+    )
 
     @server.resource(TREE_URI, name="topic-tree", mime_type="application/json")
     async def topic_tree() -> dict[str, Any]:
