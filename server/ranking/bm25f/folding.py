@@ -58,7 +58,7 @@ def exact_form(text: str) -> str:
 
 
 def needs_tailoring(text: str) -> bool:
-    """Whether `exact_form` differs from SPEC §3's normalize for this text."""
+    """Whether `exact_form` differs from the tokenizer's normalize for this text."""
     return not text.isascii() and bool(_TURKIC.search(text) or _LITHUANIAN.search(text))
 
 
