@@ -465,20 +465,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="memory-recall-bench-"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    load_table = None
     try:
-        if args.load_docs:  # requests first, writes in milliseconds (dev/load_bench.py)
-            from memory_recall.server.dev import load_bench
-
-            print(f"bench: load figures at {args.load_docs:,} …", file=sys.stderr, flush=True)
-            load = await load_bench.run(args.load_docs, work, seed=args.seed, burst=args.burst)
-            load_table = load_bench.report(load)
-            print(load_table, file=sys.stderr, flush=True)
-        if args.load_only:
-            return {
-                "load": asdict(load) if args.load_docs else None,
-                "_table_text": load_table or "",
-            }
         floor = await transport_floor()
         results = []
         for docs in sizes_up_to(args.docs):
@@ -499,8 +486,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
     table = markdown_table(results, floor)
-    if load_table:
-        table += "\n\n" + load_table
     (out / "bench.md").write_text(table + "\n", encoding="utf-8")
     problem = plot(results, floor, out / "bench.png")
     return {
@@ -529,13 +514,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " bm25f scan takes minutes); default: every size",
     )  # fmt: skip
     parser.add_argument(
-        "--load-docs", type=int, default=10_000, metavar="DOCS",
-        help="the load figures (trivial request loaded vs empty, remember, recall during a"
-        " write burst) at this many memories; 0 leaves them out (default 10,000)",
-    )  # fmt: skip
-    parser.add_argument("--burst", type=int, default=2000, help="remembers in the write burst")
-    parser.add_argument("--load-only", action="store_true", help="only the load figures")
-    parser.add_argument(
         "--ranker", action="append", choices=sorted(n for n, r in RANKERS.items() if r.served),
         help=f"a ranker to measure; repeatable (default: {', '.join(RANKERS_BY_DEFAULT)})",
     )  # fmt: skip
@@ -548,6 +526,5 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         print(table)
-        if "plot" in report:
-            print(f"\nplot: {report['plot']}")
+        print(f"\nplot: {report['plot']}")
     return 0

@@ -18,12 +18,15 @@ Figures are printed, never asserted: the machine is shared. The ratios are the f
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import json
 import shutil
+import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +209,36 @@ def report(result: LoadResult) -> str:
     lines = ["| figure | p50 / p95 | |", "|---|---:|---|"]
     lines += [f"| {name} | {value} | {note} |" for name, value, note in rows]
     return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The load figures' options, beside the bench's own (`memory-recall dev bench`)."""
+    parser.add_argument(
+        "--load-docs", type=int, default=10_000, metavar="DOCS",
+        help="the load figures (trivial request loaded vs empty, remember, recall during a"
+        " write burst) at this many memories; 0 leaves them out (default 10,000)",
+    )  # fmt: skip
+    parser.add_argument("--burst", type=int, default=2000, help="remembers in the write burst")
+    parser.add_argument("--load-only", action="store_true", help="only the load figures")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Print the load figures (and write them to `--out`/load.md) unless `--load-docs 0`."""
+    if not args.load_docs:
+        return 0
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="memory-recall-load-"))
+    print(f"bench: load figures at {args.load_docs:,} …", file=sys.stderr, flush=True)
+    try:
+        result = asyncio.run(run(args.load_docs, work, seed=args.seed, burst=args.burst))
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    table = report(result)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "load.md").write_text(table + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
+    else:
+        print(table + "\n")
+    return 0
