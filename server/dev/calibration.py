@@ -230,20 +230,35 @@ def choose_thresholds(
     best: tuple[float, Thresholds] | None = None
     models = _calibration(first, second, (0.0, 0.0, 0.0))
     known = [models.confidences(s.evidence) if s.evidence else None for s in samples]
+
+    def consider(thresholds: Thresholds) -> None:
+        nonlocal best
+        gated = simulate(samples, _calibration(first, second, thresholds), known)
+        figs = gated.as_json()
+        if figs["muted"] > MUTED_MAX + 1e-9 or any(
+            f.hits / max(1, f.answerable) < floors[name] - 1e-9
+            for name, f in gated.per_corpus.items()
+        ):
+            return
+        if best is None or figs["fastPrecision"] > best[0] + 1e-9:
+            best = (figs["fastPrecision"], thresholds)
+
     for t1 in THRESHOLDS:
         for t2 in THRESHOLDS:
             for doubted in (0.0, *(t for t in THRESHOLDS if t > t1)):
-                trial = _calibration(first, second, (t1, t2, doubted))
-                gated = simulate(samples, trial, known)
-                figs = gated.as_json()
-                if figs["muted"] > MUTED_MAX + 1e-9 or any(
-                    f.hits / max(1, f.answerable) < floors[name] - 1e-9
-                    for name, f in gated.per_corpus.items()
-                ):
-                    continue
-                if best is None or figs["fastPrecision"] > best[0] + 1e-9:
-                    best = (figs["fastPrecision"], (t1, t2, doubted))
+                consider((t1, t2, doubted))
+    # Then a finer look around the best of the coarse grid (steps of 0.01).
+    if best is not None:
+        c1, c2, doubted = best[1]
+        for t1 in _around(c1):
+            for t2 in _around(c2):
+                consider((t1, t2, doubted if doubted > t1 else 0.0))
     return best[1] if best else (0.0, 0.0, 0.0)
+
+
+def _around(centre: float) -> list[float]:
+    """The thresholds within 0.04 of `centre`, by 0.01 (never below 0)."""
+    return [round(centre + i / 100, 2) for i in range(-4, 5) if centre + i / 100 >= 0]
 
 
 def _calibration(first: Model, second: Model, thresholds: Thresholds) -> Calibration:

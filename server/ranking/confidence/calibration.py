@@ -57,6 +57,12 @@ def _doc_features(q: QueryEvidence, rank: int) -> dict[str, float]:
         "short": 1.0 / terms,
         "proximity": min(d.proximity, COVERAGE_CLIP),
         "focus": math.log(max(d.focus, 1e-3)),
+        "rest": d.rest,
+        "unheld": d.unheld,
+        "unfound": q.unfound,
+        # The classic false positive: a memory whose title or description names the
+        # question's subject and whose body holds none of what is asked about it.
+        "subject_only": d.summary * (1.0 - d.rest),
     }
 
 
@@ -71,6 +77,8 @@ def _second_features(q: QueryEvidence) -> dict[str, float]:
         "summary_gain": b.summary - a.summary,
         "first_coverage": min(a.coverage, COVERAGE_CLIP),
         "first_proximity": min(a.proximity, COVERAGE_CLIP),
+        "unheld_gain": a.unheld - b.unheld,
+        "rest_gain": b.rest - a.rest,
     }
 
 
