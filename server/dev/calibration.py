@@ -297,6 +297,44 @@ def frontier(samples: Sequence[Sample], fitted: Calibration) -> list[dict[str, A
     return rows
 
 
+MUTED_BUDGETS = (0.03, 0.05, 0.10, 0.20)  # shares of the answerable questions muted
+
+
+def silence_frontier(samples: Sequence[Sample], fitted: Calibration) -> list[dict[str, Any]]:
+    """What silence on unanswerable questions costs in answerable ones muted: for each
+    budget, the first threshold (by 0.01, on the tuning split) that silences the most
+    unanswerable questions while muting at most that share of the answerable ones; the
+    second memory's rule as fitted. Figures of both splits."""
+    tune = [s for s in samples if s.split == "tune"]
+    blind = [s for s in samples if s.split == "blind"]
+    known = [fitted.confidences(s.evidence) if s.evidence else None for s in tune]
+    rows = []
+    for budget in MUTED_BUDGETS:
+        best: tuple[float, float] | None = None
+        for step in range(101):
+            t1 = step / 100
+            trial = Calibration(
+                fitted.first, fitted.second, t1, fitted.second_threshold, fitted.doubted_first
+            )
+            figs = simulate(tune, trial, known).as_json()
+            if figs["muted"] <= budget + 1e-9 and (best is None or figs["fastSilence"] > best[0]):
+                best = (figs["fastSilence"], t1)
+        if best is None:
+            continue
+        trial = Calibration(
+            fitted.first, fitted.second, best[1], fitted.second_threshold, fitted.doubted_first
+        )
+        rows.append(
+            {
+                "mutedMax": budget,
+                "first": best[1],
+                "tune": simulate(tune, trial).as_json(),
+                "blind": simulate(blind, trial).as_json(),
+            }
+        )
+    return rows
+
+
 def report(samples: Sequence[Sample], calibration: Calibration) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for split in ("tune", "blind"):
@@ -335,6 +373,7 @@ def main(args: argparse.Namespace) -> int:
     fitted = calibrate(samples)
     figures = report(samples, fitted)
     figures["frontier"] = frontier(samples, fitted)
+    figures["silenceFrontier"] = silence_frontier(samples, fitted)
     document = {
         "about": (
             "The fast phase's confidence (server/ranking/confidence/calibration.py): logistic "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from memory_recall.server.dev.calibration import DATA_PATH, fit_logistic
+from memory_recall.server.dev.calibration import DATA_PATH, Sample, fit_logistic, silence_frontier
 from memory_recall.server.dev.evaluation import BLIND_SHARE, split_of
 from memory_recall.server.ranking.confidence.calibration import (
     Calibration,
@@ -162,3 +162,20 @@ def test_words_no_memory_holds_count_in_every_script():
     asked = evidence_for("陈静的手机号是多少", "/m/chen.md")
     assert asked.unfound > 0 and asked.lack == 0  # 手机, 机号: in no memory, not in `lack`
     assert evidence_for("billing API port", "/m/billing.md").unfound == 0
+
+
+def test_more_muting_allowed_never_buys_less_silence():
+    def sample(i: int, answerable: bool, coverage: float) -> Sample:
+        doc = DocEvidence(1000, coverage, coverage, 1)
+        q = QueryEvidence(2, 0.0, 1, 10, (1000,), (doc,))
+        return Sample("c", str(i), answerable, q, (answerable,), "tune")
+
+    # Coverage separates them only in part: silence costs answerable questions.
+    samples = [sample(i, True, 0.2 + i / 50) for i in range(40)]
+    samples += [sample(100 + i, False, i / 40) for i in range(30)]
+    fitted = Calibration(Model(-2.0, {"coverage": 5.0}), FLAT, 0.0, 1.0)
+    rows = silence_frontier(samples, fitted)
+    assert [r["mutedMax"] for r in rows] == [0.03, 0.05, 0.10, 0.20]
+    silences = [r["tune"]["fastSilence"] for r in rows]
+    assert silences == sorted(silences) and silences[-1] > silences[0]
+    assert all(r["tune"]["muted"] <= r["mutedMax"] for r in rows)
