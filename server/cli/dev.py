@@ -86,8 +86,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     by_ranker: dict[str, list[tuple[str, Any]]] = {name: [] for name in names}
     for path in args.corpus:
         reports = evaluate_all(load_corpus(path), names)
-        for report in reports:
-            by_ranker[report.ranker].append((Path(path).stem, report))
+        for evaluated in reports:
+            by_ranker[evaluated.ranker].append((Path(path).stem, evaluated))
         if args.json:
             payload = [r.as_json() for r in reports]
             print(json.dumps(payload[0] if len(payload) == 1 else payload, ensure_ascii=False))
@@ -97,7 +97,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(format_table(reports))
     if not args.json and len(args.corpus) > 1:
         for name, named in by_ranker.items():
-            if any(report.tallies["all"].delivered for _, report in named):
+            if any(evaluated.tallies["all"].delivered for _, evaluated in named):
                 print(f"\n{name}: " + format_fast_summary(named).lstrip("\n"))
     return 0
 
