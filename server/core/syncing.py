@@ -218,10 +218,12 @@ class SyncSide:
             return []
         found = []
         for index in range(len(self.service.roots)):
-            repo = self.service.repo(index)
-            if not repo.is_set_up:
+            try:
+                if not self.service.repo(index).is_set_up:
+                    continue
+                found.append(self._wire(index, self.service.status(index)))
+            except OSError:  # the root's own fault is in the roots' status; skip it here
                 continue
-            found.append(self._wire(index, self.service.status(index)))
         return found
 
     def _wire(self, index: int, root: RootSync) -> SyncRootStatus:

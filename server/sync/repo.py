@@ -108,7 +108,10 @@ class SyncRepo:
 
     @property
     def exists(self) -> bool:
-        return (self.git.git_dir / "HEAD").is_file()
+        try:
+            return (self.git.git_dir / "HEAD").is_file()
+        except OSError:  # a root the daemon cannot enter or name: nothing to sync there
+            return False
 
     @property
     def is_set_up(self) -> bool:
