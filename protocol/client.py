@@ -385,11 +385,26 @@ class MemoryRecallClient:
         return HistoryResult.model_validate(await self.request(methods.HISTORY, {"path": path}))
 
     async def list_memories(
-        self, *, scope: str | None = None, category: str | None = None
+        self,
+        *,
+        scope: str | None = None,
+        category: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        every_page: bool = True,
     ) -> ListResult:
-        params = ListParams(scope=scope, category=category)  # type: ignore[arg-type]
-        payload = params.model_dump(mode="json", by_alias=True, exclude_none=True)
-        return ListResult.model_validate(await self.request(methods.LIST, payload))
+        """`memory/list`: one page (`every_page=False`), or every page joined (the default)."""
+        memories = []
+        while True:
+            params = ListParams(scope=scope, category=category, limit=limit, cursor=cursor)  # type: ignore[arg-type]
+            payload = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+            page = ListResult.model_validate(await self.request(methods.LIST, payload))
+            if not every_page:
+                return page
+            memories += page.memories
+            cursor = page.next_cursor
+            if cursor is None:
+                return ListResult(memories=memories)
 
     # -- retrieval v2 and reflection (docs/network.md) ------------------------------------------
 

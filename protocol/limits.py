@@ -25,3 +25,8 @@ MAX_TOOL_NAME_CHARS = 256
 # result is read by a model, and fifty summaries is already a long one.
 SEARCH_DEFAULT_LIMIT = 10
 SEARCH_MAX_LIMIT = 50
+# memory/list: memories per page, at most and by default. Each listed memory's front matter
+# is read from disk: 10,000 in one reply took 5 s and 7.5 MB (issue 33); a page of 500 is a
+# quarter second and a few hundred kB.
+LIST_PAGE_LIMIT = 500
+MAX_CURSOR_CHARS = 8_192  # a memory/list cursor: a path and three numbers

@@ -16,6 +16,8 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from memory_recall.protocol.limits import (
+    LIST_PAGE_LIMIT,
+    MAX_CURSOR_CHARS,
     MAX_QUERY_CHARS,
     MAX_RECENT_TOOLS,
     MAX_TOOL_NAME_CHARS,
@@ -666,12 +668,20 @@ class HistoryParams(WireModel):
 
 
 class ListParams(WireModel):
-    """`memory/list`: memories with their statistics."""
+    """`memory/list`: memories with their statistics, a page at a time (in input order)."""
 
     scope: Scope | None = None
     category: StrictStr | None = Field(
         default=None, max_length=200, description="a topic-tree slug: `lessons` or `lessons/errors`"
     )
+    limit: StrictInt | None = Field(
+        default=None, ge=1, le=LIST_PAGE_LIMIT,
+        description=f"most memories in this page (default and at most {LIST_PAGE_LIMIT})",
+    )  # fmt: skip
+    cursor: StrictStr | None = Field(
+        default=None, min_length=1, max_length=MAX_CURSOR_CHARS,
+        description="the `nextCursor` of the previous page: the page after it",
+    )  # fmt: skip
 
 
 class WriteOperation(WireModel):
@@ -889,6 +899,11 @@ class ListedMemory(WireModel):
 
 class ListResult(WireModel):
     memories: list[ListedMemory]
+    next_cursor: str | None = Field(
+        default=None,
+        description="more memories follow: pass it as `cursor` for the next page; null on the"
+        " last page",
+    )
 
 
 class WriteStatus(WireModel):

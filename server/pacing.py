@@ -13,6 +13,7 @@ as long.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -24,6 +25,12 @@ T = TypeVar("T")
 HOLD_S = 0.001  # how long a paced loop keeps the lock between items
 MAX_WAIT_S = 0.05  # how long it waits for recalls in flight before its next item
 _STEP_S = 0.0005
+
+# A thread that waits for the interpreter lock asks the holder to let go after this long
+# (Python's default: 5 ms). The daemon's event loop, woken by a request while a worker
+# thread computes (a write's reading, a status figure, the network's build), answers after
+# at most this long instead (docs/performance.md, "Recalls first").
+SWITCH_INTERVAL_S = 0.001
 
 _lock = threading.Lock()
 _in_flight = 0
@@ -43,6 +50,12 @@ def foreground() -> Iterator[None]:
         with _lock:
             _in_flight -= 1
             _quiet_since = time.monotonic()
+
+
+def requests_first() -> None:
+    """Make a waiting thread — the event loop, with a request in hand — get the interpreter
+    lock within `SWITCH_INTERVAL_S`."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
 def quiet_for() -> float:

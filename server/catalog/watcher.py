@@ -5,7 +5,12 @@ file away): it only says which paths changed, and the catalog stats each one.
 Roots that do not exist yet are checked for every half second and watched from
 the moment they appear; a root that is deleted is dropped and watched again
 when it comes back, and read again once its new watch is in place (files made
-between the first look and the watch would be missed otherwise).
+between the first look and the watch would be missed otherwise). A root that is
+replaced between two looks (`rm -rf root && mkdir root`, or moved away and back)
+leaves a path that exists but a watch on a directory that is gone: the OS reports
+the root itself as changed (and may give the new directory the old one's inode, so
+its identity is checked too), and such a root is watched anew and read again whole
+once the new watch is in place (docs/performance.md, "Every change seen").
 
 A watcher that fails never leaves the catalog stale in silence: the native
 watcher falls back to polling; when watchfiles cannot go on at all (a symlink
@@ -49,6 +54,7 @@ RESCAN_DUTY = 10
 ChangeSink = Callable[[set[str]], None]
 StateSink = Callable[[str, str | None], None]
 TreeState = dict[str, tuple[int, int, int]]  # path → (mode, size, mtime_ns)
+Identities = tuple[tuple[Path, tuple[int, int]], ...]  # the existing roots, (device, inode)
 
 
 class CatalogWatcher:
@@ -73,8 +79,22 @@ class CatalogWatcher:
     def stop(self) -> None:
         self._stop.set()
 
-    def _existing(self) -> tuple[Path, ...]:
-        return tuple(r for r in self.roots if _is_dir(r))
+    def _existing(self) -> Identities:
+        """The roots that are directories now, each with its identity."""
+        found = []
+        for root in self.roots:
+            identity = _identity(root)
+            if identity is not None:
+                found.append((root, identity))
+        return tuple(found)
+
+    def _watching_detail(self, existing: Identities) -> str | None:
+        """What the state `watching` leaves out: the roots that are not there."""
+        missing = len(self.roots) - len(existing)
+        if not missing:
+            return self._polling_reason
+        gone = f"{missing} of {len(self.roots)} memory roots do not exist; waiting for them"
+        return f"{self._polling_reason}; {gone}" if self._polling_reason else gone
 
     def _to_root_paths(self, raw: set[str]) -> set[str]:
         """Map reported paths back under the configured (unresolved) root paths."""
@@ -96,19 +116,22 @@ class CatalogWatcher:
         while not self._stop.is_set():
             existing = self._existing()
             if existing != known:
-                # A root appeared or vanished: rescan or drop it.
-                self._on_changes({str(r) for r in set(existing) ^ set(known)})
-                appeared |= set(existing) - set(known)
+                # A root appeared, vanished or was replaced: read it again whole, or drop it.
+                changed = {r for r, _ in set(existing) ^ set(known)}
+                self._on_changes({str(r) for r in changed})
+                appeared |= changed & {r for r, _ in existing}
                 known = existing
             if not existing:
                 self._on_state("watching", "no memory root exists yet; waiting for one")
                 await self._sleep(ROOT_CHECK_MS / 1000)
                 continue
-            self._on_state("polling" if self._polling else "watching", self._polling_reason)
+            self._on_state(
+                "polling" if self._polling else "watching", self._watching_detail(existing)
+            )
             started = time.monotonic()
             try:
                 async for changes in watchfiles.awatch(
-                    *existing,
+                    *(r for r, _ in existing),
                     debounce=DEBOUNCE_MS,
                     step=STEP_MS,
                     stop_event=self._stop,
@@ -121,17 +144,23 @@ class CatalogWatcher:
                     if appeared:  # the new watch is in place: read again what it missed
                         self._on_changes({str(r) for r in appeared})
                         appeared = set()
-                    if changes:
-                        self._on_changes(self._to_root_paths({path for _, path in changes}))
+                    paths = self._to_root_paths({path for _, path in changes})
+                    if paths:
+                        self._on_changes(paths)
                     if time.monotonic() - started > HEALTHY_AFTER_S:
                         failures = 0
+                    # A root itself changed: its watch may be on a directory that is gone.
+                    replaced = {r for r, _ in existing if str(r) in paths}
+                    if replaced:
+                        appeared |= replaced
+                        break
                     if self._existing() != existing:
                         break  # re-watch the new set of roots
             except Exception as exc:  # the OS watcher failed (limits, permissions, loops…)
                 failures += 1
                 reason = describe_failure(exc)
                 # Whatever changed while it was failing is read again.
-                self._on_changes({str(r) for r in self._existing()})
+                self._on_changes({str(r) for r, _ in self._existing()})
                 if not self._polling:
                     self._polling = True
                     self._polling_reason = f"native watcher failed: {reason}; polling instead"
@@ -210,9 +239,11 @@ def tree_state(roots: Sequence[Path]) -> TreeState:
     return state
 
 
-def _is_dir(path: Path) -> bool:
-    """Is a directory we can look at: False when missing, unreachable or not a path."""
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of a directory we can look at; None when missing, unreachable or not
+    a directory."""
     try:
-        return path.is_dir()
+        st = os.stat(path)
     except (OSError, ValueError):
-        return False
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None

@@ -122,13 +122,18 @@ def _is_baseline(path: str) -> bool:
 
 def run_bench(argv: Sequence[str]) -> int:
     # The benchmark owns its options; importing it only here keeps `serve` free of it.
-    from memory_recall.server.dev import bench
+    from memory_recall.server.dev import bench, load_bench
 
     parser = argparse.ArgumentParser(
         prog="memory-recall dev bench", description="latency vs number of memories (prints figures)"
     )
     bench.add_arguments(parser)
-    return bench.main(parser.parse_args(argv))
+    load_bench.add_arguments(parser)  # requests first, writes in milliseconds (issue 33)
+    args = parser.parse_args(argv)
+    status = load_bench.main(args)
+    if status or args.load_only:
+        return status
+    return bench.main(args)
 
 
 def run_network_eval(argv: Sequence[str]) -> int:

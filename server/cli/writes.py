@@ -18,7 +18,9 @@ from typing import Any
 
 from memory_recall.protocol.messages import (
     ForgetParams,
+    ListedMemory,
     ListParams,
+    ListResult,
     RememberParams,
     UpdateParams,
     WriteResult,
@@ -165,9 +167,20 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    params = ListParams(scope=args.scope, category=args.category)
+    async def every_page(core: Any) -> ListResult:
+        """The daemon's pages, one after the other: the command lists every memory."""
+        pages: list[ListedMemory] = []
+        cursor = None
+        while True:
+            params = ListParams(scope=args.scope, category=args.category, cursor=cursor)
+            page = await core.list_memories(params)
+            pages += page.memories
+            cursor = page.next_cursor
+            if cursor is None:
+                return ListResult(memories=pages)
+
     try:
-        found = with_core(args, lambda core: core.list_memories(params))
+        found = with_core(args, every_page)
     except Exception as error:
         return _refused(error)
     if args.json:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_recall.protocol import methods
-from memory_recall.protocol.limits import REFINED_LIMIT
+from memory_recall.protocol.limits import LIST_PAGE_LIMIT, REFINED_LIMIT
 from memory_recall.protocol.messages import (
     CatalogCountersStatus,
     ConsolidateParams,
@@ -240,6 +240,7 @@ class MemoryCore:
     def start(self) -> None:
         """Index and watch the roots, then build the network, embed, warm the writer, count
         deliveries and consolidate when due — all in the background of the running loop."""
+        pacing.requests_first()
         self.tasks.spawn(self._build_network(), "network")
         if self.semantic is not None:
             self.tasks.spawn(self.semantic.run(self.session.view), "embeddings")
@@ -561,17 +562,24 @@ class MemoryCore:
         return history_wire(path, entries)
 
     async def list_memories(self, params: ListParams) -> ListResult:
-        """The memories with their categories and statistics."""
+        """A page of the memories with their categories and statistics (`nextCursor`
+        names the next one)."""
         self.touch()
+        try:
+            after = inventory.position_of(params.cursor) if params.cursor is not None else None
+        except ValueError as exc:
+            raise InvalidRequest(f"cursor: {exc}") from None
         snapshot = await self.session.view()
-        memories = await asyncio.to_thread(
+        page = await asyncio.to_thread(
             inventory.list_memories,
             self.write.writer,
             snapshot,
             scope=params.scope,
             category=params.category,
+            after=after,
+            limit=params.limit or LIST_PAGE_LIMIT,
         )
-        return list_wire(memories)
+        return list_wire(page)
 
     async def extract(self, params: ExtractParams) -> dict[str, Any]:
         """Extraction through the same gate, conflicts and writer."""

@@ -38,6 +38,7 @@ log = logging.getLogger("memory_recall.network")
 # More changes than this at once (a branch switch, a sync) rebuild in the
 # background rather than re-link memory by memory on a recall's path.
 INCREMENTAL_LIMIT = 200
+KEYS_KEPT = 1_000_000  # memories' state-store keys kept (past it, worked out afresh)
 
 
 class NetworkSide:
@@ -56,6 +57,7 @@ class NetworkSide:
         self._building: asyncio.Task[None] | None = None
         self.root_keys = [root_key(r) for r in catalog.roots]
         self._co_use: dict[tuple[str, str], int] = {}
+        self._keys: dict[str, MemoryKey] = {}
 
     # -- keeping it up to date -------------------------------------------------------------
 
@@ -140,7 +142,17 @@ class NetworkSide:
         doc = self.catalog.get(path)
         if doc is None:
             return None
-        return self.root_keys[doc.root_index], Path(doc.relative_path).as_posix()
+        key = self._keys.get(path)
+        if key is None:
+            # A path's root and place in it never change: worked out once (a recall asks
+            # for every candidate's key, and the status figures for every memory's).
+            if len(self._keys) >= KEYS_KEPT:
+                self._keys.clear()
+            key = self._keys[path] = (
+                self.root_keys[doc.root_index],
+                Path(doc.relative_path).as_posix(),
+            )
+        return key
 
     def used_together(self, paths: Sequence[str]) -> int:
         """Memories used together in one recall: one more co-use for every pair."""

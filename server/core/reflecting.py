@@ -45,6 +45,8 @@ RECENT_RECALLS = 256  # recalls memory/explain and memory/feedback can name by t
 # thread: server.daemon.background) only when the memories or the statistics
 # changed, and staleness (files in the workspace) at most this often.
 STATUS_STALE_TTL_S = 5.0
+# The usage per category follows recalls and feedback at most this often.
+STATUS_USAGE_TTL_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,9 @@ class ReflectionSide:
         self._spawn = spawn
         self.recent: OrderedDict[object, RecallTrace] = OrderedDict()
         self.changes = 0  # recalls recorded and feedback received: what usage sums read
+        self.feedbacks = 0  # feedback received and stored: the usage figure follows at once
+        self._usage_changes = 0  # the `changes` the usage figure was last worked out for
+        self._usage_at = float("-inf")
         self._usage: Refreshed[list[CategoryUsage]] = Refreshed("usage per category")
         self._stale: Refreshed[list[tuple[str, str]]] = Refreshed("the stale memories")
 
@@ -125,6 +130,7 @@ class ReflectionSide:
     def feedback(self, params: FeedbackParams) -> FeedbackResult:
         """Record `memory/feedback`; the store is written off the event loop."""
         self.changes += 1
+        self.feedbacks += 1
         used = list(
             dict.fromkeys([*params.used, *(i.id for i in params.items if i.verdict == "used")])
         )
@@ -158,6 +164,7 @@ class ReflectionSide:
                 except Exception as exc:
                     log.warning("could not write feedback to the state store: %s", exc)
                 self.changes += 1  # the sums read the store: read them again
+                self.feedbacks += 1
 
             self._spawn(store(), "feedback")
         return FeedbackResult(
@@ -209,7 +216,14 @@ class ReflectionSide:
             return lambda: self.category_usage(paced(docs), place, stats)
 
         expected = len(docs) * SECONDS_PER_MEMORY
-        key = (version, self.changes)
+        # Every recall counts (self.changes): worked out again for each, the figure was a
+        # pass over every memory per status while recalls came (docs/performance.md,
+        # "Recalls first"). A change of the memories, and feedback (what a host or a
+        # person asks for, then looks at), still count at once.
+        now = time.monotonic()
+        if self.changes != self._usage_changes and now - self._usage_at >= STATUS_USAGE_TTL_S:
+            self._usage_changes, self._usage_at = self.changes, now
+        key = (version, self.feedbacks, self._usage_changes)
         return await self._usage.get(key, prepare, wait_s, expected_s=expected)
 
     async def status_stale(

@@ -340,13 +340,14 @@ def history_wire(path: str, entries: Sequence[inventory.HistoryEntry]) -> Histor
     return HistoryResult(path=path, entries=[HistoryEntry(**vars(e)) for e in entries])
 
 
-def list_wire(memories: Sequence[inventory.ListedMemory]) -> ListResult:
+def list_wire(page: inventory.Page) -> ListResult:
     out = []
-    for memory in memories:
+    for memory in page.memories:
         fields: dict[str, Any] = dict(vars(memory))
         stats = fields.pop("stats")
         out.append(ListedMemory(**fields, stats=MemoryStatistics(**vars(stats))))
-    return ListResult(memories=out)
+    after = page.after
+    return ListResult(memories=out, next_cursor=inventory.cursor_of(after) if after else None)
 
 
 def proposal_wire(proposal: Proposal) -> WireProposal:

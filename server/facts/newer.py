@@ -12,6 +12,7 @@ says which memory it supersedes and when each was written.
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -56,6 +57,11 @@ def written_on(doc: MemoryDocument) -> str:
     )
 
 
+# A pair's verdict depends on their texts alone: a recall asks again for the pairs the
+# last recalls judged (the same memories answer the same questions).
+_judge = functools.lru_cache(maxsize=2048)(judge)
+
+
 def _newness(doc: MemoryDocument) -> tuple[str, float, str]:
     return (written_on(doc), doc.mtime_ms, doc.path)
 
@@ -87,7 +93,7 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
         for newer in reversed(ordered[i + 1 :]):
             if newer.path == older.path or newer.path in out:
                 continue
-            verdict = judge(_text(newer), _text(older))
+            verdict = _judge(_text(newer), _text(older))
             # Sure, or unsure where the write side already linked the two (the newer
             # "maybe supersedes" the older): both are in this delivery, about one query.
             # (In either direction: the older of a linked pair may have been updated since.)

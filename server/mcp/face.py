@@ -45,6 +45,7 @@ from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.errors import refusal
 from memory_recall.server.core.rehearsal import rehearse_recall_path
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.mcp.wire import serve_stdio
 from memory_recall.server.recall.prompt import HEADING, NOTICE
 from memory_recall.server.recall.search import SearchError
 from memory_recall.server.recall.search import find_memory as lookup
@@ -331,11 +332,14 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
 
     @tool(READ_ONLY)
     async def memory_list(
-        scope: Literal["project", "team", "user"] | None = None, category: str | None = None
+        scope: Literal["project", "team", "user"] | None = None,
+        category: str | None = None,
+        cursor: str | None = None,
     ) -> dict[str, Any]:
-        """Every memory with its category and statistics (recalled, delivered, used);
-        `scope` and `category` (such as `lessons`) narrow the list."""
-        params = _checked(ListParams, {"scope": scope, "category": category})
+        """The memories with their category and statistics (recalled, delivered, used), up to
+        500 at a time: pass `nextCursor` as `cursor` for the next ones. `scope` and
+        `category` (such as `lessons`) narrow the list."""
+        params = _checked(ListParams, {"scope": scope, "category": category, "cursor": cursor})
         answer = (await _served(core.list_memories(params))).wire()
         for item in answer["memories"]:
             item["uri"] = memory_uri(item["scope"], item["relativePath"])
@@ -422,7 +426,8 @@ def run(core: MemoryCore, log_level: str = "WARNING") -> int:
             log.warning("memory-recall: %s", problem)
         core.start()
         try:
-            await server.run_stdio_async()
+            # The SDK's run_stdio_async, every line answered (server/mcp/wire.py).
+            await serve_stdio(server._lowlevel_server)
         finally:
             await core.stop()
 

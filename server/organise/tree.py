@@ -19,29 +19,33 @@ from memory_recall.server.organise.categories import (
     explain_category,
 )
 
-_CACHE_LIMIT = 50_000  # placements kept; past it the cache starts again
+# Placements kept, one per path (the newest version of each file): past it the cache starts
+# again. Above any corpus served: a cap below the corpus's size made every pass over it
+# (the status figures) place every memory again.
+_CACHE_LIMIT = 1_000_000
 
 
 class TopicTree:
     """Places memories on the tree, once per version of each file."""
 
     def __init__(self) -> None:
-        self._placed: dict[tuple[str, float], CategoryDecision] = {}
+        self._placed: dict[str, tuple[float, CategoryDecision]] = {}
 
     def place(self, doc: MemoryDocument) -> CategoryDecision:
         """Where `doc` sits, and why."""
-        key = (doc.path, doc.mtime_ms)
-        found = self._placed.get(key)
-        if found is None:
-            if len(self._placed) >= _CACHE_LIMIT:
-                self._placed.clear()
-            found = self._placed[key] = explain_category(
-                type=doc.type,
-                title=doc.title,
-                description=doc.description,
-                body=doc.body,
-                declared=doc.meta("category"),
-            )
+        kept = self._placed.get(doc.path)
+        if kept is not None and kept[0] == doc.mtime_ms:
+            return kept[1]
+        if len(self._placed) >= _CACHE_LIMIT:
+            self._placed.clear()
+        found = explain_category(
+            type=doc.type,
+            title=doc.title,
+            description=doc.description,
+            body=doc.body,
+            declared=doc.meta("category"),
+        )
+        self._placed[doc.path] = (doc.mtime_ms, found)
         return found
 
     def tree(self, docs: Iterable[MemoryDocument]) -> Tree:

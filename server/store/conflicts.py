@@ -18,13 +18,13 @@ matches plus every memory whose normalized title equals the new one's (`same_tit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import regex
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.facts.judgement import Judgement
+from memory_recall.server.facts.judgement import Judgement, read_memory
 from memory_recall.server.facts.judgement import MemoryText as FactText
 from memory_recall.server.facts.judgement import judge as judge_facts
 from memory_recall.server.facts.terms import read_terms
@@ -76,6 +76,13 @@ def of_judgement(judgement: Judgement) -> Verdict:
 def judge(new: FactText, old: FactText) -> Verdict:
     """How `new` relates to `old`, an existing memory of the same root."""
     return of_judgement(judge_facts(_plain(new), _plain(old)))
+
+
+def read_ahead(memories: Iterable[FactText]) -> None:
+    """Read each memory's statements now (off the event loop), for a `judge` soon after:
+    `read_memory` keeps what it read, by the memory's text."""
+    for memory in memories:
+        read_memory(_plain(memory))
 
 
 def _plain(memory: FactText) -> FactText:

@@ -11,13 +11,16 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import json
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.view import CorpusView, input_order_key
 from memory_recall.server.store.confined import is_regular
 from memory_recall.server.store.errors import WriteError, WriteFailed
 from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target, root_key
@@ -60,23 +63,67 @@ def _in_category(slug: str | None, wanted: str | None) -> bool:
     return slug == wanted or slug.startswith(wanted + "/")
 
 
+Position = tuple[int, int, float, str]  # a memory's place in input order (input_order_key)
+
+
+@dataclass
+class Page:
+    """Memories of one page, and where the next page starts (None: this is the last)."""
+
+    memories: list[ListedMemory]
+    after: Position | None
+
+
+def cursor_of(position: Position) -> str:
+    """A position as memory/list's `nextCursor` (JSON: clients pass it back as it is)."""
+    return json.dumps(list(position), ensure_ascii=False, separators=(",", ":"))
+
+
+def position_of(cursor: str) -> Position:
+    """The position a `cursor` names; ValueError when it is not one memory/list gave."""
+    try:
+        rank, root, mtime, path = json.loads(cursor)
+    except (ValueError, TypeError, RecursionError):
+        raise ValueError("not a cursor that memory/list gave") from None
+    if not (
+        type(rank) is int
+        and type(root) is int
+        and type(mtime) in (int, float)
+        and isinstance(path, str)
+    ):
+        raise ValueError("not a cursor that memory/list gave")
+    return rank, root, float(mtime), path
+
+
 def list_memories(
     writer: MemoryWriter,
     snapshot: CorpusView,
     *,
     scope: str | None = None,
     category: str | None = None,
-) -> list[ListedMemory]:
-    """Every memory of `snapshot` (of one scope, under one category), in input order.
+    after: Position | None = None,
+    limit: int | None = None,
+) -> Page:
+    """The memories of `snapshot` (of one scope, under one category) in input order: those
+    placed after `after`, at most `limit` of them.
 
-    Reads each file's front matter; safe off the event loop (the snapshot is immutable).
+    Reads each listed file's front matter, so a page costs what it lists; safe off the
+    event loop (the snapshot is immutable). A page starts after a position, not an
+    offset: a memory written or removed between two pages moves no other one.
     """
     state = writer.state
     stats: dict[str, dict[str, MemoryStats]] = {}
     categories: dict[str, dict[str, tuple[str, str]]] = {}
     learned: dict[str, dict[str, tuple[str, str]]] = {}
-    out = []
-    for doc in snapshot.documents:
+    out: list[ListedMemory] = []
+    out_docs: list[MemoryDocument] = []
+    documents = snapshot.documents
+    start = 0 if after is None else bisect.bisect_right(documents, after, key=input_order_key)
+    next_after: Position | None = None
+    for doc in documents[start:]:
+        if limit is not None and len(out) >= limit:
+            next_after = input_order_key(out_docs[-1])
+            break
         if scope is not None and doc.scope.value != scope:
             continue
         root = writer.roots[doc.root_index]
@@ -105,6 +152,7 @@ def list_memories(
                 learned.setdefault(key, {})[rel] = (doc.content_hash, slug)
         if not _in_category(slug, category):
             continue
+        out_docs.append(doc)
         out.append(
             ListedMemory(
                 path=doc.path,
@@ -129,7 +177,7 @@ def list_memories(
             # A busy store only costs the next list the inference again.
             with contextlib.suppress(WriteFailed):
                 state.cache_categories(key, found)
-    return out
+    return Page(out, next_after)
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,24 @@ the store cannot see the detector itself.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from memory_recall.server.models import SelectionRequest, Selector
 from memory_recall.server.models.complete import Completer, CompletionRequest
 from memory_recall.server.store.secrets import find_secrets, redact
 
+# Each recall offers the selector up to 200 candidates, and the same memories come back
+# recall after recall: their descriptions' verdicts are kept (by text, so an edited
+# description is checked again). Unkept, the detector was most of the event loop's time
+# between recalls at 10,000 memories (docs/performance.md, "Recalls first").
+DESCRIPTIONS_KEPT = 65_536
+
 
 def _clean(text: str) -> str:
     return redact(text) if text and find_secrets(text) else text
+
+
+_clean_description = functools.lru_cache(maxsize=DESCRIPTIONS_KEPT)(_clean)
 
 
 class GuardedSelector:
@@ -30,10 +40,9 @@ class GuardedSelector:
 
     async def select(self, request: SelectionRequest) -> list[str]:
         candidates = [
-            dataclasses.replace(doc, description=_clean(doc.description))
-            if doc.description and find_secrets(doc.description)
-            else doc
+            doc if clean is doc.description else dataclasses.replace(doc, description=clean)
             for doc in request.candidates
+            for clean in (_clean_description(doc.description),)
         ]
         query = _clean(request.query)
         return await self.inner.select(

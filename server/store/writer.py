@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -61,6 +62,7 @@ from memory_recall.server.store.conflicts import (
     Verdict,
     judge,
     of_judgement,
+    read_ahead,
     title_key,
 )
 from memory_recall.server.store.edits import archive_changes, parse_file, set_flags
@@ -105,6 +107,8 @@ ALSO_REPLACED_SIMILARITY = 0.6
 # Memories an unsure new one is linked to (`related`, `maybeSupersedes`): the closest few.
 LINKED_AT_MOST = 3
 
+log = logging.getLogger("memory_recall")
+
 
 def _merge(results: Sequence[WriteResult]) -> WriteResult:
     """The results of a batch's operations, as one answer."""
@@ -137,6 +141,22 @@ def _joined(targets: Sequence[str], run: Callable[[str], WriteResult]) -> WriteR
 
 class _ViewChanged(Exception):
     """The catalog was behind the disk for a file a decision needs: plan again."""
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """A remember's conflict candidates, as found in `snapshot`."""
+
+    index: int
+    snapshot: CorpusView
+    docs: list[MemoryDocument]
+
+    def current(self, catalog: MemoryCatalog) -> bool:
+        """Whether nothing changed since: the catalog's version, and its live index's."""
+        live = self.snapshot.live_index
+        return catalog.snapshot().version == self.snapshot.version and (
+            live is None or live.version == self.snapshot.live_index_version
+        )
 
 
 @dataclass
@@ -277,8 +297,9 @@ class MemoryWriter:
         """The same operations for the daemon: decided on the event loop (which owns the
         catalog), carried out in a worker thread (locks and fsync never block recalls)."""
         settled = await self._settle(request) if kind == "remember" else {}  # type: ignore[arg-type]
+        ahead = await self._read_ahead(request) if kind == "remember" else None  # type: ignore[arg-type]
         planners: dict[str, Callable[[], Plan | WriteResult]] = {
-            "remember": lambda: self._plan_remember(request, settled),  # type: ignore[arg-type]
+            "remember": lambda: self._plan_remember(request, settled, ahead),  # type: ignore[arg-type]
             "update": lambda: self._plan_update(request),  # type: ignore[arg-type]
             "forget": lambda: reversal.plan_forget(self, request),  # type: ignore[arg-type]
             "restore": lambda: reversal.plan_restore(self, str(request)),
@@ -514,15 +535,48 @@ class MemoryWriter:
             if q.id in settled
         }
 
+    async def _read_ahead(self, request: RememberRequest) -> _Candidates | None:
+        """The conflict candidates of a remember, found and their statements read in a
+        worker thread (docs/performance.md, "Writes in milliseconds"): ranking the new
+        memory's whole text against the index and reading the candidates' statements are
+        most of a remember, and on the event loop they held every recall behind them. The
+        plan, made on the event loop, takes these candidates only if the catalog has not
+        changed since (its version, and the live index's), else finds them again; it finds
+        their statements read (`read_memory` keeps them)."""
+        draft = self._draft(request)
+        if isinstance(draft, WriteResult):
+            return None  # refused by the gate: the plan says so
+        index, _root, new = draft
+        snapshot = self.catalog.snapshot()
+        view = self._root_view(index)
+
+        def find_and_read() -> list[MemoryDocument]:
+            docs = self._candidates(index, new, view, snapshot)
+            read_ahead(paced([new, *(MemoryText.of(doc) for doc in docs)]))
+            return docs
+
+        try:
+            docs = await asyncio.to_thread(find_and_read)
+        except Exception as exc:  # the catalog moved under the search: the plan searches
+            log.debug("conflict candidates found again on the event loop: %r", exc)
+            return None
+        return _Candidates(index, snapshot, docs)
+
     def _plan_remember(
-        self, request: RememberRequest, settled: dict[tuple[str, str], Verdict] | None = None
+        self,
+        request: RememberRequest,
+        settled: dict[tuple[str, str], Verdict] | None = None,
+        ahead: _Candidates | None = None,
     ) -> Plan | WriteResult:
         draft = self._draft(request)
         if isinstance(draft, WriteResult):
             return draft
         index, root, new = draft
         view = self._root_view(index)
-        judged = self._judge(index, new, view, settled or {})
+        current = ahead is not None and ahead.index == index and ahead.current(self.catalog)
+        judged = self._judge(
+            index, new, view, settled or {}, ahead.docs if current and ahead else None
+        )
         propose = not request.apply or (request.origin == "extract" and root.scope is Scope.TEAM)
         plan = Plan(index, root, "remember", request.trigger, [], uses_view=True)
         plan.entries = view.entries
@@ -555,9 +609,29 @@ class MemoryWriter:
         new: MemoryText,
         view: _RootView,
         settled: dict[tuple[str, str], Verdict] | None = None,
+        candidates: Sequence[MemoryDocument] | None = None,
     ) -> list[tuple[MemoryDocument, Verdict]]:
-        """The root's candidates for the new memory, judged, the most telling first."""
-        snapshot: CorpusView = self.catalog.snapshot()
+        """The root's candidates for the new memory (or `candidates`, found for this very
+        catalog), judged, the most telling first."""
+        if candidates is None:
+            candidates = self._candidates(index, new, view)
+        settled = settled or {}
+        judged = [
+            (doc, settled.get((doc.path, doc.content_hash)) or judge(new, MemoryText.of(doc)))
+            for doc in candidates
+        ]
+        judged.sort(
+            key=lambda item: (not item[1].acts, PRECEDENCE[item[1].kind], -item[1].similarity)
+        )
+        return judged
+
+    def _candidates(
+        self, index: int, new: MemoryText, view: _RootView, snapshot: CorpusView | None = None
+    ) -> list[MemoryDocument]:
+        """The memories of root `index` a new memory may conflict with: the ranker's best
+        matches in `snapshot` (by default the catalog's now), and every memory of the same
+        title."""
+        snapshot = snapshot if snapshot is not None else self.catalog.snapshot()
         query = f"{new.title}\n{new.description}\n{new.body}"
         tokens = self.ranker.tokenize(query)
         candidates: dict[str, MemoryDocument] = {}
@@ -571,15 +645,7 @@ class MemoryWriter:
             if doc_key == key:
                 doc = view.docs[rel]
                 candidates.setdefault(doc.path, doc)
-        settled = settled or {}
-        judged = [
-            (doc, settled.get((doc.path, doc.content_hash)) or judge(new, MemoryText.of(doc)))
-            for doc in candidates.values()
-        ]
-        judged.sort(
-            key=lambda item: (not item[1].acts, PRECEDENCE[item[1].kind], -item[1].similarity)
-        )
-        return judged
+        return list(candidates.values())
 
     def _plan_duplicate(self, plan: Plan, doc: MemoryDocument, verdict: Verdict) -> None:
         rel = _posix(doc.relative_path)

@@ -278,3 +278,69 @@ async def test_files_changed_by_hand_are_served_while_it_runs(
 
         got = await asyncio.wait_for(seen(), WAIT)
         assert got["memories"][0]["uri"] == "memory://memories/team/oncall.md"
+
+
+def test_lines_it_cannot_read_are_answered_and_it_keeps_serving(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A line that is not JSON, nested 100,000 deep, or no JSON-RPC message gets a -32700 or
+    -32600 answer (the SDK alone drops it and the host waits for ever); the face goes on."""
+    import select
+    import subprocess
+    import time
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memory_recall.server", "mcp", "--workspace", str(workspace)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")},
+    )  # fmt: skip
+    assert process.stdin and process.stdout
+    pending = b""
+
+    def send(line: bytes) -> None:
+        assert process.stdin
+        process.stdin.write(line + b"\n")
+        process.stdin.flush()
+
+    def answer_to(msg_id: Any) -> dict[str, Any]:
+        nonlocal pending
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                message = json.loads(line)
+                if "id" in message and message["id"] == msg_id:
+                    return message  # type: ignore[no-any-return]
+            ready, _, _ = select.select([process.stdout], [], [], 0.2)
+            if ready:
+                chunk = os.read(process.stdout.fileno(), 1 << 20)  # type: ignore[union-attr]
+                assert chunk, "the MCP face closed its stdout"
+                pending += chunk
+        raise TimeoutError(f"no answer to id {msg_id!r}")
+
+    deep = 100_000
+    try:
+        send(json.dumps({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}},
+        }).encode())  # fmt: skip
+        assert "result" in answer_to(1)
+        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        for line, code in (
+            (b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"a":'
+             + b"[" * deep + b"]" * deep + b"}}", -32700),
+            (b"[" * deep + b"]" * deep, -32700),
+            (b'{"a":' * deep + b"1" + b"}" * deep, -32700),
+            (b"{not json", -32700),
+            (b'{"jsonrpc":"2.0","what":"nothing"}', -32600),
+        ):  # fmt: skip
+            send(line)
+            reply = answer_to(None)
+            assert reply["error"]["code"] == code, (line[:60], reply)
+        send(b'{"jsonrpc":"2.0","id":3,"method":"tools/list"}')
+        tools = answer_to(3)["result"]["tools"]
+        assert any(t["name"] == "memory_recall" for t in tools)
+    finally:
+        process.kill()
+        process.wait(timeout=WAIT)

@@ -84,6 +84,16 @@ async def test_malformed_bodies_get_json_rpc_errors_and_daemon_survives(tmp_path
             (b"[1, 2]", methods.INVALID_REQUEST),
             (b'"just a string"', methods.INVALID_REQUEST),
             (b'{"jsonrpc": "2.0"}', methods.INVALID_REQUEST),
+            # 100,000 levels deep, in params and as the whole body (issue 33)
+            (
+                b'{"jsonrpc":"2.0","id":7,"method":"memory/status","params":{"a":'
+                + b"[" * 100_000
+                + b"]" * 100_000
+                + b"}}",
+                methods.PARSE_ERROR,
+            ),
+            (b"[" * 100_000 + b"]" * 100_000, methods.PARSE_ERROR),
+            (b'{"a":' * 100_000 + b"1" + b"}" * 100_000, methods.PARSE_ERROR),
         ):
             client.send_raw(body)
             reply = await asyncio.wait_for(replies.get(), WAIT)

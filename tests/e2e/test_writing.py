@@ -12,6 +12,8 @@ import pytest
 from memory_recall.protocol import methods
 from memory_recall.protocol.client import MemoryRecallClient, RpcError
 
+from tests.memory_files import write_memory
+
 WAIT = 10
 
 
@@ -96,6 +98,31 @@ async def test_content_hash_guards_updates_and_list_carries_statistics(
         await client.close()
 
 
+async def test_list_comes_in_pages_that_join_into_the_whole_list(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    root = tmp_path / "project"
+    for i in range(12):
+        write_memory(root, f"note-{i:02d}.md", f"note {i}", f"port {7000 + i}")
+    client = await start([(root, "project")])
+    try:
+        whole = await client.list_memories(every_page=False)
+        assert len(whole.memories) == 12 and whole.next_cursor is None
+        pages, cursor = [], None
+        while True:
+            page = await client.list_memories(limit=5, cursor=cursor, every_page=False)
+            pages.append([m.title for m in page.memories])
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert [len(p) for p in pages] == [5, 5, 2]
+        assert [t for p in pages for t in p] == [m.title for m in whole.memories]
+        joined = await client.list_memories(limit=5)
+        assert [m.title for m in joined.memories] == [m.title for m in whole.memories]
+    finally:
+        await client.close()
+
+
 async def test_the_watcher_does_not_re_read_the_daemons_own_writes(
     tmp_path: Path, state_dir: Path
 ) -> None:
@@ -148,6 +175,10 @@ BAD_PARAMS: list[tuple[str, Any, str]] = [
     (methods.UNDO, {"operation": "op-unknown"}, "operation"),
     (methods.HISTORY, {"path": None}, "path"),
     (methods.LIST, {"scope": 1}, "scope"),
+    (methods.LIST, {"limit": 501}, "limit"),
+    (methods.LIST, {"limit": 0}, "limit"),
+    (methods.LIST, {"cursor": "page 2"}, "cursor"),
+    (methods.LIST, {"cursor": '["a",0,1.0,"x"]'}, "cursor"),
 ]
 
 

@@ -62,6 +62,14 @@ def test_the_tree_counts_every_category_and_caches_placements(monkeypatch):
     real = tree_module.explain_category
     monkeypatch.setattr(tree_module, "explain_category", lambda **kw: calls.append(1) or real(**kw))
     assert tree.tree(docs) == t and not calls  # unchanged files are not placed again
+    # A new version of a file replaces its placement: one kept per path, however many
+    # versions (a cap below the corpus made every status place every memory again).
+    for day in range(1, 4):
+        again = memory("Grafana", "the dashboards moved", type="reference",
+                       name=docs[1].relative_path, days=day)  # fmt: skip
+        assert again.path == docs[1].path
+        tree.place(again)
+    assert len(calls) == 3 and len(tree._placed) == 3
 
 
 def test_the_rules_read_the_start_of_each_field_however_long_the_file():

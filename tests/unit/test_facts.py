@@ -9,8 +9,16 @@ from pathlib import Path
 
 import pytest
 from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.documents import MemoryDocument, parse_memory
-from memory_recall.server.facts.judgement import MemoryText, judge
+from memory_recall.server.facts.judgement import (
+    MemoryText,
+    Reading,
+    _rank,
+    answered,
+    judge,
+    read_memory,
+)
 from memory_recall.server.facts.newer import superseded
 from memory_recall.server.facts.rewrite import rewrite
 from memory_recall.server.facts.slots import compare
@@ -29,6 +37,8 @@ from memory_recall.server.store.metadata import derive
 from memory_recall.server.store.requests import RememberRequest
 from memory_recall.server.store.state import StateStore
 from memory_recall.server.store.writer import MemoryWriter
+
+CONFLICTS = Path(__file__).parents[2] / "fixtures" / "conflicts"
 
 
 def text(body: str) -> MemoryText:
@@ -255,3 +265,54 @@ def test_the_writer_links_an_unsure_pair_and_asks_its_tiers(tmp_path: Path) -> N
     assert "related: [python-code-is-formatted-with-black.md]" in content
     assert "supersedes: [python-code-is-formatted-with-black.md]" in content
     assert "black" in (root / "python-code-is-formatted-with-black.md").read_text("utf-8")
+
+
+# -- the pair search: the same answer as every pair compared --------------------------------
+
+
+def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
+    """The judgement's pair search as the rule reads: every eligible pair, the first best."""
+    pairs = []
+    for j, new_terms in enumerate(b.terms):
+        best = None
+        for i, old_terms in enumerate(a.terms):
+            if a.statements[i].label and a.statements[i].label != b.statements[j].label:
+                continue
+            found = compare(old_terms, new_terms, a.negated != b.negated)
+            if best is None or _rank(found) > _rank(best[1]):
+                best = (i, found)
+        if best is not None:
+            pairs.append((best[0], j, best[1]))
+    return pairs
+
+
+def test_the_pair_search_answers_as_every_pair_compared() -> None:
+    """`answered` compares only the statement pairs that share a term: on the tuning and
+    blind pairs, and on long synthetic memories against each other, it finds what
+    comparing every pair finds."""
+    readings = []
+    for name in ("pairs.json", "pairs-blind.json", "slots.json", "slots-blind.json"):
+        for pair in json.loads((CONFLICTS / name).read_text(encoding="utf-8"))["pairs"]:
+            old, new = pair["old"], pair["new"]
+            readings.append(
+                (
+                    read_memory(_as_text(old)),
+                    read_memory(_as_text(new)),
+                )
+            )
+    docs = synthetic_documents(40, seed=5)
+    readings += [
+        (read_memory(MemoryText(x.title, x.description, x.body[:4000], x.type)),
+         read_memory(MemoryText(y.title, y.description, y.body[:4000], y.type)))
+        for x, y in zip(docs, docs[1:] + docs[:1], strict=True)
+    ]  # fmt: skip
+    assert len(readings) > 100
+    for a, b in readings:
+        assert answered(a, b) == _every_pair(a, b)
+        assert answered(b, a) == _every_pair(b, a)
+
+
+def _as_text(side: dict[str, str]) -> MemoryText:
+    if "body" in side:
+        return MemoryText(side["title"], side["description"], side["body"], side["type"])
+    return text(side["text"])

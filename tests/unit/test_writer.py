@@ -15,7 +15,12 @@ from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store import files
 from memory_recall.server.store.errors import ChangedOnDisk, InvalidWrite, WriteFailed
 from memory_recall.server.store.files import ROOT_LOCK_NAME
-from memory_recall.server.store.inventory import list_memories, memory_history
+from memory_recall.server.store.inventory import (
+    cursor_of,
+    list_memories,
+    memory_history,
+    position_of,
+)
 from memory_recall.server.store.journal import APPLIED, FAILED, Journal
 from memory_recall.server.store.memory_file import MemoryFile
 from memory_recall.server.store.state import StateStore
@@ -458,17 +463,50 @@ def test_the_index_cap_is_reported_never_silent(tmp_path: Path) -> None:
 def test_list_shows_categories_flags_and_statistics(world: World) -> None:
     world.remember("Always squash-merge feature branches.", pinned=True)
     world.remember("I prefer terse answers.")
-    memories = list_memories(world.writer, world.catalog.snapshot())
+    memories = list_memories(world.writer, world.catalog.snapshot()).memories
     assert {m.scope for m in memories} == {"project", "user"}
     pinned = [m for m in memories if m.pinned]
     assert len(pinned) == 1 and pinned[0].stats.writes == 1
     assert all(m.category for m in memories)
-    only_user = list_memories(world.writer, world.catalog.snapshot(), scope="user")
+    only_user = list_memories(world.writer, world.catalog.snapshot(), scope="user").memories
     assert [m.type for m in only_user] == ["user"]
     by_category = list_memories(
         world.writer, world.catalog.snapshot(), category=memories[0].category.split("/")[0]
-    )
+    ).memories
     assert memories[0].path in {m.path for m in by_category}
+
+
+def test_list_pages_follow_input_order_and_a_write_between_pages_moves_nothing(
+    world: World,
+) -> None:
+    for i in range(7):
+        world.remember(f"Service number {i} listens on its own port {9000 + i}.")
+    snapshot = world.catalog.snapshot()
+    whole = list_memories(world.writer, snapshot)
+    assert whole.after is None and len(whole.memories) == len(snapshot.documents) >= 7
+    first = list_memories(world.writer, snapshot, limit=3)
+    assert [m.path for m in first.memories] == [m.path for m in whole.memories[:3]]
+    assert first.after is not None
+    cursor = cursor_of(first.after)
+    assert position_of(cursor) == first.after
+    # A memory written between two pages comes first in input order (newest): it moves
+    # none of the others, so no page repeats or skips one.
+    world.remember("A late note about the frobnicator cache warmer.")
+    later = world.catalog.snapshot()
+    pages, after = [first.memories], position_of(cursor)
+    while after is not None:
+        page = list_memories(world.writer, later, after=after, limit=3)
+        pages.append(page.memories)
+        after = page.after
+    paths = [m.path for page in pages for m in page]
+    assert paths == [m.path for m in whole.memories]
+    assert all(len(page) <= 3 for page in pages)
+
+
+@pytest.mark.parametrize("cursor", ["", "[1,2]", '["a",0,1.0,"p"]', "{", "[" * 10_000])
+def test_a_cursor_memory_list_did_not_give_is_refused(cursor: str) -> None:
+    with pytest.raises(ValueError, match="not a cursor"):
+        position_of(cursor)
 
 
 def test_without_a_state_store_writes_are_refused(tmp_path: Path) -> None:
@@ -507,3 +545,25 @@ def test_deleting_the_state_store_loses_history_never_a_memory(world: World) -> 
     assert again.action == "unchanged"  # the memory itself still counts
     with pytest.raises(InvalidWrite):
         world.writer.undo(op.operation)  # an operation the new store never saw
+
+
+def test_a_remember_finds_its_candidates_ahead_and_only_uses_them_while_nothing_changed(
+    world: World,
+) -> None:
+    """The daemon's remember finds and reads its conflict candidates in a worker thread; the
+    plan takes them only while the catalog (and its live index) is as they were found in."""
+    import asyncio
+
+    world.remember("The payments service deploys with Helm chart v3.2.")
+    request = RememberRequest("The payments service deploys with Helm chart v3.4.")
+    ahead = asyncio.run(world.writer._read_ahead(request))
+    assert ahead is not None and ahead.current(world.catalog)
+    assert [d.title for d in ahead.docs] == [d.title for d in world.writer._candidates(
+        ahead.index, world.writer._draft(request)[2], world.writer._root_view(ahead.index)  # type: ignore[index]
+    )]  # fmt: skip
+    assert any("Helm" in d.body for d in ahead.docs)
+    world.remember("Staging runs in eu-west-1.")  # the catalog moves on
+    assert not ahead.current(world.catalog)
+    # The daemon's path end to end: the v3.2 memory is updated, not kept beside v3.4.
+    result = asyncio.run(world.writer.run_async("remember", request))
+    assert [op.action for op in result.operations] == ["updated"], result

@@ -470,9 +470,19 @@ export class MemoryClient implements Disposable {
     return this.write<ConsolidateResult>(Methods.consolidate, params, token);
   }
 
-  /** `memory/list`: memories with their flags and statistics. */
-  list(params: ListParams = {}, token?: CancellationToken): Promise<ListResult> {
-    return request<ListResult>(this.connection, Methods.list, params, token);
+  /** `memory/list`: memories with their flags and statistics, every page joined (the
+   * daemon answers 500 at a time; `nextCursor` names the next page). */
+  async list(params: ListParams = {}, token?: CancellationToken): Promise<ListResult> {
+    const memories: ListResult['memories'] = [];
+    let cursor = params.cursor ?? undefined;
+    for (;;) {
+      const page = await request<ListResult>(this.connection, Methods.list, { ...params, cursor }, token);
+      memories.push(...page.memories);
+      if (!page.nextCursor) {
+        return { memories };
+      }
+      cursor = page.nextCursor;
+    }
   }
 
   /** `memory/tree`: the topic tree with its members. */

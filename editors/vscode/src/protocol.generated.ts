@@ -1496,17 +1496,29 @@ export interface WriteOptions {
   maxChars?: number | null;
 }
 /**
- * `memory/list`: memories with their statistics.
+ * `memory/list`: memories with their statistics, a page at a time (in input order).
  */
 export interface ListParams {
   /**
    * a topic-tree slug: `lessons` or `lessons/errors`
    */
   category?: string | null;
+  /**
+   * the `nextCursor` of the previous page: the page after it
+   */
+  cursor?: string | null;
+  /**
+   * most memories in this page (default and at most 500)
+   */
+  limit?: number | null;
   scope?: ('project' | 'user' | 'team') | null;
 }
 export interface ListResult {
   memories: ListedMemory[];
+  /**
+   * more memories follow: pass it as `cursor` for the next page; null on the last page
+   */
+  nextCursor?: string | null;
 }
 export interface ListedMemory {
   always: boolean;

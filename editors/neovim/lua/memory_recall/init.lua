@@ -250,9 +250,27 @@ function M.history(path, callback)
   request(daemon.methods.history, { path = path }, callback)
 end
 
---- `memory/list`: `{ scope, category }`; callback({ memories }|nil, err).
+--- `memory/list`: `{ scope, category }`; callback({ memories }|nil, err). The
+--- daemon answers a page at a time (`nextCursor` names the next): every page is
+--- fetched and joined.
 function M.list(opts, callback)
-  request(daemon.methods.list, wire(opts), callback)
+  callback = callback or function() end
+  local memories = {}
+  local function page(cursor)
+    local params = wire(vim.tbl_extend('force', opts or {}, { cursor = cursor }))
+    request(daemon.methods.list, params, function(result, err, code)
+      if not result then
+        return callback(result, err, code)
+      end
+      vim.list_extend(memories, result.memories or {})
+      local next_cursor = result.nextCursor
+      if next_cursor == nil or next_cursor == vim.NIL then
+        return callback({ memories = memories })
+      end
+      page(next_cursor)
+    end)
+  end
+  page(nil)
 end
 
 --- `memory/extract`: `{ trigger, transcript = { { role, content } }, files =
