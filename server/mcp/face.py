@@ -41,10 +41,12 @@ from memory_recall.protocol.messages import (
     UpdateParams,
     WriteResult,
 )
+from memory_recall.server import opening
 from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.errors import refusal
 from memory_recall.server.core.rehearsal import rehearse_recall_path
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.mcp.stdio import opened_stdio
 from memory_recall.server.recall.prompt import HEADING, NOTICE
 from memory_recall.server.recall.search import SearchError
 from memory_recall.server.recall.search import find_memory as lookup
@@ -414,6 +416,7 @@ def run(core: MemoryCore, log_level: str = "WARNING") -> int:
         logging.getLogger(name).setLevel(logging.WARNING)
     if sys.stdin.isatty():  # started by hand: say what this is instead of waiting silently
         print(TTY_HINT, file=sys.stderr, flush=True)
+    early = opening.taken()
     server = build_server(core)
     rehearse_recall_path()  # what a first recall would otherwise pay for (core/rehearsal.py)
 
@@ -422,7 +425,13 @@ def run(core: MemoryCore, log_level: str = "WARNING") -> int:
             log.warning("memory-recall: %s", problem)
         core.start()
         try:
-            await server.run_stdio_async()
+            if early is None:
+                await server.run_stdio_async()
+            else:  # the opening answered the first messages (server/opening.py)
+                async with opened_stdio(early) as (read, write):
+                    # What run_stdio_async does, over the opening's streams.
+                    lowlevel = server._lowlevel_server
+                    await lowlevel.run(read, write, lowlevel.create_initialization_options())
         finally:
             await core.stop()
 
