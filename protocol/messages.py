@@ -111,6 +111,26 @@ class OrganiseOptions(WireModel):
     )
 
 
+class SyncOptions(WireModel):
+    """Sync through git (docs/sync.md): for the roots set up with `memory-recall sync init`."""
+
+    auto: StrictBool = Field(
+        default=True,
+        description="the daemon syncs each root set up for it (and not set to manual) on start, "
+        "after writes once idle, and every intervalS; false: only `memory-recall sync`",
+    )
+    interval_s: StrictInt | None = Field(
+        default=None, ge=30, le=86_400,
+        description="seconds between two syncs that pull what the other machines pushed "
+        "(default 300)",
+    )  # fmt: skip
+    idle_s: StrictInt | None = Field(
+        default=None, ge=1, le=3_600,
+        description="seconds without a write before the daemon syncs what was written "
+        "(default 5)",
+    )  # fmt: skip
+
+
 class ContextOptions(WireModel):
     """The always-loaded memories (docs/organisation.md `memory/context`)."""
 
@@ -185,6 +205,7 @@ class InitializationOptions(WireModel):
     embeddings: EmbeddingsOptions | None = Field(
         default=None, description="semantic recall through an embeddings endpoint; off when absent"
     )
+    sync: SyncOptions = Field(default_factory=SyncOptions)
 
 
 # -- memory/recall --------------------------------------------------------------
@@ -489,6 +510,43 @@ class SemanticStatus(WireModel):
     failure: str | None = Field(default=None, description="the last background failure")
 
 
+SyncState = Literal["off", "idle", "syncing", "offline", "error", "blocked"]
+
+
+class SyncHeldFile(WireModel):
+    path: str = Field(description="inside the root")
+    reason: str = Field(description="private, or the credential kinds it holds (never the value)")
+
+
+class SyncRootStatus(WireModel):
+    """One root set up for sync through git (docs/sync.md)."""
+
+    path: str
+    remote: str | None = Field(description="the remote, without any user or token in it")
+    branch: str
+    auto: bool = Field(description="the daemon syncs this root on its own")
+    state: SyncState = Field(
+        description="off (automatic sync not on), idle, syncing, offline (the remote cannot be "
+        "reached: work goes on, the daemon retries), error, blocked (a credential in a commit "
+        "not pushed: `memory-recall sync rewrite-history`)"
+    )
+    ahead: int = Field(description="commits here the remote has not got")
+    behind: int = Field(description="commits the remote had at the last fetch that are not here")
+    pending: int = Field(description="writes not committed yet (they are at the next sync)")
+    last_sync_ms: int | None = Field(description="the last sync that reached the remote")
+    last_error: str | None = None
+    retry_at_ms: int | None = Field(
+        default=None, description="when the daemon tries again after a failure (back-off)"
+    )
+    held: list[SyncHeldFile] = Field(
+        default_factory=list, description="files that stay on this machine"
+    )
+    secrets: list[str] = Field(
+        default_factory=list,
+        description="credentials found in the history (path and commit, never the value)",
+    )
+
+
 class StatusResult(WireModel):
     """`memory/status` result."""
 
@@ -530,6 +588,11 @@ class StatusResult(WireModel):
     network: NetworkStatus | None = Field(default=None, description="the memory network")
     suggestions: SuggestionStatus | None = Field(
         default=None, description="memory/observe events and the suggestions they brought"
+    )
+    sync: list[SyncRootStatus] | None = Field(
+        default=None,
+        description="the roots set up for sync through git (docs/sync.md); null without the "
+        "state store",
     )
 
 

@@ -275,6 +275,11 @@ PASSTHROUGH: dict[str, tuple[str, Callable[[Sequence[str]], int]]] = {
         "language: losses, conflicts right, partial updates, newest-fact-only on histories",
         run_eval_facts,
     ),
+    "sync-bench": (
+        "sync through git at 10,000 memories: first push and pull, one change, 100 changes, "
+        "beside plain git",
+        lambda argv: run_sync_bench(argv),
+    ),
     "calibrate": (
         "fit the fast phase's confidence on the labelled corpora's tuning split (--write)",
         run_calibrate,
@@ -286,6 +291,12 @@ def run_startup_bench(argv: Sequence[str]) -> int:
     from memory_recall.server.dev.startup_bench import main as startup_bench
 
     return startup_bench(argv)
+
+
+def run_sync_bench(argv: Sequence[str]) -> int:
+    from memory_recall.server.dev.sync_bench import main as sync_bench
+
+    return sync_bench(list(argv))
 
 
 def run_hook_bench(argv: Sequence[str]) -> int:

@@ -204,6 +204,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             f"stale    {doc.path}: {found.reason}"
             for doc, found in core.organise.organiser.stale(docs)
         ]
+        import asyncio
+
+        from memory_recall.server.cli.sync import status_lines
+
+        lines += status_lines(await asyncio.to_thread(core.syncing.status))
         return lines
 
     print("\n".join(with_core(args, status)))
@@ -363,6 +368,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memory_recall.server.cli.agents import add_commands as add_agent_commands
 
     add_agent_commands(sub)
+    from memory_recall.server.cli.sync import add_commands as add_sync_commands
+
+    add_sync_commands(sub)
 
     init = sub.add_parser(
         "project-init",

@@ -89,6 +89,7 @@ from memory_recall.server.core.reflecting import ReflectionSide
 from memory_recall.server.core.searching import SearchSide
 from memory_recall.server.core.session import CatalogSession, TaskRegistry
 from memory_recall.server.core.suggesting import Notify, SuggestionSide
+from memory_recall.server.core.syncing import SyncSide
 from memory_recall.server.core.writing import (
     WriteSide,
     forget_request,
@@ -171,13 +172,21 @@ class MemoryCore:
         if options.embeddings is not None:
             self.semantic, problem = build_semantic(options.embeddings, self.write.state)
             self._note(problem)
+        # Sync through git (docs/sync.md): due after every write and every change on disk.
+        self.syncing = SyncSide(
+            self.roots,
+            self.write.state,
+            options.sync,
+            index_cap=self.write.writer.settings.index_cap,
+        )
+        self.write.writer.own_writes.listeners.append(self.syncing.wrote)
         self.session = CatalogSession(
             catalog,
             self.tasks,
             on_fault=on_fault,
             # The watcher's echo of the core's own writes is not a change to re-read.
             ignore=self.write.writer.own_writes.filter,
-            on_changed=self.semantic.changed.set if self.semantic is not None else None,
+            on_changed=self._files_changed,
         )
         self.recall_service = RecallService(
             build_selector(options.selector, host),
@@ -201,6 +210,12 @@ class MemoryCore:
         # Unsure conflicts go to the vectors, then the model (docs/writing.md, "Tiers").
         embed = self.semantic.endpoint.embed if self.semantic is not None else None
         self.write.use_tiers(completer, deadline_s, embed)
+
+    def _files_changed(self) -> None:
+        """The watcher applied a batch of changes made outside the core."""
+        if self.semantic is not None:
+            self.semantic.changed.set()
+        self.syncing.wrote()
 
     def _note(self, problem: str | None) -> None:
         if problem:
@@ -232,6 +247,8 @@ class MemoryCore:
         self.tasks.spawn(self._warm_writer(), "writer-warm-up")
         if self.organise.auto is not None:
             self.tasks.spawn(self._consolidate_when_idle(), "auto-consolidation")
+        if self.options.watch:  # a daemon, not one command: it follows the remotes too
+            self.tasks.spawn(self.syncing.run(self.session.ready), "sync")
         self.session.start(watch=self.options.watch)
 
     async def stop(self) -> None:
@@ -439,6 +456,7 @@ class MemoryCore:
             stale=stale,
             network=self.network.status(),
             suggestions=SuggestionStatus(**vars(self.suggestions.counters)),
+            sync=await asyncio.to_thread(self.syncing.status) if self.write.state else None,
         )
 
     # -- organisation ----------------------------------------------------------------------

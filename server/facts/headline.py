@@ -1,4 +1,4 @@
-"""A memory's headline by rules: its title and description from its text (SPEC §8), for a
+"""A memory's headline by rules: its title and description from its text (docs/writing.md), for a
 `remember` without them and for an update whose title or description was derived.
 
 - title: the first sentence, markdown markers removed, cut to a short line;

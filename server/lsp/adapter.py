@@ -22,6 +22,7 @@ cancellation. What protocol v1 needs beyond that lives here and nowhere else:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from concurrent.futures import Future
@@ -99,6 +100,19 @@ class MemoryProtocol(LanguageServerProtocol):
         """The JSON-RPC id of the request whose handler is running."""
         msg_id: str | int | None = self.msg_id
         return msg_id
+
+    async def answered(self, timeout_s: float, besides: Any = None) -> None:
+        """Wait, at most `timeout_s`, for the client's requests still running (but the
+        one `besides`) to be answered: a `shutdown` or an `exit` sent right behind a
+        request must not swallow its reply."""
+        running = [
+            asyncio.wrap_future(f) if isinstance(f, Future) else f
+            for msg_id, f in list(self._request_futures.items())
+            if msg_id != besides
+        ]
+        if running:
+            await asyncio.wait(running, timeout=timeout_s)
+            await asyncio.sleep(0)  # the replies' own callbacks run first
 
     def pending_request_count(self) -> int:
         """Server→client requests still waiting for a reply."""

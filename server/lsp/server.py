@@ -39,6 +39,9 @@ from pygls.uris import to_fs_path
 log = logging.getLogger("memory_recall")
 
 SERVER_NAME = "memory-recall"
+# How long `shutdown` and `exit` wait for the replies to requests sent before them (a
+# status, a recall in flight): bounded, so a stuck handler never holds the way out.
+EXIT_GRACE_S = 2.0
 
 # Requests the face serves as (params, core) → result; recall and status also read the
 # protocol (the request's id, the requests pending to the client).
@@ -110,6 +113,8 @@ class MemoryServer(LanguageServer):
 
         @self.feature(types.SHUTDOWN)
         async def shutdown(params: Any) -> None:
+            # The requests sent before it are answered first, then the core stops.
+            await self.protocol.answered(EXIT_GRACE_S, self.protocol.current_request_id())
             if self.core is not None and self.shared_cores is None:
                 await self.core.stop()
 
@@ -237,6 +242,8 @@ class MemoryServer(LanguageServer):
         await asyncio.wait({read, exit_wait}, return_when=asyncio.FIRST_COMPLETED)
         for task in (read, exit_wait):
             task.cancel()
+        if self._exit.is_set():
+            await self.protocol.answered(EXIT_GRACE_S)
         if self.core is not None and self.shared_cores is None:
             self.core.tasks.cancel_all()
             self.core.session.stop()

@@ -188,7 +188,36 @@ MIGRATIONS: list[tuple[str, Migration]] = [
             """
         ),
     ),
+    (
+        "sync through git (docs/sync.md): which machine did each operation (NULL: this one),"
+        " this machine's name, and per synced root the journal position already committed"
+        " and the last sync's outcome",
+        lambda connection: _sync_tables(connection),
+    ),
 ]
+
+
+def _sync_tables(connection: sqlite3.Connection) -> None:
+    # Written to run on any schema that has the first release's tables, whatever other
+    # migrations ran before it: branches that each append one may land in either order.
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(operations)")}
+    if "machine" not in columns:
+        connection.execute("ALTER TABLE operations ADD COLUMN machine TEXT")
+    connection.execute("CREATE TABLE IF NOT EXISTS machine (id TEXT NOT NULL)")
+    connection.execute(
+        """
+        CREATE TABLE IF NOT EXISTS sync_roots (
+            root_id INTEGER PRIMARY KEY REFERENCES roots(id),
+            committed_seq INTEGER NOT NULL DEFAULT 0,
+            last_attempt_ms INTEGER,
+            last_sync_ms INTEGER,
+            last_error TEXT,
+            failures INTEGER NOT NULL DEFAULT 0
+        )
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

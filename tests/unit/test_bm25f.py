@@ -121,7 +121,7 @@ def test_spec_tokens_are_unchanged():
 
 def test_thai_runs_yield_code_point_trigrams():
     tokens = recall_tokens("ฐานข้อมูล")
-    assert tokens[0] == "ฐานข้อมูล"  # the SPEC token, kept
+    assert tokens[0] == "ฐานข้อมูล"  # the exact token, kept
     assert {"ฐาน", "านข", "ข้อ", "มูล"} <= set(tokens)
 
 

@@ -204,7 +204,7 @@ _plain = st.text(
 
 @given(name=_plain, description=_plain)
 def test_single_line_plain_values_read_the_same_with_or_without_yaml(name, description):
-    """Whatever makes the block YAML elsewhere, a one-line plain value keeps its SPEC reading."""
+    """Whatever makes the block YAML elsewhere, a one-line plain value keeps its plain reading."""
     if description[:1] in "\"'[{|>&*!" or name[:1] in "\"'[{|>&*!":
         return  # those are quoted or YAML syntax by construction
     lines = f"name: {name}\ndescription: {description}\ntype: user"

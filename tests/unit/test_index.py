@@ -271,7 +271,7 @@ def test_limit_and_keep_walk_past_rejected_documents():
 
 def test_a_recent_candidate_past_the_lexical_top_keeps_its_score():
     # The ranker returns the lexical top 180 only; the manifest's recent part
-    # may hold matches beyond them, whose score is still the SPEC's.
+    # may hold matches beyond them, whose score is still the exact scorer's.
     from memory_recall.server.ranking.shortlist import LEXICAL_CANDIDATES
 
     docs = [make_doc("deploy", mtime_ms=i, path=f"/d/{i:03}.md") for i in range(200)]

@@ -39,7 +39,7 @@ def test_lone_cjk_character_yields_nothing():
 
 
 def test_cjk_and_latin_are_separate_runs():
-    # SPEC: `abc漢字` is two runs — one Latin token and one CJK bigram.
+    # The tokenizer's rule: `abc漢字` is two runs — one Latin token and one CJK bigram.
     assert query_tokens("abc漢字") == ["abc", "漢字"]
 
 

@@ -305,6 +305,19 @@ test('memory/status: roots, counts, skipped files', function()
   local lines = table.concat(ui.status_lines(status), '\n')
   assert(lines:find(status.documents .. ' memories'), lines)
   assert(lines:find('broken.md'), lines)
+  assert(not lines:find('Sync (git)', 1, true), lines)
+  status.sync = {
+    {
+      path = '/h/memory', remote = 'git@example.com:me/memory.git', branch = 'main', auto = true,
+      state = 'offline', ahead = 2, behind = 0, pending = 1, lastSyncMs = vim.NIL,
+      lastError = 'could not resolve host', held = { { path = 'aws.md', reason = 'holds a credential' } },
+      secrets = {},
+    },
+  }
+  lines = table.concat(ui.status_lines(status), '\n')
+  assert(lines:find('/h/memory → git@example.com:me/memory.git (main): automatic, offline', 1, true), lines)
+  assert(lines:find('2 ahead, 0 behind, 1 to commit; last error: could not resolve host', 1, true), lines)
+  assert(lines:find('stays here: aws.md', 1, true), lines)
 end)
 
 test(':MemoryRecall without a selector shows the one lexical phase', function()

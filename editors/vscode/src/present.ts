@@ -116,6 +116,15 @@ export function statusReport(status: StatusResult): string[] {
     `Recalls: ${r.recalls ?? 0} (${r.completed ?? 0} completed, ${r.cancelled ?? 0} cancelled, ${r.failed ?? 0} failed), ` +
       `selector failures: ${r.selectorFailures ?? 0}`,
   );
+  if (status.sync?.length) {
+    lines.push('', 'Sync (git):');
+    for (const s of status.sync) {
+      lines.push(`  ${s.path} → ${s.remote ?? '(no remote)'} (${s.branch}): ${s.auto ? 'automatic' : 'manual'}, ${s.state}`);
+      lines.push(`    ${s.ahead} ahead, ${s.behind} behind, ${s.pending} to commit${s.lastError && s.state !== 'idle' ? `; last error: ${s.lastError}` : ''}`);
+      lines.push(...(s.held ?? []).map((h) => `    stays here: ${h.path} (${h.reason})`));
+      lines.push(...(s.secrets ?? []).map((found) => `    history: ${found}`));
+    }
+  }
   return lines;
 }
 

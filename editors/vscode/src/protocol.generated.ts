@@ -127,6 +127,9 @@ export interface ProtocolModels {
   SuggestionStatus?: SuggestionStatus;
   SuggestionTrigger?: SuggestionTrigger;
   SupersededMark?: SupersededMark;
+  SyncHeldFile?: SyncHeldFile;
+  SyncOptions?: SyncOptions;
+  SyncRootStatus?: SyncRootStatus;
   TreeMember?: TreeMember;
   TreeNode?: TreeNode;
   TreeParams?: TreeParams;
@@ -1388,6 +1391,7 @@ export interface InitializationOptions {
    */
   roots?: RootOption[] | null;
   selector?: SelectorOptions;
+  sync?: SyncOptions;
   /**
    * follow changes of the memory files
    */
@@ -1460,6 +1464,23 @@ export interface SelectorOptions {
    * http: base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1
    */
   url?: string | null;
+}
+/**
+ * Sync through git (docs/sync.md): for the roots set up with `memory-recall sync init`.
+ */
+export interface SyncOptions {
+  /**
+   * the daemon syncs each root set up for it (and not set to manual) on start, after writes once idle, and every intervalS; false: only `memory-recall sync`
+   */
+  auto?: boolean;
+  /**
+   * seconds without a write before the daemon syncs what was written (default 5)
+   */
+  idleS?: number | null;
+  /**
+   * seconds between two syncs that pull what the other machines pushed (default 300)
+   */
+  intervalS?: number | null;
 }
 /**
  * How the daemon writes memories (docs/writing.md).
@@ -2054,6 +2075,10 @@ export interface StatusResult {
    */
   suggestions?: SuggestionStatus | null;
   /**
+   * the roots set up for sync through git (docs/sync.md); null without the state store
+   */
+  sync?: SyncRootStatus[] | null;
+  /**
    * per category of the topic tree (docs/organisation.md): how often its memories were recalled, delivered and used (memory/feedback); null without the state store
    */
   usage?: CategoryUsage[] | null;
@@ -2088,6 +2113,64 @@ export interface SuggestionStatus {
    * events whose handling is over (sent, or nothing to send)
    */
   settled?: number;
+}
+/**
+ * One root set up for sync through git (docs/sync.md).
+ */
+export interface SyncRootStatus {
+  /**
+   * commits here the remote has not got
+   */
+  ahead: number;
+  /**
+   * the daemon syncs this root on its own
+   */
+  auto: boolean;
+  /**
+   * commits the remote had at the last fetch that are not here
+   */
+  behind: number;
+  branch: string;
+  /**
+   * files that stay on this machine
+   */
+  held?: SyncHeldFile[];
+  lastError?: string | null;
+  /**
+   * the last sync that reached the remote
+   */
+  lastSyncMs: number | null;
+  path: string;
+  /**
+   * writes not committed yet (they are at the next sync)
+   */
+  pending: number;
+  /**
+   * the remote, without any user or token in it
+   */
+  remote: string | null;
+  /**
+   * when the daemon tries again after a failure (back-off)
+   */
+  retryAtMs?: number | null;
+  /**
+   * credentials found in the history (path and commit, never the value)
+   */
+  secrets?: string[];
+  /**
+   * off (automatic sync not on), idle, syncing, offline (the remote cannot be reached: work goes on, the daemon retries), error, blocked (a credential in a commit not pushed: `memory-recall sync rewrite-history`)
+   */
+  state: 'off' | 'idle' | 'syncing' | 'offline' | 'error' | 'blocked';
+}
+export interface SyncHeldFile {
+  /**
+   * inside the root
+   */
+  path: string;
+  /**
+   * private, or the credential kinds it holds (never the value)
+   */
+  reason: string;
 }
 export interface WatcherStatus {
   detail?: string | null;

@@ -240,6 +240,24 @@ describe('presentation', () => {
     assert.match(text, /project\s+40 {2}\/w\/\.memory\n/);
     assert.match(text, /\/h\/memory {2}\(missing\)/);
     assert.match(text, /broken\.md: no front matter/);
+    assert.doesNotMatch(text, /Sync \(git\)/);
+  });
+
+  test('status report shows each synced root', () => {
+    const synced: StatusResult = {
+      ...status,
+      sync: [
+        {
+          path: '/h/memory', remote: 'git@example.com:me/memory.git', branch: 'main', auto: true, state: 'offline',
+          ahead: 2, behind: 0, pending: 1, lastSyncMs: null, lastError: 'could not resolve host',
+          held: [{ path: 'aws.md', reason: 'holds a credential (aws_access_key_id)' }], secrets: [],
+        },
+      ],
+    };
+    const text = statusReport(synced).join('\n');
+    assert.match(text, /\/h\/memory → git@example\.com:me\/memory\.git \(main\): automatic, offline/);
+    assert.match(text, /2 ahead, 0 behind, 1 to commit; last error: could not resolve host/);
+    assert.match(text, /stays here: aws\.md/);
   });
 });
 

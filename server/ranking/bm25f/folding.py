@@ -1,7 +1,7 @@
 """How people type, for bm25f: the exact form of a text and the folded form of a term
 (docs/ranking.md, "Normalisation").
 
-- The exact form is SPEC §3's (NFKC, then lowercase), with the special casing of
+- The exact form is the tokenizer's (NFKC, then lowercase), with the special casing of
   Unicode's SpecialCasing.txt where the text says which language it is in: in
   Turkish and Azeri text (it holds one of ı İ ğ ş ə) capital I is ı and İ is i; in
   Lithuanian text (ė į ų) an I keeps its dot under an accent (Ì → i̇̀).
@@ -18,7 +18,7 @@ bm25f indexes both: a memory's exact terms as before, and, for every term whose
 folded form differs, that folded form marked with FOLD_MARK. A query term is
 looked up exactly and folded; a memory found only by the folded form scores a
 share of what the exact form would (the exact spelling is preferred).
-The `spec` ranker and `server.tokens` keep SPEC §3's exact rules.
+The `spec` ranker and `server.tokens` keep the tokenizer's exact rules.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def exact_form(text: str) -> str:
 
 
 def needs_tailoring(text: str) -> bool:
-    """Whether `exact_form` differs from SPEC §3's normalize for this text."""
+    """Whether `exact_form` differs from the tokenizer's normalize for this text."""
     return not text.isascii() and bool(_TURKIC.search(text) or _LITHUANIAN.search(text))
 
 

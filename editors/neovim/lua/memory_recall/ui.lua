@@ -301,6 +301,27 @@ function M.status_lines(status)
       r.selectorFailures or 0
     )
   )
+  if type(status.sync) == 'table' and #status.sync > 0 then
+    table.insert(lines, '')
+    table.insert(lines, 'Sync (git):')
+    for _, s in ipairs(status.sync) do
+      table.insert(
+        lines,
+        ('  %s → %s (%s): %s, %s'):format(
+          s.path,
+          type(s.remote) == 'string' and s.remote or '(no remote)',
+          s.branch,
+          s.auto and 'automatic' or 'manual',
+          s.state
+        )
+      )
+      local err = (type(s.lastError) == 'string' and s.state ~= 'idle') and ('; last error: ' .. s.lastError) or ''
+      table.insert(lines, ('    %d ahead, %d behind, %d to commit%s'):format(s.ahead, s.behind, s.pending, err))
+      for _, held in ipairs(s.held or {}) do
+        table.insert(lines, ('    stays here: %s (%s)'):format(held.path, held.reason))
+      end
+    end
+  end
   return lines
 end
 
