@@ -42,18 +42,18 @@ def _line(message: dict[str, Any]) -> bytes:
 def _messages(face: str, root: Path) -> list[bytes]:
     if face == "serve":
         roots = [{"path": str(root), "scope": "project"}]
-        init = {"processId": None, "rootUri": None, "capabilities": {},
+        init: dict[str, Any] = {"processId": None, "rootUri": None, "capabilities": {},
                 "initializationOptions": {"roots": roots}}  # fmt: skip
         return [
             _lsp({"jsonrpc": "2.0", "id": "initialize", "method": "initialize", "params": init}),
             _lsp({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
             _lsp({"jsonrpc": "2.0", "id": "daemon", "method": "memory/status"}),
         ]
-    init = {"protocolVersion": "2025-06-18", "capabilities": {},
+    params: dict[str, Any] = {"protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "startup-bench", "version": "1"}}  # fmt: skip
     call = {"name": "memory_context", "arguments": {}}
     return [
-        _line({"jsonrpc": "2.0", "id": "initialize", "method": "initialize", "params": init}),
+        _line({"jsonrpc": "2.0", "id": "initialize", "method": "initialize", "params": params}),
         _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         _line({"jsonrpc": "2.0", "id": "tools/list", "method": "tools/list"}),
         _line({"jsonrpc": "2.0", "id": "daemon", "method": "tools/call", "params": call}),
