@@ -222,6 +222,41 @@ def test_mcp_serves_a_tool_call_after_the_lists(tmp_path: Path) -> None:
     assert "differs" not in err
 
 
+def test_serve_left_by_its_host_during_the_opening_exits(tmp_path: Path) -> None:
+    """stdin closed right after `initialize`: answered early, then the server reads the
+    end of the stream and exits (1: no `shutdown` came)."""
+    (tmp_path / "ws").mkdir()
+    params = {**CLIENTS["bare"], "initializationOptions": {"watch": False}}
+    messages = [_lsp_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})]
+    replies, err, code = _talk(["serve"], _env(tmp_path, True), tmp_path, messages, 1, _read_lsp)
+    assert [r["id"] for r in replies] == [1] and "result" in replies[0]
+    assert code == 1
+    assert "differs" not in err
+
+
+def test_a_malformed_first_message_is_the_servers_to_answer(tmp_path: Path) -> None:
+    """Not JSON: the opening answers nothing and the real server says -32700; then a
+    well-formed `initialize` is served as usual."""
+    params = {**CLIENTS["bare"], "initializationOptions": {"watch": False}}
+    body = b"{not json"
+    messages = [
+        b"Content-Length: %d\r\n\r\n" % len(body) + body,
+        _lsp_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}),
+    ]
+    then = [
+        _lsp_frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+        _lsp_frame({"jsonrpc": "2.0", "method": "exit"}),
+    ]
+    replies, err, code = _talk(
+        ["serve"], _env(tmp_path, True), tmp_path, messages, 2, _read_lsp, then
+    )
+    assert replies[0]["id"] is None and replies[0]["error"]["code"] == -32700
+    assert replies[1]["id"] == 1 and "result" in replies[1]
+    assert replies[2]["id"] == 2
+    assert code == 0
+    assert "differs" not in err
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     import tempfile
 
