@@ -12,6 +12,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from memory_recall.server.cli.common import UsageError, existing
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS, accepted_names
@@ -32,6 +33,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         compare_to_baseline,
         evaluate_all,
         evaluate_corpora,
+        format_fast_summary,
         format_table,
         load_corpus,
         silence_sweep,
@@ -81,8 +83,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.json and not args.per_case:
         print(json.dumps(evaluate_corpora(args.corpus, names), ensure_ascii=False, indent=2))
         return 0
+    by_ranker: dict[str, list[tuple[str, Any]]] = {name: [] for name in names}
     for path in args.corpus:
         reports = evaluate_all(load_corpus(path), names)
+        for evaluated in reports:
+            by_ranker[evaluated.ranker].append((Path(path).stem, evaluated))
         if args.json:
             payload = [r.as_json() for r in reports]
             print(json.dumps(payload[0] if len(payload) == 1 else payload, ensure_ascii=False))
@@ -90,6 +95,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             if len(args.corpus) > 1:
                 print(f"\n{path}")
             print(format_table(reports))
+    if not args.json and len(args.corpus) > 1:
+        for name, named in by_ranker.items():
+            if any(evaluated.tallies["all"].delivered for _, evaluated in named):
+                print(f"\n{name}: " + format_fast_summary(named).lstrip("\n"))
     return 0
 
 

@@ -230,20 +230,35 @@ def choose_thresholds(
     best: tuple[float, Thresholds] | None = None
     models = _calibration(first, second, (0.0, 0.0, 0.0))
     known = [models.confidences(s.evidence) if s.evidence else None for s in samples]
+
+    def consider(thresholds: Thresholds) -> None:
+        nonlocal best
+        gated = simulate(samples, _calibration(first, second, thresholds), known)
+        figs = gated.as_json()
+        if figs["muted"] > MUTED_MAX + 1e-9 or any(
+            f.hits / max(1, f.answerable) < floors[name] - 1e-9
+            for name, f in gated.per_corpus.items()
+        ):
+            return
+        if best is None or figs["fastPrecision"] > best[0] + 1e-9:
+            best = (figs["fastPrecision"], thresholds)
+
     for t1 in THRESHOLDS:
         for t2 in THRESHOLDS:
             for doubted in (0.0, *(t for t in THRESHOLDS if t > t1)):
-                trial = _calibration(first, second, (t1, t2, doubted))
-                gated = simulate(samples, trial, known)
-                figs = gated.as_json()
-                if figs["muted"] > MUTED_MAX + 1e-9 or any(
-                    f.hits / max(1, f.answerable) < floors[name] - 1e-9
-                    for name, f in gated.per_corpus.items()
-                ):
-                    continue
-                if best is None or figs["fastPrecision"] > best[0] + 1e-9:
-                    best = (figs["fastPrecision"], (t1, t2, doubted))
+                consider((t1, t2, doubted))
+    # Then a finer look around the best of the coarse grid (steps of 0.01).
+    if best is not None:
+        c1, c2, doubted = best[1]
+        for t1 in _around(c1):
+            for t2 in _around(c2):
+                consider((t1, t2, doubted if doubted > t1 else 0.0))
     return best[1] if best else (0.0, 0.0, 0.0)
+
+
+def _around(centre: float) -> list[float]:
+    """The thresholds within 0.04 of `centre`, by 0.01 (never below 0)."""
+    return [round(centre + i / 100, 2) for i in range(-4, 5) if centre + i / 100 >= 0]
 
 
 def _calibration(first: Model, second: Model, thresholds: Thresholds) -> Calibration:
@@ -275,6 +290,44 @@ def frontier(samples: Sequence[Sample], fitted: Calibration) -> list[dict[str, A
             {
                 "hitLossPerCorpus": loss,
                 "thresholds": list(thresholds),
+                "tune": simulate(tune, trial).as_json(),
+                "blind": simulate(blind, trial).as_json(),
+            }
+        )
+    return rows
+
+
+MUTED_BUDGETS = (0.03, 0.05, 0.10, 0.20)  # shares of the answerable questions muted
+
+
+def silence_frontier(samples: Sequence[Sample], fitted: Calibration) -> list[dict[str, Any]]:
+    """What silence on unanswerable questions costs in answerable ones muted: for each
+    budget, the first threshold (by 0.01, on the tuning split) that silences the most
+    unanswerable questions while muting at most that share of the answerable ones; the
+    second memory's rule as fitted. Figures of both splits."""
+    tune = [s for s in samples if s.split == "tune"]
+    blind = [s for s in samples if s.split == "blind"]
+    known = [fitted.confidences(s.evidence) if s.evidence else None for s in tune]
+    rows = []
+    for budget in MUTED_BUDGETS:
+        best: tuple[float, float] | None = None
+        for step in range(101):
+            t1 = step / 100
+            trial = Calibration(
+                fitted.first, fitted.second, t1, fitted.second_threshold, fitted.doubted_first
+            )
+            figs = simulate(tune, trial, known).as_json()
+            if figs["muted"] <= budget + 1e-9 and (best is None or figs["fastSilence"] > best[0]):
+                best = (figs["fastSilence"], t1)
+        if best is None:
+            continue
+        trial = Calibration(
+            fitted.first, fitted.second, best[1], fitted.second_threshold, fitted.doubted_first
+        )
+        rows.append(
+            {
+                "mutedMax": budget,
+                "first": best[1],
                 "tune": simulate(tune, trial).as_json(),
                 "blind": simulate(blind, trial).as_json(),
             }
@@ -320,6 +373,7 @@ def main(args: argparse.Namespace) -> int:
     fitted = calibrate(samples)
     figures = report(samples, fitted)
     figures["frontier"] = frontier(samples, fitted)
+    figures["silenceFrontier"] = silence_frontier(samples, fitted)
     document = {
         "about": (
             "The fast phase's confidence (server/ranking/confidence/calibration.py): logistic "

@@ -156,6 +156,11 @@ class _Tally:
             self.noise += len(fast)
             self.fast_silent += not fast
 
+    def merge(self, other: _Tally) -> None:
+        """Add another tally's counts to this one (pooling corpora)."""
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "cases": self.cases,
@@ -194,6 +199,8 @@ class EvalReport:
     by_script: dict[str, dict[str, Any]] = field(default_factory=dict)
     overall: dict[str, Any] = field(default_factory=dict)  # the tally of every case
     by_split: dict[str, dict[str, Any]] = field(default_factory=dict)  # tune / blind
+    # The counts behind `overall` and `by_split` ("all", "tune", "blind"), to pool corpora.
+    tallies: dict[str, _Tally] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -268,6 +275,7 @@ def evaluate(
         by_script={name: t.as_dict() for name, t in sorted(by_script.items())},
         overall=total.as_dict(),
         by_split={name: t.as_dict() for name, t in sorted(by_split.items())},
+        tallies={"all": total, **by_split},
     )
 
 
@@ -345,15 +353,35 @@ def figures(report: EvalReport) -> dict[str, Any]:
     }
 
 
+SPLITS = ("all", "tune", "blind")
+
+
+def pooled(reports: Sequence[EvalReport]) -> dict[str, dict[str, Any]]:
+    """One ranker's figures over several corpora taken as one: every case counts once,
+    per split ("all"; "tune", the cases the confidence was fitted on; "blind", never)."""
+    out = {}
+    for split in SPLITS:
+        total = _Tally()
+        for report in reports:
+            if split in report.tallies:
+                total.merge(report.tallies[split])
+        out[split] = total.as_dict()
+    return out
+
+
 def evaluate_corpora(paths: Sequence[str | Path], ranker_names: Sequence[str]) -> dict[str, Any]:
-    """`{"corpora": {name: {ranker: figures}}}` for every corpus and ranker."""
+    """`{"corpora": {name: {ranker: figures}}, "pooled": {ranker: {split: figures}}}` for
+    every corpus and ranker (the comparison with a baseline reads "corpora")."""
     out: dict[str, Any] = {}
+    reports: dict[str, list[EvalReport]] = defaultdict(list)
     for path in paths:
         corpus = load_corpus(path)
-        out[Path(path).stem] = {
-            name: figures(evaluate(corpus, ranker(name))) for name in ranker_names
-        }
-    return {"corpora": out}
+        out[Path(path).stem] = {}
+        for name in ranker_names:
+            report = evaluate(corpus, ranker(name))
+            reports[name].append(report)
+            out[Path(path).stem][name] = figures(report)
+    return {"corpora": out, "pooled": {name: pooled(r) for name, r in reports.items()}}
 
 
 def _slices(figs: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -453,6 +481,46 @@ def format_table(reports: Sequence[EvalReport]) -> str:
     for label, cells in rows:
         padded = (c.ljust(w) for c, w in zip(cells, widths, strict=True))
         lines.append("  ".join([label.ljust(width0), *padded]))
+    return "\n".join(lines)
+
+
+FAST_COLUMNS = (
+    ("precision", "fastPrecision"),
+    ("hit@2", "hitAt2"),
+    ("per unans.", "perUnanswerable"),
+    ("silence", "fastSilence"),
+    ("muted", "muted"),
+)
+
+
+def format_fast_summary(named: Sequence[tuple[str, EvalReport]]) -> str:
+    """The fast phase corpus by corpus and pooled, for every split: what a host with a
+    model injects before the model answers (the issue's targets: precision >= 70 %,
+    <= 0.3 memories per unanswerable question, silence >= 80 %, muted <= 3 %)."""
+    lines = []
+    width = max(len("pooled"), *(len(name) for name, _ in named))
+    for split in SPLITS:
+        lines.append(
+            f"\nfast phase, {split} cases"
+            + {"tune": " (what the calibration was fitted on)", "blind": " (never tuned on)"}.get(
+                split, ""
+            )
+        )
+        head = "  ".join(f"{label:>10s}" for label, _ in FAST_COLUMNS)
+        lines.append(f"{'':{width}s}  {'cases':>6s}  {head}")
+        rows = [(name, r.tallies[split].as_dict()) for name, r in named if split in r.tallies]
+        rows.append(("pooled", pooled([r for _, r in named])[split]))
+        for name, t in rows:
+            cells = []
+            for _label, key in FAST_COLUMNS:
+                value = t.get(key)
+                if value is None:
+                    cells.append(f"{'—':>10s}")
+                elif key == "perUnanswerable":
+                    cells.append(f"{value:10.2f}")
+                else:
+                    cells.append(f"{value * 100:9.1f}%")
+            lines.append(f"{name:{width}s}  {t['cases']:6d}  " + "  ".join(cells))
     return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from memory_recall.server.dev.calibration import DATA_PATH, fit_logistic
+from memory_recall.server.dev.calibration import DATA_PATH, Sample, fit_logistic, silence_frontier
 from memory_recall.server.dev.evaluation import BLIND_SHARE, split_of
 from memory_recall.server.ranking.confidence.calibration import (
     Calibration,
@@ -118,3 +118,64 @@ def test_choose_without_evidence_passes_the_top_through():
     )
     chosen, confidences = choose(top, lambda _top: evidence, gate(0.5, 0.99))
     assert chosen == ["a"] and confidences == [0.5]  # a flat model: 0.5 each
+
+
+PEOPLE = [
+    make_doc(
+        "Marcus Lindqvist",
+        "platform lead",
+        "Marcus runs the platform team from Malmö.",
+        path="/m/marcus.md",
+    ),
+    make_doc(
+        "Billing API",
+        "owner and port",
+        "The billing API listens on port 8443.",
+        path="/m/billing.md",
+    ),
+    make_doc("Phone numbers", "who to call", "Call the front desk: 555 0100.", path="/m/desk.md"),
+    make_doc("陈静", "QA", "陈静负责 E2E 测试。", path="/m/chen.md"),
+    *(make_doc(f"note {i}", f"topic {i}", f"word{i} " * 5, path=f"/m/n{i}.md") for i in range(8)),
+]
+
+
+def evidence_for(question: str, path: str) -> QueryEvidence:
+    """The ranking's evidence about the memory at `path` for `question`."""
+    spec = RANKERS["bm25f"]
+    query = RecallQuery.build(
+        CorpusView.of(PEOPLE), question, ranker=spec.rank, tokenizer=spec.tokenize
+    )
+    found = [s for s in query.top(5) if s.document.path == path]
+    assert found, f"{path} is not among the best for {question!r}"
+    return query.ranking.evidence(found)
+
+
+def test_a_memory_about_the_subject_alone_holds_none_of_the_rest_of_the_question():
+    subject_only = evidence_for("Marcus phone number", "/m/marcus.md").docs[0]
+    assert subject_only.summary > 0 and subject_only.rest == 0.0
+    assert subject_only.unheld == 2 / 3  # "phone" and "number" are not in it
+    answered = evidence_for("which city does Marcus run the platform team from", "/m/marcus.md")
+    assert answered.docs[0].rest > 0.5 and answered.docs[0].unheld < subject_only.unheld
+
+
+def test_words_no_memory_holds_count_in_every_script():
+    asked = evidence_for("陈静的手机号是多少", "/m/chen.md")
+    assert asked.unfound > 0 and asked.lack == 0  # 手机, 机号: in no memory, not in `lack`
+    assert evidence_for("billing API port", "/m/billing.md").unfound == 0
+
+
+def test_more_muting_allowed_never_buys_less_silence():
+    def sample(i: int, answerable: bool, coverage: float) -> Sample:
+        doc = DocEvidence(1000, coverage, coverage, 1)
+        q = QueryEvidence(2, 0.0, 1, 10, (1000,), (doc,))
+        return Sample("c", str(i), answerable, q, (answerable,), "tune")
+
+    # Coverage separates them only in part: silence costs answerable questions.
+    samples = [sample(i, True, 0.2 + i / 50) for i in range(40)]
+    samples += [sample(100 + i, False, i / 40) for i in range(30)]
+    fitted = Calibration(Model(-2.0, {"coverage": 5.0}), FLAT, 0.0, 1.0)
+    rows = silence_frontier(samples, fitted)
+    assert [r["mutedMax"] for r in rows] == [0.03, 0.05, 0.10, 0.20]
+    silences = [r["tune"]["fastSilence"] for r in rows]
+    assert silences == sorted(silences) and silences[-1] > silences[0]
+    assert all(r["tune"]["muted"] <= r["mutedMax"] for r in rows)

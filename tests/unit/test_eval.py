@@ -8,8 +8,10 @@ import pytest
 from memory_recall.server.dev.evaluation import (
     EvalCorpus,
     evaluate,
+    format_fast_summary,
     format_table,
     load_corpus,
+    pooled,
     query_script,
 )
 from memory_recall.server.ranking.registry import RANKERS
@@ -78,3 +80,18 @@ def test_eval_reads_an_optional_mtime():
     by_id = {d.path: d for d in load_corpus(CORPUS.with_name("coding.json")).documents}
     assert by_id["stack-db-postgres"].mtime_ms > by_id["stack-db-mysql"].mtime_ms
     assert by_id["arch-overview"].mtime_ms == 1
+
+
+def test_pooling_counts_every_case_of_every_corpus_once(corpus):
+    coding = load_corpus(CORPUS.with_name("coding.json"))
+    reports = [evaluate(c, RANKERS["bm25f"]) for c in (corpus, coding)]
+    both = pooled(reports)
+    for split in ("all", "tune", "blind"):
+        assert both[split]["cases"] == sum(r.tallies[split].cases for r in reports)
+    assert both["all"]["cases"] == len(corpus.cases) + len(coding.cases)
+    right = sum(r.tallies["all"].delivered_right for r in reports)
+    delivered = sum(r.tallies["all"].delivered for r in reports)
+    assert both["all"]["fastPrecision"] == pytest.approx(right / delivered, abs=1e-4)
+    summary = format_fast_summary([("corpus", reports[0]), ("coding", reports[1])])
+    assert "never tuned on" in summary
+    assert summary.count("pooled") == 3

@@ -270,6 +270,7 @@ def _evidence(
     ranking: Ranking,
     docs: Sequence[ScoredDocument],
     excerpt: Callable[[MemoryDocument], Excerpt],
+    p: Bm25Params = DEFAULT_PARAMS,
 ) -> QueryEvidence:
     """What the ranking says about `docs` (its best, usually) for the confidence model.
 
@@ -279,6 +280,9 @@ def _evidence(
     mass = _mass(terms) or 1.0
     weight = {t.key: t.weight for t in content}
     lack = sum(t.weight for t in content if not t.df and not t.echo) / mass
+    words = word_shares(terms, p)
+    word_mass = sum(words.values()) or 1.0
+    unfound = sum(share for key, share in words.items() if not _df(terms, key)) / word_mass
     out = []
     for scored in docs:
         slot = index.slot(scored.document.path)
@@ -290,6 +294,14 @@ def _evidence(
         here = [t for t in content if t.anywhere & bit]
         held = {t.key for t in here}
         in_summary = {t.key for t in here if (t.found.title | t.found.description) & bit}
+        starts = {t.key for t in here if t.found.starts & bit}
+        rest_mass = sum(w for k, w in weight.items() if k not in in_summary)
+        rest_held = sum(
+            w * (1.0 if k in starts else p.inside_coverage_weight)
+            for k, w in weight.items()
+            if k in held and k not in in_summary
+        )
+        everywhere = {t.key for t in terms if t.anywhere & bit}
         passage = excerpt(scored.document)
         text = scored.document.body[passage.start : passage.end]
         vocabulary = field_terms(
@@ -310,10 +322,33 @@ def _evidence(
                 bool(anchors & bit),
                 proximity=near / mass,
                 focus=len(held) / max(1, len(vocabulary)),
+                rest=rest_held / rest_mass if rest_mass else 1.0,
+                unheld=sum(s for k, s in words.items() if k not in everywhere) / word_mass,
             )
         )
     scores = tuple(s.score for s in ranking.top(FIELD_DEPTH))
-    return QueryEvidence(len(weight), lack, matched.bit_count(), len(index), scores, tuple(out))
+    return QueryEvidence(
+        len(weight), lack, matched.bit_count(), len(index), scores, tuple(out), unfound
+    )
+
+
+def word_shares(terms: Sequence[_Term], p: Bm25Params) -> dict[str, float]:
+    """Each scored query term's share of a word, IDF-free: a CJK pair or an unspaced
+    script's trigram is the part of a word its overlap says, any other term a word."""
+    out = {}
+    for t in terms:
+        if not t.echo:
+            if CJK_CHAR.match(t.token):
+                out[t.key] = p.cjk_pair_weight
+            elif UNSPACED_CHAR.search(t.token):
+                out[t.key] = p.unspaced_gram_weight
+            else:
+                out[t.key] = 1.0
+    return out
+
+
+def _df(terms: Sequence[_Term], key: str) -> int:
+    return max((t.df for t in terms if t.key == key), default=0)
 
 
 class Bm25Ranker:
@@ -438,7 +473,7 @@ class Bm25Ranker:
         ranking = Ranking(ranked, score_of, excerpt, rest, limit)
 
         def evidence(docs: Sequence[ScoredDocument]) -> QueryEvidence:
-            return _evidence(index, terms, covered, anchors, matched, ranking, docs, excerpt)
+            return _evidence(index, terms, covered, anchors, matched, ranking, docs, excerpt, p)
 
         ranking.evidence = evidence
         return ranking

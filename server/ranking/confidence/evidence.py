@@ -34,6 +34,14 @@ class DocEvidence:
     # (title, description, passage): a memory that matches a question by the few of its
     # many words that happen to be the question's — a keyword list — is unfocused.
     focus: float = 0.0
+    # Share of the query's content weight left once the memory's title and description
+    # have spoken (the attribute asked about, when they name the subject) that its body
+    # holds: 1.0 when the summary holds the whole query, 0.0 when the memory is only
+    # about the subject ("Anna's phone number" beside a note about Anna).
+    rest: float = 1.0
+    # Share of the query's scored words (IDF-free; a CJK pair or Thai trigram counts as
+    # the part of a word it is) the memory does not hold, words no memory holds included.
+    unheld: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -50,10 +58,19 @@ class QueryEvidence:
     # memory's score stands out from.
     scores: tuple[int, ...]
     docs: tuple[DocEvidence, ...] = field(default=())  # the memories asked about, in order
+    # Share of the query's scored words (IDF-free, as `DocEvidence.unheld`) that no memory
+    # holds: `lack` leaves out the CJK pairs and trigrams found nowhere, this counts them.
+    unfound: float = 0.0
 
     def with_docs(self, docs: tuple[DocEvidence, ...]) -> QueryEvidence:
         return QueryEvidence(
-            self.content_terms, self.lack, self.matched, self.corpus, self.scores, docs
+            self.content_terms,
+            self.lack,
+            self.matched,
+            self.corpus,
+            self.scores,
+            docs,
+            self.unfound,
         )
 
 
