@@ -276,6 +276,10 @@ PASSTHROUGH: dict[str, tuple[str, Callable[[Sequence[str]], int]]] = {
         "a host's hook at 10,000 memories: command and HTTP hooks beside the daemon's round trip",
         lambda argv: run_hook_bench(argv),
     ),
+    "startup-bench": (
+        "how soon `serve` and `mcp` answer a host that just started them, opening on and off",
+        lambda argv: run_startup_bench(argv),
+    ),
     "search-bench": (
         "memory/search per mode beside a recall's ranking, the suggestion index and matcher",
         run_search_bench,
@@ -295,6 +299,12 @@ PASSTHROUGH: dict[str, tuple[str, Callable[[Sequence[str]], int]]] = {
         run_calibrate,
     ),
 }
+
+
+def run_startup_bench(argv: Sequence[str]) -> int:
+    from memory_recall.server.dev.startup_bench import main as startup_bench
+
+    return startup_bench(argv)
 
 
 def run_sync_bench(argv: Sequence[str]) -> int:

@@ -465,10 +465,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="memory-recall-bench-"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    peers: list[Any] = []
     try:
         floor = await transport_floor()
         results = []
         for docs in sizes_up_to(args.docs):
+            if args.peers:
+                peers += _peers(docs, args)
             for ranker in args.ranker or RANKERS_BY_DEFAULT:
                 print(f"bench: {docs:,} documents, {ranker} …", file=sys.stderr, flush=True)
                 result = await bench_size(
@@ -486,16 +489,36 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
     table = markdown_table(results, floor)
+    if peers:
+        from memory_recall.server.dev.engine_peers import peers_table
+
+        table += "\n\nIn process, beside the search engines (`--peers`):\n\n" + peers_table(peers)
     (out / "bench.md").write_text(table + "\n", encoding="utf-8")
     problem = plot(results, floor, out / "bench.png")
     return {
         "floor": asdict(floor),
         "sizes": [asdict(r) for r in results],
+        "peers": [asdict(p) for p in peers],
         "table": str(out / "bench.md"),
         "plot": problem or str(out / "bench.png"),
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
         "_table_text": table,
     }
+
+
+def _peers(docs: int, args: argparse.Namespace) -> list[Any]:
+    """Today's index beside tantivy, bm25s and SQLite FTS5 on the same memories, in
+    process (server/dev/engine_peers.py; the `engines` extra)."""
+    from memory_recall.server.dev.engine_peers import bench_peers, peers_table
+    from memory_recall.server.dev.synthetic import synthetic_documents
+
+    if args.ranker and args.ranker != ["bm25f"] and "bm25f" not in args.ranker:
+        return []
+    print(f"bench: {docs:,} documents, search engines …", file=sys.stderr, flush=True)
+    queries = [q for qs in QUERIES.values() for q in qs]
+    found = bench_peers(synthetic_documents(docs, args.seed), queries, args.repeats)
+    print(peers_table(found), file=sys.stderr, flush=True)
+    return found
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -512,6 +535,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scan-up-to", type=int, metavar="DOCS",
         help="measure scan-every-recall only up to this many memories (at 100,000 one"
         " bm25f scan takes minutes); default: every size",
+    )  # fmt: skip
+    parser.add_argument(
+        "--peers", action="store_true",
+        help="also measure tantivy, bm25s and SQLite FTS5 in process on the same memories "
+        "(pip install '.[engines]')",
     )  # fmt: skip
     parser.add_argument(
         "--ranker", action="append", choices=sorted(n for n, r in RANKERS.items() if r.served),

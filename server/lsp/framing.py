@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import stat
 from typing import Any, BinaryIO
 
 from memory_recall.protocol.framing import MAX_HEADER_LINE_BYTES
+from memory_recall.server.opening import Opening
 
 log = logging.getLogger("memory_recall")
 
@@ -62,3 +64,42 @@ async def open_reader(stdin: BinaryIO) -> Any:
     except (ValueError, OSError):
         return _ThreadReader(stdin)
     return reader
+
+
+class HeldReader:
+    """The bytes the opening held (`server/opening.py`), then the rest of stdin."""
+
+    def __init__(self, held: bytes, rest: Any) -> None:
+        self._held = held
+        self._rest = rest
+
+    async def read(self, n: int) -> bytes:
+        if self._held:
+            chunk, self._held = self._held[:n], self._held[n:]
+            return chunk
+        data: bytes = await self._rest.read(n)
+        return data
+
+
+class OpenedWriter(StdoutWriter):
+    """stdout minus pygls' replies to the requests the opening already answered (one
+    frame per write, as pygls and the transport write)."""
+
+    def __init__(self, stream: BinaryIO, early: Opening) -> None:
+        super().__init__(stream)
+        self._early = early
+        self._pending = len(early.answered)
+
+    def write(self, data: bytes) -> None:
+        if self._pending and self._early.drops(_body(data)):
+            self._pending -= 1
+            return
+        super().write(data)
+
+
+def _body(frame: bytes) -> Any:
+    _, _, body = frame.partition(b"\r\n\r\n")
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None

@@ -20,15 +20,17 @@ from typing import Any, BinaryIO
 
 from lsprotocol import types
 from memory_recall.protocol import methods
+from memory_recall.server import opening
 from memory_recall.server.core.config import load_settings
 from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.rehearsal import rehearse_recall_path
 from memory_recall.server.core.session import CatalogSession
 from memory_recall.server.lsp import handlers
 from memory_recall.server.lsp.adapter import MemoryProtocol, make_converter
-from memory_recall.server.lsp.framing import StdoutWriter, open_reader
+from memory_recall.server.lsp.framing import HeldReader, OpenedWriter, StdoutWriter, open_reader
 from memory_recall.server.lsp.transport import read_frames
 from memory_recall.server.models import HostModel
+from memory_recall.server.opening import Opening
 from memory_recall.server.release import version
 from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
@@ -223,8 +225,13 @@ class MemoryServer(LanguageServer):
 
     # running --------------------------------------------------------------------
 
-    async def serve(self, stdin: BinaryIO, stdout: BinaryIO) -> int:
-        return await self.serve_on(await open_reader(stdin), StdoutWriter(stdout))
+    async def serve(self, stdin: BinaryIO, stdout: BinaryIO, early: Opening | None = None) -> int:
+        reader = await open_reader(stdin)
+        if early is None:
+            return await self.serve_on(reader, StdoutWriter(stdout))
+        # The opening answered `initialize` already (server/opening.py): pygls reads the
+        # stream from its first byte all the same, and its own reply is dropped.
+        return await self.serve_on(HeldReader(early.held, reader), OpenedWriter(stdout, early))
 
     async def serve_on(self, reader: Any, writer: Any) -> int:
         """Serve one client on any pair of streams: `reader.read(n)` (async) and
@@ -273,13 +280,14 @@ def run_stdio(*, selector_ceiling_s: float | None = None, log_level: str = "INFO
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
 
+    early = opening.taken()
     # Before the first message is read: what a first recall would otherwise pay for.
     rehearse_recall_path()
 
     async def main() -> int:
         server = MemoryServer(selector_ceiling_s=selector_ceiling_s)
         log.addHandler(_WindowLogHandler(server))
-        return await server.serve(sys.stdin.buffer, sys.stdout.buffer)
+        return await server.serve(sys.stdin.buffer, sys.stdout.buffer, early)
 
     # Not asyncio.run: on the way out it joins the default executor, where an
     # index build of a large tree may still be running, and a client that went

@@ -24,6 +24,7 @@ from urllib.parse import quote, unquote
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
 from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.protocol.messages import (
@@ -41,11 +42,13 @@ from memory_recall.protocol.messages import (
     UpdateParams,
     WriteResult,
 )
+from memory_recall.server import opening
 from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.errors import refusal
 from memory_recall.server.core.rehearsal import rehearse_recall_path
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.mcp.wire import serve_stdio
+from memory_recall.server.mcp.stdio import opened_stdio
+from memory_recall.server.mcp.wire import serve_streams
 from memory_recall.server.recall.prompt import HEADING, NOTICE
 from memory_recall.server.recall.search import SearchError
 from memory_recall.server.recall.search import find_memory as lookup
@@ -418,6 +421,7 @@ def run(core: MemoryCore, log_level: str = "WARNING") -> int:
         logging.getLogger(name).setLevel(logging.WARNING)
     if sys.stdin.isatty():  # started by hand: say what this is instead of waiting silently
         print(TTY_HINT, file=sys.stderr, flush=True)
+    early = opening.taken()
     server = build_server(core)
     rehearse_recall_path()  # what a first recall would otherwise pay for (core/rehearsal.py)
 
@@ -426,8 +430,11 @@ def run(core: MemoryCore, log_level: str = "WARNING") -> int:
             log.warning("memory-recall: %s", problem)
         core.start()
         try:
-            # The SDK's run_stdio_async, every line answered (server/mcp/wire.py).
-            await serve_stdio(server._lowlevel_server)
+            # The SDK's stdio transport, or the same over what the opening already read
+            # (server/opening.py); every line answered (server/mcp/wire.py).
+            streams = stdio_server() if early is None else opened_stdio(early)
+            async with streams as (read, write):
+                await serve_streams(server._lowlevel_server, read, write)
         finally:
             await core.stop()
 

@@ -18,7 +18,6 @@ from typing import Any
 
 import anyio
 from mcp.server.lowlevel.server import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError
 from pydantic import ValidationError
@@ -95,11 +94,10 @@ class AnsweringReader:
         await self.aclose()
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """`server` on stdin/stdout (the SDK's transport), every unreadable line answered."""
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(
-            AnsweringReader(read_stream, write_stream),
-            write_stream,
-            server.create_initialization_options(),
-        )
+async def serve_streams(server: Server[Any], read_stream: Any, write_stream: Any) -> None:
+    """`server` on the SDK's stdio streams, every unreadable line answered."""
+    await server.run(
+        AnsweringReader(read_stream, write_stream),
+        write_stream,
+        server.create_initialization_options(),
+    )

@@ -167,6 +167,9 @@ async def test_cancel_while_selector_pending(memory):
         select_handler=select, watch=False,
     )  # fmt: skip
     try:
+        # The daemon itself, not its opening (server/opening.py answers `initialize`
+        # while it imports): a recall sent before then waits for the imports.
+        await asyncio.wait_for(client.status(), WAIT)
         handle = await client.recall("deploy", token="c")
         assert handle.initial_reason == "fast"
         await asyncio.wait_for(selecting.wait(), WAIT)
