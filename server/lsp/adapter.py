@@ -88,6 +88,8 @@ class MemoryProtocol(LanguageServerProtocol):
         self._outgoing: dict[Any, Future[Any]] = {}
         # `shutdown` arrived (its handler may still run): LSP's exit code is 0 from here.
         self._shutdown_received = False
+        # The ids of the client's requests, for `answered` (pruned to those in flight).
+        self._from_client: set[Any] = set()
 
     @property
     def host(self) -> SessionHost:
@@ -105,10 +107,12 @@ class MemoryProtocol(LanguageServerProtocol):
         """Wait, at most `timeout_s`, for the client's requests still running (but the
         one `besides`) to be answered: a `shutdown` or an `exit` sent right behind a
         request must not swallow its reply."""
+        # pygls keeps its own requests to the client in the same table: only the
+        # client's are waited for (an unanswered progress request never ends).
         running = [
             asyncio.wrap_future(f) if isinstance(f, Future) else f
             for msg_id, f in list(self._request_futures.items())
-            if msg_id != besides
+            if msg_id != besides and msg_id in self._from_client
         ]
         if running:
             await asyncio.wait(running, timeout=timeout_s)
@@ -229,6 +233,10 @@ class MemoryProtocol(LanguageServerProtocol):
                     "invalid request: 'initialize' may only be sent once per session",
                 )
             return
+        if is_request and isinstance(message.id, (int, str)):
+            if len(self._from_client) >= 1024:
+                self._from_client &= self._request_futures.keys()
+            self._from_client.add(message.id)
         if method == types.SHUTDOWN and is_request:
             self._shutdown_received = True
         if self._shutdown and is_request and method != types.EXIT:
