@@ -29,12 +29,11 @@ def _ranker_help() -> str:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from memory_recall.server.dev.eval_tables import format_fast_summary, format_table
     from memory_recall.server.dev.evaluation import (
         compare_to_baseline,
         evaluate_all,
         evaluate_corpora,
-        format_fast_summary,
-        format_table,
         load_corpus,
         silence_sweep,
     )

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from memory_recall.server.dev.eval_tables import format_fast_summary, format_table
 from memory_recall.server.dev.evaluation import (
     EvalCorpus,
     evaluate,
-    format_fast_summary,
-    format_table,
     load_corpus,
     pooled,
     query_script,
