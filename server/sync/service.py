@@ -9,6 +9,10 @@ One sync of a root at a time, across processes (a lock in `.git/memory-recall/`)
 work is never blocked: a remote that cannot be reached ends the sync after the local
 commits, with the error kept for the status and the daemon's back-off (ledger.py). A
 push the remote rejects because it moved meanwhile is fetched, merged and pushed again.
+
+Past 500 lines with one job, the order of a sync's steps and what happens when one
+fails (a remote out of reach, a push rejected because the remote moved, a lock held,
+a credential found): the steps themselves live in the modules named above.
 """
 
 from __future__ import annotations
