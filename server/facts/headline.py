@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import regex
+from memory_recall.server.sentences import split_sentences
 
 TITLE_CHARS = 80  # a title fits one MEMORY.md line next to its description
 DESCRIPTION_CHARS = 200  # one sentence or two: what a selector reads per memory
@@ -20,12 +21,6 @@ _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
 _LINE_MARKUP = regex.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*+•]\s+(?:\[[ xX]\]\s+)?|\d{1,3}[.)]\s+)")
 _INLINE_MARKUP = regex.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 _LINK = regex.compile(r"\[([^\]\n]+)\]\([^)\s]+\)")
-# A sentence ends at . ! ? (not inside 3.11, e.g., v1.2, a URL), at CJK stops, or at a line end.
-_SENTENCE_END = regex.compile(
-    r"(?<!\b(?:e\.g|i\.e|etc|vs|cf|z\.b|bzw|ca|approx|incl|usw|p\.ex|d\.h|u\.a)\.)"
-    r"(?<=[.!?])(?=\s|$)"
-    r"|(?<=[。！？])|\n+"
-)
 
 
 def _clean_line(line: str) -> str:
@@ -41,7 +36,7 @@ def sentences(text: str) -> list[str]:
         cleaned = _clean_line(line)
         if not cleaned or regex.fullmatch(r"[-=*_`~]{3,}", cleaned):
             continue  # rules, fences
-        out.extend(part.strip() for part in _SENTENCE_END.split(cleaned) if part.strip())
+        out.extend(split_sentences(cleaned))
     return out
 
 
