@@ -39,6 +39,7 @@ from memory_recall.server.ranking.spec import (
     type_boost,
 )
 from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.sentences import split_sentences
 from memory_recall.server.tokens import query_tokens
 
 Keep = Callable[[MemoryDocument], bool]
@@ -191,6 +192,14 @@ def interleave_candidates(
     return out
 
 
+# A prompt's sentences asked alone when the whole leaves the fast phase silent: the
+# first and last two (each one more ranking, a few milliseconds at 10,000 memories).
+SENTENCES_ASKED = 4
+# How sure the gate must be of a sentence's first memory: the precision the fast phase
+# aims for (docs/ranking.md), well above the whole prompt's threshold.
+SENTENCE_CONFIDENCE = 0.7
+
+
 @dataclass(frozen=True)
 class RecallQuery:
     """One query against one snapshot: tokens and the keep-predicate built once.
@@ -205,6 +214,8 @@ class RecallQuery:
     tokens: list[str]
     keep: Keep
     ranker: Ranker
+    text: str = ""  # the query as written: its sentences are asked alone (`fast`)
+    tokenizer: Callable[[str], list[str]] = query_tokens
 
     @classmethod
     def build(
@@ -223,7 +234,7 @@ class RecallQuery:
         def keep(doc: MemoryDocument) -> bool:
             return doc.path not in excluded and not noise.is_noise(doc)
 
-        return cls(snapshot, tokenizer(query), keep, ranker)
+        return cls(snapshot, tokenizer(query), keep, ranker, query, tokenizer)
 
     @cached_property
     def ranking(self) -> Ranking:
@@ -239,12 +250,68 @@ class RecallQuery:
     def fast(self) -> tuple[list[ScoredDocument], dict[str, float]]:
         """The fast phase's memories: 0, 1 or 2 of the ranking's top 2, by how sure the
         ranking is of each (server.ranking.confidence), and their confidence by path.
-        A ranking without evidence (the spec ranker) gives its top 2 as they are."""
-        top = self.top(FAST_LIMIT)
-        chosen, confidences = choose(top, self.ranking.evidence)
+        A ranking without evidence (the spec ranker) gives its top 2 as they are.
+
+        When the gate is silent on the whole prompt, each of its sentences is asked
+        alone (`_sentence_queries`) and the one whose first memory the gate is surest
+        of speaks."""
+        chosen, confidences = self._chosen()
+        if not chosen and self.ranking.evidence is not None:
+            chosen, confidences = self._sentence_chosen()
         return chosen, {
             s.document.path: c for s, c in zip(chosen, confidences, strict=True) if c is not None
         }
+
+    def _chosen(self) -> tuple[list[ScoredDocument], list[float | None]]:
+        return choose(self.top(FAST_LIMIT), self.ranking.evidence)
+
+    def _sentence_chosen(self) -> tuple[list[ScoredDocument], list[float | None]]:
+        """What the sentence the gate is surest of delivers, held to more than the gate
+        asks of a whole prompt: each sentence asked is one more chance to be wrong.
+
+        Its first memory must reach SENTENCE_CONFIDENCE, and what it delivers must be
+        among the whole prompt's top REFINED_LIMIT: the rest of the prompt may not
+        argue against it (a fragment like "camila's home" alone finds a house purchase
+        plan the whole question never ranked)."""
+        agreed = {s.document.path for s in self.top(REFINED_LIMIT)}
+        best: tuple[list[ScoredDocument], list[float | None]] = ([], [])
+        for sentence in self._sentence_queries():
+            found, sure = sentence._chosen()
+            if not found or (sure[0] or 0.0) < SENTENCE_CONFIDENCE:
+                continue
+            if found[0].document.path not in agreed:
+                continue
+            if best[0] and (sure[0] or 0.0) <= (best[1][0] or 0.0):
+                continue
+            kept = [(s, c) for s, c in zip(found, sure, strict=True) if s.document.path in agreed]
+            best = ([s for s, _ in kept], [c for _, c in kept])
+        return best
+
+    def _sentence_queries(self) -> list[RecallQuery]:
+        """The prompt's sentences as queries of their own, when it has more than one.
+
+        A prompt to an agent is often a question with instructions around it ("How do we
+        deploy the zebra service? Look at the files first, then answer."): the
+        instructions' words are in no memory, they dilute the question, and one of them
+        may even match a memory by chance, until the gate is silent on a question it
+        would answer alone. Asked alone, each sentence is a query like those the gate
+        was calibrated on. At most SENTENCES_ASKED are asked (the first and the last
+        ones: where a question stands beside pasted text), each on the same memories
+        with the same exclusions."""
+        sentences = split_sentences(self.text)
+        if len(sentences) < 2:
+            return []
+        if len(sentences) > SENTENCES_ASKED:
+            half = SENTENCES_ASKED // 2
+            sentences = sentences[:half] + sentences[-half:]
+        out = []
+        for sentence in sentences:
+            tokens = self.tokenizer(sentence)
+            if tokens and tokens != self.tokens:
+                out.append(RecallQuery(
+                    self.snapshot, tokens, self.keep, self.ranker, sentence, self.tokenizer
+                ))  # fmt: skip
+        return out
 
     def shortlist(self) -> Shortlist:
         ranking = self.ranking

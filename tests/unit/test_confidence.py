@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.server.dev.calibration import DATA_PATH, Sample, fit_logistic, silence_frontier
 from memory_recall.server.dev.evaluation import BLIND_SHARE, split_of
 from memory_recall.server.ranking.confidence.calibration import (
@@ -16,7 +17,7 @@ from memory_recall.server.ranking.confidence.calibration import (
 )
 from memory_recall.server.ranking.confidence.evidence import DocEvidence, QueryEvidence
 from memory_recall.server.ranking.registry import RANKERS
-from memory_recall.server.ranking.shortlist import RecallQuery
+from memory_recall.server.ranking.shortlist import SENTENCE_CONFIDENCE, RecallQuery
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.recall.service import RecallRequest, lexical_phases
 
@@ -118,6 +119,46 @@ def test_choose_without_evidence_passes_the_top_through():
     )
     chosen, confidences = choose(top, lambda _top: evidence, gate(0.5, 0.99))
     assert chosen == ["a"] and confidences == [0.5]  # a flat model: 0.5 each
+
+
+ZEBRA = [
+    make_doc(title, description, f"{description.capitalize()}.", path=f"/z/{name}.md")
+    for name, title, description in (
+        ("freeze", "Zebra deploy freeze", "zebra deploys freeze on Fridays"),
+        ("pipeline", "Zebra deploy pipeline", "the zebra deploy runs through the pipeline"),
+        ("owners", "Zebra service owners", "who owns the zebra service deploys"),
+        ("rollback", "Zebra rollback", "how to roll back a zebra deploy"),
+        ("canary", "Zebra canary hosts", "zebra deploys hit the canary hosts first"),
+        ("dashboards", "Zebra dashboards", "where the zebra service graphs are"),
+    )
+]
+
+
+def zebra_query(text: str) -> RecallQuery:
+    spec = RANKERS["bm25f"]
+    return RecallQuery.build(CorpusView.of(ZEBRA), text, ranker=spec.rank, tokenizer=spec.tokenize)
+
+
+def test_a_question_with_instructions_around_it_is_answered_by_its_question():
+    # The real agents' tier prompt: "look", "files", "answer" are in no memory and "first"
+    # matches the canary note by chance, so the whole prompt leaves the gate silent.
+    query = zebra_query("How do we deploy the zebra service? Look at the files first, then answer.")
+    assert query._chosen()[0] == []
+    fast, confidence = query.fast()
+    alone, _ = zebra_query("How do we deploy the zebra service?").fast()
+    assert [s.document.path for s in fast] == [s.document.path for s in alone] != []
+    assert max(confidence.values()) >= SENTENCE_CONFIDENCE
+    whole_top = {s.document.path for s in query.top(REFINED_LIMIT)}
+    assert {s.document.path for s in fast} <= whole_top  # the whole prompt agrees
+
+
+def test_sentences_are_asked_only_when_there_are_several_and_may_stay_silent():
+    assert zebra_query("zyxqv plorbix zebra")._sentence_queries() == []
+    assert zebra_query("Zyxqv plorbix? Blorft quux, then answer.").fast() == ([], {})
+    many = zebra_query(" ".join(f"Sentence word{i}." for i in range(10)))
+    assert [q.text for q in many._sentence_queries()] == [
+        "Sentence word0.", "Sentence word1.", "Sentence word8.", "Sentence word9.",
+    ]  # fmt: skip
 
 
 PEOPLE = [
