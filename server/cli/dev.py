@@ -63,6 +63,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not args.corpus:
         return 2
     names = args.ranker or [DEFAULT_RANKER]
+    if args.agent_wrapped and (args.check or args.silence_sweep or args.json):
+        print("memory-recall: --agent-wrapped prints the tables only", file=sys.stderr)
+        return 2
     if args.silence_sweep:
         for path in args.corpus:
             print(f"{path}\n{silence_sweep(load_corpus(path))}")
@@ -84,7 +87,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 0
     by_ranker: dict[str, list[tuple[str, Any]]] = {name: [] for name in names}
     for path in args.corpus:
-        reports = evaluate_all(load_corpus(path), names)
+        corpus = load_corpus(path)
+        if args.agent_wrapped:
+            from memory_recall.server.dev.wrapped import agent_wrapped
+
+            corpus = agent_wrapped(corpus)
+        reports = evaluate_all(corpus, names)
         for evaluated in reports:
             by_ranker[evaluated.ranker].append((Path(path).stem, evaluated))
         if args.json:
@@ -370,6 +378,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--silence-sweep", action="store_true",
         help="print the default ranker's silence threshold against Recall@5 and silence",
+    )  # fmt: skip
+    ev.add_argument(
+        "--agent-wrapped", action="store_true",
+        help="ask every question with each of a few agent instructions around it "
+        "(\"… Look at the files first, then answer.\"): the fast phase on prompts as typed",
     )  # fmt: skip
     ev.set_defaults(func=cmd_eval)
 

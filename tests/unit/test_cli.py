@@ -141,3 +141,20 @@ def test_eval_over_a_glob_skips_the_baseline_and_says_so(capsys) -> None:
     assert code == 0
     assert "skipped fixtures/eval/baseline.json: a baseline" in captured.err
     assert "R@5" in captured.out
+
+
+def test_agent_wrapped_asks_every_question_with_each_instruction(capsys) -> None:
+    from memory_recall.server.cli.main import main
+    from memory_recall.server.dev.evaluation import load_corpus
+    from memory_recall.server.dev.wrapped import INSTRUCTIONS, agent_wrapped
+
+    corpus = load_corpus("fixtures/eval/coding.json")
+    wrapped = agent_wrapped(corpus)
+    assert len(wrapped.cases) == len(corpus.cases) * len(INSTRUCTIONS)
+    first = [c for c in wrapped.cases if c.id == corpus.cases[0].id]
+    assert len({c.query for c in first}) == len(INSTRUCTIONS)
+    assert all(corpus.cases[0].query in c.query and c.query != corpus.cases[0].query
+               for c in first)  # fmt: skip
+    assert {c.relevant_ids for c in first} == {corpus.cases[0].relevant_ids}
+    assert main(["dev", "eval", "fixtures/eval/coding.json", "--agent-wrapped", "--json"]) == 2
+    assert "--agent-wrapped prints the tables only" in capsys.readouterr().err
