@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_recall.protocol.limits import FAST_LIMIT, REFINED_LIMIT
+from memory_recall.protocol.limits import REFINED_LIMIT
 from memory_recall.protocol.messages import (
     ExplainResult,
     NetworkExplain,
@@ -126,10 +126,13 @@ def explain(
     if request.delivered is not None:
         sent = request.delivered
     else:
-        fast_docs = shortlist.ranked[:FAST_LIMIT]
-        if joined is not None:
+        # The fast phase as a recall decides it: what the confidence gate is sure of
+        # (a prompt's sentences asked alone when it is silent on the whole), then the
+        # network's conservative fill.
+        fast_docs, _ = query.fast() if request.with_selector else ([], {})
+        if joined is not None and fast_docs:
             fast_docs = joined.fast(fast_docs, shortlist.ranked)
-        fast = [s.document.path for s in fast_docs] if request.with_selector else []
+        fast = [s.document.path for s in fast_docs]
         fallback = joined.fallback(shortlist, REFINED_LIMIT) if joined else shortlist.fallback
         refined = [s.document.path for s in fallback if s.document.path not in fast]
         # Without a recall to read, what the daemon would send: the fast phase a host
@@ -197,10 +200,13 @@ def _phases(
                     "the network's conservative pick: a free place, or the memory that "
                     "supersedes a fast one"
                     if network_pick
-                    else "among the ranker's top 2"
+                    else "the ranking was sure of it (the fast phase's confidence gate)"
                 )
                 if in_fast
-                else "not among the fast result's 2",
+                else "not among what the fast phase sent"
+                if sent.fast
+                else "the fast phase was silent: the ranking was sure of no memory enough "
+                "to inject it unasked",
             )
         )
     in_refined = path in sent.refined

@@ -131,3 +131,30 @@ def test_the_recall_joins_the_network_exactly_as_network_eval_measures() -> None
         assert [p for p in manifest if p in set(expected_joined)] == expected_joined
         changed += expected_fast != [p for p, _ in lexical[:2]]
     assert changed  # the rule did act on this corpus
+
+
+def test_the_fast_phase_explained_is_the_one_the_confidence_gate_sends() -> None:
+    from memory_recall.server.ranking.view import CorpusView
+
+    from tests.conftest import make_doc
+
+    docs = [
+        make_doc("Zebra canary hosts", "zebra deploys hit the canary hosts first", path="/z/c.md"),
+        make_doc("Zebra service owners", "who owns the zebra service deploys", path="/z/o.md"),
+        make_doc("Zebra dashboards", "where the zebra service graphs are", path="/z/d.md"),
+        *(make_doc(f"note {i}", f"topic {i}", f"word{i} " * 5, path=f"/n{i}.md") for i in range(6)),
+    ]
+    snapshot = CorpusView.of(docs)
+    silent = explain(
+        snapshot,
+        ExplainRequest("/z/c.md", "the canary budget of the payments team?", with_selector=True),
+        RANKERS["bm25f"],
+    )
+    assert silent.rank == 1 and not silent.phases[0].delivered
+    assert "silent" in silent.phases[0].reason and silent.phases[1].delivered
+    sure = explain(
+        snapshot,
+        ExplainRequest("/z/o.md", "who owns the zebra service deploys?", with_selector=True),
+        RANKERS["bm25f"],
+    )
+    assert sure.phases[0].delivered and "sure" in sure.phases[0].reason
