@@ -242,6 +242,12 @@ class MemoryWriter:
         self._seen: dict[str, int] = {}
         self._baseline = self.journal.last_seq() if self.journal else 0
         self._views: dict[int, _RootView] = {}
+        # The last remember's draft, by the request itself: a remember drafts once (the
+        # gate's secret and injection checks are a few milliseconds) for its settling,
+        # its read-ahead and its plan.
+        self._drafted: (
+            tuple[RememberRequest, tuple[int, MemoryRoot, MemoryText] | WriteResult] | None
+        ) = None
         # The tiers above the rules for unsure pairs (facts/tiers.py), set by the daemon
         # when an embeddings endpoint or a model is configured; only `run_async` asks them.
         self.tiers: list[Tier] = []
@@ -490,6 +496,15 @@ class MemoryWriter:
 
     def _draft(self, request: RememberRequest) -> tuple[int, MemoryRoot, MemoryText] | WriteResult:
         """The new memory of a remember, its metadata derived and gated, and its root."""
+        if self._drafted is not None and self._drafted[0] is request:
+            return self._drafted[1]
+        drafted = self._draft_anew(request)
+        self._drafted = (request, drafted)
+        return drafted
+
+    def _draft_anew(
+        self, request: RememberRequest
+    ) -> tuple[int, MemoryRoot, MemoryText] | WriteResult:
         text = request.text.strip()
         derived = derive(text)
         memory_type = request.type or derived.type
