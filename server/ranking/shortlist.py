@@ -192,8 +192,9 @@ def interleave_candidates(
     return out
 
 
-# A prompt's sentences asked alone when the whole leaves the fast phase silent: the
-# first and last two (each one more ranking, a few milliseconds at 10,000 memories).
+# A prompt's sentences asked alone (`RecallQuery.fast`): the first and last two of a
+# longer prompt. Each is one more ranking; all of them cost about what the whole
+# prompt's ranking does (docs/ranking.md, "A prompt's sentences").
 SENTENCES_ASKED = 4
 # How sure the gate must be of a sentence's first memory: the precision the fast phase
 # aims for (docs/ranking.md), well above the whole prompt's threshold.
@@ -252,18 +253,46 @@ class RecallQuery:
         ranking is of each (server.ranking.confidence), and their confidence by path.
         A ranking without evidence (the spec ranker) gives its top 2 as they are.
 
-        When the gate is silent on the whole prompt, each of its sentences is asked
-        alone (`_sentence_queries`) and the one whose first memory the gate is surest
-        of speaks."""
+        A prompt of several sentences is also asked sentence by sentence
+        (`_sentence_queries`): what the whole prompt chose is sent only when one of its
+        sentences alone would send it too (`_supported`), and when the gate is silent on
+        the whole, the sentence whose first memory it is surest of may speak
+        (`_sentence_chosen`)."""
         chosen, confidences = self._chosen()
-        if not chosen and self.ranking.evidence is not None:
-            chosen, confidences = self._sentence_chosen()
+        if self.ranking.evidence is not None:
+            if chosen:
+                chosen, confidences = self._supported(chosen, confidences)
+            if not chosen:
+                chosen, confidences = self._sentence_chosen()
         return chosen, {
             s.document.path: c for s, c in zip(chosen, confidences, strict=True) if c is not None
         }
 
     def _chosen(self) -> tuple[list[ScoredDocument], list[float | None]]:
         return choose(self.top(FAST_LIMIT), self.ranking.evidence)
+
+    def _supported(
+        self, chosen: list[ScoredDocument], confidences: list[float | None]
+    ) -> tuple[list[ScoredDocument], list[float | None]]:
+        """Of the whole prompt's choice, what one of its sentences alone also ranks
+        among its best two.
+
+        The words of two sentences can add up to a match neither makes: in "Who owns the
+        zebra service? Show me the diff." a note on who owns the zebra diff checks holds
+        words of both and ranks second, while each sentence alone ranks other memories
+        first (the owners of the service; notes about diffs). A memory the fast phase
+        sends unasked must match
+        some sentence of the prompt well on its own (its rank, not the gate: a question
+        in two halves may be answered only by both). Only when every sentence was asked
+        (at most SENTENCES_ASKED): a memory that answers a sentence left unasked is not
+        doubted."""
+        asked, complete = self._sentence_queries
+        if not asked or not complete:
+            return chosen, confidences
+        supported = {s.document.path for query in asked for s in query.top(FAST_LIMIT)}
+        kept = [(s, c) for s, c in zip(chosen, confidences, strict=True)
+                if s.document.path in supported]  # fmt: skip
+        return [s for s, _ in kept], [c for _, c in kept]
 
     def _sentence_chosen(self) -> tuple[list[ScoredDocument], list[float | None]]:
         """What the sentence the gate is surest of delivers, held to more than the gate
@@ -275,7 +304,7 @@ class RecallQuery:
         plan the whole question never ranked)."""
         agreed = {s.document.path for s in self.top(REFINED_LIMIT)}
         best: tuple[list[ScoredDocument], list[float | None]] = ([], [])
-        for sentence in self._sentence_queries():
+        for sentence in self._sentence_queries[0]:
             found, sure = sentence._chosen()
             if not found or (sure[0] or 0.0) < SENTENCE_CONFIDENCE:
                 continue
@@ -287,8 +316,10 @@ class RecallQuery:
             best = ([s for s, _ in kept], [c for _, c in kept])
         return best
 
-    def _sentence_queries(self) -> list[RecallQuery]:
-        """The prompt's sentences as queries of their own, when it has more than one.
+    @cached_property
+    def _sentence_queries(self) -> tuple[list[RecallQuery], bool]:
+        """The prompt's sentences as queries of their own, when it has more than one,
+        and whether they are all of it (each asked, none the whole prompt's words).
 
         A prompt to an agent is often a question with instructions around it ("How do we
         deploy the zebra service? Look at the files first, then answer."): the
@@ -300,18 +331,21 @@ class RecallQuery:
         with the same exclusions."""
         sentences = split_sentences(self.text)
         if len(sentences) < 2:
-            return []
-        if len(sentences) > SENTENCES_ASKED:
+            return [], False
+        complete = len(sentences) <= SENTENCES_ASKED
+        if not complete:
             half = SENTENCES_ASKED // 2
             sentences = sentences[:half] + sentences[-half:]
         out = []
         for sentence in sentences:
             tokens = self.tokenizer(sentence)
-            if tokens and tokens != self.tokens:
+            if tokens == self.tokens:
+                complete = False  # the rest adds no word: the whole prompt is this one
+            elif tokens:
                 out.append(RecallQuery(
                     self.snapshot, tokens, self.keep, self.ranker, sentence, self.tokenizer
                 ))  # fmt: skip
-        return out
+        return out, complete
 
     def shortlist(self) -> Shortlist:
         ranking = self.ranking

@@ -152,11 +152,48 @@ def test_a_question_with_instructions_around_it_is_answered_by_its_question():
     assert {s.document.path for s in fast} <= whole_top  # the whole prompt agrees
 
 
+def test_a_memory_only_two_sentences_together_match_is_not_sent_unasked():
+    docs = [
+        make_doc(title, description, body, path=path)
+        for title, description, body, path in (
+            ("Zebra service owners", "who owns the zebra service",
+             "Priya owns the zebra service.", "/owners.md"),
+            ("Zebra service runbook", "restarting the zebra service",
+             "Restart the zebra service with make restart.", "/runbook.md"),
+            ("Zebra service alerts", "zebra service pages on-call",
+             "The zebra service pages on-call.", "/alerts.md"),
+            ("Diff review", "every diff gets two reviewers", "Every diff gets two reviewers.",
+             "/review.md"),
+            ("Diff size", "keep each diff under 400 lines", "Keep each diff small.", "/size.md"),
+            ("Diff tool", "show the diff with delta", "Show the diff with delta.", "/tool.md"),
+            ("Zebra diff owners", "who owns zebra diff checks",
+             "The zebra diff checks are owned by the build team.", "/chimera.md"),
+        )
+    ]  # fmt: skip
+    docs += [
+        make_doc(f"note {i}", f"topic {i}", f"word{i} " * 5, path=f"/n{i}.md") for i in range(6)
+    ]
+    spec = RANKERS["bm25f"]
+
+    def query(text: str) -> RecallQuery:
+        return RecallQuery.build(
+            CorpusView.of(docs), text, ranker=spec.rank, tokenizer=spec.tokenize
+        )
+
+    two = query("Who owns the zebra service? Show me the diff.")
+    assert [s.document.path for s in two._chosen()[0]] == ["/owners.md", "/chimera.md"]
+    fast, confidence = two.fast()
+    assert [s.document.path for s in fast] == ["/owners.md"] and list(confidence) == ["/owners.md"]
+    # The same words as one sentence: nothing to tell them apart, both are sent.
+    one = query("who owns the zebra service show me the diff")
+    assert [s.document.path for s in one.fast()[0]] == ["/owners.md", "/chimera.md"]
+
+
 def test_sentences_are_asked_only_when_there_are_several_and_may_stay_silent():
-    assert zebra_query("zyxqv plorbix zebra")._sentence_queries() == []
+    assert zebra_query("zyxqv plorbix zebra")._sentence_queries == ([], False)
     assert zebra_query("Zyxqv plorbix? Blorft quux, then answer.").fast() == ([], {})
     many = zebra_query(" ".join(f"Sentence word{i}." for i in range(10)))
-    assert [q.text for q in many._sentence_queries()] == [
+    assert [q.text for q in many._sentence_queries[0]] == [
         "Sentence word0.", "Sentence word1.", "Sentence word8.", "Sentence word9.",
     ]  # fmt: skip
 
