@@ -239,11 +239,16 @@ async def test_a_suggestion_waits_for_the_fast_result_not_the_model(
 
     @client.feature(methods.SELECT)
     async def select(params: dict[str, Any]) -> dict[str, Any]:
-        await asyncio.wait_for(release.wait(), WAIT)
+        if params["query"] != "warm up":
+            await asyncio.wait_for(release.wait(), WAIT)
         return {"selected": []}
 
     record_suggestions(client)
     await start(client, [(memory, "project")], selector={"kind": "client"})
+    # A suggestion waits for a recall's fast result at most a second (a recall stuck
+    # elsewhere must not hold suggestions back for good): the first recall of a daemon
+    # does its first-use work, which on a loaded machine can take that long.
+    await request(client, methods.RECALL, {"query": "warm up", "token": "w"})
     recall = asyncio.ensure_future(
         request(client, methods.RECALL, {"query": "ioredis redis NAT", "token": "r"})
     )
@@ -253,8 +258,9 @@ async def test_a_suggestion_waits_for_the_fast_result_not_the_model(
     await rec.wait_for(None, methods.SUGGESTION)
     release.set()
     await recall
-    order = [m for m, _ in rec.all if m in (methods.FAST_RESULT, methods.SUGGESTION,
-                                             methods.REFINED_RESULT)]  # fmt: skip
+    phases = (methods.FAST_RESULT, methods.REFINED_RESULT)
+    order = [m for m, p in rec.all
+             if m == methods.SUGGESTION or (m in phases and p.get("token") == "r")]  # fmt: skip
     assert order == [methods.FAST_RESULT, methods.SUGGESTION, methods.REFINED_RESULT]
 
 
