@@ -255,8 +255,8 @@ class RecallQuery:
 
         A prompt of several sentences is also asked sentence by sentence
         (`_sentence_queries`): what the whole prompt chose is sent only when one of its
-        sentences alone would send it too (`_supported`), and when the gate is silent on
-        the whole, the sentence whose first memory it is surest of may speak
+        sentences alone ranks it among its best two (`_supported`), and when the gate is
+        silent on the whole, the sentence whose first memory it is surest of may speak
         (`_sentence_chosen`)."""
         chosen, confidences = self._chosen()
         if self.ranking.evidence is not None:
@@ -281,11 +281,10 @@ class RecallQuery:
         zebra service? Show me the diff." a note on who owns the zebra diff checks holds
         words of both and ranks second, while each sentence alone ranks other memories
         first (the owners of the service; notes about diffs). A memory the fast phase
-        sends unasked must match
-        some sentence of the prompt well on its own (its rank, not the gate: a question
-        in two halves may be answered only by both). Only when every sentence was asked
-        (at most SENTENCES_ASKED): a memory that answers a sentence left unasked is not
-        doubted."""
+        sends unasked must match some sentence of the prompt well on its own (its rank,
+        not the gate: a question in two halves may be answered only by both). Only when
+        every sentence was asked (at most SENTENCES_ASKED): a memory that answers a
+        sentence left unasked is not doubted."""
         asked, complete = self._sentence_queries
         if not asked or not complete:
             return chosen, confidences

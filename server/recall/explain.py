@@ -126,8 +126,8 @@ def explain(
     if request.delivered is not None:
         sent = request.delivered
     else:
-        # The fast phase as a recall decides it: what the confidence gate is sure of
-        # (a prompt's sentences asked alone when it is silent on the whole), then the
+        # The fast phase as a recall decides it: what the confidence gate is sure of (a
+        # prompt of several sentences also asked sentence by sentence), then the
         # network's conservative fill.
         fast_docs, _ = query.fast() if request.with_selector else ([], {})
         if joined is not None and fast_docs:
