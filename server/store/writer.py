@@ -143,6 +143,10 @@ class _ViewChanged(Exception):
     """The catalog was behind the disk for a file a decision needs: plan again."""
 
 
+# A remember's new memory, gated, with the index and root it goes to; or the refusal.
+_Draft = tuple[int, MemoryRoot, MemoryText] | WriteResult
+
+
 @dataclass(frozen=True)
 class _Candidates:
     """A remember's conflict candidates, as found in `snapshot`."""
@@ -242,12 +246,6 @@ class MemoryWriter:
         self._seen: dict[str, int] = {}
         self._baseline = self.journal.last_seq() if self.journal else 0
         self._views: dict[int, _RootView] = {}
-        # The last remember's draft, by the request itself: a remember drafts once (the
-        # gate's secret and injection checks are a few milliseconds) for its settling,
-        # its read-ahead and its plan.
-        self._drafted: (
-            tuple[RememberRequest, tuple[int, MemoryRoot, MemoryText] | WriteResult] | None
-        ) = None
         # The tiers above the rules for unsure pairs (facts/tiers.py), set by the daemon
         # when an embeddings endpoint or a model is configured; only `run_async` asks them.
         self.tiers: list[Tier] = []
@@ -302,10 +300,9 @@ class MemoryWriter:
     async def run_async(self, kind: str, request: object) -> WriteResult:
         """The same operations for the daemon: decided on the event loop (which owns the
         catalog), carried out in a worker thread (locks and fsync never block recalls)."""
-        settled = await self._settle(request) if kind == "remember" else {}  # type: ignore[arg-type]
-        ahead = await self._read_ahead(request) if kind == "remember" else None  # type: ignore[arg-type]
+        if kind == "remember":
+            return await self._remember_async(request)  # type: ignore[arg-type]
         planners: dict[str, Callable[[], Plan | WriteResult]] = {
-            "remember": lambda: self._plan_remember(request, settled, ahead),  # type: ignore[arg-type]
             "update": lambda: self._plan_update(request),  # type: ignore[arg-type]
             "forget": lambda: reversal.plan_forget(self, request),  # type: ignore[arg-type]
             "restore": lambda: reversal.plan_restore(self, str(request)),
@@ -313,6 +310,17 @@ class MemoryWriter:
         if kind == "undo":
             return await self.undo_async(str(request))
         return await self.run_plan_async(planners[kind])
+
+    async def _remember_async(self, request: RememberRequest) -> WriteResult:
+        """A remember drafted and gated once (the gate's secret and injection checks are a
+        few milliseconds), its candidates found and read in a worker thread, the pairs the
+        rules are unsure of settled by the tiers, then planned and committed."""
+        draft = self._draft(request)
+        ahead = await self._read_ahead(draft)
+        settled = await self._settle(draft, ahead)
+        return await self.run_plan_async(
+            lambda: self._plan_remember(request, settled, ahead, draft)
+        )
 
     def run_plan(self, planner: Callable[[], Plan | WriteResult]) -> WriteResult:
         """An operation planned elsewhere (consolidation) through the same engine: `planner`
@@ -494,17 +502,8 @@ class MemoryWriter:
 
     # -- remember ------------------------------------------------------------------------------
 
-    def _draft(self, request: RememberRequest) -> tuple[int, MemoryRoot, MemoryText] | WriteResult:
+    def _draft(self, request: RememberRequest) -> _Draft:
         """The new memory of a remember, its metadata derived and gated, and its root."""
-        if self._drafted is not None and self._drafted[0] is request:
-            return self._drafted[1]
-        drafted = self._draft_anew(request)
-        self._drafted = (request, drafted)
-        return drafted
-
-    def _draft_anew(
-        self, request: RememberRequest
-    ) -> tuple[int, MemoryRoot, MemoryText] | WriteResult:
         text = request.text.strip()
         derived = derive(text)
         memory_type = request.type or derived.type
@@ -527,16 +526,17 @@ class MemoryWriter:
             )
         return index, root, MemoryText(title, description, text, memory_type)
 
-    async def _settle(self, request: RememberRequest) -> dict[tuple[str, str], Verdict]:
+    async def _settle(
+        self, draft: _Draft, ahead: _Candidates | None
+    ) -> dict[tuple[str, str], Verdict]:
         """The pairs of a remember the rules are unsure of, put to the tiers above them
         (facts/tiers.py: vectors, a model), validated; by (path, content hash)."""
         if not self.tiers:
             return {}
-        draft = self._draft(request)
         if isinstance(draft, WriteResult):
             return {}  # refused by the gate: nothing of it leaves the process
         index, _root, new = draft
-        judged = self._judge(index, new, self._root_view(index))
+        judged = self._judge(index, new, self._root_view(index), None, self._found(ahead, index))
         unsure = [(doc, v) for doc, v in judged if v.links and v.judgement is not None]
         questions = [
             Question(f"p{n}", _plain(new), _plain(MemoryText.of(doc)), v.judgement)
@@ -550,7 +550,7 @@ class MemoryWriter:
             if q.id in settled
         }
 
-    async def _read_ahead(self, request: RememberRequest) -> _Candidates | None:
+    async def _read_ahead(self, draft: _Draft) -> _Candidates | None:
         """The conflict candidates of a remember, found and their statements read in a
         worker thread (docs/performance.md, "Writes in milliseconds"): ranking the new
         memory's whole text against the index and reading the candidates' statements are
@@ -558,7 +558,6 @@ class MemoryWriter:
         plan, made on the event loop, takes these candidates only if the catalog has not
         changed since (its version, and the live index's), else finds them again; it finds
         their statements read (`read_memory` keeps them)."""
-        draft = self._draft(request)
         if isinstance(draft, WriteResult):
             return None  # refused by the gate: the plan says so
         index, _root, new = draft
@@ -577,21 +576,26 @@ class MemoryWriter:
             return None
         return _Candidates(index, snapshot, docs)
 
+    def _found(self, ahead: _Candidates | None, index: int) -> list[MemoryDocument] | None:
+        """The candidates found ahead, while the catalog is still the one they were found in."""
+        if ahead is not None and ahead.index == index and ahead.current(self.catalog):
+            return ahead.docs
+        return None
+
     def _plan_remember(
         self,
         request: RememberRequest,
         settled: dict[tuple[str, str], Verdict] | None = None,
         ahead: _Candidates | None = None,
+        draft: _Draft | None = None,
     ) -> Plan | WriteResult:
-        draft = self._draft(request)
+        if draft is None:
+            draft = self._draft(request)
         if isinstance(draft, WriteResult):
             return draft
         index, root, new = draft
         view = self._root_view(index)
-        current = ahead is not None and ahead.index == index and ahead.current(self.catalog)
-        judged = self._judge(
-            index, new, view, settled or {}, ahead.docs if current and ahead else None
-        )
+        judged = self._judge(index, new, view, settled or {}, self._found(ahead, index))
         propose = not request.apply or (request.origin == "extract" and root.scope is Scope.TEAM)
         plan = Plan(index, root, "remember", request.trigger, [], uses_view=True)
         plan.entries = view.entries

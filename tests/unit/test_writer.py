@@ -556,7 +556,7 @@ def test_a_remember_finds_its_candidates_ahead_and_only_uses_them_while_nothing_
 
     world.remember("The payments service deploys with Helm chart v3.2.")
     request = RememberRequest("The payments service deploys with Helm chart v3.4.")
-    ahead = asyncio.run(world.writer._read_ahead(request))
+    ahead = asyncio.run(world.writer._read_ahead(world.writer._draft(request)))
     assert ahead is not None and ahead.current(world.catalog)
     assert [d.title for d in ahead.docs] == [d.title for d in world.writer._candidates(
         ahead.index, world.writer._draft(request)[2], world.writer._root_view(ahead.index)  # type: ignore[index]
