@@ -32,6 +32,8 @@ _SENTENCE_END = regex.compile(
     r"(?<!\b(?:e\.g|i\.e|etc|vs|cf|z\.B|bzw|ca|approx|incl|usw|p\.ex|d\.h|u\.a|Nr|No|St))"
     r"[.!?;]+(?=[ \t]|$)|[。！？；]+"
 )
+_RULE = regex.compile(r"[-=*_~]{3,}")  # a Markdown rule line
+_SAYS_SOMETHING = regex.compile(r"[\p{L}\p{N}]")
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def split_statements(body: str) -> list[Statement]:
         if stripped.startswith("```") or stripped.startswith("~~~"):
             in_fence = not in_fence
             continue
-        if in_fence or not stripped or regex.fullmatch(r"[-=*_~]{3,}", stripped):
+        if in_fence or not stripped or _RULE.fullmatch(stripped):
             continue
         markup = _LINE_MARKUP.match(line)
         at = markup.end() if markup else 0
@@ -109,6 +111,6 @@ def _sentences(line: str, start: int) -> list[tuple[int, int]]:
             a += 1
         while b > a and line[b - 1] in " \t":
             b -= 1
-        if a < b and regex.search(r"[\p{L}\p{N}]", line[a:b]):
+        if a < b and _SAYS_SOMETHING.search(line, a, b):
             out.append((a, b))
     return out

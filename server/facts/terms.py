@@ -114,28 +114,55 @@ def function_words() -> frozenset[str]:
 
 
 def _phrase_pattern(phrases: Iterable[str]) -> regex.Pattern[str]:
-    """One case-insensitive pattern for a list of phrases, longest first: whole words in
-    spaced scripts (an entry ending in ' matches an elided prefix), anywhere in CJK."""
+    """One case-insensitive pattern for a list of phrases, the longest preferred: whole
+    words in spaced scripts (an entry ending in ' matches an elided prefix), anywhere in
+    CJK."""
     bounded, elided, pieces = [], [], []
-    for phrase in sorted(set(phrases), key=len, reverse=True):
-        escaped = regex.escape(phrase).replace(r"\ ", r"\s+")
+    for phrase in set(phrases):
         if CJK_CHAR.match(phrase):
-            pieces.append(escaped)
+            pieces.append(phrase)
         elif phrase.endswith("'"):
-            elided.append(escaped)
+            elided.append(phrase)
         else:
-            bounded.append(escaped)
+            bounded.append(phrase)
     parts = []
     if bounded:
         # Not inside an identifier either: `nightly` is no frequency in `nightly-invoices`.
         parts.append(
-            rf"(?<![\p{{L}}\p{{N}}_/.-])(?:{'|'.join(bounded)})"
+            rf"(?<![\p{{L}}\p{{N}}_/.-])(?:{_trie(bounded)})"
             rf"(?![\p{{L}}\p{{N}}_/-]|\.[\p{{L}}\p{{N}}])"
         )
     if elided:
-        parts.append(rf"(?<![\p{{L}}\p{{N}}])(?:{'|'.join(elided)})")
-    parts.extend(pieces)
+        parts.append(rf"(?<![\p{{L}}\p{{N}}])(?:{_trie(elided)})")
+    if pieces:
+        parts.append(_trie(pieces))
     return regex.compile("|".join(parts) or r"(?!)", regex.IGNORECASE)
+
+
+def _trie(phrases: Iterable[str]) -> str:
+    r"""An alternation of `phrases` shaped as their prefix tree (`every(?:\s+(?:day|night))?`):
+    the same matches as the flat list longest first, found without trying a hundred
+    alternatives at every word (a statement's cues were most of reading a long memory)."""
+    root: dict[str, dict] = {}
+    for phrase in phrases:
+        node = root
+        for char in phrase:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a phrase ends here
+
+    def shape(node: dict[str, dict]) -> str:
+        branches = [
+            (r"\s+" if char == " " else regex.escape(char)) + shape(node[char])
+            for char in sorted(node)
+            if char
+        ]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+        # Greedy: the longer phrase first, this one when none of them matches.
+        return f"(?:{body})?" if "" in node else body
+
+    return shape(root)
 
 
 CJK_LANGUAGES = ("zh", "ja", "ko")
@@ -238,6 +265,9 @@ _HIRAGANA = regex.compile(r"\p{Hiragana}")
 _KANA = regex.compile(r"[\p{Hiragana}\p{Katakana}]")
 _HANGUL_CHAR = regex.compile(r"\p{Hangul}")
 _HAN = regex.compile(r"\p{Han}")
+_DECIMAL_COMMA = regex.compile(r"^\d+,\d{1,2}$")
+_LETTERS = regex.compile(r"\p{L}+")
+_ISO_DATE = regex.compile(r"^\d{4}-\d\d(?:-\d\d)?$")
 _HANGUL = regex.compile(r"^\p{Hangul}+$")
 _LATIN = regex.compile(r"\p{Latin}")
 _OTHER_SCRIPT = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyrillic}\p{Greek}]")
@@ -276,14 +306,14 @@ def _number_key(digits: str) -> str:
     """A number as compared: leading zeros off, a decimal comma as a point, 09:30 = 9:30."""
     if ":" in digits:
         return ":".join(part.lstrip("0") or "0" for part in digits.split(":"))
-    if regex.match(r"^\d+,\d{1,2}$", digits):
+    if _DECIMAL_COMMA.match(digits):
         digits = digits.replace(",", ".")
     return digits.lstrip("0") or "0"
 
 
 def capitals_mark_names(text: str) -> bool:
     """Whether a capital letter inside a sentence marks a name in this text (not German)."""
-    words = {w.lower() for w in regex.findall(r"\p{L}+", text)}
+    words = {w.lower() for w in _LETTERS.findall(text)}
     return len(words & lexicon().capitalised_nouns) < NOUN_LANGUAGE_EVIDENCE
 
 
@@ -407,7 +437,7 @@ def _cjk_language(text: str) -> str:
 def _shape_of_numeric(surface: str) -> str:
     if ":" in surface:
         return "time"
-    if regex.match(r"^\d{4}-\d\d(?:-\d\d)?$", surface):
+    if _ISO_DATE.match(surface):
         return "date"
     return ""
 

@@ -8,6 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.documents import MemoryDocument, parse_memory
@@ -23,7 +26,7 @@ from memory_recall.server.facts.newer import superseded
 from memory_recall.server.facts.rewrite import rewrite
 from memory_recall.server.facts.slots import compare
 from memory_recall.server.facts.statements import split_statements
-from memory_recall.server.facts.terms import read_terms
+from memory_recall.server.facts.terms import _phrase_pattern, read_terms
 from memory_recall.server.facts.tiers import (
     ModelTier,
     Question,
@@ -73,6 +76,46 @@ def test_terms_read_units_identifiers_and_values_in_every_script() -> None:
     # Japanese 交代 is a change cue; the same characters in Chinese 提交代码 are not.
     assert read_terms("担当が交代した。").change_cue
     assert not read_terms("提交代码前先运行测试。").change_cue
+
+
+def _flat_pattern(phrases: list[str]) -> regex.Pattern[str]:
+    """The cue pattern as a plain list of alternatives, longest first (what the prefix
+    tree of `_phrase_pattern` must match exactly like)."""
+    bounded = [p for p in sorted(set(phrases), key=len, reverse=True) if not p.endswith("'")]
+    elided = [p for p in sorted(set(phrases), key=len, reverse=True) if p.endswith("'")]
+    parts = []
+    if bounded:
+        body = "|".join(regex.escape(p).replace(r"\ ", r"\s+") for p in bounded)
+        parts.append(
+            rf"(?<![\p{{L}}\p{{N}}_/.-])(?:{body})(?![\p{{L}}\p{{N}}_/-]|\.[\p{{L}}\p{{N}}])"
+        )
+    if elided:
+        body = "|".join(regex.escape(p) for p in elided)
+        parts.append(rf"(?<![\p{{L}}\p{{N}}])(?:{body})")
+    return regex.compile("|".join(parts) or r"(?!)", regex.IGNORECASE)
+
+
+_CUE_WORDS = st.sampled_from(
+    ["every", "day", "night", "ev", "n'", "daily", "é", "jour", "no", "not"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    phrases=st.lists(
+        st.lists(_CUE_WORDS, min_size=1, max_size=3).map(" ".join), min_size=1, max_size=8
+    ),
+    words=st.lists(
+        st.one_of(_CUE_WORDS, st.sampled_from(["x", "nightly-job", "Every", "EVERY  DAY", "."])),
+        max_size=12,
+    ),
+)
+def test_cue_patterns_match_as_the_plain_list_of_phrases_would(
+    phrases: list[str], words: list[str]
+) -> None:
+    text = " ".join(words)
+    tree, flat = _phrase_pattern(phrases), _flat_pattern(phrases)
+    assert [m.span() for m in tree.finditer(text)] == [m.span() for m in flat.finditer(text)]
 
 
 # -- slots and the judgement ---------------------------------------------------------------
