@@ -19,6 +19,8 @@ these rules before they count.
 from __future__ import annotations
 
 import functools
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -70,7 +72,9 @@ class Judgement:
     kind: Kind
     sure: bool
     reason: str
-    similarity: float  # Dice of the two memories' terms, 0..1
+    # Dice of the two memories' terms, 0..1; for an old memory read only until it held too
+    # many terms to share enough with the new one (`_terms_beyond`), the most it could be.
+    similarity: float
     changes: tuple[Change, ...] = ()
     # New statements that restate none of the old memory (kept by the rewrite).
     additions: tuple[Statement, ...] = ()
@@ -112,13 +116,7 @@ def _said(statement: Statement) -> str:
 @functools.lru_cache(maxsize=4096)
 def read_memory(memory: MemoryText) -> Reading:
     """The statements of a memory's body (its title and description when it has none)."""
-    body = memory.body.strip()
-    if not body:
-        body = "\n".join(p for p in (memory.title, memory.description) if p)
-    capitals = capitals_mark_names(f"{memory.title}\n{memory.description}\n{body}")
-    # Each statement's terms are read once (a long memory is most of a remember's time).
-    read = [(s, read_terms(_said(s), capitals)) for s in split_statements(body)]
-    kept = [(s, t) for s, t in read if t.terms]
+    kept = list(_read_statements(memory))
     statements = tuple(s for s, _ in kept)
     terms = tuple(t for _, t in kept)
     keys = frozenset(k for t in terms for k in t.keys)
@@ -126,6 +124,51 @@ def read_memory(memory: MemoryText) -> Reading:
     return Reading(
         statements, terms, keys, values, tuple(sorted(n for t in terms for n in t.negations))
     )
+
+
+def _read_statements(memory: MemoryText) -> Iterator[tuple[Statement, Terms]]:
+    """Each statement that holds a term, in order, with its terms."""
+    body = memory.body.strip()
+    if not body:
+        body = "\n".join(p for p in (memory.title, memory.description) if p)
+    capitals = capitals_mark_names(f"{memory.title}\n{memory.description}\n{body}")
+    for statement in split_statements(body):
+        # Each statement's terms are read once (a long memory is most of a remember's time).
+        terms = read_terms(_said(statement), capitals)
+        if terms.terms:
+            yield statement, terms
+
+
+def read_against(old: MemoryText, new: Reading) -> Reading | int:
+    """What `judge` reads of `old` for `new`: its reading, or — when it holds so many more
+    terms than `new` that their Dice is below UNRELATED_BELOW whatever they share — how
+    many distinct terms it took to know that. A long memory against a one-line fact is
+    most of a remember's conflict check, and nearly always unrelated (docs/performance.md)."""
+    beyond = _terms_beyond(old, _unrelated_beyond(len(new.keys)))
+    return beyond or read_memory(old)
+
+
+def _unrelated_beyond(new_terms: int) -> int:
+    """How many distinct terms an old memory must hold for its Dice with a new one of
+    `new_terms` to round below UNRELATED_BELOW even if it held every one of them:
+    2n / (old + n) <= UNRELATED_BELOW - 0.001 (a margin for the rounding to 3 places).
+    Rounded up to three significant bits, so that a candidate found for the next remember
+    too is counted once (more than a higher bound is more than the exact one)."""
+    exact = math.ceil(2 * new_terms / (UNRELATED_BELOW - 0.001)) - new_terms
+    step = 1 << max(0, exact.bit_length() - 3)
+    return -(-exact // step) * step
+
+
+@functools.lru_cache(maxsize=4096)
+def _terms_beyond(memory: MemoryText, limit: int) -> int:
+    """The distinct terms of `memory` read until there were more than `limit` (0 if it
+    never holds that many)."""
+    keys: set[str] = set()
+    for _statement, terms in _read_statements(memory):
+        keys.update(terms.keys)
+        if len(keys) > limit:
+            return len(keys)
+    return 0
 
 
 _RAW_NUMBER = regex.compile(r"\p{N}+|[〇一二三四五六七八九十百千万]+")
@@ -184,7 +227,11 @@ def _fold(text: str) -> str:
 
 def judge(new: MemoryText, old: MemoryText) -> Judgement:
     """How `new` relates to `old`, an existing memory of the same root."""
-    a, b = read_memory(old), read_memory(new)
+    b = read_memory(new)
+    a = read_against(old, b) if b.statements else read_memory(old)
+    if isinstance(a, int):  # far more terms than `new`: unrelated, whatever they share
+        most = round(2 * len(b.keys) / (a + len(b.keys)), 3)
+        return Judgement("independent", True, "little in common", most)
     similarity = round(dice(a.keys, b.keys), 3)
     if not a.statements or not b.statements:
         return Judgement("independent", True, "nothing to compare", similarity)

@@ -24,7 +24,7 @@ from typing import Literal
 
 import regex
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.facts.judgement import Judgement, read_memory
+from memory_recall.server.facts.judgement import Judgement, read_against, read_memory
 from memory_recall.server.facts.judgement import MemoryText as FactText
 from memory_recall.server.facts.judgement import judge as judge_facts
 from memory_recall.server.facts.terms import read_terms
@@ -78,11 +78,16 @@ def judge(new: FactText, old: FactText) -> Verdict:
     return of_judgement(judge_facts(_plain(new), _plain(old)))
 
 
-def read_ahead(memories: Iterable[FactText]) -> None:
-    """Read each memory's statements now (off the event loop), for a `judge` soon after:
-    `read_memory` keeps what it read, by the memory's text."""
-    for memory in memories:
-        read_memory(_plain(memory))
+def read_ahead(new: FactText, candidates: Iterable[FactText]) -> None:
+    """Read now (off the event loop) what `judge(new, candidate)` will read soon after:
+    the new memory's statements and as much of each candidate's as the judgement needs
+    (`read_against`; what was read is kept, by the memory's text)."""
+    reading = read_memory(_plain(new))
+    for old in candidates:
+        if reading.statements:
+            read_against(_plain(old), reading)
+        else:
+            read_memory(_plain(old))
 
 
 def _plain(memory: FactText) -> FactText:

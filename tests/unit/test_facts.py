@@ -359,3 +359,30 @@ def _as_text(side: dict[str, str]) -> MemoryText:
     if "body" in side:
         return MemoryText(side["title"], side["description"], side["body"], side["type"])
     return text(side["text"])
+
+
+def test_a_long_memory_is_read_only_as_far_as_the_judgement_needs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`judge` stops reading an old memory once it holds too many terms to share enough
+    with the new one: the same judgement as reading it all (the Dice it reports then is
+    the most it could have been)."""
+    from memory_recall.server.facts import judgement
+
+    docs = synthetic_documents(60, seed=7)
+    olds = [MemoryText(d.title, d.description, d.body, d.type) for d in docs]
+    news = [text(line) for d in docs[:20] for line in d.body.split("\n")[:2] if line.strip()]
+    news += [
+        _as_text(p["new"]) for p in json.loads((CONFLICTS / "pairs.json").read_text())["pairs"]
+    ]
+    bounded = [judge(new, old) for new in news for old in olds[:25]]
+    monkeypatch.setattr(judgement, "read_against", lambda old, _new: read_memory(old))
+    whole = [judge(new, old) for new in news for old in olds[:25]]
+    early = 0
+    for x, y in zip(bounded, whole, strict=True):
+        assert (x.kind, x.sure, x.reason, x.changes, x.additions) == (
+            y.kind, y.sure, y.reason, y.changes, y.additions,
+        )  # fmt: skip
+        assert x.similarity >= y.similarity
+        early += x.similarity != y.similarity
+    assert early > 0  # the bound did cut some readings short
