@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -35,6 +36,7 @@ from memory_recall.server.pacing import paced
 from memory_recall.server.ranking.shortlist import Shortlist
 from memory_recall.server.recall.network import NetworkRecall
 from memory_recall.server.recall.service import RecallRequest, RecallResult
+from memory_recall.server.store.errors import WriteFailed
 from memory_recall.server.store.state import MemoryKey, MemoryStats
 
 log = logging.getLogger("memory_recall.reflection")
@@ -183,6 +185,33 @@ class ReflectionSide:
                 out[(key, path)] = stats
         return out
 
+    def _known_categories(self) -> dict[MemoryKey, tuple[str, str]]:
+        """The categories inferred earlier, by memory: (content hash, category)."""
+        state = self.write.state if self.write is not None else None
+        if state is None:
+            return {}
+        try:
+            return {
+                (key, path): found
+                for key in dict.fromkeys(self.network.root_keys)
+                for path, found in state.cached_categories(key).items()
+            }
+        except (WriteFailed, sqlite3.Error) as exc:
+            log.warning("could not read the kept categories: %s", exc)
+            return {}
+
+    def _keep_categories(self, learned: Mapping[str, dict[str, tuple[str, str]]]) -> None:
+        state = self.write.state if self.write is not None else None
+        if state is None:
+            return
+        for key, found in learned.items():
+            try:
+                state.cache_categories(key, found)
+            # A busy store: the next start places them again.
+            except (WriteFailed, sqlite3.Error) as exc:
+                log.warning("could not keep the inferred categories: %s", exc)
+                return
+
     def usage(self, paths: Sequence[str]) -> Mapping[str, UsageStats]:
         """Retention's usage source (`organise.organiser.UsageSource`): uses, deliveries,
         the time of the last use."""
@@ -212,8 +241,9 @@ class ReflectionSide:
             return None
 
         def prepare() -> Callable[[], list[CategoryUsage]]:
-            stats = self._stats()  # the state store is read here, on the event loop
-            return lambda: self.category_usage(paced(docs), place, stats)
+            # The state store is read here, on the event loop.
+            stats, known = self._stats(), self._known_categories()
+            return lambda: self.category_usage(paced(docs), place, stats, known)
 
         expected = len(docs) * SECONDS_PER_MEMORY
         # Every recall counts (self.changes): worked out again for each, the figure was a
@@ -248,19 +278,36 @@ class ReflectionSide:
         docs: Iterable[MemoryDocument],
         place: Callable[[MemoryDocument], str],
         stats: Mapping[MemoryKey, MemoryStats],
+        known: Mapping[MemoryKey, tuple[str, str]] | None = None,
     ) -> list[CategoryUsage]:
-        """Per category: memories, recalled, delivered, used, ignored (`memory/status`)."""
+        """Per category: memories, recalled, delivered, used, ignored (`memory/status`).
+
+        `known`: the categories inferred earlier, `key → (content hash, category)` (the
+        state store keeps them for `memory/list` too): placing every memory on the tree is
+        seconds of a thread at 10,000 memories, at every start; a file whose content is the
+        same as then is not placed again, and what is placed anew is kept."""
+        known = known or {}
+        learned: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
         totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
         for doc in docs:
-            row = totals[place(doc)]
-            row[0] += 1
             key = self.network.key_of(doc.path)
+            inferred = key is not None and not (doc.meta("category") or "").strip()
+            kept = known.get(key) if inferred and key is not None else None
+            if kept is not None and kept[0] == doc.content_hash:
+                category = kept[1]
+            else:
+                category = place(doc)
+                if inferred and key is not None:
+                    learned[key[0]][key[1]] = (doc.content_hash, category)
+            row = totals[category]
+            row[0] += 1
             found = stats.get(key) if key is not None else None
             if found is not None:
                 row[1] += found.recalled
                 row[2] += found.delivered
                 row[3] += found.used
                 row[4] += found.ignored
+        self._keep_categories(learned)
         return [
             CategoryUsage(category=cat, memories=n, recalled=r, delivered=d, used=u, ignored=i)
             for cat, (n, r, d, u, i) in sorted(totals.items())

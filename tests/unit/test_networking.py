@@ -12,7 +12,9 @@ from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.core.networking import NetworkSide
 from memory_recall.server.core.reflecting import ReflectionSide
 from memory_recall.server.core.writing import WriteSide
+from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument
+from memory_recall.server.organise.categories import infer_category
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.state import StateStore
@@ -87,3 +89,44 @@ def test_feedback_links_co_used_memories_and_feeds_retention_usage(tmp_path: Pat
         assert again.network.co_use_pairs() == 1
 
     asyncio.run(run())
+
+
+def test_status_usage_places_a_memory_once_per_version_across_restarts(tmp_path: Path) -> None:
+    """The per-category figures place every memory on the topic tree (seconds at 10,000);
+    what was inferred is kept in the state store, so the next start places only the
+    memories that changed, and a declared category is read, never kept."""
+    root = tmp_path / "mem"
+    write(root, "a.md", "Deploy runbook", "Run `make deploy` after the tests.")
+    b = write(root, "b.md", "Editor", "The user prefers tabs.")
+    write(root, "c.md", "Team", "Owners.", "category: people/team\n")
+    catalog = MemoryCatalog([MemoryRoot.of(root, "project")], RANKERS["bm25f"].index_kind)
+    catalog.scan()
+    placed: list[str] = []
+
+    def place(doc: MemoryDocument) -> str:
+        placed.append(Path(doc.path).name)
+        return infer_category(
+            type=doc.type, title=doc.title, description=doc.description, body=doc.body,
+            declared=doc.meta("category"),
+        ).slug  # fmt: skip
+
+    def figures() -> dict[str, int]:
+        state = StateStore(tmp_path / "state.sqlite3")  # a new start each time
+        network = NetworkSide(catalog, state)
+        write_side = WriteSide(catalog, RANKERS["bm25f"], state=state)
+        reflection = ReflectionSide(write_side, network, lambda _coro, _name: None)
+        docs = catalog.snapshot().documents
+        usage = reflection.category_usage(docs, place, {}, reflection._known_categories())
+        state.close()
+        return {c.category: c.memories for c in usage}
+
+    first = figures()
+    assert sorted(placed) == ["a.md", "b.md", "c.md"]
+    placed.clear()
+    assert figures() == first
+    assert placed == ["c.md"]  # declared: read from the file each time
+    placed.clear()
+    write(root, "b.md", "Editor", "The user prefers spaces now.")
+    catalog.upsert(b)
+    figures()
+    assert sorted(placed) == ["b.md", "c.md"]
