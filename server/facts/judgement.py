@@ -35,6 +35,7 @@ from memory_recall.server.facts.slots import (
 )
 from memory_recall.server.facts.statements import Statement, split_statements
 from memory_recall.server.facts.terms import Terms, capitals_mark_names, read_terms
+from memory_recall.server.pacing import paced
 from memory_recall.server.tokens import normalize
 
 Kind = Literal["duplicate", "update", "independent"]
@@ -132,7 +133,9 @@ def _read_statements(memory: MemoryText) -> Iterator[tuple[Statement, Terms]]:
     if not body:
         body = "\n".join(p for p in (memory.title, memory.description) if p)
     capitals = capitals_mark_names(f"{memory.title}\n{memory.description}\n{body}")
-    for statement in split_statements(body):
+    # Paced: in a worker thread (a remember's read-ahead) a recall in flight goes first
+    # between two statements, not after a whole memory of a hundred.
+    for statement in paced(split_statements(body)):
         # Each statement's terms are read once (a long memory is most of a remember's time).
         terms = read_terms(_said(statement), capitals)
         if terms.terms:

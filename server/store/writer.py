@@ -566,7 +566,7 @@ class MemoryWriter:
 
         def find_and_read() -> list[MemoryDocument]:
             docs = self._candidates(index, new, view, snapshot)
-            read_ahead(new, paced([MemoryText.of(doc) for doc in docs]))
+            read_ahead(new, [MemoryText.of(doc) for doc in docs])  # paced by statement
             return docs
 
         try:
