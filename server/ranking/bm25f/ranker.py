@@ -49,6 +49,7 @@ from typing import Any
 
 import regex
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.pacing import paced
 from memory_recall.server.ranking.bm25f.folding import (
     FOLD_MARK,
     exact_form,
@@ -424,7 +425,7 @@ class Bm25Ranker:
         shifts = Counters()
         for group, bits in index.length_classes().items():
             shifts.put(bits, FREQUENCY_ZERO - norms[group])
-        for term in terms:
+        for term in paced(terms):  # in a worker thread, recalls go first between terms
             if term.anywhere:
                 scores.add_counters(self._impacts(index, term, norms, shifts))
                 if term.content:
@@ -671,7 +672,7 @@ class Bm25Ranker:
         n = len(index)
         terms: list[_Term] = []
         seen: set[str] = set()
-        for token in scored_tokens(tokens, p.stem):
+        for token in paced(scored_tokens(tokens, p.stem)):
             found = self._find(index, token)
             if found is None:
                 continue
