@@ -312,10 +312,11 @@ class MemoryWriter:
         return await self.run_plan_async(planners[kind])
 
     async def _remember_async(self, request: RememberRequest) -> WriteResult:
-        """A remember drafted and gated once (the gate's secret and injection checks are a
-        few milliseconds), its candidates found and read in a worker thread, the pairs the
-        rules are unsure of settled by the tiers, then planned and committed."""
-        draft = self._draft(request)
+        """A remember drafted and gated once, in a worker thread (the gate's secret and
+        injection checks are a few milliseconds, up to 12 of the event loop's for a long
+        text), its candidates found and read there too, the pairs the rules are unsure of
+        settled by the tiers, then planned and committed."""
+        draft = await asyncio.to_thread(self._draft, request)
         ahead = await self._read_ahead(draft)
         settled = await self._settle(draft, ahead)
         return await self.run_plan_async(
