@@ -218,8 +218,11 @@ def _same_given_title(old: MemoryText, new: MemoryText) -> bool:
 _NON_WORD = regex.compile(r"[^\p{L}\p{M}\p{N}]+")
 
 
+@functools.lru_cache(maxsize=4096)
 def title_is_derived(title: str, body: str) -> bool:
-    """Whether a title is the body's opening words (a `remember` without a title)."""
+    """Whether a title is the body's opening words (a `remember` without a title). Kept:
+    newer-wins asks it of every pair a recall delivers, and folding a long body is most of
+    a CJK query's recall (docs/performance.md)."""
     key = _fold(title).rstrip("…")
     return bool(key) and _fold(body).startswith(key)
 
