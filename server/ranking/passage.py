@@ -11,6 +11,7 @@ holds none of them is delivered from its start, cut on a boundary.
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -25,6 +26,9 @@ ACRONYM_MARK = "\x01"
 _ACRONYM = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{Lu}{2}(?![\p{L}\p{M}\p{N}])")
 # Where a segment ends: after line breaks, after a sentence's end and the spaces
 # that follow it, or after a CJK full stop.
+# Bodies up to this long keep their segments and normal form between recalls (at most
+# 512 of them: a few MB).
+KEPT_BODY_CHARS = 20_000
 _SEGMENT_END = re.compile(r"\n+|[.!?][ \t\u3000]+|[。！？][ \t\u3000]*")
 # A cut inside a segment too long for the window prefers a space.
 _SPACE = re.compile(r"\s")
@@ -121,7 +125,7 @@ def densest(
     terms held elsewhere, such as in the title) in every stretch."""
     if not terms:
         return 0.0
-    segments = _segments(body, limit) if body else []
+    segments = _segments(body, limit) if body else ()
     found = _terms_by_segment(body, segments, terms, folding) if segments else []
     base = set(also)
     weight = best = sum(terms[t].weight for t in base)
@@ -151,7 +155,7 @@ def _terms_by_segment(
     folding: Folding | None = None,
 ) -> list[list[int]]:
     """Per segment, which terms it holds (indices into `terms`)."""
-    normalized = normalize(body)
+    normalized = _normalized(body)
     folded = ""
     if folding is not None and any(t.kind == "folded" for t in terms):
         folded = folding(normalized)
@@ -185,6 +189,14 @@ def _terms_by_segment(
     return found
 
 
+def _normalized(body: str) -> str:
+    """`normalize(body)`, kept per body (as `_segments`)."""
+    return normalize(body) if len(body) > KEPT_BODY_CHARS else _kept_normalized(body)
+
+
+_kept_normalized = functools.lru_cache(maxsize=512)(normalize)
+
+
 def _terms_in(text: str, terms: Sequence[PassageTerm], folding: Folding | None = None) -> list[int]:
     normalized = normalize(text)
     acronyms = None
@@ -211,8 +223,16 @@ def _segment_ends(text: str) -> list[int]:
     return [match.end() for match in _SEGMENT_END.finditer(text)]
 
 
-def _segments(body: str, limit: int) -> list[tuple[int, int]]:
-    """(start, end) of every segment, in order, each at most `limit` long, covering the body."""
+def _segments(body: str, limit: int) -> tuple[tuple[int, int], ...]:
+    """(start, end) of every segment, in order, each at most `limit` long, covering the body.
+    Kept per body up to `KEPT_BODY_CHARS`: the memories a recall reads passages of are
+    mostly those the last ones did, and a long body's segments are a pass over all of it."""
+    if len(body) > KEPT_BODY_CHARS:
+        return _segments_of(body, limit)
+    return _kept_segments(body, limit)
+
+
+def _segments_of(body: str, limit: int) -> tuple[tuple[int, int], ...]:
     out = []
     start = 0
     for end in [*_segment_ends(body), len(body)]:
@@ -223,7 +243,10 @@ def _segments(body: str, limit: int) -> list[tuple[int, int]]:
         if end > start:
             out.append((start, end))
             start = end
-    return out
+    return tuple(out)
+
+
+_kept_segments = functools.lru_cache(maxsize=512)(_segments_of)
 
 
 def _cut(body: str, start: int, end: int) -> int:
