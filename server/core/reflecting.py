@@ -207,8 +207,7 @@ class ReflectionSide:
         for key, found in learned.items():
             try:
                 state.cache_categories(key, found)
-            # A busy store: the next start places them again.
-            except (WriteFailed, sqlite3.Error) as exc:
+            except (WriteFailed, sqlite3.Error) as exc:  # the next start places them again
                 log.warning("could not keep the inferred categories: %s", exc)
                 return
 

@@ -24,11 +24,11 @@ from memory_recall.server.tokens import normalize
 
 ACRONYM_MARK = "\x01"
 _ACRONYM = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{Lu}{2}(?![\p{L}\p{M}\p{N}])")
-# Where a segment ends: after line breaks, after a sentence's end and the spaces
-# that follow it, or after a CJK full stop.
 # Bodies up to this long keep their segments and normal form between recalls (at most
 # 512 of them: a few MB).
 KEPT_BODY_CHARS = 20_000
+# Where a segment ends: after line breaks, after a sentence's end and the spaces
+# that follow it, or after a CJK full stop.
 _SEGMENT_END = re.compile(r"\n+|[.!?][ \t\u3000]+|[。！？][ \t\u3000]*")
 # A cut inside a segment too long for the window prefers a space.
 _SPACE = re.compile(r"\s")
