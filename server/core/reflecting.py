@@ -79,6 +79,7 @@ class ReflectionSide:
         self.recent: OrderedDict[object, RecallTrace] = OrderedDict()
         self.changes = 0  # recalls recorded and feedback received: what usage sums read
         self.feedbacks = 0  # feedback received and stored: the usage figure follows at once
+        self._known: dict[MemoryKey, tuple[str, str]] | None = None  # see `_kept`
         self._usage_changes = 0  # the `changes` the usage figure was last worked out for
         self._usage_at = float("-inf")
         self._usage: Refreshed[list[CategoryUsage]] = Refreshed("usage per category")
@@ -185,8 +186,15 @@ class ReflectionSide:
                 out[(key, path)] = stats
         return out
 
+    def _kept(self) -> dict[MemoryKey, tuple[str, str]]:
+        """The categories inferred earlier, by memory: (content hash, category); read from
+        the state store once per start, by the thread that works out the figures (tens of
+        milliseconds at 10,000), then kept up to date here."""
+        if self._known is None:
+            self._known = self._known_categories()
+        return self._known
+
     def _known_categories(self) -> dict[MemoryKey, tuple[str, str]]:
-        """The categories inferred earlier, by memory: (content hash, category)."""
         state = self.write.state if self.write is not None else None
         if state is None:
             return {}
@@ -200,13 +208,16 @@ class ReflectionSide:
             log.warning("could not read the kept categories: %s", exc)
             return {}
 
-    def _keep_categories(self, learned: Mapping[str, dict[str, tuple[str, str]]]) -> None:
+    def _keep_categories(self, learned: Mapping[MemoryKey, tuple[str, str]]) -> None:
         state = self.write.state if self.write is not None else None
-        if state is None:
+        if state is None or not learned:
             return
-        for key, found in learned.items():
+        by_root: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+        for (key, path), placed in learned.items():
+            by_root[key][path] = placed
+        for key, placed_in_root in by_root.items():
             try:
-                state.cache_categories(key, found)
+                state.cache_categories(key, placed_in_root)
             except (WriteFailed, sqlite3.Error) as exc:  # the next start places them again
                 log.warning("could not keep the inferred categories: %s", exc)
                 return
@@ -240,9 +251,8 @@ class ReflectionSide:
             return None
 
         def prepare() -> Callable[[], list[CategoryUsage]]:
-            # The state store is read here, on the event loop.
-            stats, known = self._stats(), self._known_categories()
-            return lambda: self.category_usage(paced(docs), place, stats, known)
+            stats = self._stats()  # the state store is read here, on the event loop
+            return lambda: self.category_usage(paced(docs), place, stats, self._kept())
 
         expected = len(docs) * SECONDS_PER_MEMORY
         # Every recall counts (self.changes): worked out again for each, the figure was a
@@ -285,8 +295,8 @@ class ReflectionSide:
         state store keeps them for `memory/list` too): placing every memory on the tree is
         seconds of a thread at 10,000 memories, at every start; a file whose content is the
         same as then is not placed again, and what is placed anew is kept."""
-        known = known or {}
-        learned: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+        known = known if known is not None else {}
+        learned: dict[MemoryKey, tuple[str, str]] = {}
         totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
         for doc in docs:
             key = self.network.key_of(doc.path)
@@ -297,7 +307,7 @@ class ReflectionSide:
             else:
                 category = place(doc)
                 if inferred and key is not None:
-                    learned[key[0]][key[1]] = (doc.content_hash, category)
+                    learned[key] = (doc.content_hash, category)
             row = totals[category]
             row[0] += 1
             found = stats.get(key) if key is not None else None
@@ -306,6 +316,8 @@ class ReflectionSide:
                 row[2] += found.delivered
                 row[3] += found.used
                 row[4] += found.ignored
+        if isinstance(known, dict):
+            known.update(learned)
         self._keep_categories(learned)
         return [
             CategoryUsage(category=cat, memories=n, recalled=r, delivered=d, used=u, ignored=i)

@@ -495,10 +495,16 @@ class StateStore:
         return {((ids[ra], pa), (ids[rb], pb)): int(n) for ra, pa, rb, pb, n in rows}
 
     def stats(self, root_key: str) -> dict[str, MemoryStats]:
+        """The memories of a root the store knows more of than their category (a memory
+        left out has `MemoryStats()`: nothing counted): a row that only keeps an inferred
+        category is one per memory, and this is read on the event loop."""
         rows = self.query(
             "SELECT path, created_ms, updated_ms, writes, delivered, last_delivered_ms,"
             " recalled, used, ignored, last_used_ms"
-            " FROM memory_stats WHERE root_id = ?",
+            " FROM memory_stats WHERE root_id = ?"
+            " AND (created_ms IS NOT NULL OR updated_ms IS NOT NULL OR writes != 0"
+            " OR delivered != 0 OR last_delivered_ms IS NOT NULL OR recalled != 0"
+            " OR used != 0 OR ignored != 0 OR last_used_ms IS NOT NULL)",
             (self.root_id(root_key),),
         )
         return {row[0]: MemoryStats(*row[1:]) for row in rows}

@@ -125,3 +125,17 @@ def test_a_first_release_database_gains_the_feedback_columns_and_keeps_its_stati
     assert store.co_use(["/mem"]) == {(("/mem", "a.md"), ("/mem", "b.md")): 1}
     store.add_feedback([("/mem", "b.md"), ("/mem", "a.md")], [], 6000)
     assert store.co_use(["/mem"]) == {(("/mem", "a.md"), ("/mem", "b.md")): 2}
+
+
+def test_a_memory_known_only_by_its_category_has_no_statistics(tmp_path: Path) -> None:
+    """Every memory gets a row once its inferred category is kept; `stats` (read on the
+    event loop for the status figures) lists only the memories something was counted for."""
+    store = StateStore(tmp_path / "s.sqlite3")
+    store.cache_categories("/mem", {"a.md": ("h1", "project/decisions"), "b.md": ("h2", "x")})
+    store.add_recalls({("/mem", "b.md"): 2})
+    assert store.cached_categories("/mem") == {
+        "a.md": ("h1", "project/decisions"),
+        "b.md": ("h2", "x"),
+    }
+    stats = store.stats("/mem")
+    assert set(stats) == {"b.md"} and stats["b.md"].recalled == 2
