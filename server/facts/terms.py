@@ -22,6 +22,10 @@ A statement is read into typed terms, each with the span it was read from:
 Function words are left out (data/function_words.txt); negation and change cue words
 (data/cues.txt) are not terms either, they mark the statement as `negated` or as
 announcing a change.
+
+One job past 500 lines: the lexicon (cue, value and unit phrases, matched through their
+prefix tree) exists only to be read by `read_terms`, and each term kind's rules need the
+others' spans (a cue's words are no terms, a unit belongs to its number).
 """
 
 from __future__ import annotations
