@@ -32,7 +32,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     for path in args.corpus:
         existing(path, "corpus")
-    categories = [path for path in args.corpus if _is_category_set(path)]
+    kinds = {path: _kind(path) for path in args.corpus}
+    categories = [path for path in args.corpus if kinds[path] == "categories"]
     if categories:  # labelled category sets: the topic tree's accuracy
         import dataclasses
 
@@ -48,7 +49,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if not args.corpus:
             return 0
     # `fixtures/eval/*.json` also matches the baseline: say so and evaluate the rest.
-    for path in [p for p in args.corpus if _is_baseline(p)]:
+    for path in [p for p in args.corpus if kinds[p] == "baseline"]:
         print(f"memory-recall: skipped {path}: a baseline, not a corpus (--check takes it)",
               file=sys.stderr)  # fmt: skip
         args.corpus.remove(path)
@@ -101,22 +102,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _is_category_set(path: str) -> bool:
-    """A labelled category set (`{"memories": [...]}`) rather than a ranking corpus."""
+def _kind(path: str) -> str:
+    """What a JSON file given to `eval` holds: a labelled category set (`{"memories":
+    [...]}`), a figures baseline (`{"corpora": {...}}`, what --check reads), or else a
+    ranking corpus (load_corpus says what is wrong with one that is not)."""
     try:
         data = json.loads(Path(path).read_text("utf-8"))
     except (OSError, ValueError):
-        return False  # load_corpus says what is wrong with it
-    return isinstance(data, dict) and "memories" in data and "cases" not in data
-
-
-def _is_baseline(path: str) -> bool:
-    """A figures baseline (`{"corpora": {...}}`, what --check reads) rather than a corpus."""
-    try:
-        data = json.loads(Path(path).read_text("utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and "corpora" in data and "docs" not in data
+        return "corpus"
+    if isinstance(data, dict) and "memories" in data and "cases" not in data:
+        return "categories"
+    if isinstance(data, dict) and "corpora" in data and "docs" not in data:
+        return "baseline"
+    return "corpus"
 
 
 def add_eval_command(sub: Any) -> None:
