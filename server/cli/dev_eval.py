@@ -33,6 +33,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for path in args.corpus:
         existing(path, "corpus")
     kinds = {path: _kind(path) for path in args.corpus}
+    for path, kind in kinds.items():
+        if kind not in ("corpus", "categories", "baseline"):
+            print(f"memory-recall: {path}: {kind}", file=sys.stderr)
+            return 2
     categories = [path for path in args.corpus if kinds[path] == "categories"]
     if categories:  # labelled category sets: the topic tree's accuracy
         import dataclasses
@@ -103,18 +107,22 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _kind(path: str) -> str:
-    """What a JSON file given to `eval` holds: a labelled category set (`{"memories":
-    [...]}`), a figures baseline (`{"corpora": {...}}`, what --check reads), or else a
-    ranking corpus (load_corpus says what is wrong with one that is not)."""
+    """What a JSON file given to `eval` holds: a ranking corpus (`docs` and `cases`), a
+    labelled category set (`{"memories": [...]}`), a figures baseline (`{"corpora":
+    {...}}`, what --check reads), or else why it is none of them."""
     try:
         data = json.loads(Path(path).read_text("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError) as exc:
+        return f"not readable as JSON ({exc})"
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    if "docs" in data and "cases" in data:
         return "corpus"
-    if isinstance(data, dict) and "memories" in data and "cases" not in data:
+    if "memories" in data:
         return "categories"
-    if isinstance(data, dict) and "corpora" in data and "docs" not in data:
+    if "corpora" in data:
         return "baseline"
-    return "corpus"
+    return "neither a ranking corpus (docs and cases), a category set (memories) nor a baseline"
 
 
 def add_eval_command(sub: Any) -> None:

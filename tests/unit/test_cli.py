@@ -143,6 +143,18 @@ def test_eval_over_a_glob_skips_the_baseline_and_says_so(capsys) -> None:
     assert "R@5" in captured.out
 
 
+def test_eval_refuses_a_file_that_is_no_corpus_and_says_why(capsys, tmp_path: Path) -> None:
+    from memory_recall.server.cli.main import main
+
+    other = tmp_path / "other.json"
+    other.write_text('{"transcripts": []}', encoding="utf-8")
+    assert main(["dev", "eval", "fixtures/eval/coding.json", str(other)]) == 2
+    assert f"{other}: neither a ranking corpus" in capsys.readouterr().err
+    other.write_text("[1, 2", encoding="utf-8")
+    assert main(["dev", "eval", str(other)]) == 2
+    assert "not readable as JSON" in capsys.readouterr().err
+
+
 def test_agent_wrapped_asks_every_question_with_each_instruction(capsys) -> None:
     from memory_recall.server.cli.main import main
     from memory_recall.server.dev.evaluation import load_corpus
