@@ -558,7 +558,8 @@ class MemoryWriter:
         most of a remember, and on the event loop they held every recall behind them. The
         plan, made on the event loop, takes these candidates only if the catalog has not
         changed since (its version, and the live index's), else finds them again; it finds
-        their statements read (`read_memory` keeps them)."""
+        their statements read, as far as the judgement needs them (`read_against` keeps
+        what it read)."""
         if isinstance(draft, WriteResult):
             return None  # refused by the gate: the plan says so
         index, _root, new = draft
