@@ -170,18 +170,37 @@ class _RootView:
     docs: dict[str, MemoryDocument] = field(default_factory=dict)  # by path inside the root
     entries: dict[str, IndexEntry] = field(default_factory=dict)
     title_keys: dict[str, str] = field(default_factory=dict)
+    # The other way round: each title key's paths (a remember looks its title up).
+    titled: dict[str, set[str]] = field(default_factory=dict)
     version: int = -1
 
     def patch(self, rel: str, doc: MemoryDocument | None) -> None:
         """The writer's own change to one file, without walking the whole root again."""
+        self._untitle(rel)
         if doc is None:
             self.docs.pop(rel, None)
             self.entries.pop(rel, None)
-            self.title_keys.pop(rel, None)
             return
         self.docs[rel] = doc
         self.entries[rel] = _entry(rel, doc)
-        self.title_keys[rel] = title_key(doc.title)
+        self.title(rel, title_key(doc.title))
+
+    def title(self, rel: str, key: str) -> None:
+        self.title_keys[rel] = key
+        self.titled.setdefault(key, set()).add(rel)
+
+    def same_title(self, key: str) -> list[MemoryDocument]:
+        """The memories whose title has this key, by path."""
+        return [self.docs[rel] for rel in sorted(self.titled.get(key, ()))]
+
+    def _untitle(self, rel: str) -> None:
+        key = self.title_keys.pop(rel, None)
+        if key is None:
+            return
+        paths = self.titled[key]
+        paths.discard(rel)
+        if not paths:
+            del self.titled[key]
 
 
 def _entry(rel: str, doc: MemoryDocument) -> IndexEntry:
@@ -480,10 +499,10 @@ class MemoryWriter:
             view.docs[rel] = doc
             if old is doc:
                 view.entries[rel] = cached.entries[rel]
-                view.title_keys[rel] = cached.title_keys[rel]
+                view.title(rel, cached.title_keys[rel])
             else:
                 view.entries[rel] = _entry(rel, doc)
-                view.title_keys[rel] = title_key(doc.title)
+                view.title(rel, title_key(doc.title))
         self._views[index] = view
         return view
 
@@ -661,11 +680,8 @@ class MemoryWriter:
                 snapshot, tokens, lambda d: d.root_index == index, CONFLICT_CANDIDATES
             ):
                 candidates[scored.document.path] = scored.document
-        key = title_key(new.title)
-        for rel, doc_key in view.title_keys.items():
-            if doc_key == key:
-                doc = view.docs[rel]
-                candidates.setdefault(doc.path, doc)
+        for doc in view.same_title(title_key(new.title)):
+            candidates.setdefault(doc.path, doc)
         return list(candidates.values())
 
     def _plan_duplicate(self, plan: Plan, doc: MemoryDocument, verdict: Verdict) -> None:
