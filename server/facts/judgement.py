@@ -18,8 +18,9 @@ these rules before they count.
 
 from __future__ import annotations
 
+import bisect
 import functools
-import math
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -34,7 +35,13 @@ from memory_recall.server.facts.slots import (
     dice,
 )
 from memory_recall.server.facts.statements import Statement, split_statements
-from memory_recall.server.facts.terms import Terms, capitals_mark_names, read_terms
+from memory_recall.server.facts.terms import (
+    Terms,
+    capitals_mark_names,
+    key_witness,
+    read_terms,
+    witness_forms,
+)
 from memory_recall.server.pacing import paced
 from memory_recall.server.tokens import normalize
 
@@ -73,8 +80,8 @@ class Judgement:
     kind: Kind
     sure: bool
     reason: str
-    # Dice of the two memories' terms, 0..1; for an old memory read only until it held too
-    # many terms to share enough with the new one (`_terms_beyond`), the most it could be.
+    # Dice of the two memories' terms, 0..1; for an old memory read only until it was sure
+    # to share too little with the new one (`_most_in_common`), the most it could be.
     similarity: float
     changes: tuple[Change, ...] = ()
     # New statements that restate none of the old memory (kept by the rewrite).
@@ -127,51 +134,84 @@ def read_memory(memory: MemoryText) -> Reading:
     )
 
 
-def _read_statements(memory: MemoryText) -> Iterator[tuple[Statement, Terms]]:
-    """Each statement that holds a term, in order, with its terms."""
+@functools.lru_cache(maxsize=64)
+def _said_statements(memory: MemoryText) -> tuple[tuple[tuple[Statement, str], ...], bool]:
+    """The statements of a memory's body (its title and description when it has none),
+    each with the text its terms are read from, and whether capitals mark names in it.
+    Kept for the few memories a remember reads twice (`_most_in_common`, then whole)."""
     body = memory.body.strip()
     if not body:
         body = "\n".join(p for p in (memory.title, memory.description) if p)
     capitals = capitals_mark_names(f"{memory.title}\n{memory.description}\n{body}")
+    return tuple((statement, _said(statement)) for statement in split_statements(body)), capitals
+
+
+def _read_statements(memory: MemoryText) -> Iterator[tuple[Statement, Terms]]:
+    """Each statement that holds a term, in order, with its terms."""
+    said, capitals = _said_statements(memory)
     # Paced: in a worker thread (a remember's read-ahead) a recall in flight goes first
     # between two statements, not after a whole memory of a hundred.
-    for statement in paced(split_statements(body)):
+    for statement, text in paced(said):
         # Each statement's terms are read once (a long memory is most of a remember's time).
-        terms = read_terms(_said(statement), capitals)
+        terms = read_terms(text, capitals)
         if terms.terms:
             yield statement, terms
 
 
-def read_against(old: MemoryText, new: Reading) -> Reading | int:
-    """What `judge` reads of `old` for `new`: its reading, or — when it holds so many more
-    terms than `new` that their Dice is below UNRELATED_BELOW whatever they share — how
-    many distinct terms it took to know that. A long memory against a one-line fact is
-    most of a remember's conflict check, and nearly always unrelated (docs/performance.md)."""
-    beyond = _terms_beyond(old, _unrelated_beyond(len(new.keys)))
-    return beyond or read_memory(old)
-
-
-def _unrelated_beyond(new_terms: int) -> int:
-    """How many distinct terms an old memory must hold for its Dice with a new one of
-    `new_terms` to round below UNRELATED_BELOW even if it held every one of them:
-    2n / (old + n) <= UNRELATED_BELOW - 0.001 (a margin for the rounding to 3 places).
-    Rounded up to three significant bits, so that a candidate found for the next remember
-    too is counted once (more than a higher bound is more than the exact one)."""
-    exact = math.ceil(2 * new_terms / (UNRELATED_BELOW - 0.001)) - new_terms
-    step = 1 << max(0, exact.bit_length() - 3)
-    return -(-exact // step) * step
+def read_against(old: MemoryText, new: Reading) -> Reading | float:
+    """What `judge` reads of `old` for `new`: its reading, or — when it is sure to share
+    too little with `new` for their Dice to reach UNRELATED_BELOW — the most that Dice
+    could be. Reading a long memory is most of a remember's conflict check, and the
+    candidates are nearly always unrelated (docs/performance.md)."""
+    most = _most_in_common(old, new.keys)
+    return read_memory(old) if most is None else most
 
 
 @functools.lru_cache(maxsize=4096)
-def _terms_beyond(memory: MemoryText, limit: int) -> int:
-    """The distinct terms of `memory` read until there were more than `limit` (0 if it
-    never holds that many)."""
-    keys: set[str] = set()
-    for _statement, terms in _read_statements(memory):
-        keys.update(terms.keys)
-        if len(keys) > limit:
-            return len(keys)
-    return 0
+def _most_in_common(memory: MemoryText, keys: frozenset[str]) -> float | None:
+    """The most the Dice of `memory`'s terms and `keys` can be, once `memory` is read far
+    enough for it to round below UNRELATED_BELOW; None if it never is (then it is read
+    whole).
+
+    Read statement by statement: Dice = 2·shared / (its terms + len(keys)). Its terms are
+    at least those seen so far; shared, at most the keys seen so far and those not seen
+    yet whose witness (`key_witness`) a statement still to come holds — so a memory that
+    holds few of the keys is known unrelated after a few statements, however long it is.
+    """
+    said, capitals = _said_statements(memory)
+    last = _last_witnessed(keys, [text for _statement, text in said])
+    seen: set[str] = set()
+    for at, (_statement, text) in enumerate(paced(said)):
+        terms = read_terms(text, capitals)
+        if not terms.terms:
+            continue
+        seen.update(terms.keys)
+        shared = sum(1 for key in keys if key in seen or last[key] > at)
+        most = 2 * shared / (len(seen) + len(keys))
+        if most <= UNRELATED_BELOW - 0.001:  # a margin for the rounding to 3 places
+            return most
+    return None
+
+
+def _last_witnessed(keys: frozenset[str], texts: list[str]) -> dict[str, int]:
+    """For each key, the last of `texts` holding its witness (-1 if none does; past the
+    last text when it has no witness, since it may come from any)."""
+    joined: list[tuple[str, list[int]]] = []  # each witness form of the texts, one string
+    for forms in zip(*(witness_forms(text) for text in texts), strict=True):
+        starts = list(itertools.accumulate((len(f) + 1 for f in forms[:-1]), initial=0))
+        joined.append(("\n".join(forms), starts))
+    last: dict[str, int] = {}
+    for key in keys:
+        witness = key_witness(key)
+        if witness is None:
+            last[key] = len(texts)
+            continue
+        last[key] = max(
+            (bisect.bisect_right(starts, at) - 1 for text, starts in joined
+             if (at := text.rfind(witness)) >= 0),
+            default=-1,
+        )  # fmt: skip
+    return last
 
 
 _RAW_NUMBER = regex.compile(r"\p{N}+|[〇一二三四五六七八九十百千万]+")
@@ -235,9 +275,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
     """How `new` relates to `old`, an existing memory of the same root."""
     b = read_memory(new)
     a = read_against(old, b) if b.statements else read_memory(old)
-    if isinstance(a, int):  # far more terms than `new`: unrelated, whatever they share
-        most = round(2 * len(b.keys) / (a + len(b.keys)), 3)
-        return Judgement("independent", True, "little in common", most)
+    if isinstance(a, float):  # sure to share too little: unrelated
+        return Judgement("independent", True, "little in common", round(a, 3))
     similarity = round(dice(a.keys, b.keys), 3)
     if not a.statements or not b.statements:
         return Judgement("independent", True, "nothing to compare", similarity)

@@ -427,6 +427,40 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     return Terms(text, tuple(_with_units(terms)), tuple(sorted(negations)), change)
 
 
+_NUMERAL = regex.compile(r"\p{N}")
+
+
+def key_witness(key: str) -> str | None:
+    """Text that every statement whose terms hold `key` contains in one of its
+    `witness_forms`: words, names, identifiers, value phrases and CJK pairs are cut from
+    the statement's own text (a phrase with its spacing collapsed, so its first word).
+    None for a number: number words, units, leading zeros and decimal commas are
+    rewritten, so its key may be in no text at all."""
+    if _NUMERAL.search(key):
+        return None
+    words = key.split()
+    return _caseless(words[0]) if words else None
+
+
+def witness_forms(text: str) -> tuple[str, str]:
+    """The forms of a statement a `key_witness` is looked for in: as it is and in its
+    normal form, both without case and decomposed. A term is cut from the text, then
+    lowercased and normalised, and neither is always a piece of the whole's: a half-width
+    sound mark composes with the letter before it only in the whole, and a Greek sigma is
+    final only at the end of what is lowercased. Case folding and decomposition see one
+    character at a time; the marks, which decomposition may reorder across the cut, are
+    left out."""
+    return _caseless(text), _caseless(_norm(text))
+
+
+_MARKS = regex.compile(r"\p{M}+")
+
+
+def _caseless(text: str) -> str:
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", text).casefold())
+    return _MARKS.sub("", folded)
+
+
 def _cjk_language(text: str) -> str:
     """Which CJK language a text is in, by its scripts: kana → ja, hangul → ko, han → zh."""
     if _KANA.search(text):

@@ -26,7 +26,12 @@ from memory_recall.server.facts.newer import superseded
 from memory_recall.server.facts.rewrite import rewrite
 from memory_recall.server.facts.slots import compare
 from memory_recall.server.facts.statements import split_statements
-from memory_recall.server.facts.terms import _phrase_pattern, read_terms
+from memory_recall.server.facts.terms import (
+    _phrase_pattern,
+    key_witness,
+    read_terms,
+    witness_forms,
+)
 from memory_recall.server.facts.tiers import (
     ModelTier,
     Question,
@@ -116,6 +121,36 @@ def test_cue_patterns_match_as_the_plain_list_of_phrases_would(
     text = " ".join(words)
     tree, flat = _phrase_pattern(phrases), _flat_pattern(phrases)
     assert [m.span() for m in tree.finditer(text)] == [m.span() for m in flat.finditer(text)]
+
+
+# Pieces of text whose normal form, case or spacing is not what they look like: half-width
+# kana and sound marks, full-width letters, Turkish and Greek casing, ligatures,
+# combining accents, number words and units, identifiers, code and CJK.
+_TRICKY = st.sampled_from(
+    [
+        "ｺﾝﾎﾟｰﾈﾝﾄ", "ﾊﾟ", "ﾟ", "ＡＰＩ", "Ｓｅｒｖｅｒ", "İstanbul", "ISTANBUL", "ΟΔΟΣ", "Σ",
+        "ﬁle", "café", "cafe\u0301", "\u0301", "Å", "ß", "Straße", "three", "trois", "三",
+        "12", "09:30", "4,5", "50%", "8 GB", "v2.1", "`make test`", "`a  b`", "ORDERS_DB_URL",
+        "https://x.example/a).", "/etc/app.conf", "--dry-run", "部署服务器", "デプロイする",
+        "배포합니다", "Kubernetes", "never", "no longer", "instead of", " ", ".", "\n",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pieces=st.lists(st.one_of(_TRICKY, st.text(max_size=6)), max_size=10), capitals=st.booleans()
+)
+def test_every_key_of_a_statement_has_its_witness_in_the_statement(
+    pieces: list[str], capitals: bool
+) -> None:
+    """What lets a long memory's reading stop early (`judgement._most_in_common`): a key
+    with a witness is never read from a statement that lacks it."""
+    text = "".join(pieces)
+    forms = witness_forms(text)
+    for term in read_terms(text, capitals).terms:
+        witness = key_witness(term.key)
+        assert witness is None or any(witness in form for form in forms), (term, text)
 
 
 # -- slots and the judgement ---------------------------------------------------------------
