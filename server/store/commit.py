@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ from memory_recall.server.store.files import (
 )
 from memory_recall.server.store.index_file import (
     DEFAULT_INDEX_CAP,
+    Amended,
     IndexEntry,
     IndexReport,
     file_changed_ms,
@@ -321,7 +322,10 @@ class Committer:
     def _maintain_index(self, plan: Plan, recovered: list[str]) -> IndexReport:
         """Rewrite the root's MEMORY.md for this operation; a failure is reported, not raised
         (the memories are written; the index catches up at the next change)."""
-        entries = dict(plan.entries)
+        # Not a copy (a root may hold 100,000): the writer patches its view, whose entries
+        # these are, only once the commit has returned, under the lock that serialises its
+        # operations.
+        entries = Amended(plan.entries)
         for path in recovered:  # files a recovery just settled: as they are now
             found = _entry_of(plan.root, path)
             if found is not None:
@@ -343,7 +347,7 @@ class Committer:
     def maintain_index(
         self,
         root: MemoryRoot,
-        entries: dict[str, IndexEntry],
+        entries: Mapping[str, IndexEntry],
         gone: frozenset[str] = frozenset(),
         fresh: list[str] | None = None,
     ) -> IndexReport:

@@ -20,7 +20,7 @@ import heapq
 import itertools
 import os
 import posixpath
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -109,6 +109,57 @@ def index_target(line: str) -> str | None:
     if normalized.startswith("../") or normalized == "..":
         return None
     return normalized
+
+
+class Amended(MutableMapping[str, IndexEntry]):
+    """A root's index entries with one operation's changes over them, as a copy of them
+    changed in place would be (the same order: changed entries in place, new ones and
+    ones removed then added again last), without the copy: copying 100,000 entries was a
+    few milliseconds of every remember."""
+
+    def __init__(self, base: Mapping[str, IndexEntry]) -> None:
+        self._base = base
+        self._changed: dict[str, IndexEntry] = {}
+        self._moved: set[str] = set()  # of base: removed, or removed and added again
+        self._added: dict[str, None] = {}  # in the order they were added
+        self._length = len(base)
+
+    def __getitem__(self, path: str) -> IndexEntry:
+        if path in self._changed:
+            return self._changed[path]
+        if path in self._moved:
+            raise KeyError(path)
+        return self._base[path]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._changed or (path not in self._moved and path in self._base)
+
+    def __setitem__(self, path: str, entry: IndexEntry) -> None:
+        if path not in self:
+            if path in self._base:
+                self._moved.add(path)
+            self._added[path] = None
+            self._length += 1
+        self._changed[path] = entry
+
+    def __delitem__(self, path: str) -> None:
+        if path not in self:
+            raise KeyError(path)
+        self._changed.pop(path, None)
+        self._added.pop(path, None)
+        if path in self._base:
+            self._moved.add(path)
+        self._length -= 1
+
+    def __iter__(self) -> Iterator[str]:
+        moved = self._moved
+        for path in self._base:
+            if path not in moved:
+                yield path
+        yield from self._added
+
+    def __len__(self) -> int:
+        return self._length
 
 
 def plan_index(

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memory_recall.server.store.index_file import IndexEntry, index_target, plan_index, render_line
+from memory_recall.server.store.index_file import (
+    Amended,
+    IndexEntry,
+    index_target,
+    plan_index,
+    render_line,
+)
 
 
 def entry(path: str, title: str = "", changed: float = 0.0) -> IndexEntry:
@@ -132,3 +138,30 @@ def test_a_write_at_the_cap_leaves_what_a_full_rebuild_would(
     full = plan(before, list(entries.values()), cap=cap, gone=gone)
     assert sorted(incremental[0].splitlines()) == sorted(full[0].splitlines())
     assert incremental[1:] == full[1:]
+
+
+_PATHS = st.sampled_from([f"m{i}.md" for i in range(12)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    base=st.lists(_PATHS, unique=True),
+    steps=st.lists(st.tuples(_PATHS, st.booleans())),
+)
+def test_amended_entries_are_the_amended_copy(
+    base: list[str], steps: list[tuple[str, bool]]
+) -> None:
+    """A write's entries over the root's, as `dict(entries)` changed in place would be
+    (the same members, order and lines), without the copy."""
+    entries = {p: IndexEntry(p, p, "old") for p in base}
+    copy, amended = dict(entries), Amended(entries)
+    for path, kept in steps:
+        for mapping in (copy, amended):
+            if kept:
+                mapping[path] = IndexEntry(path, path, "new")
+            else:
+                mapping.pop(path, None)
+    assert list(amended.items()) == list(copy.items())
+    assert len(amended) == len(copy)
+    assert all((p in amended) == (p in copy) for p in [f"m{i}.md" for i in range(12)])
+    assert entries == {p: IndexEntry(p, p, "old") for p in base}  # the root's, untouched
