@@ -201,6 +201,9 @@ class TermIndex:
         # Slots by (-mtime, tiebreak): the order ties are broken in. Keys are
         # computed when compared, not kept: 100,000 of them would cost 20 MB.
         self._recency_slots: list[Slot] = []
+        # Their documents, in the same order: a snapshot copies this list (a tuple of a
+        # list is a memory copy) where it looked 100,000 slots up after every change.
+        self._recency_docs: list[MemoryDocument] = []
         self._lengths = array("I")  # per slot (LENGTHS): its document's length
         self._classes = bytearray()  # … and its length class
         self._length_bits: dict[int, int] = {}  # length class → slots
@@ -359,6 +362,7 @@ class TermIndex:
         self._slot_of = {doc.path: slot for slot, doc in self._docs.items()}  # share the strings
         if len(self._docs) != len(documents) or len(self._recency_slots) != len(self._docs):
             raise ValueError("the index and its documents disagree")
+        self._recency_docs = list(map(self._docs.__getitem__, self._recency_slots))
         by_type: defaultdict[str, list[Slot]] = defaultdict(list)
         for slot, doc in self._docs.items():
             by_type[doc.type].append(slot)
@@ -386,7 +390,7 @@ class TermIndex:
 
     def by_recency(self) -> tuple[MemoryDocument, ...]:
         """Every document, mtime descending, then by tiebreak."""
-        return tuple(map(self._docs.__getitem__, self._recency_slots))
+        return tuple(self._recency_docs)
 
     # -- changing ------------------------------------------------------------
 
@@ -443,6 +447,7 @@ class TermIndex:
                 if is_word(term):
                     self._word_added(term)
         self._recency_slots = sorted(self._docs, key=self.order_key)
+        self._recency_docs = list(map(self._docs.__getitem__, self._recency_slots))
         self.version += 1
 
     # -- built in parts (a cold start's worker processes) -------------------------
@@ -541,6 +546,7 @@ class TermIndex:
                         dense[term] |= bit
         at = bisect_left(self._recency_slots, self.order_key(slot), key=self.order_key)
         self._recency_slots.insert(at, slot)
+        self._recency_docs.insert(at, doc)
         self.version += 1
 
     def remove(self, path: str) -> bool:
@@ -556,6 +562,7 @@ class TermIndex:
             if self._recency_slots[at] != slot:
                 raise RuntimeError("the recency order lost a document")
             del self._recency_slots[at]
+            del self._recency_docs[at]
         gone = {slot: self._docs.pop(slot) for slot in slots}
         # Group the postings to edit by term, so that a term shared by many of
         # the removed documents has its list rewritten once.
