@@ -354,8 +354,11 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
         start, end = match.span()
         terms.append(Term("value", phrase, start, end, lex.value_class.get(phrase, ""), "value"))
         taken.append(match.span())
-    latin = len(_LATIN.findall(text))
-    foreign_text = len(_OTHER_SCRIPT.findall(text)) > latin
+    # Whether Latin words are foreign here (more letters of other scripts than Latin ones);
+    # never in ASCII text, most statements, whose letters need no counting.
+    foreign_text = not text.isascii() and (
+        len(_OTHER_SCRIPT.findall(text)) > len(_LATIN.findall(text))
+    )
     if capitals is None:
         capitals = capitals_mark_names(text)
     for match in _TOKEN.finditer(text):
@@ -463,6 +466,8 @@ def _caseless(text: str) -> str:
 
 def _cjk_language(text: str) -> str:
     """Which CJK language a text is in, by its scripts: kana → ja, hangul → ko, han → zh."""
+    if text.isascii():
+        return "none"
     if _KANA.search(text):
         return "ja"
     if _HANGUL_CHAR.search(text):
