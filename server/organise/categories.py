@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -219,6 +220,9 @@ class _Rules:
     _by_word: dict[str, tuple[_Cue, ...]] = field(default_factory=dict)
     substrings: list[_Cue] = field(default_factory=list)
     paths: list[tuple[str, str]] = field(default_factory=list)  # (glob, slug)
+    # Any of the globs at once: most paths a memory cites match none, and trying 86
+    # globs one by one on each was a tenth of placing a memory.
+    any_path: re.Pattern[str] = re.compile(r"(?!)")
     hosts: list[tuple[str, str]] = field(default_factory=list)
     programs: dict[str, str] = field(default_factory=dict)
     patterns: list[tuple[regex.Pattern[str], str]] = field(default_factory=list)
@@ -324,6 +328,8 @@ def _rules() -> _Rules:
         else:
             rules.weights[name] = float(value)
     rules.prefix_lengths = tuple(sorted({len(prefix) for prefix in rules.first_prefix}))
+    if rules.paths:
+        rules.any_path = re.compile("|".join(fnmatch.translate(glob) for glob, _ in rules.paths))
     return rules
 
 
@@ -507,6 +513,8 @@ def _signals(rules: _Rules, text: str, incident_cue: bool) -> Iterator[_Evidence
     for candidate in {c.rstrip(".,;:)") for c in _paths(without_urls)}:
         path = candidate.lower().removeprefix("./")
         name = path.rstrip("/").rsplit("/", 1)[-1]
+        if not (rules.any_path.match(path) or rules.any_path.match(name)):
+            continue
         for glob, slug in rules.paths:
             if fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(name, glob):
                 found[("path", slug)].append(candidate)
