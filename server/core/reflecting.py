@@ -252,7 +252,7 @@ class ReflectionSide:
 
         def prepare() -> Callable[[], list[CategoryUsage]]:
             stats = self._stats()  # the state store is read here, on the event loop
-            return lambda: self.category_usage(paced(docs), place, stats, self._kept())
+            return lambda: self.category_usage(paced(docs), place, stats)
 
         expected = len(docs) * SECONDS_PER_MEMORY
         # Every recall counts (self.changes): worked out again for each, the figure was a
@@ -287,15 +287,14 @@ class ReflectionSide:
         docs: Iterable[MemoryDocument],
         place: Callable[[MemoryDocument], str],
         stats: Mapping[MemoryKey, MemoryStats],
-        known: Mapping[MemoryKey, tuple[str, str]] | None = None,
     ) -> list[CategoryUsage]:
         """Per category: memories, recalled, delivered, used, ignored (`memory/status`).
 
-        `known`: the categories inferred earlier, `key → (content hash, category)` (the
-        state store keeps them for `memory/list` too): placing every memory on the tree is
-        seconds of a thread at 10,000 memories, at every start; a file whose content is the
-        same as then is not placed again, and what is placed anew is kept."""
-        known = known if known is not None else {}
+        Placing every memory on the tree is seconds of a thread at 10,000 memories, at
+        every start: the categories inferred earlier are kept (`_kept`, by content hash;
+        the state store keeps them for `memory/list` too), a file whose content is the same
+        as then is not placed again, and what is placed anew is kept."""
+        known = self._kept()
         learned: dict[MemoryKey, tuple[str, str]] = {}
         totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
         for doc in docs:
@@ -316,8 +315,7 @@ class ReflectionSide:
                 row[2] += found.delivered
                 row[3] += found.used
                 row[4] += found.ignored
-        if isinstance(known, dict):
-            known.update(learned)
+        known.update(learned)
         self._keep_categories(learned)
         return [
             CategoryUsage(category=cat, memories=n, recalled=r, delivered=d, used=u, ignored=i)

@@ -116,7 +116,7 @@ def test_status_usage_places_a_memory_once_per_version_across_restarts(tmp_path:
         write_side = WriteSide(catalog, RANKERS["bm25f"], state=state)
         reflection = ReflectionSide(write_side, network, lambda _coro, _name: None)
         docs = catalog.snapshot().documents
-        usage = reflection.category_usage(docs, place, {}, reflection._known_categories())
+        usage = reflection.category_usage(docs, place, {})
         state.close()
         return {c.category: c.memories for c in usage}
 
