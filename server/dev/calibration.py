@@ -108,7 +108,7 @@ def collect(
                 tokenizer=ranker.tokenize,
             )
             top = query.top(FAST_LIMIT)
-            evidence = query.ranking.evidence
+            evidence = query.evidence
             found = evidence(top) if top and evidence is not None else None
             if found is not None and annotate is not None:
                 found = annotate(corpus, case, found)

@@ -22,6 +22,8 @@ from memory_recall.protocol.limits import (
 )
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.confidence.calibration import choose
+from memory_recall.server.ranking.confidence.evidence import QueryEvidence
+from memory_recall.server.ranking.confidence.values import asked, with_values
 from memory_recall.server.ranking.explanation import ScoreExplanation, ScorePart
 from memory_recall.server.ranking.index import DocumentIndex
 from memory_recall.server.ranking.noise import NoiseFilter
@@ -268,8 +270,28 @@ class RecallQuery:
             s.document.path: c for s, c in zip(chosen, confidences, strict=True) if c is not None
         }
 
+    @cached_property
+    def evidence(self) -> Callable[[Sequence[ScoredDocument]], QueryEvidence] | None:
+        """What the ranking says about its best memories, with whether each holds the
+        kind of value the question asks for (`confidence.values`: a number, a time, a
+        contact) in what it would deliver; None for a ranker that says nothing."""
+        told = self.ranking.evidence
+        if told is None or not asked(self.text):
+            return told
+        excerpt = self.ranking.excerpt
+
+        def delivered(doc: MemoryDocument) -> str:
+            cut = excerpt(doc)
+            return f"{doc.title}\n{doc.description}\n{doc.body[cut.start : cut.end]}"
+
+        def evidence(docs: Sequence[ScoredDocument]) -> QueryEvidence:
+            texts = [delivered(s.document) for s in docs]
+            return with_values(told(docs), texts, self.text)
+
+        return evidence
+
     def _chosen(self) -> tuple[list[ScoredDocument], list[float | None]]:
-        return choose(self.top(FAST_LIMIT), self.ranking.evidence)
+        return choose(self.top(FAST_LIMIT), self.evidence)
 
     def _supported(
         self, chosen: list[ScoredDocument], confidences: list[float | None]

@@ -63,6 +63,8 @@ def _doc_features(q: QueryEvidence, rank: int) -> dict[str, float]:
         # The classic false positive: a memory whose title or description names the
         # question's subject and whose body holds none of what is asked about it.
         "subject_only": d.summary * (1.0 - d.rest),
+        "valueless": d.valueless,
+        "contactless": d.contactless,
     }
 
 

@@ -42,6 +42,11 @@ class DocEvidence:
     # Share of the query's scored words (IDF-free; a CJK pair or Thai trigram counts as
     # the part of a word it is) the memory does not hold, words no memory holds included.
     unheld: float = 0.0
+    # 1.0 when the question asks for a number or a time that nothing the memory would
+    # deliver holds (`values.py`); 0.0 otherwise.
+    valueless: float = 0.0
+    # The same for a contact asked for (a phone number, an e-mail address).
+    contactless: float = 0.0
 
 
 @dataclass(frozen=True)
