@@ -88,6 +88,7 @@ def test_a_value_is_found_in_its_forms(kind, text):
 def test_a_contact_needs_a_whole_number_or_an_address():
     assert not holds(CONTACT, "Anna is my sister; she lives in Leipzig since 2019.")
     assert not holds(CONTACT, "Write to the #billing channel, not by e-mail.")
+    assert not holds(CONTACT, "Session 2024-03-02: Anna called; next visit 14.06.2025.")
 
 
 @given(st.text())

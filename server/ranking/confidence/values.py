@@ -186,7 +186,15 @@ _TIME_UNSPACED_WORDS = regex.compile(
     r"어제|오늘|내일|[월화수목금토일]요일|매일|매주|매달|매월|매년|다음 주|지난 주|새벽|아침|저녁"
 )
 _PHONE = regex.compile(r"\+?\p{Nd}[\p{Nd} ().\-]{5,}\p{Nd}")
+# A date is written with the same digits and separators: "2024-03-02" is not a phone.
+_DATE = regex.compile(
+    r"\p{Nd}{4}[-./]\p{Nd}{1,2}[-./]\p{Nd}{1,2}|\p{Nd}{1,2}[-./]\p{Nd}{1,2}[-./]\p{Nd}{2,4}"
+)
 _EMAIL = regex.compile(r"[^\s@<>()]+@[^\s@<>()]+\.\p{L}{2,}")
+
+
+def _is_phone(run: str) -> bool:
+    return sum(c.isdigit() for c in run) >= 7 and not _DATE.fullmatch(run.strip())
 
 
 @lru_cache(maxsize=256)
@@ -198,9 +206,7 @@ def asked(question: str) -> frozenset[str]:
 def holds(kind: str, text: str, question: str = "") -> bool:
     """Whether `text` holds a value of `kind` that `question` does not itself give."""
     if kind == CONTACT:
-        return bool(_EMAIL.search(text)) or any(
-            sum(c.isdigit() for c in m.group()) >= 7 for m in _PHONE.finditer(text)
-        )
+        return bool(_EMAIL.search(text)) or any(_is_phone(m.group()) for m in _PHONE.finditer(text))
     given = set(_DIGITS.findall(question))
     if any(number not in given for number in _DIGITS.findall(text)):
         return True
