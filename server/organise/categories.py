@@ -510,7 +510,9 @@ def _signals(rules: _Rules, text: str, incident_cue: bool) -> Iterator[_Evidence
                 found[("url-host", slug)].append(url)
                 break
     without_urls = _URL.sub(" ", text)
-    for candidate in {c.rstrip(".,;:)") for c in _paths(without_urls)}:
+    # Each cited path once, in the order the text cites them: the explanation names the
+    # first few (`cap`), the same ones in every process.
+    for candidate in dict.fromkeys(c.rstrip(".,;:)") for c in _paths(without_urls)):
         path = candidate.lower().removeprefix("./")
         name = path.rstrip("/").rsplit("/", 1)[-1]
         if not (rules.any_path.match(path) or rules.any_path.match(name)):

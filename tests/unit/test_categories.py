@@ -83,3 +83,22 @@ def test_the_rules_read_the_start_of_each_field_however_long_the_file():
         type="feedback", title=title[: READ_CHARS[0]], description="", body=body[: READ_CHARS[2]]
     )
     assert huge == short
+
+
+def test_the_reasons_name_the_first_paths_a_memory_cites_in_its_order():
+    # The explanation names the first few cited paths (the signal's cap): the ones the
+    # text cites first, whatever order a set of them would iterate in this process.
+    from memory_recall.server.organise.categories import explain_category
+
+    cited = ["tests/test_api.py", "tests/test_db.py", "tests/test_cli.py", "tests/test_auth.py"]
+    decision = explain_category(
+        type="project",
+        title="Test layout",
+        description="where tests live",
+        body=f"Tests are in {', '.join(cited)} and tests/conftest.py.",
+    )
+    named = [path for path in cited if f"path {path!r}" in decision.why]
+    assert named == cited[:3]
+    assert (
+        decision.why.index(cited[0]) < decision.why.index(cited[1]) < decision.why.index(cited[2])
+    )
