@@ -143,6 +143,18 @@ def test_eval_over_a_glob_skips_the_baseline_and_says_so(capsys) -> None:
     assert "R@5" in captured.out
 
 
+def test_eval_over_the_category_sets_skips_their_baseline_and_says_so(capsys) -> None:
+    from memory_recall.server.cli.main import main
+
+    code = main(
+        ["dev", "eval", "fixtures/categories/baseline.json", "fixtures/categories/labelled.json"]
+    )
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "skipped fixtures/categories/baseline.json: the category sets' baseline" in captured.err
+    assert "by category" in captured.out
+
+
 def test_eval_refuses_a_file_that_is_no_corpus_and_says_why(capsys, tmp_path: Path) -> None:
     from memory_recall.server.cli.main import main
 
