@@ -120,15 +120,23 @@ _CONTACT_UNSPACED = (
 
 
 def _cue_pattern(cues: tuple[str, ...], unspaced: tuple[str, ...]) -> regex.Pattern[str]:
-    spaced = []
-    for cue in cues:
-        stem = cue.endswith("-")
-        words = regex.escape(cue.rstrip("-")).replace(r"\ ", r"\s+")
-        start = r"(?<![\p{L}\p{M}\p{N}])" if cue[0].isalpha() else ""
-        spaced.append(start + words + ("" if stem else r"(?![\p{L}\p{M}])"))
-    # An unspaced cue is written as a pattern: its lookahead, if any, is kept.
-    parts = spaced + [cue.replace(" ", r"\s*") for cue in unspaced]
-    return regex.compile("|".join(parts), regex.IGNORECASE | regex.V1)
+    """One pattern for a kind's cues: whole words, stems, cues that open with a mark
+    ("'s email"), and the unspaced scripts' forms (patterns: a lookahead is kept)."""
+
+    def words(group: list[str]) -> str:
+        return "|".join(regex.escape(cue.rstrip("-")).replace(r"\ ", r"\s+") for cue in group)
+
+    whole = [cue for cue in cues if cue[0].isalpha() and not cue.endswith("-")]
+    stems = [cue for cue in cues if cue[0].isalpha() and cue.endswith("-")]
+    marked = [cue for cue in cues if not cue[0].isalpha()]
+    start = r"(?<![\p{L}\p{M}\p{N}])"
+    parts = [f"{start}(?:{words(whole)})(?![\\p{{L}}\\p{{M}}])"]
+    if stems:
+        parts.append(f"{start}(?:{words(stems)})")
+    if marked:
+        parts.append(f"(?:{words(marked)})(?![\\p{{L}}\\p{{M}}])")
+    parts += [cue.replace(" ", r"\s*") for cue in unspaced]
+    return regex.compile("|".join(parts), regex.IGNORECASE)
 
 
 _ASKS = {
