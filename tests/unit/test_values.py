@@ -85,6 +85,33 @@ def test_a_value_is_found_in_its_forms(kind, text):
     assert holds(kind, text)
 
 
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        (NUMBER, "Il worker gira con tre repliche."),
+        (NUMBER, "De worker draait met drie replica's."),
+        (NUMBER, "Ο worker τρέχει με τρία αντίγραφα."),
+        (TIME, "Przegląd tras odbywa się w lipcu."),
+        (TIME, "Il rilascio è sempre di giovedì."),
+    ],
+)
+def test_number_and_time_words_of_more_languages_are_values(kind, text):
+    assert holds(kind, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Anna est une amie de Marc.",  # an article, not a number
+        "Carmen es una profesora muy paciente.",
+        "Jan is een collega van Marcus.",
+        "Usa o binário em /usr/bin por padrão.",
+    ],
+)
+def test_an_article_or_a_word_that_merely_contains_a_number_word_is_no_number(text):
+    assert not holds(NUMBER, text) and not holds(TIME, text)
+
+
 def test_a_contact_needs_a_whole_number_or_an_address():
     assert not holds(CONTACT, "Anna is my sister; she lives in Leipzig since 2019.")
     assert not holds(CONTACT, "Write to the #billing channel, not by e-mail.")

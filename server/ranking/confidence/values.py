@@ -148,26 +148,36 @@ _ASKS = {
 _DIGITS = regex.compile(r"\p{Nd}+")
 # Numerals of the unspaced scripts: a Chinese or Japanese number is written with them.
 _NUMERAL = regex.compile(r"[〇零一二两兩三四五六七八九十百千万萬亿億半]")
+# Number words; not the ones that are also an article ("un", "una", "een", "bir", "một",
+# 한: every text in those languages would hold a number) nor Thai's, which stand inside
+# words (สาม in สามารถ).
 _NUMBER_WORDS = regex.compile(
     r"(?<![\p{L}\p{M}])(?:"
     r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
-    r"thirty|forty|fifty|sixty|hundred|thousand|million|dozen|half|twice|once|"
-    r"uno|una|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|veinte|cien|mil|"
-    r"um|uma|duas|três|quatro|sete|oito|nove|dez|"
-    r"un|une|deux|trois|quatre|cinq|sept|huit|neuf|dix|vingt|cent|"
-    r"eins|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|zwanzig|hundert|tausend|"
-    r"один|одна|два|две|три|четыре|пять|шесть|семь|восемь|девять|десять|сто|тысяч\p{L}*|"
-    r"bir|iki|üç|dört|beş|altı|yedi|sekiz|dokuz|yirmi|otuz|kırk|elli|yüz|bin|"
-    r"một|hai|ba|bốn|năm|sáu|bảy|tám|chín|mười|mươi|trăm|nghìn|"
-    r"한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|스물|서른|백|천|만"
+    r"thirty|forty|fifty|sixty|hundred|thousand|million|dozen|half|twice|"
+    r"dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|veinte|cien|mil|"
+    r"duas|três|quatro|sete|oito|nove|dez|"
+    r"deux|trois|quatre|cinq|sept|huit|neuf|dix|vingt|cent|"
+    r"zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|zwanzig|hundert|tausend|"
+    r"tre|quattro|cinque|sette|otto|dieci|venti|trenta|cento|mille|"
+    r"twee|drie|vijf|zes|zeven|negen|tien|twintig|honderd|duizend|"
+    r"dwa|dwie|trzy|cztery|pięć|sześć|siedem|osiem|dziewięć|dziesięć|"
+    r"два|две|три|четыре|пять|шесть|семь|восемь|девять|десять|сто|тысяч\p{L}*|"
+    r"δύο|τρία|τρεις|τέσσερα|πέντε|έξι|επτά|εφτά|οκτώ|εννέα|δέκα|είκοσι|εκατό|χίλια|"
+    r"iki|üç|dört|beş|altı|yedi|sekiz|dokuz|yirmi|otuz|kırk|elli|yüz|"
+    r"hai|ba|bốn|năm|sáu|bảy|tám|chín|mười|mươi|trăm|nghìn|"
+    r"dua|tiga|empat|lima|enam|tujuh|delapan|sembilan|sepuluh|seratus|seribu|"
+    r"두|세|네|다섯|여섯|일곱|여덟|아홉|열|스물|서른|백|천|만"
     r")(?![\p{L}\p{M}])",
     regex.IGNORECASE,
 )
 _TIME_WORDS = regex.compile(
     r"(?<![\p{L}\p{M}])(?:"
-    r"jan(?:uary)?|feb(?:ruary)?|march|april|may|june|july|aug(?:ust)?|sept?(?:ember)?|"
-    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|"
-    r"saturday|sunday|today|tonight|tomorrow|yesterday|weekend|morning|evening|noon|"
+    # Month names whole ("Jan" is a name, "dec" a word of code), May only capitalised
+    # (the verb is everywhere).
+    r"january|february|march|april|(?-i:May)|june|july|august|september|october|"
+    r"november|december|(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?|"
+    r"today|tonight|tomorrow|yesterday|weekend|morning|evening|noon|"
     r"midnight|spring|summer|autumn|fall|winter|weekly|daily|monthly|"
     r"next (?:week|month|year)|last (?:week|month|year)|"
     r"enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|"
@@ -177,21 +187,35 @@ _TIME_WORDS = regex.compile(
     r"januar|februar|märz|juni|juli|oktober|dezember|montag|dienstag|mittwoch|"
     r"donnerstag|freitag|samstag|sonntag|heute|morgen|gestern|"
     r"janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|"
-    r"segunda|terça|quarta|quinta|sexta|hoje|amanhã|ontem|"
+    r"(?:segunda|terça|quarta|quinta|sexta)s?|hoje|amanhã|ontem|"
     r"январ\p{L}*|феврал\p{L}*|март\p{L}*|апрел\p{L}*|ма[йя]|июн\p{L}*|июл\p{L}*|"
     r"август\p{L}*|сентябр\p{L}*|октябр\p{L}*|ноябр\p{L}*|декабр\p{L}*|"
     r"понедельник\p{L}*|вторник\p{L}*|сред[ауы]|четверг\p{L}*|пятниц\p{L}*|суббот\p{L}*|"
     r"воскресень\p{L}*|сегодня|завтра|вчера|летом|зимой|весной|осенью|"
     r"ocak|şubat|nisan|mayıs|haziran|temmuz|ağustos|eylül|ekim|kasım|aralık|pazartesi|"
     r"salı|çarşamba|perşembe|cuma|cumartesi|pazar|bugün|yarın|dün|"
-    r"tuần|tháng|quý|ngày|giờ|sáng|chiều|tối|thứ|hôm nay|ngày mai|hôm qua"
-    r")s?(?![\p{L}\p{M}])",  # a plural: "on Tuesdays", "às terças-feiras"
+    r"tuần|tháng|quý|ngày|giờ|sáng|chiều|tối|thứ|hôm nay|ngày mai|hôm qua|"
+    r"gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre|lunedì|"
+    r"martedì|mercoledì|giovedì|venerdì|sabato|domenica|oggi|domani|ieri|"
+    r"januari|februari|maart|mei|augustus|maandag|dinsdag|woensdag|donderdag|vrijdag|"
+    r"zaterdag|zondag|vandaag|morgen|gisteren|"
+    r"styczeń|stycznia|luty|lutego|marzec|marca|kwiecień|kwietnia|maj|maja|czerwiec|"
+    r"czerwca|lipiec|lipca|sierpień|sierpnia|wrzesień|września|październik|października|"
+    r"listopada|grudzień|grudnia|poniedziałek|wtorek|środa|środę|czwartek|piątek|sobota|"
+    r"sobotę|niedziela|niedzielę|dziś|dzisiaj|jutro|wczoraj|styczniu|lutym|marcu|"
+    r"kwietniu|maju|czerwcu|lipcu|sierpniu|wrześniu|październiku|listopadzie|grudniu|"
+    r"ιανουάρ\p{L}*|φεβρουάρ\p{L}*|μάρτ\p{L}*|απρίλ\p{L}*|μαΐ\p{L}*|ιούν\p{L}*|ιούλ\p{L}*|"
+    r"αύγουστ\p{L}*|σεπτέμβρ\p{L}*|οκτώβρ\p{L}*|νοέμβρ\p{L}*|δεκέμβρ\p{L}*|δευτέρα|"
+    r"τρίτη|τετάρτη|πέμπτη|παρασκευή|σάββατο|κυριακή|σήμερα|αύριο|χθες"
+    r")(?![\p{L}\p{M}])",
     regex.IGNORECASE,
 )
 _TIME_UNSPACED_WORDS = regex.compile(
     r"[昨今明]天|[昨今明]日|[去今明]年|[上下本这這]周|[上下本这這]个?月|星期|周[一二三四五六日末]|"
     r"[月火水木金土日]曜|[春夏秋冬]|早上|晚上|中午|午前|午後|来週|先週|来月|先月|"
-    r"어제|오늘|내일|[월화수목금토일]요일|매일|매주|매달|매월|매년|다음 주|지난 주|새벽|아침|저녁"
+    r"어제|오늘|내일|[월화수목금토일]요일|매일|매주|매달|매월|매년|다음 주|지난 주|새벽|아침|저녁|"
+    r"วันนี้|พรุ่งนี้|เมื่อวาน|วันจันทร์|วันอังคาร|วันพุธ|วันพฤหัส|วันศุกร์|วันเสาร์|วันอาทิตย์|"
+    r"มกรา|กุมภา|มีนา|เมษา|พฤษภา|มิถุนา|กรกฎา|สิงหา|กันยา|ตุลา|พฤศจิกา|ธันวา"
 )
 _PHONE = regex.compile(r"\+?\p{Nd}[\p{Nd} ().\-]{5,}\p{Nd}")
 # A date is written with the same digits and separators: "2024-03-02" is not a phone.
