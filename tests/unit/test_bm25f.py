@@ -7,16 +7,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from memory_recall.server.dev.evaluation import EvalCorpus, evaluate, load_corpus
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.bm25f import (
     QUERY_STOPWORDS,
     Bm25Ranker,
+    folding,
     light_stem,
     without_clitic,
 )
+from memory_recall.server.ranking.bm25f.folding import exact_form, kept_exact_form
 from memory_recall.server.ranking.bm25f.index import Bm25Index
+from memory_recall.server.ranking.bm25f.ranker import compound_parts
 from memory_recall.server.ranking.bm25f.tokens import ACRONYM_MARK, recall_tokens
+from memory_recall.server.ranking.index import WORD
+from memory_recall.server.ranking.postings import slots_of
 from memory_recall.server.ranking.registry import RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
 from memory_recall.server.ranking.view import CorpusView
@@ -95,6 +102,62 @@ def test_identifiers_split_into_parts_and_the_whole_stays():
     assert {"snake", "case", "name", "snake_case_name"} <= set(tokens)
     assert {"shop", "admin", "shop-admin"} <= set(tokens)
     assert {"server", "ranking", "index", "server/ranking/index.py"} <= set(tokens)
+
+
+_PIECES = ["billing", "api", "v2", "refund", "ts", "用户", "ação", "x", "log_in", "ΑΠΙ"]
+_GLUE = ["-", "_", "/", ".", ":"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES), min_size=2, max_size=4),
+    st.lists(st.sampled_from(_GLUE), min_size=3, max_size=3),
+    st.sampled_from(["", " ", "pre", "x-", "see ", "api_"]),
+    st.sampled_from(["", " ", "s", "-v3", ".tsx", "api"]),
+)
+def test_a_text_that_holds_a_compound_holds_each_part_where_the_ranker_looks(
+    pieces, glue, before, after
+):
+    # The ranker checks a compound's text only in memories whose words hold each part
+    # where the compound puts it (compound_parts); a text holding the compound must
+    # always qualify, whatever stands around it.
+    joined = pieces[0] + "".join(g + p for g, p in zip(glue, pieces[1:], strict=False))
+    token = exact_form(joined)
+    text = exact_form(before + token + after)
+    assert token in text
+    words = WORD.findall(text)
+    for part in compound_parts(token):
+        assert any(part.fits(word) for word in words), (token, text, part)
+
+
+def test_a_compound_is_checked_only_where_its_parts_stand_as_it_puts_them():
+    docs = [
+        memory("a", "Billing notes", "The billing-api returns 500 on refunds."),
+        memory("b", "Other", "billing is slow; the api is fine."),  # both parts, apart
+        memory("c", "Prefix", "prebilling-apis are a different service."),  # inside longer words
+        memory("d", "Reversed", "The api-billing bridge."),
+    ]
+    index = Bm25Index.of(docs)
+    found = Bm25Ranker()._find_compound(index, "billing-api")
+    assert found is not None
+    assert [index.document(slot).path for slot in slots_of(found.anywhere)] == [
+        "/m/a.md",
+        "/m/c.md",
+    ]
+    (billing, api) = compound_parts("billing-api")
+    assert (billing.fits("prebilling"), billing.fits("billings"), api.fits("apis")) == (
+        True, False, True,
+    )  # fmt: skip
+
+
+def test_the_normal_forms_kept_for_compound_checks_are_the_exact_forms_and_bounded():
+    texts = ["Ｆｕｌｌｗｉｄｔｈ，ｔｅｘｔ", "数据库，迁移。", "plain ascii", "İstanbul’da ①"] * 3
+    assert [kept_exact_form(t) for t in texts] == [exact_form(t) for t in texts]
+    big = "，" * (folding.KEPT_FORM_CHARS // 16)
+    for n in range(20):  # far more than the budget holds: the oldest leave
+        kept_exact_form(big + str(n))
+    assert folding._kept_chars <= folding.KEPT_FORM_CHARS
+    assert sum(len(t) + len(f) for t, f in folding._kept.items()) == folding._kept_chars
 
 
 def test_dates_written_out_add_their_iso_form():

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Mapping
 from functools import lru_cache
 
@@ -46,7 +48,47 @@ _LT_ACCENTED_I = str.maketrans({"Ì": "i\u0307\u0300", "Í": "i\u0307\u0301", "�
 
 def exact_form(text: str) -> str:
     """NFKC, then lowercase, by the language's rules where the text says which."""
+    return _cased(unicodedata.normalize("NFKC", text))
+
+
+KEPT_FORM_CHARS = 4_000_000  # 8 MB of Chinese text at most
+_kept: OrderedDict[str, str] = OrderedDict()  # text → its exact form, oldest use first
+_kept_chars = 0
+_kept_lock = threading.Lock()  # a remember's read-ahead thread checks compounds too
+
+
+def kept_exact_form(text: str) -> str:
+    """`exact_form`, kept for the texts it costs most: those NFKC must rework.
+
+    NFKC returns a text that passes its quick check as it is (~1 µs per 1,000
+    characters); one it must rework (a fullwidth comma, a compatibility character)
+    takes ~100 µs per 1,000 characters, often most of a Chinese or Japanese memory's
+    body. A query's compound term checks the exact form of up to 1,024 memories' bodies
+    (ranker.COMPOUND_CANDIDATES), and the next recall or remember often checks the same
+    ones: those forms are kept, the least recently used leaving first, within
+    KEPT_FORM_CHARS characters of texts and forms together. (Keeping every form would
+    not hold even one query's bodies in that much.)"""
+    global _kept_chars
+    with _kept_lock:
+        form = _kept.get(text)
+        if form is not None:
+            _kept.move_to_end(text)
+            return form
     nfkc = unicodedata.normalize("NFKC", text)
+    form = _cased(nfkc)
+    if nfkc is not text and len(text) <= KEPT_FORM_CHARS // 8:
+        with _kept_lock:
+            if text not in _kept:
+                _kept[text] = form
+                _kept_chars += len(text) + len(form)
+            while _kept_chars > KEPT_FORM_CHARS:
+                old, old_form = _kept.popitem(last=False)
+                _kept_chars -= len(old) + len(old_form)
+    return form
+
+
+def _cased(nfkc: str) -> str:
+    """An NFKC text lowercased, by the language's rules where the text says which."""
     if nfkc.isascii():
         return nfkc.lower()
     if _TURKIC.search(nfkc):

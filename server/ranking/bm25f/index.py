@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.ranking.bm25f.folding import kept_exact_form
 from memory_recall.server.ranking.bm25f.frequency import count_code
 from memory_recall.server.ranking.bm25f.terms import (
     BodyText,
@@ -55,8 +56,9 @@ class Bm25Index(TermIndex):
         return index
 
     def body_text(self, doc: MemoryDocument) -> tuple[str, str]:
-        """(normalized, as written) of the body this index indexes."""
-        return type(self).body(doc)
+        """(normalized, as written) of the body this index indexes, for a check in the
+        text (a compound term's): the normal forms that cost most are kept for the next."""
+        return type(self).body(doc, kept_exact_form)
 
     def count_codes(self, token: str, words: list[str], body: int) -> Counters:
         """Per slot of `body`, the count code (`count_code`) of the token's body count:

@@ -196,6 +196,33 @@ def rare_limit(n: int, p: Bm25Params) -> int:
     return max(1, int(p.rare_share * n)) if p.rare_share else 0
 
 
+@dataclass(frozen=True)
+class CompoundPart:
+    """A part of three letters or more of a compound token, and where it stands in it."""
+
+    text: str
+    after_separator: bool  # a text's word that holds it here starts with it
+    before_separator: bool  # ... and ends with it
+
+    def fits(self, word: str) -> bool:
+        """Whether a text's word (a run of letters and digits) can hold this part where
+        the compound puts it."""
+        return (
+            self.text in word
+            and (not self.after_separator or word.startswith(self.text))
+            and (not self.before_separator or word.endswith(self.text))
+        )
+
+
+def compound_parts(token: str) -> list[CompoundPart]:
+    """The parts of a compound token (`billing-api` → billing, api) that a text holding
+    it holds as words: its first part as the end of a word, its last as the start of
+    one, a part between two separators as a whole word."""
+    return [
+        CompoundPart(m.group(), m.start() > 0, m.end() < len(token)) for m in WORD.finditer(token)
+    ]
+
+
 def word_start(token: str) -> regex.Pattern[str]:
     return regex.compile(r"(?<![\p{L}\p{M}\p{N}])" + regex.escape(token))
 
@@ -771,14 +798,28 @@ class Bm25Ranker:
 
     def _find_compound(self, index: Bm25Index, token: str) -> _Found | None:
         """A compound identifier (`billing-api`, `services/billing/refund.ts`, `2025-04`):
-        the documents holding every part of three letters or more, checked in the text."""
-        parts = set(WORD.findall(token))
+        the documents holding every part of three letters or more where the compound can
+        hold it, checked in the text.
+
+        A text that holds the compound holds each part inside one of its words (the
+        index's words are the runs of letters and digits): as the end of a word for the
+        compound's first part, the start of one for its last, the whole word for a part
+        between two separators. Asking that of each part, not only that the part is in
+        some word, leaves far fewer texts to check when the parts are common words
+        (`client_job`, `user-service`): each check normalizes a whole body."""
+        parts = compound_parts(token)
         if not parts:
             return None
         candidates = -1
         for part in parts:
-            found = self._find(index, part)
-            candidates &= found.anywhere if found else 0
+            words = [
+                w for w in index.words_containing(part.text) if not is_folded(w) and part.fits(w)
+            ]
+            candidates &= (
+                index.field_bits(TITLE, words)
+                | index.field_bits(DESCRIPTION, words)
+                | index.field_any(BODY, words)
+            )
             if not candidates:
                 return _Found(0, 0, 0, 0, {})
         if candidates.bit_count() > COMPOUND_CANDIDATES:

@@ -27,6 +27,7 @@ from memory_recall.server.ranking.bm25f.ranker import (
     DEFAULT_PARAMS,
     NEAR_TIE_WINDOW,
     Bm25Params,
+    compound_parts,
     coverage,
     coverage_needed,
     impact,
@@ -116,10 +117,16 @@ def _where_folded(d: _Doc, token: str) -> Where | None:
 
 
 def _where_compound(docs: Sequence[_Doc], token: str) -> list[Where | None] | None:
-    parts = set(WORD.findall(token))
+    parts = compound_parts(token)
     if not parts:
         return None
-    candidates = [all(_where(d, part) for part in parts) for d in docs]
+    candidates = [
+        all(
+            any(is_word(w) and not is_folded(w) and part.fits(w) for w in d.words())
+            for part in parts
+        )
+        for d in docs
+    ]
     if sum(candidates) > COMPOUND_CANDIDATES:
         return None
     pattern = word_start(token)

@@ -124,18 +124,18 @@ def exact_description(doc: MemoryDocument) -> str:
     return exact_form(doc.description) if needs_tailoring(doc.description) else doc.norm_description
 
 
-BodyText = Callable[[MemoryDocument], tuple[str, str]]
+BodyText = Callable[..., tuple[str, str]]  # (doc, form=exact_form)
 
 
-def whole_body(doc: MemoryDocument) -> tuple[str, str]:
-    """(exact form, as written) of the whole body."""
-    return exact_form(doc.body), doc.body
+def whole_body(doc: MemoryDocument, form: Callable[[str], str] = exact_form) -> tuple[str, str]:
+    """(exact form, as written) of the whole body; `form` makes the exact form."""
+    return form(doc.body), doc.body
 
 
-def body_window(doc: MemoryDocument) -> tuple[str, str]:
+def body_window(doc: MemoryDocument, form: Callable[[str], str] = exact_form) -> tuple[str, str]:
     """(exact form, as written) of the first 1,200 characters: the window-only variant."""
     raw = doc.body[:BODY_WINDOW_CHARS]
-    return exact_form(raw), raw
+    return form(raw), raw
 
 
 def body_terms(text: str, raw: str) -> Counter[str]:
