@@ -68,6 +68,9 @@ QUERIES: dict[str, tuple[str, ...]] = {
     "rare": ("runbook for the oncall escalation", "kalomi", "OPS-4821"),
     "cjk": ("本番環境へのデプロイ手順", "数据库迁移的问题", "배포 서버 설정"),
     "none": ("zyxqv plorbix wumpus", "qqqzzzyyy"),
+    # Identifiers whose parts are common words: checked in the text of every memory
+    # holding all the parts (up to 1,024), the fast phase's costliest lookup.
+    "compound": ("why does the client_job keep failing", "errors in src/release/service.py"),
 }
 # Past 10,000 files one scan-every-recall query takes seconds (bm25f's, tens of
 # seconds: it reads every body whole): only the first few queries are scanned.
