@@ -100,6 +100,7 @@ from memory_recall.server.core.writing import (
     result_wire,
     update_request,
 )
+from memory_recall.server.facts.newer import read_ahead
 from memory_recall.server.models import HostModel
 from memory_recall.server.organise.dream import CHECK_EVERY_S
 from memory_recall.server.ranking.registry import RankerSpec, ranker_named
@@ -118,6 +119,8 @@ log = logging.getLogger("memory_recall")
 
 # The write side's rules are compiled once recalls have been quiet this long.
 WARM_UP_AFTER_QUIET_S = 1.0
+# The memories delivered last that a start reads ahead (~3.5 ms each at 4,000 characters).
+READ_AHEAD_DELIVERED = 128
 
 FaultSink = Callable[[str], None]
 
@@ -246,6 +249,7 @@ class MemoryCore:
             self.tasks.spawn(self.semantic.run(self.session.view), "embeddings")
         self.tasks.spawn(self.write.flush_periodically(), "delivery-statistics")
         self.tasks.spawn(self._warm_writer(), "writer-warm-up")
+        self.tasks.spawn(self._read_delivered_ahead(), "read-ahead")
         if self.organise.auto is not None:
             self.tasks.spawn(self._consolidate_when_idle(), "auto-consolidation")
         if self.options.watch:  # a daemon, not one command: it follows the remotes too
@@ -284,6 +288,16 @@ class MemoryCore:
         while pacing.quiet_for() < WARM_UP_AFTER_QUIET_S:
             await asyncio.sleep(WARM_UP_AFTER_QUIET_S / 4)
         await asyncio.to_thread(self.write.writer.warm_up)
+
+    async def _read_delivered_ahead(self) -> None:
+        """Read, once the memories are indexed, what newer wins will read of the memories
+        delivered last (facts/newer.py, `read_ahead`): a session's first recalls mostly
+        deliver them again, and reading a fast phase's two memories is most of its time
+        when the process has not read them yet (docs/performance.md). In a worker thread,
+        paced: recalls go first."""
+        await self.session.ready.wait()
+        docs = await asyncio.to_thread(self.write.delivered_last, READ_AHEAD_DELIVERED)
+        await asyncio.to_thread(read_ahead, docs)
 
     async def _consolidate_when_idle(self) -> None:
         """`organise.autoConsolidate`: every minute, consolidate what is due if idle."""

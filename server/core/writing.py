@@ -37,6 +37,7 @@ from memory_recall.protocol.messages import (
 )
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.core.background import FRESH_WAIT_S, SECONDS_PER_MEMORY, Refreshed
+from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.tiers import ModelTier, Tier, VectorTier
 from memory_recall.server.models.complete import Completer, CompletionRequest, complete_within
 from memory_recall.server.organise.categories import infer_category
@@ -219,6 +220,19 @@ class WriteSide:
         located = self.writer.catalog.locate(path)
         if located is not None:
             self.deliveries.add(self._root_keys[located[0]], Path(relative_path).as_posix())
+
+    def delivered_last(self, limit: int) -> list[MemoryDocument]:
+        """The memories delivered most recently, in this session or an earlier one, the
+        latest first, as the catalog holds them now (none without the state store)."""
+        if self.state is None:
+            return []
+        roots = dict(zip(self._root_keys, self.writer.catalog.roots, strict=True))
+        found = []
+        for key, path in self.state.delivered_last(self._root_keys, limit):
+            doc = self.writer.catalog.get(str(roots[key].path / path))
+            if doc is not None:
+                found.append(doc)
+        return found
 
     def flush(self) -> None:
         if self.state is not None:

@@ -145,7 +145,12 @@ async def _start(
         selector={"kind": "client"},  # a fast phase exists only with a selector
         select_handler=nothing_selected,
         watch=watch,
-        env={"MEMORY_RECALL_CACHE_DIR": str(cache_dir)},
+        # The state store beside the snapshots, made afresh with them: a cold start knows
+        # no earlier session; the warm restart knows the cold daemon's (its deliveries).
+        env={
+            "MEMORY_RECALL_CACHE_DIR": str(cache_dir),
+            "MEMORY_RECALL_STATE_DIR": str(cache_dir / "state"),
+        },
         initialization_options={"ranker": ranker} if ranker else None,
     )
 

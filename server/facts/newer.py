@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import regex
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.facts.judgement import MemoryText, judge, title_is_derived
+from memory_recall.server.facts.judgement import MemoryText, judge, read_memory, title_is_derived
 from memory_recall.server.tokens import normalize
 
 # What of a memory is compared at recall: a delivered excerpt is at most 1,200
@@ -60,6 +60,15 @@ def written_on(doc: MemoryDocument) -> str:
 # A pair's verdict depends on their texts alone: a recall asks again for the pairs the
 # last recalls judged (the same memories answer the same questions).
 _judge = functools.lru_cache(maxsize=2048)(judge)
+
+
+def read_ahead(docs: Iterable[MemoryDocument]) -> None:
+    """Read now what judging these memories at recall will read (what is read is kept, by
+    the memory's text; in a worker thread, recalls go first between statements). Reading
+    the two memories of a fast phase is most of its time when they are new to the process
+    (docs/performance.md, "A question asked for the first time")."""
+    for doc in docs:
+        read_memory(_text(doc))
 
 
 def _newness(doc: MemoryDocument) -> tuple[str, float, str]:

@@ -432,6 +432,20 @@ class StateStore:
                 rows,
             )
 
+    def delivered_last(self, root_keys: Sequence[str], limit: int) -> list[MemoryKey]:
+        """`(root key, path)` of the memories of these roots delivered most recently, in any
+        session, the latest first; at most `limit`."""
+        ids = {self.root_id(key): key for key in root_keys}
+        if not ids or limit <= 0:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self.query(
+            f"SELECT root_id, path FROM memory_stats WHERE root_id IN ({marks})"
+            " AND last_delivered_ms IS NOT NULL ORDER BY last_delivered_ms DESC, path LIMIT ?",
+            [*ids, limit],
+        )
+        return [(ids[root_id], path) for root_id, path in rows]
+
     def add_recalls(self, counts: dict[MemoryKey, int]) -> None:
         """Add `(root key, path) → times among a recall's candidates` to the statistics."""
         if not counts:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.documents import MemoryDocument, parse_memory
+from memory_recall.server.facts import judgement
 from memory_recall.server.facts.judgement import (
     MemoryText,
     Reading,
@@ -22,7 +23,7 @@ from memory_recall.server.facts.judgement import (
     judge,
     read_memory,
 )
-from memory_recall.server.facts.newer import superseded
+from memory_recall.server.facts.newer import read_ahead, superseded
 from memory_recall.server.facts.rewrite import rewrite
 from memory_recall.server.facts.slots import compare
 from memory_recall.server.facts.statements import split_statements
@@ -268,6 +269,23 @@ def test_an_unsure_pair_wins_at_recall_only_where_the_writer_linked_it() -> None
     assert superseded([old, new]) == {}
     linked = doc("b.md", new.body, "2025-03-01", "maybeSupersedes: [a.md]\n")
     assert list(superseded([old, linked])) == ["/m/a.md"]
+
+
+def test_what_a_start_reads_ahead_is_all_that_judging_those_memories_reads(monkeypatch) -> None:
+    long_body = " ".join(f"Service {i} runs on port {8000 + i}." for i in range(400))  # > 4,000
+    docs = [
+        doc("a.md", "Upload links expire after 48 h.", "2025-01-01"),
+        doc("b.md", "Upload links expire after 6 h.", "2025-03-01"),
+        doc("c.md", long_body, "2025-04-01"),
+    ]
+    judgement.read_memory.cache_clear()  # nothing read before
+    read_ahead(docs)
+
+    def no_more_reading(*_args):
+        raise AssertionError("a memory read again at recall")
+
+    monkeypatch.setattr(judgement, "_read_statements", no_more_reading)
+    assert list(superseded(docs)) == ["/m/a.md"]
 
 
 # -- tiers -------------------------------------------------------------------------------------

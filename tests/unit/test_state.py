@@ -139,3 +139,17 @@ def test_a_memory_known_only_by_its_category_has_no_statistics(tmp_path: Path) -
     }
     stats = store.stats("/mem")
     assert set(stats) == {"b.md"} and stats["b.md"].recalled == 2
+
+
+def test_the_memories_delivered_last_come_latest_first_from_the_roots_asked(
+    tmp_path: Path,
+) -> None:
+    store = StateStore(tmp_path / "state.sqlite3")
+    store.add_deliveries(
+        {("/mem", "a.md"): (3, 1000), ("/mem", "b.md"): (1, 3000), ("/other", "c.md"): (1, 5000)}
+    )
+    store.add_deliveries({("/mem", "a.md"): (1, 4000)})  # delivered again, later
+    store.add_recalls({("/mem", "d.md"): 2})  # a candidate, never delivered
+    assert store.delivered_last(["/mem"], 10) == [("/mem", "a.md"), ("/mem", "b.md")]
+    assert store.delivered_last(["/mem", "/other"], 2) == [("/other", "c.md"), ("/mem", "a.md")]
+    assert store.delivered_last([], 10) == [] and store.delivered_last(["/mem"], 0) == []
