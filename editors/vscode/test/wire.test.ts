@@ -231,10 +231,13 @@ describe('selector kind client', () => {
   });
 
   test('cancellation: -32800, the selection is cancelled, nothing more is sent', async () => {
+    let selectAsked!: () => void;
+    const selectWasAsked = new Promise<void>((done) => (selectAsked = done));
     let selectCancelled!: () => void;
     const selectWasCancelled = new Promise<void>((done) => (selectCancelled = done));
     answer = (_params, token) =>
       new Promise((_, reject) => {
+        selectAsked();
         token.onCancellationRequested(() => {
           selectCancelled();
           reject(new Error('cancelled'));
@@ -244,6 +247,9 @@ describe('selector kind client', () => {
     const fast = await withTimeout(session.fast, PATIENCE_MS, 'fast');
     assert.ok(fast, 'the fast phase arrives before the model answers');
     const before = phases.length;
+    // Cancelled while the model is asked: the fast result can arrive before the daemon
+    // has sent memory/select, and a recall cancelled then never asks (nothing to cancel).
+    await withTimeout(selectWasAsked, PATIENCE_MS, 'memory/select');
 
     session.cancel();
     assert.equal(await session.result, null);
