@@ -28,7 +28,7 @@ EXTRA = [
     # A compound's parts elsewhere in other words: first part ending one, last part
     # starting one, a middle part inside a longer one (bm25f.ranker._find_compound).
     "prebilling-apis", "api-billing", "my-billing-api-v2", "services/billings/refund.tsx",
-    "xservices/billing/refund.ts", "Billing-API",
+    "xservices/billing/refund.ts", "Billing-API", "İstanbul-API", "KIŞ-plan",
     # Folded forms (bm25f.folding): accents, Turkish and German casing, Greek, Vietnamese,
     # Traditional and Simplified Chinese.
     "ação", "acao", "Configuração", "ISTANBUL", "İstanbul", "kış", "KIŞ", "Straße", "strasse",

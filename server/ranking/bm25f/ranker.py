@@ -73,6 +73,7 @@ from memory_recall.server.ranking.bm25f.query import (
     scored_tokens,
     without_clitic,
 )
+from memory_recall.server.ranking.bm25f.terms import exact_description, exact_title
 from memory_recall.server.ranking.bm25f.tokens import UNSPACED_CHAR, is_acronym
 from memory_recall.server.ranking.confidence.evidence import (
     FIELD_DEPTH,
@@ -830,7 +831,9 @@ class Bm25Ranker:
         for slot in slots_of(candidates):
             doc = index.document(slot)
             text = index.body_text(doc)[0]
-            fields = (doc.norm_title, doc.norm_description, text)
+            # The exact forms the index read the fields in (Turkish casing where a title
+            # holds ı or İ: `Billing-API İ` is `bıllıng-apı`), as the scan reads them.
+            fields = (exact_title(doc), exact_description(doc), text)
             held = [token in f for f in fields]
             if held[0]:
                 title |= 1 << slot
