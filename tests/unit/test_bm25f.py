@@ -20,7 +20,7 @@ from memory_recall.server.ranking.bm25f import (
 )
 from memory_recall.server.ranking.bm25f.folding import exact_form, kept_exact_form
 from memory_recall.server.ranking.bm25f.index import Bm25Index
-from memory_recall.server.ranking.bm25f.ranker import compound_parts
+from memory_recall.server.ranking.bm25f.query import compound_parts
 from memory_recall.server.ranking.bm25f.tokens import ACRONYM_MARK, recall_tokens
 from memory_recall.server.ranking.index import WORD
 from memory_recall.server.ranking.postings import slots_of

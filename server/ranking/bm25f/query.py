@@ -1,11 +1,13 @@
 """The query side of bm25f, shared by the ranker and its plain scan: which query
-tokens are scored (function words are not), their stems and clitics, their IDF.
+tokens are scored (function words are not), their stems and clitics, their IDF, and
+where a text holding a compound token holds its parts.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import regex
 from memory_recall.server.ranking.bm25f.tokens import MIN_PART, UNSPACED_CHAR, unspaced_grams
@@ -113,3 +115,30 @@ def scored_tokens(tokens: Sequence[str], stem: bool) -> list[str]:
     """The query tokens bm25f scores, in order: no function words, stemmed, distinct."""
     kept = (t for t in tokens if t not in QUERY_STOPWORDS)
     return list(dict.fromkeys(light_stem(t) if stem else t for t in kept))
+
+
+@dataclass(frozen=True)
+class CompoundPart:
+    """A part of three letters or more of a compound token, and where it stands in it."""
+
+    text: str
+    after_separator: bool  # a text's word that holds it here starts with it
+    before_separator: bool  # ... and ends with it
+
+    def fits(self, word: str) -> bool:
+        """Whether a text's word (a run of letters and digits) can hold this part where
+        the compound puts it."""
+        return (
+            self.text in word
+            and (not self.after_separator or word.startswith(self.text))
+            and (not self.before_separator or word.endswith(self.text))
+        )
+
+
+def compound_parts(token: str) -> list[CompoundPart]:
+    """The parts of a compound token (`billing-api` → billing, api) that a text holding
+    it holds as words: its first part as the end of a word, its last as the start of
+    one, a part between two separators as a whole word."""
+    return [
+        CompoundPart(m.group(), m.start() > 0, m.end() < len(token)) for m in WORD.finditer(token)
+    ]

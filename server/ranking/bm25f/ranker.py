@@ -67,6 +67,7 @@ from memory_recall.server.ranking.bm25f.frequency import (
 from memory_recall.server.ranking.bm25f.index import BODY, DESCRIPTION, TITLE, Bm25Index
 from memory_recall.server.ranking.bm25f.query import (
     QUERY_STOPWORDS,
+    compound_parts,
     idf,
     is_spaced,
     names_a_lack,
@@ -195,33 +196,6 @@ def coverage_needed(mass: float, p: Bm25Params) -> int:
 def rare_limit(n: int, p: Bm25Params) -> int:
     """A term found in at most this many documents is one of the rarest (0: none is)."""
     return max(1, int(p.rare_share * n)) if p.rare_share else 0
-
-
-@dataclass(frozen=True)
-class CompoundPart:
-    """A part of three letters or more of a compound token, and where it stands in it."""
-
-    text: str
-    after_separator: bool  # a text's word that holds it here starts with it
-    before_separator: bool  # ... and ends with it
-
-    def fits(self, word: str) -> bool:
-        """Whether a text's word (a run of letters and digits) can hold this part where
-        the compound puts it."""
-        return (
-            self.text in word
-            and (not self.after_separator or word.startswith(self.text))
-            and (not self.before_separator or word.endswith(self.text))
-        )
-
-
-def compound_parts(token: str) -> list[CompoundPart]:
-    """The parts of a compound token (`billing-api` → billing, api) that a text holding
-    it holds as words: its first part as the end of a word, its last as the start of
-    one, a part between two separators as a whole word."""
-    return [
-        CompoundPart(m.group(), m.start() > 0, m.end() < len(token)) for m in WORD.finditer(token)
-    ]
 
 
 def word_start(token: str) -> regex.Pattern[str]:

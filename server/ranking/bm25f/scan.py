@@ -16,6 +16,7 @@ from memory_recall.server.ranking.bm25f.folding import FOLD_MARK, fold, is_folde
 from memory_recall.server.ranking.bm25f.frequency import body_norm, count_code, norm_code
 from memory_recall.server.ranking.bm25f.query import (
     QUERY_STOPWORDS,
+    compound_parts,
     is_spaced,
     names_a_lack,
     scored_tokens,
@@ -27,7 +28,6 @@ from memory_recall.server.ranking.bm25f.ranker import (
     DEFAULT_PARAMS,
     NEAR_TIE_WINDOW,
     Bm25Params,
-    compound_parts,
     coverage,
     coverage_needed,
     impact,
