@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from operator import add
+from typing import Protocol
 
 import regex
 from memory_recall.protocol.limits import BODY_WINDOW_CHARS
@@ -124,7 +125,12 @@ def exact_description(doc: MemoryDocument) -> str:
     return exact_form(doc.description) if needs_tailoring(doc.description) else doc.norm_description
 
 
-BodyText = Callable[..., tuple[str, str]]  # (doc, form=exact_form)
+class BodyText(Protocol):
+    """The body an index reads: (exact form, as written); `form` makes the exact form."""
+
+    def __call__(
+        self, doc: MemoryDocument, form: Callable[[str], str] = ...
+    ) -> tuple[str, str]: ...
 
 
 def whole_body(doc: MemoryDocument, form: Callable[[str], str] = exact_form) -> tuple[str, str]:
