@@ -264,11 +264,31 @@ def title_is_derived(title: str, body: str) -> bool:
     newer-wins asks it of every pair a recall delivers, and folding a long body is most of
     a CJK query's recall (docs/performance.md)."""
     key = _fold(title).rstrip("…")
-    return bool(key) and _fold(body).startswith(key)
+    return bool(key) and _folded_opening(body, len(key)).startswith(key)
 
 
 def _fold(text: str) -> str:
     return " ".join(normalize(text).replace("*", "").replace("`", "").split())
+
+
+_ASCII_SPACE = regex.compile(r"[ \t\n\r]")
+
+
+def _folded_opening(body: str, length: int) -> str:
+    """`_fold(body)`, or a prefix of it at least `length` long: the body folded up to an
+    ASCII space, tab or line break. Nothing composes, reorders or changes case across one
+    (NFKC and lowercasing see it as a boundary, and it splits words), so the opening's
+    fold is the whole's up to there; a long body is not folded whole to read its start."""
+    cut = length + 16
+    while cut < len(body):
+        space = _ASCII_SPACE.search(body, cut)
+        if space is None:
+            break
+        opening = _fold(body[: space.start()])
+        if len(opening) >= length:
+            return opening
+        cut = 2 * space.start() + 1
+    return _fold(body)
 
 
 def judge(new: MemoryText, old: MemoryText) -> Judgement:

@@ -102,18 +102,22 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
         for newer in reversed(ordered[i + 1 :]):
             if newer.path == older.path or newer.path in out:
                 continue
-            verdict = _judge(_text(newer), _text(older))
             # Sure, or unsure where the write side already linked the two (the newer
             # "maybe supersedes" the older): both are in this delivery, about one query.
             # (In either direction: the older of a linked pair may have been updated since.)
             linked = _linked(newer, older) or _linked(older, newer)
             # Two titles given by hand that differ name two things unless the writer said
-            # otherwise: a recall does not hide one on the rules' word alone.
+            # otherwise: a recall does not hide one on the rules' word alone. Such a pair
+            # is not read at all (reading two memories new to the process is most of a
+            # first-time question's fast phase).
             titled_apart = (
-                _titled(older)
+                title_key(older.title) != title_key(newer.title)
+                and _titled(older)
                 and _titled(newer)
-                and title_key(older.title) != title_key(newer.title)
             )
+            if titled_apart and not linked:
+                continue
+            verdict = _judge(_text(newer), _text(older))
             sure = verdict.sure and not titled_apart
             if verdict.kind == "update" and verdict.replaces_value and (sure or linked):
                 out[older.path] = Superseded(older, newer, verdict.reason)

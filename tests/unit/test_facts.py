@@ -288,6 +288,50 @@ def test_what_a_start_reads_ahead_is_all_that_judging_those_memories_reads(monke
     assert list(superseded(docs)) == ["/m/a.md"]
 
 
+def test_two_memories_titled_apart_by_hand_are_not_read_at_recall(monkeypatch) -> None:
+    def titled(path: str, title: str, body: str, extra: str = "") -> MemoryDocument:
+        text_ = f"---\nname: {title}\ndescription: x\ntype: project\n{extra}---\n\n{body}\n"
+        return parse_memory(
+            text_, path=f"/m/{path}", relative_path=path, scope=Scope.PROJECT, mtime_ms=0
+        )
+
+    old = titled("a.md", "Session lifetime", "Session tokens expire after 24 h.")
+    new = titled("b.md", "Token policy", "Session tokens expire after 1 h.")
+    reads: list[str] = []
+    real = judgement._read_statements
+    monkeypatch.setattr(judgement, "_read_statements", lambda *a: reads.append("x") or real(*a))
+    judgement.read_memory.cache_clear()
+    assert superseded([old, new]) == {}  # two things named apart: neither hidden
+    assert reads == []  # ... and neither read to find it out
+    linked = titled("b.md", "Token policy", new.body, "supersedes: [a.md]\n")
+    assert list(superseded([old, linked])) == ["/m/a.md"]  # the writer's link is read
+    same = titled("b.md", "Session lifetime", new.body)
+    assert list(superseded([old, same])) == ["/m/a.md"]  # one title: one subject
+    assert reads
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            list("aZ Σσς\t\n*`İıﬁ㍿\u0301\u0308\u1100\u1161\u00a0\u3000é e\u0301") + ["…"]
+        ),
+        max_size=60,
+    ),
+    st.integers(min_value=1, max_value=40),
+)
+def test_a_bodys_folded_opening_is_the_start_of_its_whole_fold(body: str, length: int) -> None:
+    opening = judgement._folded_opening(body, length)
+    whole = judgement._fold(body)
+    assert whole.startswith(opening)
+    assert opening == whole or len(opening) >= length
+    for title in (body[:length], body[: length // 2] + "…", "σ" * length):
+        key = judgement._fold(title).rstrip("…")
+        assert judgement.title_is_derived.__wrapped__(title, body) == (
+            bool(key) and whole.startswith(key)
+        )
+
+
 # -- tiers -------------------------------------------------------------------------------------
 
 

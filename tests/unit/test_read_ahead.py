@@ -48,9 +48,10 @@ def test_a_start_reads_ahead_the_memories_an_earlier_session_delivered(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "mem"
-    write(root, "tokens.md", "Tokens", "Webhook tokens expire after 12 h.")
-    write(root, "rotation.md", "Rotation", "Webhook tokens are rotated by the ops team.")
-    gone = write(root, "gone.md", "Gone", "Webhook retries back off after 30 s.")
+    # One title: newer wins reads these pairs (two titles given apart are not read).
+    write(root, "tokens.md", "Webhooks", "Webhook tokens expire after 12 h.")
+    write(root, "rotation.md", "Webhooks", "Webhook tokens are rotated by the ops team.")
+    gone = write(root, "gone.md", "Webhooks", "Webhook retries back off after 30 s.")
     for i in range(6):
         write(root, f"other-{i}.md", f"Other {i}", f"The lunch menu changes on day {i}.")
     state = tmp_path / "state"
