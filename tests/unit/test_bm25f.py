@@ -18,7 +18,12 @@ from memory_recall.server.ranking.bm25f import (
     light_stem,
     without_clitic,
 )
-from memory_recall.server.ranking.bm25f.folding import exact_form, kept_exact_form
+from memory_recall.server.ranking.bm25f.folding import (
+    cannot_hold,
+    caseless_ascii,
+    exact_form,
+    kept_exact_form,
+)
 from memory_recall.server.ranking.bm25f.index import Bm25Index
 from memory_recall.server.ranking.bm25f.query import compound_parts
 from memory_recall.server.ranking.bm25f.tokens import ACRONYM_MARK, recall_tokens
@@ -158,6 +163,28 @@ def test_the_normal_forms_kept_for_compound_checks_are_the_exact_forms_and_bound
         kept_exact_form(big + str(n))
     assert folding._kept_chars <= folding.KEPT_FORM_CHARS
     assert sum(len(t) + len(f) for t, f in folding._kept.items()) == folding._kept_chars
+
+
+_HOLDERS = list("aIik_-/.KSs ") + ["İ", "ı", "K", "ｋ", "Ｉ", "ﬁ", "ſ", "ė", "Ì", "\u0307", "é", "数"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_HOLDERS), max_size=24), st.data())
+def test_a_text_said_not_to_hold_an_ascii_token_does_not_hold_it_in_its_exact_form(
+    text: str, data: st.DataObject
+) -> None:
+    form = exact_form(text)
+    token = data.draw(
+        st.one_of(
+            st.text(alphabet=st.sampled_from(list("aik_-/.s")), min_size=1, max_size=4),
+            st.integers(0, max(len(form) - 1, 0)).map(lambda i: form[i : i + 3]),
+        )
+    )
+    pattern = caseless_ascii(token)
+    if pattern is None or not token:
+        return
+    if cannot_hold(text, pattern):
+        assert token not in form
 
 
 def test_dates_written_out_add_their_iso_form():

@@ -52,6 +52,8 @@ from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.pacing import paced
 from memory_recall.server.ranking.bm25f.folding import (
     FOLD_MARK,
+    cannot_hold,
+    caseless_ascii,
     exact_form,
     fold,
     fold_text,
@@ -800,11 +802,15 @@ class Bm25Ranker:
         if candidates.bit_count() > COMPOUND_CANDIDATES:
             return None
         pattern = word_start(token)
+        caseless = caseless_ascii(token)
         title = description = starts = 0
         counts: dict[int, int] = {}
         for slot in slots_of(candidates):
             doc = index.document(slot)
-            text = index.body_text(doc)[0]
+            if caseless is not None and cannot_hold(doc.body, caseless):
+                text = ""  # not in the whole body, so in no window of it
+            else:
+                text = index.body_text(doc)[0]
             # The exact forms the index read the fields in (Turkish casing where a title
             # holds ı or İ: `Billing-API İ` is `bıllıng-apı`), as the scan reads them.
             fields = (exact_title(doc), exact_description(doc), text)
