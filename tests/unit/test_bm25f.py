@@ -165,7 +165,7 @@ def test_the_normal_forms_kept_for_compound_checks_are_the_exact_forms_and_bound
     assert sum(len(t) + len(f) for t, f in folding._kept.items()) == folding._kept_chars
 
 
-_HOLDERS = list("aIik_-/.KSs ") + ["İ", "ı", "K", "ｋ", "Ｉ", "ﬁ", "ſ", "ė", "Ì", "\u0307", "é", "数"]
+_HOLDERS = [*"aIik_-/.KSs ", "İ", "ı", "K", "ｋ", "Ｉ", "ﬁ", "ſ", "ė", "Ì", "\u0307", "é", "数"]
 
 
 @settings(max_examples=400, deadline=None)

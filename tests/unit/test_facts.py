@@ -314,7 +314,7 @@ def test_two_memories_titled_apart_by_hand_are_not_read_at_recall(monkeypatch) -
 @given(
     st.text(
         alphabet=st.sampled_from(
-            list("aZ Σσς\t\n*`İıﬁ㍿\u0301\u0308\u1100\u1161\u00a0\u3000é e\u0301") + ["…"]
+            [*"aZ Σσς\t\n*`İıﬁ㍿\u0301\u0308\u1100\u1161\u00a0\u3000é e\u0301", "…"]
         ),
         max_size=60,
     ),
