@@ -36,7 +36,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import regex
 from memory_recall.server.ranking.bm25f.tokens import COMMON_TWO_LETTER_WORDS
@@ -55,9 +55,9 @@ _CJK = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}"
 CJK_CHAR = regex.compile(f"[{_CJK}]")
 
 
-@dataclass(frozen=True)
-class Term:
-    """One term of a statement."""
+class Term(NamedTuple):
+    """One term of a statement. (A named tuple: a CJK statement makes one per character
+    pair, and a tuple is made in a third of a frozen dataclass's time.)"""
 
     kind: TermKind
     key: str  # what is compared: a stem, a lowercased name or identifier, a number and unit
@@ -266,6 +266,7 @@ _INNER_CAPITAL = regex.compile(r"^.\p{Ll}*\p{Lu}|^\p{Lu}{2,}$")
 _SENTENCE_END = frozenset(".!?:;\n|-•*(\"'“«「")
 _FUNCTION_BIGRAM = regex.compile(r"^\p{Hiragana}+$|\p{P}")
 _HIRAGANA = regex.compile(r"\p{Hiragana}")
+_PUNCTUATION = regex.compile(r"\p{P}")
 _KANA = regex.compile(r"[\p{Hiragana}\p{Katakana}]")
 _HANGUL_CHAR = regex.compile(r"\p{Hangul}")
 _HAN = regex.compile(r"\p{Han}")
@@ -527,16 +528,21 @@ def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
 def _cjk_terms(run: str, offset: int, taken: list[tuple[int, int]]) -> Iterator[Term]:
     """Bigrams of a CJK run, skipping cue and value spans, hiragana (Japanese particles
     and endings), Korean particles, and function bigrams."""
-    free = [not _HIRAGANA.match(char) for char in run]
+    # (Per run, not per character: a statement's reading is mostly this for CJK text.)
+    free = [True] * len(run)
+    for hiragana in _HIRAGANA.finditer(run):
+        free[hiragana.start()] = False
     for a, b in taken:
         for i in range(max(a, offset), min(b, offset + len(run))):
             free[i - offset] = False
-    if _HANGUL.match(run):
-        for particle in lexicon().particles:
+    particles = lexicon().particles
+    if _HANGUL.match(run) and run.endswith(particles):
+        for particle in particles:
             if run.endswith(particle) and len(run) - len(particle) >= 2:
                 for i in range(len(run) - len(particle), len(run)):
                     free[i] = False
                 break
+    functional = function_words()
     piece_start = None
     for i in range(len(run) + 1):
         if i < len(run) and free[i]:
@@ -548,9 +554,12 @@ def _cjk_terms(run: str, offset: int, taken: list[tuple[int, int]]) -> Iterator[
             if len(piece) == 1:
                 yield Term("word", piece, offset + piece_start, offset + i)
             else:
+                # A piece holds no hiragana (not free), so a bigram of it is a function
+                # bigram only by its punctuation.
+                punctuated = _PUNCTUATION.search(piece) is not None
                 for k in range(len(piece) - 1):
                     gram = piece[k : k + 2]
-                    if _FUNCTION_BIGRAM.search(gram) or gram in function_words():
+                    if (punctuated and _FUNCTION_BIGRAM.search(gram)) or gram in functional:
                         continue
                     at = offset + piece_start + k
                     yield Term("word", gram, at, at + 2)
