@@ -20,6 +20,7 @@ classifies.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -86,6 +87,7 @@ from memory_recall.server.core.organising import (
     tree_wire,
 )
 from memory_recall.server.core.reflecting import ReflectionSide
+from memory_recall.server.core.rehearsal import prepare_index
 from memory_recall.server.core.searching import SearchSide
 from memory_recall.server.core.session import CatalogSession, TaskRegistry
 from memory_recall.server.core.suggesting import Notify, SuggestionSide
@@ -190,6 +192,7 @@ class MemoryCore:
             # The watcher's echo of the core's own writes is not a change to re-read.
             ignore=self.write.writer.own_writes.filter,
             on_changed=self._files_changed,
+            prepare=functools.partial(prepare_index, ranker=ranker),
         )
         self.recall_service = RecallService(
             build_selector(options.selector, host),

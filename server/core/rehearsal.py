@@ -26,6 +26,9 @@ import time
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.organise.categories import infer_category
 from memory_recall.server.ranking.bm25f.folding import warm as warm_folding
+from memory_recall.server.ranking.bm25f.index import Bm25Index
+from memory_recall.server.ranking.bm25f.query import QUERY_STOPWORDS
+from memory_recall.server.ranking.bm25f.ranker import Bm25Ranker
 from memory_recall.server.ranking.confidence.calibration import default_calibration
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS, RankerSpec
 from memory_recall.server.ranking.view import CorpusView
@@ -100,6 +103,28 @@ def rehearse(ranker: RankerSpec) -> float:
                 json.dumps(phase.model_dump(mode="json", by_alias=True))
     elapsed = (time.perf_counter() - started) * 1000
     log.debug("recall path rehearsed in %.0f ms", elapsed)
+    return elapsed
+
+
+# The commonest words a start looks up in the real index before `ready` (their posting
+# lists are the longest, so their first lookup costs most; the index keeps the count
+# codes of 64 tokens).
+COMMON_WORDS_PREPARED = 48
+
+
+def prepare_index(snapshot: CorpusView, ranker: RankerSpec) -> float:
+    """Look the memories' commonest words up in the first index as a recall would, before
+    `ready`: what the rehearsal cannot do without the real memories. A first question
+    mostly holds some of them; its rare words cost little to look up. The milliseconds
+    it took (~0.1 s at 100,000 memories)."""
+    started = time.perf_counter()
+    index = snapshot.index(ranker.index_kind)
+    if isinstance(index, Bm25Index) and isinstance(ranker.rank, Bm25Ranker):
+        common = index.common_terms(2 * COMMON_WORDS_PREPARED)
+        words = [w for w in common if w not in QUERY_STOPWORDS][:COMMON_WORDS_PREPARED]
+        ranker.rank.prepare(index, ranker.tokenize(" ".join(words)))
+    elapsed = (time.perf_counter() - started) * 1000
+    log.debug("index prepared in %.0f ms", elapsed)
     return elapsed
 
 

@@ -391,6 +391,13 @@ class Bm25Ranker:
             index = self.index_kind.of(snapshot.documents)
         return self.rank_index(index, tokens, keep, limit)
 
+    def prepare(self, index: Bm25Index, tokens: Sequence[str]) -> None:
+        """Look `tokens` up as a recall would, and make their count codes: what the first
+        recall of them would otherwise pay (both kept until the index changes)."""
+        for term in self._terms(index, tokens):
+            if term.anywhere and not isinstance(term.found.counts, dict):
+                index.count_codes(term.token, term.found.counts, term.found.body)
+
     def rank(
         self,
         index: Bm25Index,

@@ -1,0 +1,63 @@
+"""What a start prepares on the first index before `ready` (core/rehearsal.py,
+`prepare_index`): the commonest words looked up as a recall would, so that a first
+question holding them does not pay for their count codes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+import pytest
+from memory_recall.protocol.messages import RecallParams
+from memory_recall.server.cli.common import settings_of
+from memory_recall.server.core.core import MemoryCore
+from memory_recall.server.ranking.bm25f.index import Bm25Index
+
+
+class Listener:
+    def __init__(self) -> None:
+        self.fast: list[str] = []
+
+    def fast_result(self, note) -> None:
+        self.fast += [d.path for d in note.docs]
+
+    def refined_result(self, note) -> None:
+        pass
+
+    def telemetry(self, event) -> None:
+        pass
+
+
+def test_a_first_recall_of_the_commonest_words_finds_their_count_codes_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "mem"
+    root.mkdir()
+    # More memories hold "deploy" than are scored one by one (the bitmap path).
+    for i in range(300):
+        words = "deploy " * (1 + i % 5)
+        (root / f"m{i}.md").write_text(
+            f"---\nname: Note {i}\ndescription: d\ntype: project\n---\n{words}on host{i}.\n"
+        )
+    monkeypatch.setenv("MEMORY_RECALL_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("MEMORY_RECALL_CACHE_DIR", "off")
+    settings = settings_of(argparse.Namespace(root=[f"{root}:project"], workspace=str(root)))
+
+    async def session() -> list[str]:
+        core = MemoryCore(settings.options, settings.workspace, problems=settings.problems)
+        core.start()
+        await core.session.ready.wait()
+        index = core.session.catalog.snapshot().index(Bm25Index)
+        assert "deploy" in index.common_terms(8)
+
+        def made_again(*_args):
+            raise AssertionError("a count code made at the first recall")
+
+        monkeypatch.setattr(index, "field_sums", made_again)
+        listener = Listener()
+        await core.recall(RecallParams(query="deploy"), 1, listener, fast_without_model=True)
+        await core.stop()
+        return listener.fast
+
+    assert asyncio.run(session())  # answered, from codes made before ready
