@@ -13,8 +13,9 @@ are quiet) falls on whichever recall comes then.
 ranking, its evidence and confidence, the passages, the prompt, the wire objects
 and their JSON — over a small corpus of its own, so it needs no index and runs
 before `initialize` is even read: whatever follows `initialize` finds it done. It
-sends nothing and records nothing. What depends on the real memories (an index's
-bitmaps) is built with the index, before `ready`.
+sends nothing and records nothing. What depends on the real memories is done on the
+first index, before `ready`: the longest lists' bitmaps with the index, then
+`prepare_index` looks the commonest words up as a recall would (their count codes).
 """
 
 from __future__ import annotations
