@@ -58,6 +58,14 @@ def requests_first() -> None:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
+def quiet_from_now() -> None:
+    """Count the quiet from now, not from ever: the daemon is ready, and its first
+    recalls come now (work that waits for quiet then starts after them)."""
+    global _quiet_since
+    with _lock:
+        _quiet_since = max(_quiet_since, time.monotonic())
+
+
 def quiet_for() -> float:
     """Seconds since the last foreground work ended (0 while some is in flight)."""
     return 0.0 if _in_flight else time.monotonic() - _quiet_since

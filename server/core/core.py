@@ -121,6 +121,18 @@ log = logging.getLogger("memory_recall")
 
 # The write side's rules are compiled once recalls have been quiet this long.
 WARM_UP_AFTER_QUIET_S = 1.0
+# The memory network's build and the read-ahead start once recalls have been quiet this
+# long after `ready`: a host's first recall comes right then, and would share the
+# interpreter with them (docs/ranking.md, "Ready means ready").
+START_AFTER_QUIET_S = 0.3
+
+
+async def _quiet_for(seconds: float) -> None:
+    """Until recalls have been quiet for `seconds` (counted from `ready` at the earliest)."""
+    while pacing.quiet_for() < seconds:
+        await asyncio.sleep(seconds / 4)
+
+
 # The memories delivered last that a start reads ahead (~3.5 ms each at 4,000 characters).
 READ_AHEAD_DELIVERED = 128
 
@@ -281,6 +293,7 @@ class MemoryCore:
 
     async def _build_network(self) -> None:
         await self.session.ready.wait()
+        await _quiet_for(START_AFTER_QUIET_S)
         await self.network.ensure_built()
 
     async def _warm_writer(self) -> None:
@@ -288,8 +301,7 @@ class MemoryCore:
         have been quiet for a moment: a pattern's compilation is one C call that keeps
         the interpreter lock for tens of milliseconds, which a recall would wait out."""
         await self.session.ready.wait()
-        while pacing.quiet_for() < WARM_UP_AFTER_QUIET_S:
-            await asyncio.sleep(WARM_UP_AFTER_QUIET_S / 4)
+        await _quiet_for(WARM_UP_AFTER_QUIET_S)
         await asyncio.to_thread(self.write.writer.warm_up)
 
     async def _read_delivered_ahead(self) -> None:
@@ -299,6 +311,7 @@ class MemoryCore:
         when the process has not read them yet (docs/performance.md). In a worker thread,
         paced: recalls go first."""
         await self.session.ready.wait()
+        await _quiet_for(START_AFTER_QUIET_S)
         docs = await asyncio.to_thread(self.write.delivered_last, READ_AHEAD_DELIVERED)
         await asyncio.to_thread(read_ahead, docs)
 

@@ -21,7 +21,7 @@ from memory_recall.protocol.messages import WatcherStatus
 from memory_recall.server.catalog.catalog import MemoryCatalog, PathChange
 from memory_recall.server.catalog.snapshot_cache import snapshot_cache
 from memory_recall.server.catalog.watcher import CatalogWatcher
-from memory_recall.server.pacing import foreground
+from memory_recall.server.pacing import foreground, quiet_from_now
 from memory_recall.server.ranking.view import CorpusView
 
 log = logging.getLogger("memory_recall")
@@ -156,6 +156,8 @@ class CatalogSession:
             # nothing more to free.
             gc.collect(1)
             gc.freeze()
+            # The start-up work that waits for quiet comes after the first recalls.
+            quiet_from_now()
             self.ready.set()
         self._report_disk_faults()
         log.info("snapshot cache: %s", self.catalog.cache_report)

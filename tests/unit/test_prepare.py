@@ -1,6 +1,7 @@
-"""What a start prepares on the first index before `ready` (core/rehearsal.py,
-`prepare_index`): the commonest words looked up as a recall would, so that a first
-question holding them does not pay for their count codes."""
+"""Ready means ready: what a start prepares on the first index before `ready`
+(core/rehearsal.py, `prepare_index`: the commonest words looked up as a recall would,
+so that a first question holding them does not pay for their count codes), and the
+start-up work that waits until the first recalls are done."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from memory_recall.protocol.messages import RecallParams
+from memory_recall.server import pacing
 from memory_recall.server.cli.common import settings_of
-from memory_recall.server.core.core import MemoryCore
+from memory_recall.server.core.core import START_AFTER_QUIET_S, MemoryCore
 from memory_recall.server.ranking.bm25f.index import Bm25Index
 
 
@@ -61,3 +63,43 @@ def test_a_first_recall_of_the_commonest_words_finds_their_count_codes_made(
         return listener.fast
 
     assert asyncio.run(session())  # answered, from codes made before ready
+
+
+def test_the_start_up_work_after_ready_waits_for_the_first_recall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "mem"
+    root.mkdir()
+    for i in range(20):
+        (root / f"m{i}.md").write_text(
+            f"---\nname: Note {i}\ndescription: d\ntype: project\n---\nDeploy host{i}.\n"
+        )
+    monkeypatch.setenv("MEMORY_RECALL_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("MEMORY_RECALL_CACHE_DIR", "off")
+    settings = settings_of(argparse.Namespace(root=[f"{root}:project"], workspace=str(root)))
+    events: list[str] = []
+    quiet: list[float] = []
+
+    async def session() -> None:
+        core = MemoryCore(settings.options, settings.workspace, problems=settings.problems)
+        build = core.network.ensure_built
+
+        async def recorded_build() -> None:
+            events.append("network")
+            quiet.append(pacing.quiet_for())
+            await build()
+
+        monkeypatch.setattr(core.network, "ensure_built", recorded_build)
+        core.start()
+        await core.session.ready.wait()
+        listener = Listener()  # a host's first prompt, sent the moment the daemon is ready
+        await core.recall(RecallParams(query="deploy"), 1, listener, fast_without_model=True)
+        events.append("recall")
+        while "network" not in events:
+            await asyncio.sleep(0.05)
+        await core.stop()
+
+    asyncio.run(session())
+    assert events == ["recall", "network"]
+    # ... and only once recalls have been quiet a while, counted from ready at the earliest.
+    assert START_AFTER_QUIET_S <= quiet[0] < 60
