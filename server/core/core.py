@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -122,14 +123,18 @@ log = logging.getLogger("memory_recall")
 # The write side's rules are compiled once recalls have been quiet this long.
 WARM_UP_AFTER_QUIET_S = 1.0
 # The memory network's build and the read-ahead start once recalls have been quiet this
-# long after `ready`: a host's first recall comes right then, and would share the
-# interpreter with them (docs/ranking.md, "Ready means ready").
+# long after `ready` (a host's first recall comes right then, and would share the
+# interpreter with them: docs/ranking.md, "Ready means ready"), or this long after it
+# at the latest (a host that recalls without pause does not keep them from starting).
 START_AFTER_QUIET_S = 0.3
+START_AFTER_AT_MOST_S = 1.0
 
 
-async def _quiet_for(seconds: float) -> None:
-    """Until recalls have been quiet for `seconds` (counted from `ready` at the earliest)."""
-    while pacing.quiet_for() < seconds:
+async def _quiet_for(seconds: float, at_most: float = float("inf")) -> None:
+    """Until recalls have been quiet for `seconds` (counted from `ready` at the
+    earliest), or `at_most` seconds have passed."""
+    deadline = time.monotonic() + at_most
+    while pacing.quiet_for() < seconds and time.monotonic() < deadline:
         await asyncio.sleep(seconds / 4)
 
 
@@ -293,7 +298,7 @@ class MemoryCore:
 
     async def _build_network(self) -> None:
         await self.session.ready.wait()
-        await _quiet_for(START_AFTER_QUIET_S)
+        await _quiet_for(START_AFTER_QUIET_S, START_AFTER_AT_MOST_S)
         await self.network.ensure_built()
 
     async def _warm_writer(self) -> None:
@@ -311,7 +316,7 @@ class MemoryCore:
         when the process has not read them yet (docs/performance.md). In a worker thread,
         paced: recalls go first."""
         await self.session.ready.wait()
-        await _quiet_for(START_AFTER_QUIET_S)
+        await _quiet_for(START_AFTER_QUIET_S, START_AFTER_AT_MOST_S)
         docs = await asyncio.to_thread(self.write.delivered_last, READ_AHEAD_DELIVERED)
         await asyncio.to_thread(read_ahead, docs)
 

@@ -123,20 +123,19 @@ async def mcp_answers(workspace: Path) -> dict[str, list[tuple[str, Any, bool]]]
             data = result.structured_content or json.loads(result.content[0].text)  # type: ignore[union-attr]
             return data.get("result", data)["memories"]  # type: ignore[no-any-return]
 
-        async def settled(query: str) -> list[dict[str, Any]]:
-            # The network and the vectors are built in the background, as in the daemon.
+        async def settled() -> dict[str, list[dict[str, Any]]]:
+            # The network and the vectors are built in the background, as in the daemon:
+            # both answers are taken once both are there (the daemon's were, too).
             while True:
-                memories = await recall(query)
-                if any(m.get("via") for m in memories) or any(
-                    m.get("similarity") is not None for m in memories
+                answers = {q: await recall(q) for q in (NETWORK_QUERY, SEMANTIC_QUERY)}
+                if any(m.get("via") for m in answers[NETWORK_QUERY]) and any(
+                    m.get("similarity") is not None for m in answers[SEMANTIC_QUERY]
                 ):
-                    return memories
+                    return answers
                 await asyncio.sleep(0.1)
 
-        return {
-            query: shape(await asyncio.wait_for(settled(query), WAIT))
-            for query in (NETWORK_QUERY, SEMANTIC_QUERY)
-        }
+        answers = await asyncio.wait_for(settled(), WAIT)
+        return {query: shape(memories) for query, memories in answers.items()}
 
 
 async def test_mcp_and_the_daemon_give_the_same_finds_network_and_semantic_included(
