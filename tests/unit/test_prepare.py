@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from memory_recall.protocol.messages import RecallParams
@@ -31,20 +32,26 @@ class Listener:
         pass
 
 
-def test_a_first_recall_of_the_commonest_words_finds_their_count_codes_made(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def settings_on(bodies: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A core's settings on a root of one memory per body, with its own state and no
+    snapshot cache."""
     root = tmp_path / "mem"
     root.mkdir()
-    # More memories hold "deploy" than are scored one by one (the bitmap path).
-    for i in range(300):
-        words = "deploy " * (1 + i % 5)
+    for i, body in enumerate(bodies):
         (root / f"m{i}.md").write_text(
-            f"---\nname: Note {i}\ndescription: d\ntype: project\n---\n{words}on host{i}.\n"
+            f"---\nname: Note {i}\ndescription: d\ntype: project\n---\n{body}\n"
         )
     monkeypatch.setenv("MEMORY_RECALL_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("MEMORY_RECALL_CACHE_DIR", "off")
-    settings = settings_of(argparse.Namespace(root=[f"{root}:project"], workspace=str(root)))
+    return settings_of(argparse.Namespace(root=[f"{root}:project"], workspace=str(root)))
+
+
+def test_a_first_recall_of_the_commonest_words_finds_their_count_codes_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # More memories hold "deploy" than are scored one by one (the bitmap path).
+    bodies = [f"{'deploy ' * (1 + i % 5)}on host{i}." for i in range(300)]
+    settings = settings_on(bodies, tmp_path, monkeypatch)
 
     async def session() -> list[str]:
         core = MemoryCore(settings.options, settings.workspace, problems=settings.problems)
@@ -68,15 +75,7 @@ def test_a_first_recall_of_the_commonest_words_finds_their_count_codes_made(
 def test_the_start_up_work_after_ready_waits_for_the_first_recall(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "mem"
-    root.mkdir()
-    for i in range(20):
-        (root / f"m{i}.md").write_text(
-            f"---\nname: Note {i}\ndescription: d\ntype: project\n---\nDeploy host{i}.\n"
-        )
-    monkeypatch.setenv("MEMORY_RECALL_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("MEMORY_RECALL_CACHE_DIR", "off")
-    settings = settings_of(argparse.Namespace(root=[f"{root}:project"], workspace=str(root)))
+    settings = settings_on([f"Deploy host{i}." for i in range(20)], tmp_path, monkeypatch)
     events: list[str] = []
     quiet: list[float] = []
 
