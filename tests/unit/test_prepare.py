@@ -102,3 +102,36 @@ def test_the_start_up_work_after_ready_waits_for_the_first_recall(
     assert events == ["recall", "network"]
     # ... and only once recalls have been quiet a while, counted from ready at the earliest.
     assert START_AFTER_QUIET_S <= quiet[0] < 60
+
+
+def test_a_host_that_never_pauses_still_gets_the_start_up_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Recalls back to back are never quiet for START_AFTER_QUIET_S: the wait is bounded
+    # (START_AFTER_AT_MOST_S), so the network, which multihop questions need, is built.
+    settings = settings_on([f"Deploy host{i}." for i in range(20)], tmp_path, monkeypatch)
+    quiet: list[float] = []
+
+    async def session() -> int:
+        core = MemoryCore(settings.options, settings.workspace, problems=settings.problems)
+        build = core.network.ensure_built
+
+        async def recorded_build() -> None:
+            quiet.append(pacing.quiet_for())
+            await build()
+
+        monkeypatch.setattr(core.network, "ensure_built", recorded_build)
+        core.start()
+        await core.session.ready.wait()
+        recalls = 0
+        # (The cap only keeps a broken bound from hanging the suite.)
+        while not quiet and recalls < 20_000:
+            await core.recall(RecallParams(query="deploy"), 1, Listener(), fast_without_model=True)
+            recalls += 1
+            await asyncio.sleep(0)  # the next request comes through the event loop
+        await core.stop()
+        return recalls
+
+    recalls = asyncio.run(session())
+    assert quiet, f"no network build during {recalls} recalls without a pause"
+    assert quiet[0] < START_AFTER_QUIET_S  # started by the bound, not by a quiet moment
