@@ -4,6 +4,7 @@ Its figures on the eval corpora are held by the baseline (test_eval_baseline.py)
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -165,7 +166,11 @@ def test_the_normal_forms_kept_for_compound_checks_are_the_exact_forms_and_bound
     assert sum(len(t) + len(f) for t, f in folding._kept.items()) == folding._kept_chars
 
 
-_HOLDERS = [*"aIik_-/.KSs ", "İ", "ı", "K", "ｋ", "Ｉ", "ﬁ", "ſ", "ė", "Ì", "\u0307", "é", "数"]
+_HOLDERS = [
+    *"aIik_-/.KSs ", "İ", "ı", "K", "ｋ", "Ｉ", "ﬁ", "ſ", "ė", "Ì", "\u0307", "é", "数",
+    # Compatibility characters `cannot_hold` writes as NFKC does, and what they meet.
+    "，", "\u00a0", "…", "＿", "．", "\u3000", "②", "²", "ｶ", "ﾞ", "\u0301", "\u0338", "＝",
+]  # fmt: skip
 
 
 @settings(max_examples=400, deadline=None)
@@ -185,6 +190,22 @@ def test_a_text_said_not_to_hold_an_ascii_token_does_not_hold_it_in_its_exact_fo
         return
     if cannot_hold(text, pattern):
         assert token not in form
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet=st.one_of(st.sampled_from(_HOLDERS), st.characters()), max_size=24))
+def test_nfkc_by_its_short_way_is_nfkc(text: str) -> None:
+    assert folding.nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+def test_a_chinese_text_with_fullwidth_punctuation_takes_nfkc_s_short_way():
+    chinese = "部署由 client 负责，job 每周二执行（周末不）：负责人是张三。"
+    assert not unicodedata.is_normalized("NFKC", chinese)
+    assert folding.nfkc(chinese) == unicodedata.normalize("NFKC", chinese)
+    rewritten = chinese.replace("，", ",").replace("（", "(").replace("）", ")").replace("：", ":")
+    assert folding.nfkc(chinese) == rewritten  # each rewritten where it stands, nothing else
+    # Still not its own NFKC once rewritten (kana and a halfwidth sound mark): the long way.
+    assert folding.nfkc("ｶﾞ，") == "ガ,"
 
 
 def test_dates_written_out_add_their_iso_form():
