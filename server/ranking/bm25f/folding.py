@@ -170,11 +170,16 @@ def cannot_hold(text: str, token: regex.Pattern[str]) -> bool:
     is `text.lower()`, and the only characters whose lowercase holds an ASCII letter
     are ASCII letters, İ (Turkish: tailored) and the Kelvin sign (not NFKC) — so a
     caseless ASCII search of the text as written finds every place the form holds it."""
-    return (
-        token.search(text) is None
-        and not needs_tailoring(text)
-        and unicodedata.is_normalized("NFKC", text)
-    )
+    return token.search(text) is None and _lowercase_is_exact(text)
+
+
+@lru_cache(maxsize=4_096)
+def _lowercase_is_exact(text: str) -> bool:
+    """Whether a text's exact form is its lowercase: it is its own NFKC and no language's
+    casing applies. Kept for the texts asked lately: a compound's check asks it of the
+    same bodies (up to 1,024) at every recall, and the bodies are the catalog's own
+    strings (a changed memory's old body stays until four thousand others were asked)."""
+    return not needs_tailoring(text) and unicodedata.is_normalized("NFKC", text)
 
 
 def needs_tailoring(text: str) -> bool:
