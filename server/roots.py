@@ -87,3 +87,18 @@ def parse_root_arg(spec: str) -> MemoryRoot:
     if sep and scope in {s.value for s in Scope}:
         return MemoryRoot.of(path, scope)
     return MemoryRoot.of(spec, Scope.PROJECT)
+
+
+def posix_relative(relative: str) -> str:
+    """`Path(relative).as_posix()`: a path inside a root as the state store keys it. A
+    path already in that form (as `os.path.relpath` gives them here) is returned as it
+    is, without making a Path: a recall asks it of each of its ~200 candidates."""
+    if (
+        os.sep == "/"
+        and relative
+        and "//" not in relative
+        and not relative.endswith("/")
+        and "/./" not in f"/{relative}/"
+    ):
+        return relative
+    return Path(relative).as_posix()

@@ -30,6 +30,7 @@ from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.network.activation import DEFAULT_ACTIVATION, Reached, spread
 from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument
 from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.roots import posix_relative
 from memory_recall.server.store.files import root_key
 from memory_recall.server.store.state import MemoryKey, StateStore
 
@@ -150,7 +151,7 @@ class NetworkSide:
                 self._keys.clear()
             key = self._keys[path] = (
                 self.root_keys[doc.root_index],
-                Path(doc.relative_path).as_posix(),
+                posix_relative(doc.relative_path),
             )
         return key
 

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from memory_recall.protocol.messages import (
@@ -42,6 +41,7 @@ from memory_recall.server.facts.tiers import ModelTier, Tier, VectorTier
 from memory_recall.server.models.complete import Completer, CompletionRequest, complete_within
 from memory_recall.server.organise.categories import infer_category
 from memory_recall.server.ranking.registry import RankerSpec
+from memory_recall.server.roots import posix_relative
 from memory_recall.server.store import inventory
 from memory_recall.server.store.commit import OMITTED_SHOWN
 from memory_recall.server.store.errors import WriteFailed
@@ -219,7 +219,7 @@ class WriteSide:
         """A memory delivered by a recall: counted in memory, written later in a batch."""
         located = self.writer.catalog.locate(path)
         if located is not None:
-            self.deliveries.add(self._root_keys[located[0]], Path(relative_path).as_posix())
+            self.deliveries.add(self._root_keys[located[0]], posix_relative(relative_path))
 
     def delivered_last(self, limit: int) -> list[MemoryDocument]:
         """The memories delivered most recently, in this session or an earlier one, the

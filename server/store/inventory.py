@@ -21,6 +21,7 @@ from pathlib import Path
 
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.view import CorpusView, input_order_key
+from memory_recall.server.roots import posix_relative
 from memory_recall.server.store.confined import is_regular
 from memory_recall.server.store.errors import WriteError, WriteFailed
 from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target, root_key
@@ -128,7 +129,7 @@ def list_memories(
             continue
         root = writer.roots[doc.root_index]
         key = root_key(root)
-        rel = Path(doc.relative_path).as_posix()
+        rel = posix_relative(doc.relative_path)
         if state is not None and key not in stats:
             stats[key] = state.stats(key)
             categories[key] = state.cached_categories(key)
