@@ -197,7 +197,10 @@ def _last_witnessed(keys: frozenset[str], texts: list[str]) -> dict[str, int]:
     """For each key, the last of `texts` holding its witness (-1 if none does; past the
     last text when it has no witness, since it may come from any)."""
     joined: list[tuple[str, list[int]]] = []  # each witness form of the texts, one string
-    for forms in zip(*(witness_forms(text) for text in texts), strict=True):
+    columns = list(zip(*(witness_forms(text) for text in texts), strict=True))
+    if len(columns) == 2 and columns[0] == columns[1]:  # alike (ASCII texts): search one
+        columns.pop()
+    for forms in columns:
         starts = list(itertools.accumulate((len(f) + 1 for f in forms[:-1]), initial=0))
         joined.append(("\n".join(forms), starts))
     last: dict[str, int] = {}

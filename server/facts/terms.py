@@ -453,7 +453,11 @@ def witness_forms(text: str) -> tuple[str, str]:
     sound mark composes with the letter before it only in the whole, and a Greek sigma is
     final only at the end of what is lowercased. Case folding and decomposition see one
     character at a time; the marks, which decomposition may reorder across the cut, are
-    left out."""
+    left out. (An ASCII text is its own normal and decomposed form, and casefolds as it
+    lowercases: both forms are its lowercase.)"""
+    if text.isascii():
+        lower = text.lower()
+        return lower, lower
     return _caseless(text), _caseless(_norm(text))
 
 

@@ -28,6 +28,8 @@ from memory_recall.server.facts.rewrite import rewrite
 from memory_recall.server.facts.slots import compare
 from memory_recall.server.facts.statements import split_statements
 from memory_recall.server.facts.terms import (
+    _caseless,
+    _norm,
     _phrase_pattern,
     key_witness,
     read_terms,
@@ -152,6 +154,14 @@ def test_every_key_of_a_statement_has_its_witness_in_the_statement(
     for term in read_terms(text, capitals).terms:
         witness = key_witness(term.key)
         assert witness is None or any(witness in form for form in forms), (term, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_an_ascii_statement_s_witness_forms_are_its_lowercase(text: str) -> None:
+    lower = text.lower()
+    assert witness_forms(text) == (lower, lower)
+    assert witness_forms(text) == (_caseless(text), _caseless(_norm(text)))  # the general way
 
 
 # -- slots and the judgement ---------------------------------------------------------------
