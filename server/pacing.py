@@ -13,6 +13,7 @@ as long.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 import time
@@ -69,6 +70,14 @@ def quiet_from_now() -> None:
 def quiet_for() -> float:
     """Seconds since the last foreground work ended (0 while some is in flight)."""
     return 0.0 if _in_flight else time.monotonic() - _quiet_since
+
+
+async def until_quiet(seconds: float, at_most: float = float("inf")) -> None:
+    """Until recalls have been quiet for `seconds` (counted from `ready` at the
+    earliest: `quiet_from_now`), or `at_most` seconds have passed."""
+    deadline = time.monotonic() + at_most
+    while quiet_for() < seconds and time.monotonic() < deadline:
+        await asyncio.sleep(seconds / 4)
 
 
 def recalls_in_flight() -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -128,14 +127,6 @@ WARM_UP_AFTER_QUIET_S = 1.0
 # at the latest (a host that recalls without pause does not keep them from starting).
 START_AFTER_QUIET_S = 0.3
 START_AFTER_AT_MOST_S = 1.0
-
-
-async def _quiet_for(seconds: float, at_most: float = float("inf")) -> None:
-    """Until recalls have been quiet for `seconds` (counted from `ready` at the
-    earliest), or `at_most` seconds have passed."""
-    deadline = time.monotonic() + at_most
-    while pacing.quiet_for() < seconds and time.monotonic() < deadline:
-        await asyncio.sleep(seconds / 4)
 
 
 # The memories delivered last that a start reads ahead (~3.5 ms each at 4,000 characters).
@@ -298,7 +289,7 @@ class MemoryCore:
 
     async def _build_network(self) -> None:
         await self.session.ready.wait()
-        await _quiet_for(START_AFTER_QUIET_S, START_AFTER_AT_MOST_S)
+        await pacing.until_quiet(START_AFTER_QUIET_S, START_AFTER_AT_MOST_S)
         await self.network.ensure_built()
 
     async def _warm_writer(self) -> None:
@@ -306,7 +297,7 @@ class MemoryCore:
         have been quiet for a moment: a pattern's compilation is one C call that keeps
         the interpreter lock for tens of milliseconds, which a recall would wait out."""
         await self.session.ready.wait()
-        await _quiet_for(WARM_UP_AFTER_QUIET_S)
+        await pacing.until_quiet(WARM_UP_AFTER_QUIET_S)
         await asyncio.to_thread(self.write.writer.warm_up)
 
     async def _read_delivered_ahead(self) -> None:
@@ -316,7 +307,7 @@ class MemoryCore:
         when the process has not read them yet (docs/performance.md). In a worker thread,
         paced: recalls go first."""
         await self.session.ready.wait()
-        await _quiet_for(START_AFTER_QUIET_S, START_AFTER_AT_MOST_S)
+        await pacing.until_quiet(START_AFTER_QUIET_S, START_AFTER_AT_MOST_S)
         docs = await asyncio.to_thread(self.write.delivered_last, READ_AHEAD_DELIVERED)
         await asyncio.to_thread(read_ahead, docs)
 

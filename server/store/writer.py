@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -52,7 +51,7 @@ from memory_recall.server.facts.tiers import Question, Tier, settle_all
 from memory_recall.server.pacing import paced
 from memory_recall.server.ranking.registry import RankerSpec
 from memory_recall.server.ranking.view import CorpusView
-from memory_recall.server.roots import MemoryRoot, Scope
+from memory_recall.server.roots import MemoryRoot, Scope, posix_relative
 from memory_recall.server.store import reversal
 from memory_recall.server.store.commit import Committed, Committer, OwnWrites, Plan, PlannedChange
 from memory_recall.server.store.conflicts import (
@@ -213,10 +212,6 @@ def _confirmed(verdict: Verdict) -> bool:
 
 def _plain(memory: MemoryText) -> FactText:
     return FactText(memory.title, memory.description, memory.body, memory.type)
-
-
-def _posix(relative_path: str) -> str:
-    return relative_path if os.sep == "/" else relative_path.replace(os.sep, "/")
 
 
 def _clean(value: str) -> str:
@@ -481,7 +476,7 @@ class MemoryWriter:
     def current(self, index: int, doc: MemoryDocument) -> bytes:
         """The bytes on disk of a memory the catalog holds; the catalog is refreshed and the
         planner called again when they are not the version it holds (see `run_plan`)."""
-        return self._current(self.roots[index], _posix(doc.relative_path), doc)
+        return self._current(self.roots[index], posix_relative(doc.relative_path), doc)
 
     def _root_view(self, index: int) -> _RootView:
         """The root's memories from the current catalog snapshot, reusing unchanged docs."""
@@ -494,7 +489,7 @@ class MemoryWriter:
         for doc in paced(snapshot.documents):
             if doc.root_index != index:
                 continue
-            rel = _posix(doc.relative_path)
+            rel = posix_relative(doc.relative_path)
             old = cached.docs.get(rel)
             view.docs[rel] = doc
             if old is doc:
@@ -685,7 +680,7 @@ class MemoryWriter:
         return list(candidates.values())
 
     def _plan_duplicate(self, plan: Plan, doc: MemoryDocument, verdict: Verdict) -> None:
-        rel = _posix(doc.relative_path)
+        rel = posix_relative(doc.relative_path)
         data = self._current(plan.root, rel, doc)
         memory = parse_file(data, plan.root.path / rel)
         reason = f"duplicate of {rel}: {verdict.reason}"
@@ -709,7 +704,7 @@ class MemoryWriter:
         verdict: Verdict,
         others: list[MemoryDocument],
     ) -> None:
-        rel = _posix(doc.relative_path)
+        rel = posix_relative(doc.relative_path)
         data = self._current(plan.root, rel, doc)
         memory = parse_file(data, plan.root.path / rel)
         # An update changes the fact, not the memory: only the statements that state the
@@ -738,7 +733,7 @@ class MemoryWriter:
         replaced: list[str] = []
         moves: list[PlannedChange] = []
         for other in others:
-            other_rel = _posix(other.relative_path)
+            other_rel = posix_relative(other.relative_path)
             other_data = self._current(plan.root, other_rel, other)
             other_file = parse_file(other_data, plan.root.path / other_rel)
             if other_file.get_bool("pinned"):
@@ -781,10 +776,10 @@ class MemoryWriter:
         set_flags(memory, request.pinned or None, request.always or None)
         # Unsure of a duplicate or an update: both memories stay, linked, and consolidation
         # decides later (docs/writing.md, "When the rules are unsure").
-        related = [_posix(doc.relative_path) for doc, _ in unsure]
+        related = [posix_relative(doc.relative_path) for doc, _ in unsure]
         updates = [(doc, v) for doc, v in unsure if v.kind == "update"]
-        confirmed = [_posix(d.relative_path) for d, v in updates if _confirmed(v)]
-        maybe = [_posix(d.relative_path) for d, v in updates if not _confirmed(v)]
+        confirmed = [posix_relative(d.relative_path) for d, v in updates if _confirmed(v)]
+        maybe = [posix_relative(d.relative_path) for d, v in updates if not _confirmed(v)]
         for key, targets, kind in (
             ("related", related, "related"),
             (MAYBE_SUPERSEDES, maybe, "maybe-supersedes"),
@@ -808,7 +803,7 @@ class MemoryWriter:
         if unsure:
             doc, verdict = unsure[0]
             reason = (
-                f"kept beside {_posix(doc.relative_path)}, linked: perhaps"
+                f"kept beside {posix_relative(doc.relative_path)}, linked: perhaps"
                 f" {'a duplicate' if verdict.kind == 'duplicate' else 'an update'}"
                 f" ({verdict.reason})"
             )
