@@ -87,9 +87,10 @@ def check_index(root: Path) -> None:
     assert set(targets) == on_disk, set(targets) ^ on_disk
 
 
-async def _writes(client: Any, rng: random.Random, tag: str, count: int, live: list[str]) -> int:
-    """Send `count` writes without waiting for their answers (the daemon queues them);
-    how many were answered before the daemon died."""
+def _send_writes(
+    client: Any, rng: random.Random, tag: str, count: int, live: list[str]
+) -> list[Any]:
+    """Send `count` writes without waiting for their answers (the daemon queues them)."""
     sent = []
     for i in range(count):
         kind = rng.random()
@@ -103,6 +104,18 @@ async def _writes(client: Any, rng: random.Random, tag: str, count: int, live: l
             sent.append(
                 client.request(methods.FORGET, {"path": live.pop(rng.randrange(len(live)))})
             )
+    return [asyncio.ensure_future(request) for request in sent]
+
+
+async def _until_answered(sent: list[Any], count: int) -> None:
+    """Until `count` of the writes are answered (or all are)."""
+    pending = set(sent)
+    while pending and len(sent) - len(pending) < count:
+        _done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+
+
+async def _answered(sent: list[Any], live: list[str]) -> int:
+    """How many of the writes were answered before the daemon died."""
     answered = 0
     for outcome in await asyncio.gather(*sent, return_exceptions=True):
         if isinstance(outcome, dict):
@@ -130,15 +143,22 @@ async def test_kill_dash_nine_during_writes_leaves_old_or_new_never_a_mix(
         )  # fmt: skip
         await status_until(client, lambda s: s.ready)
         batch = rng.randint(30, 80)
-        writing = asyncio.ensure_future(_writes(client, rng, f"r{kills}", batch, live))
-        # Somewhere in the middle of the batch: each write takes a few milliseconds.
-        await asyncio.sleep(rng.uniform(0.02, 0.5))
+        writing = _send_writes(client, rng, f"r{kills}", batch, live)
+        # Somewhere in the middle of the batch. Most kills fall a moment after some
+        # write's answer, in the next one (each takes a few milliseconds once the write
+        # side's rules are ready, and readying them takes a daemon's first remember a few
+        # hundred); the others at any moment from the first request on.
+        if rng.random() < 0.8:
+            await asyncio.wait_for(_until_answered(writing, rng.randint(5, 25)), WAIT)
+            await asyncio.sleep(rng.uniform(0.0, 0.02))
+        else:
+            await asyncio.sleep(rng.uniform(0.02, 0.5))
         assert client.process is not None
         os.kill(client.process.pid, signal.SIGKILL)
         await client.process.wait()
         kills += 1
         sent += batch
-        answered += await asyncio.wait_for(writing, WAIT)
+        answered += await asyncio.wait_for(_answered(writing, live), WAIT)
         live = [p for p in live if Path(p).exists()]
         check_disk(root, state_path)
     # One more daemon settles what the last kill left, with its first write.
