@@ -87,6 +87,31 @@ def test_the_incremental_index_ranks_exactly_like_the_scan(scenario, data):
             assert as_pairs(got) == as_pairs(want[:limit]), (tokens, limit)
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data())
+def test_an_index_asked_between_its_changes_ranks_exactly_like_the_scan(scenario, data):
+    """What the index keeps from one recall for the next (a compound's checks in the
+    text, count codes) never outlives a change of what it read."""
+    vocabulary, docs, changes = scenario
+    index = Bm25Index(tiebreak=input_order_key)
+    ranker = Bm25Ranker()
+    apply(index, docs, [])
+    asked = [recall_tokens(data.draw(queries(list(docs.values()), vocabulary))) for _ in range(3)]
+    for change in [None, *changes]:
+        if change is not None:
+            apply(index, {}, [change])
+            path, doc = change
+            docs.pop(path, None)
+            if doc is not None:
+                docs[path] = doc
+        snapshot = CorpusView.of(docs.values())
+        for tokens in asked:
+            want = rank_scan(snapshot.documents, tokens)
+            assert as_pairs(ranker.rank(index, tokens)) == as_pairs(want), tokens
+    kept = [doc for checks in index._compounds.values() for doc, _check in checks.values()]
+    assert all(index.slot(doc.path) is not None for doc in kept)  # none a removed one's
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(most=40), st.data())
 def test_the_fast_phase_is_exactly_the_top_two_of_the_ranking(scenario, data):

@@ -9,8 +9,9 @@ The catalog builds the index its ranker reads, never both.
 from __future__ import annotations
 
 import heapq
+import threading
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.bm25f.folding import kept_exact_form
@@ -29,6 +30,25 @@ TITLE, DESCRIPTION, BODY = range(3)
 
 # Count codes kept for this many recent tokens (each a few bits per document).
 CACHED_TOKENS = 64
+# Compound checks kept for this many recent compound tokens (each up to a few thousand
+# documents' answers).
+CACHED_COMPOUNDS = 32
+# ... each of at most this many slots (four times the most one check reads,
+# ranker.COMPOUND_CANDIDATES): past it, the token's are made afresh.
+COMPOUND_CHECKS_MAX = 4096
+
+
+class CompoundCheck(NamedTuple):
+    """What a compound token's check in one memory's text found (ranker._find_compound)."""
+
+    title: bool
+    description: bool
+    count: int  # in the body
+    starts: bool  # at a word's start in some field that holds it
+
+
+# Per slot, the document checked and what its check found.
+CompoundChecks = dict[int, tuple[MemoryDocument, CompoundCheck]]
 
 
 class Bm25Index(TermIndex):
@@ -43,6 +63,8 @@ class Bm25Index(TermIndex):
         super().__init__(*args, **kwargs)
         self._codes: dict[str, Counters] = {}
         self._codes_version = -1
+        self._compounds: dict[str, CompoundChecks] = {}
+        self._compounds_lock = threading.Lock()  # a remember's read-ahead thread ranks too
 
     def document_terms(self, doc: MemoryDocument) -> DocTerms:
         return document_terms(doc, type(self).body)
@@ -98,6 +120,34 @@ class Bm25Index(TermIndex):
         copy = Counters()
         copy.slices = list(cached.slices)
         return copy
+
+    def remove_many(self, paths: Iterable[str]) -> int:
+        """Drop documents by path (TermIndex), and their compound checks: a kept check
+        never holds on to a memory the index let go."""
+        paths = list(paths)
+        slots = [slot for slot in map(self.slot, paths) if slot is not None]
+        removed = super().remove_many(paths)
+        with self._compounds_lock:
+            for checks in self._compounds.values():
+                for slot in slots:
+                    checks.pop(slot, None)
+        return removed
+
+    def compound_checks(self, token: str) -> CompoundChecks:
+        """Where a compound token's check in the text was made, kept for the compounds
+        asked lately: the same identifiers come back in a session's questions and in its
+        tool calls' (a file's path), and checking a thousand memories' text takes
+        milliseconds. An answer holds while its slot holds the document it was read
+        from (a changed memory is a new document); the caller fills in the rest. The
+        answers of a removed document go with it (`remove_many`)."""
+        with self._compounds_lock:
+            checks = self._compounds.pop(token, None)
+            if checks is None or len(checks) > COMPOUND_CHECKS_MAX:
+                checks = {}
+            self._compounds[token] = checks  # the most recent last
+            while len(self._compounds) > CACHED_COMPOUNDS:
+                del self._compounds[next(iter(self._compounds))]
+            return checks
 
 
 class Bm25WindowIndex(Bm25Index):

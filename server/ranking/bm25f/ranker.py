@@ -66,7 +66,13 @@ from memory_recall.server.ranking.bm25f.frequency import (
     count_code,
     norm_code,
 )
-from memory_recall.server.ranking.bm25f.index import BODY, DESCRIPTION, TITLE, Bm25Index
+from memory_recall.server.ranking.bm25f.index import (
+    BODY,
+    DESCRIPTION,
+    TITLE,
+    Bm25Index,
+    CompoundCheck,
+)
 from memory_recall.server.ranking.bm25f.query import (
     QUERY_STOPWORDS,
     compound_parts,
@@ -202,6 +208,26 @@ def rare_limit(n: int, p: Bm25Params) -> int:
 
 def word_start(token: str) -> regex.Pattern[str]:
     return regex.compile(r"(?<![\p{L}\p{M}\p{N}])" + regex.escape(token))
+
+
+def _check_compound(
+    index: Bm25Index,
+    doc: MemoryDocument,
+    token: str,
+    pattern: regex.Pattern[str],
+    caseless: regex.Pattern[str] | None,
+) -> CompoundCheck:
+    """Where a compound token is in one memory's fields, in the exact forms the index
+    read them in (Turkish casing where a title holds ı or İ: `Billing-API İ` is
+    `bıllıng-apı`), as the scan reads them."""
+    if caseless is not None and cannot_hold(doc.body, caseless):
+        text = ""  # not in the whole body, so in no window of it
+    else:
+        text = index.body_text(doc)[0]
+    fields = (exact_title(doc), exact_description(doc), text)
+    held = [token in f for f in fields]
+    starts = any(h and pattern.search(f) for h, f in zip(held, fields, strict=True))
+    return CompoundCheck(held[0], held[1], text.count(token) if held[2] else 0, starts)
 
 
 def newer_first_in_near_ties(scored: list[tuple[int, Any, Any]], band: float) -> None:
@@ -790,7 +816,8 @@ class Bm25Ranker:
         compound's first part, the start of one for its last, the whole word for a part
         between two separators. Asking that of each part, not only that the part is in
         some word, leaves far fewer texts to check when the parts are common words
-        (`client_job`, `user-service`): each check normalizes a whole body."""
+        (`client_job`, `user-service`): each check normalizes a whole body. The checks
+        are kept for the next recall of the same compound (`Bm25Index.compound_checks`)."""
         parts = compound_parts(token)
         if not parts:
             return None
@@ -810,24 +837,25 @@ class Bm25Ranker:
             return None
         pattern = word_start(token)
         caseless = caseless_ascii(token)
+        checks = index.compound_checks(token)
         title = description = starts = 0
         counts: dict[int, int] = {}
         for slot in slots_of(candidates):
             doc = index.document(slot)
-            if caseless is not None and cannot_hold(doc.body, caseless):
-                text = ""  # not in the whole body, so in no window of it
+            kept = checks.get(slot)
+            # (Of this very document: a remember's thread may have checked one that a
+            # change removed from the slot meanwhile.)
+            if kept is not None and kept[0] is doc:
+                check = kept[1]
             else:
-                text = index.body_text(doc)[0]
-            # The exact forms the index read the fields in (Turkish casing where a title
-            # holds ı or İ: `Billing-API İ` is `bıllıng-apı`), as the scan reads them.
-            fields = (exact_title(doc), exact_description(doc), text)
-            held = [token in f for f in fields]
-            if held[0]:
+                check = _check_compound(index, doc, token, pattern, caseless)
+                checks[slot] = (doc, check)
+            if check.title:
                 title |= 1 << slot
-            if held[1]:
+            if check.description:
                 description |= 1 << slot
-            if held[2]:
-                counts[slot] = text.count(token)
-            if any(h and pattern.search(f) for h, f in zip(held, fields, strict=True)):
+            if check.count:
+                counts[slot] = check.count
+            if check.starts:
                 starts |= 1 << slot
         return _Found(title, description, bitmap_of(counts), starts, counts)
