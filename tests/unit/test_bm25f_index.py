@@ -108,8 +108,9 @@ def test_an_index_asked_between_its_changes_ranks_exactly_like_the_scan(scenario
         for tokens in asked:
             want = rank_scan(snapshot.documents, tokens)
             assert as_pairs(ranker.rank(index, tokens)) == as_pairs(want), tokens
-    kept = [doc for checks in index._compounds.values() for doc, _check in checks.values()]
-    assert all(index.slot(doc.path) is not None for doc in kept)  # none a removed one's
+    for checks in index._compounds.values():  # each kept for the document its slot holds
+        for slot, (doc, _check) in checks.items():
+            assert index.slot(doc.path) == slot and index.document(slot) is doc
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
