@@ -43,7 +43,7 @@ class CompoundCheck(NamedTuple):
 
     title: bool
     description: bool
-    count: int  # in the body
+    body: int  # how often the body holds it
     starts: bool  # at a word's start in some field that holds it
 
 

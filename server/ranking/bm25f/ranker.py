@@ -854,8 +854,8 @@ class Bm25Ranker:
                 title |= 1 << slot
             if check.description:
                 description |= 1 << slot
-            if check.count:
-                counts[slot] = check.count
+            if check.body:
+                counts[slot] = check.body
             if check.starts:
                 starts |= 1 << slot
         return _Found(title, description, bitmap_of(counts), starts, counts)
