@@ -144,10 +144,11 @@ async def test_kill_dash_nine_during_writes_leaves_old_or_new_never_a_mix(
         await status_until(client, lambda s: s.ready)
         batch = rng.randint(30, 80)
         writing = _send_writes(client, rng, f"r{kills}", batch, live)
-        # Somewhere in the middle of the batch. Most kills fall a moment after some
-        # write's answer, in the next one (each takes a few milliseconds once the write
-        # side's rules are ready, and readying them takes a daemon's first remember a few
-        # hundred); the others at any moment from the first request on.
+        # Somewhere in the middle of the batch. Writes sent together are drafted and read
+        # ahead side by side before the first is committed, so the first answer comes a
+        # few hundred milliseconds after the batch and the next ones a few milliseconds
+        # apart: most kills fall a moment after some write's answer, in the next one; the
+        # others at any moment from the first request on.
         if rng.random() < 0.8:
             await asyncio.wait_for(_until_answered(writing, rng.randint(5, 25)), WAIT)
             await asyncio.sleep(rng.uniform(0.0, 0.02))
