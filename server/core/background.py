@@ -76,8 +76,8 @@ class Refreshed(Generic[T]):
     async def _work_out(self, key: Hashable, work: Callable[[], T], expected_s: float) -> None:
         # Long work starts once recalls have been quiet a moment (it would only slow
         # them); short work, such as a small corpus's, at once.
-        while expected_s > SHORT_WORK_S and pacing.quiet_for() < QUIET_BEFORE_S:
-            await asyncio.sleep(QUIET_BEFORE_S / 4)
+        if expected_s > SHORT_WORK_S:
+            await pacing.until_quiet(QUIET_BEFORE_S)
         started = time.perf_counter()
         try:
             value: T | None = await asyncio.to_thread(work)

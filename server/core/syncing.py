@@ -150,8 +150,7 @@ class SyncSide:
             retry = record.last_attempt_ms / 1000 + retry_delay_s(record.failures)
             if retry > time.time():
                 return time.monotonic() + (retry - time.time())
-        while pacing.quiet_for() < QUIET_BEFORE_S:
-            await asyncio.sleep(QUIET_BEFORE_S / 4)
+        await pacing.until_quiet(QUIET_BEFORE_S)
         outcome = await self.sync(index, wait_s=0.0)
         if outcome.state in ("offline", "error"):
             log.warning("sync of %s: %s", outcome.root, outcome.error)
