@@ -203,3 +203,27 @@ def test_the_ascii_fast_path_counts_what_the_regexes_count(raw):
     assert terms.acronyms(raw) == [
         terms.ACRONYM_MARK + w.lower() for w in terms._ACRONYM.findall(raw)
     ]
+
+
+def test_count_codes_kept_for_one_question_serve_the_next_whatever_it_asked_first():
+    """The count codes an index keeps depend on the words they count, never on which
+    memories the first asker wanted: explaining one memory, or a folded form looked up
+    beside another exact set (`acao`, then `ação`), must not change the next ranking."""
+    filler = " x" * 600
+    docs = [
+        make_doc(body=f"acao{filler} acao", path="/m/long.md"),
+        make_doc(body="acao acao acao", path="/m/short.md"),
+        make_doc(body="ação", path="/m/accented.md"),
+        make_doc(description="ação deploy", path="/m/described.md"),
+    ] + [make_doc(body=f"acao other {i}", path=f"/m/{i}.md") for i in range(8)]
+    for first in ("explain", "acao"):
+        snapshot = CorpusView.of(docs)
+        ranker = Bm25Ranker(sparse_postings=0)  # long lists through the count codes
+        if first == "explain":
+            ranker.explain(snapshot, recall_tokens("acao"), docs[1])
+        else:
+            ranker.rank(snapshot.index(Bm25Index), recall_tokens(" deploy acao "))
+        for query in ("acao", "ação", " deploy acao "):
+            tokens = recall_tokens(query)
+            got = ranker.rank(snapshot.index(Bm25Index), tokens)
+            assert as_pairs(got) == as_pairs(rank_scan(snapshot.documents, tokens)), (first, query)

@@ -28,7 +28,7 @@ from memory_recall.server.ranking.postings import Counters, DocTerms, TermIndex
 TITLE, DESCRIPTION, BODY = range(3)
 
 
-# Count codes kept for this many recent tokens (each a few bits per document).
+# Count codes kept for this many recent word lists (each a few bits per document).
 CACHED_TOKENS = 64
 # Compound checks kept for this many recent compound tokens (each up to a few thousand
 # documents' answers).
@@ -61,7 +61,7 @@ class Bm25Index(TermIndex):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._codes: dict[str, Counters] = {}
+        self._codes: dict[tuple[str, ...], Counters] = {}
         self._codes_version = -1
         self._compounds: dict[str, CompoundChecks] = {}
         self._compounds_lock = threading.Lock()  # a remember's read-ahead thread ranks too
@@ -95,28 +95,36 @@ class Bm25Index(TermIndex):
         text (a compound term's): the normal forms that cost most are kept for the next."""
         return type(self).body(doc, kept_exact_form)
 
-    def count_codes(self, token: str, words: list[str], body: int) -> Counters:
-        """Per slot of `body`, the count code (`count_code`) of the token's body count:
-        the sum of the counts of `words`, the body words that hold it.
+    def count_codes(self, words: list[str]) -> Counters:
+        """Per slot, the count code (`count_code`) of the sum of the body counts of
+        `words` (the body words that hold a token), for every slot holding one of them.
 
-        A fresh copy each time (the caller adds to it); kept for the tokens asked
-        lately while the index does not change, as recalls repeat their words.
+        A fresh copy each time (the caller adds to it, and reads the slots it wants);
+        kept for the word lists asked lately while the index does not change, as recalls
+        repeat their words. Kept by the words alone: the same token can stand for other
+        words (a folded form beside another exact one), and what one asker wanted (one
+        memory explained) must not be what the next one gets.
         """
         if self._codes_version != self.version:
             self._codes.clear()
             self._codes_version = self.version
-        cached = self._codes.get(token)
+        key = tuple(words)
+        cached = self._codes.get(key)
         if cached is None:
             cached = Counters()
+            sums = self.field_sums(BODY, words)
+            held = 0
+            for bits in sums.slices:
+                held |= bits
             by_code: dict[int, int] = {}
-            for count, level in self.field_sums(BODY, words).levels(body):
+            for count, level in sums.levels(held):
                 code = count_code(count)
                 by_code[code] = by_code.get(code, 0) | level
             for code, level in by_code.items():
                 cached.put(level, code)
             if len(self._codes) >= CACHED_TOKENS:
                 del self._codes[next(iter(self._codes))]
-            self._codes[token] = cached
+            self._codes[key] = cached
         copy = Counters()
         copy.slices = list(cached.slices)
         return copy

@@ -422,7 +422,7 @@ class Bm25Ranker:
         recall of them would otherwise pay (both kept until the index changes)."""
         for term in self._terms(index, tokens):
             if term.anywhere and not isinstance(term.found.counts, dict):
-                index.count_codes(term.token, term.found.counts, term.found.body)
+                index.count_codes(term.found.counts)
 
     def rank(
         self,
@@ -548,7 +548,7 @@ class Bm25Ranker:
                 if isinstance(found.counts, dict):
                     code = count_code(found.counts[slot])
                 else:
-                    code = index.count_codes(term.token, found.counts, bit).value(slot)
+                    code = index.count_codes(found.counts).value(slot)
                 frequency = code - norm
             value = impact(term.weight * term.share, in_title, in_description, frequency, p)
             score += value
@@ -659,7 +659,7 @@ class Bm25Ranker:
                 out.put(bitmap_of(slots, index.capacity), worth)
         else:
             # Many: count codes, then + (FREQUENCY_ZERO - norm code) for every body at once.
-            codes = index.count_codes(term.token, found.counts, body)
+            codes = index.count_codes(found.counts)
             codes.add_counters(shifts)
             for shifted, level in codes.levels(body):
                 frequency = shifted - FREQUENCY_ZERO
