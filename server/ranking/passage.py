@@ -165,10 +165,14 @@ def _terms_by_segment(
     starts = [start for start, _ in segments]
     found: list[list[int]] = [[] for _ in segments]
 
-    def mark(term: int, at: int) -> None:
-        held = found[bisect_right(starts, at) - 1]
+    def mark(term: int, at: int) -> int:
+        """Mark `term` held by the segment `at` is in; where that segment ends (a term
+        repeated in a segment is found once: a CJK pair of a long body is in most)."""
+        segment = bisect_right(starts, at) - 1
+        held = found[segment]
         if not held or held[-1] != term:
             held.append(term)
+        return segments[segment][1]
 
     for i, term in enumerate(terms):
         if term.kind == "acronym":
@@ -184,8 +188,7 @@ def _terms_by_segment(
             text, token = normalized, term.token
         at = text.find(token)
         while at >= 0:
-            mark(i, at)
-            at = text.find(token, at + 1)
+            at = text.find(token, mark(i, at))
     return found
 
 

@@ -6,7 +6,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_recall.protocol.limits import BODY_WINDOW_CHARS
-from memory_recall.server.ranking.passage import Excerpt, PassageTerm, best_passage, opening
+from memory_recall.server.ranking.passage import (
+    Excerpt,
+    PassageTerm,
+    _segments,
+    _terms_by_segment,
+    best_passage,
+    opening,
+)
+from memory_recall.server.tokens import normalize
 
 FILLER = "".join(f"Day {i}: standup, reviews and a quiet afternoon.\n" for i in range(80))
 FACT = "The flaky checkout test was fixed by pinning the xdist worker count to 4."
@@ -73,3 +81,27 @@ def test_any_body_gives_a_passage_within_it_and_the_window(body, tokens):
     assert excerpt.end - excerpt.start <= BODY_WINDOW_CHARS
     if len(body) <= BODY_WINDOW_CHARS:
         assert excerpt == Excerpt(0, len(body))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="ab c.\n。デプ", min_size=1, max_size=3000),
+    st.lists(st.sampled_from(["ab", "a", "b b", "デプ", "プ", "c."]), min_size=1, max_size=4),
+    st.integers(min_value=5, max_value=400),
+)
+def test_each_segment_holds_the_terms_that_start_in_it_each_once(body, tokens, limit):
+    # What a passage and the densest stretch read: every occurrence of a term marks the
+    # segment it starts in (one it runs past the end of included), a term at most once
+    # per segment, in the terms' order.
+    found_terms = [PassageTerm(t, 1.0) for t in tokens]
+    segments = _segments(body, limit)
+    found = _terms_by_segment(body, segments, found_terms)
+    text = normalize(body)
+    assert len(text) == len(body)  # this alphabet: offsets stay where they were
+    expected: list[list[int]] = [[] for _ in segments]
+    for i, term in enumerate(found_terms):
+        starts = {at for at in range(len(text)) if text.startswith(term.token, at)}
+        for k, (start, end) in enumerate(segments):
+            if any(start <= at < end for at in starts):
+                expected[k].append(i)
+    assert found == expected
