@@ -66,6 +66,7 @@ from memory_recall.protocol.messages import (
 )
 from memory_recall.server import pacing
 from memory_recall.server.catalog.catalog import MemoryCatalog
+from memory_recall.server.core import heap
 from memory_recall.server.core.background import FRESH_WAIT_S
 from memory_recall.server.core.errors import InvalidRequest, RequestFailed
 from memory_recall.server.core.extracting import ExtractionService
@@ -253,7 +254,8 @@ class MemoryCore:
 
     def start(self) -> None:
         """Index and watch the roots, then build the network, embed, warm the writer, count
-        deliveries and consolidate when due — all in the background of the running loop."""
+        deliveries, consolidate when due and keep the long-lived objects out of the collector's
+        way — all in the background of the running loop."""
         pacing.requests_first()
         self.tasks.spawn(self._build_network(), "network")
         if self.semantic is not None:
@@ -265,6 +267,7 @@ class MemoryCore:
             self.tasks.spawn(self._consolidate_when_idle(), "auto-consolidation")
         if self.options.watch:  # a daemon, not one command: it follows the remotes too
             self.tasks.spawn(self.syncing.run(self.session.ready), "sync")
+        self.tasks.spawn(heap.keep_settled(self.session.ready), "heap")
         self.session.start(watch=self.options.watch)
 
     async def stop(self) -> None:
@@ -290,7 +293,12 @@ class MemoryCore:
     async def _build_network(self) -> None:
         await self.session.ready.wait()
         await pacing.until_quiet(START_AFTER_QUIET_S, START_AFTER_AT_MOST_S)
-        await self.network.ensure_built()
+        # Hundreds of thousands of long-lived sets and entries at 10,000 memories: built
+        # with the collector paused, frozen once recalls are quiet (core/heap.py).
+        with heap.collector_paused():
+            await self.network.ensure_built()
+            ms = await heap.freeze_young_when_quiet()
+        log.debug("the memory network's objects frozen in %.0f ms", ms)
 
     async def _warm_writer(self) -> None:
         """Compile the write side's rules ahead of the first `remember` — once recalls

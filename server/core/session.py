@@ -10,17 +10,16 @@ watcher that dies), the session becomes ready and says what went wrong in
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from memory_recall.protocol.messages import WatcherStatus
 from memory_recall.server.catalog.catalog import MemoryCatalog, PathChange
 from memory_recall.server.catalog.snapshot_cache import snapshot_cache
 from memory_recall.server.catalog.watcher import CatalogWatcher
+from memory_recall.server.core import heap
 from memory_recall.server.pacing import foreground, quiet_from_now
 from memory_recall.server.ranking.view import CorpusView
 
@@ -130,7 +129,7 @@ class CatalogSession:
         # A large tree takes seconds to parse: do it off the event loop so
         # the daemon keeps answering (recalls wait for `ready`).
         try:
-            with _collector_paused():
+            with heap.collector_paused():
                 await asyncio.to_thread(
                     self.catalog.scan, snapshot_cache(self.catalog.roots, self.catalog.index_kind)
                 )
@@ -150,12 +149,10 @@ class CatalogSession:
         finally:
             # The warm catalog is millions of long-lived objects: keep the cyclic
             # GC from walking them again on every full collection (a pause of
-            # milliseconds in the middle of a recall). Collect the young
-            # generations first, where everything the scan made is: at 10,000
-            # memories that takes 10 ms; a full collection took 100 ms and found
-            # nothing more to free.
-            gc.collect(1)
-            gc.freeze()
+            # milliseconds in the middle of a recall). Collecting the young
+            # generations, where everything the scan made is, takes 10 ms at 10,000
+            # memories; a full collection took 100 ms and found nothing more to free.
+            heap.freeze_young()
             # The start-up work that waits for quiet comes after the first recalls.
             quiet_from_now()
             self.ready.set()
@@ -252,22 +249,3 @@ class CatalogSession:
                 exc,
             )
             log.debug("traceback", exc_info=True)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic GC while the initial scan builds the warm catalog.
-
-    The scan allocates objects that live as long as the daemon and make no
-    cycles; each full collection during it walks all of them again (55 ms of
-    a 10,000-memory scan, more with every memory). The event loop keeps
-    serving meanwhile: its garbage is freed by reference counts, and its rare
-    cycles wait for the collector to resume.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
