@@ -30,8 +30,9 @@ would need the others' insides.
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -152,7 +153,7 @@ class Neighbour:
 class _Entry:
     doc: NetworkDocument
     links: tuple[LinkTarget, ...]
-    keywords: frozenset[str]
+    keywords: tuple[str, ...]  # distinct, sorted
     keys: tuple[str, ...]  # the path and title keys it answers to
     mentions: frozenset[str]  # title keys its body mentions
     title: str | None  # its title in mention form, when it can be mentioned
@@ -166,14 +167,16 @@ class MemoryNetwork:
     params: NetworkParams = DEFAULT_NETWORK_PARAMS
     _entries: dict[str, _Entry] = field(default_factory=dict)
     # (root, key) → memories answering to it; key alone → in any root.
-    _by_key: dict[tuple[int, str], set[str]] = field(default_factory=lambda: defaultdict(set))
-    _by_key_any: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    # (The three maps most keys of which one memory holds keep that memory's path alone:
+    # `Holders`, a set only from the second on.)
+    _by_key: dict[tuple[int, str], Holders] = field(default_factory=dict)
+    _by_key_any: dict[str, Holders] = field(default_factory=dict)
     # key → memories whose links name it (resolved or not yet).
     _referrers: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     # Resolved explicit edges: source → target → kinds, and target → sources.
     _out: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     _in: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    _postings: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    _postings: dict[str, Holders] = field(default_factory=dict)
     # Mentionable titles (their mention form, stripped) by anchor; title → the
     # memories holding it, → the memories mentioning it.
     _titles_by_anchor: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
@@ -268,12 +271,12 @@ class MemoryNetwork:
         out = {path, *(step.path for step in self.neighbours(path))}
         limit = self.rare_limit()
         for keyword in entry.keywords:
-            holders = self._postings.get(keyword, ())
+            holders = held(self._postings, keyword)
             if len(holders) <= limit + 1:  # rare before or after this memory
                 out.update(holders)
         for key in entry.keys:
             out.update(self._referrers.get(key, ()))
-            out.update(self._by_key_any.get(key, ()))
+            out.update(held(self._by_key_any, key))
         if entry.title is not None:
             out.update(self._title_holders.get(entry.title, ()))
             out.update(self._mentioned_by.get(entry.title, ()))
@@ -326,12 +329,14 @@ class MemoryNetwork:
         title = mention_form(doc.title).strip()
         # A memory without a name is titled by its type: that names nothing.
         untitled = doc.title in {"user", "feedback", "project", "reference"}
+        # A sorted tuple of interned strings: only ever iterated, and a frozenset of twenty
+        # is ten times the size; the same keyword in many memories is one string.
+        found = keyword_candidates(doc.title, doc.description, without_destinations(doc.body))
+        keywords = tuple(sorted(map(sys.intern, found)))
         return _Entry(
             doc=doc,
             links=links,
-            keywords=frozenset(
-                keyword_candidates(doc.title, doc.description, without_destinations(doc.body))
-            ),
+            keywords=keywords,
             keys=keys,
             mentions=frozenset(),
             title=title if mentionable(title, untitled) else None,
@@ -342,13 +347,13 @@ class MemoryNetwork:
         path = entry.doc.path
         self._entries[path] = entry
         for key in entry.keys:
-            self._by_key[(entry.doc.root, key)].add(path)
-            self._by_key_any[key].add(path)
+            _hold(self._by_key, (entry.doc.root, key), path)
+            _hold(self._by_key_any, key, path)
         for link in entry.links:
             for key in link.keys:
                 self._referrers[key].add(path)
         for keyword in entry.keywords:
-            self._postings[keyword].add(path)
+            _hold(self._postings, keyword, path)
         if entry.title is not None:
             self._title_holders[entry.title].add(path)
             self._titles_by_anchor[anchor(entry.title)].add(entry.title)
@@ -360,13 +365,13 @@ class MemoryNetwork:
         path = entry.doc.path
         del self._entries[path]
         for key in entry.keys:
-            _discard(self._by_key, (entry.doc.root, key), path)
-            _discard(self._by_key_any, key, path)
+            _release(self._by_key, (entry.doc.root, key), path)
+            _release(self._by_key_any, key, path)
         for link in entry.links:
             for key in link.keys:
                 _discard(self._referrers, key, path)
         for keyword in entry.keywords:
-            _discard(self._postings, keyword, path)
+            _release(self._postings, keyword, path)
         for title in entry.mentions:
             _discard(self._mentioned_by, title, path)
         if entry.title is not None:
@@ -387,11 +392,11 @@ class MemoryNetwork:
 
     def _resolve(self, root: int, link: LinkTarget) -> str | None:
         for key in link.keys:
-            here = self._by_key.get((root, key))
+            here = held(self._by_key, (root, key))
             if here:
                 return min(here)
             if key.startswith("title:"):
-                anywhere = self._by_key_any.get(key)
+                anywhere = held(self._by_key_any, key)
                 if anywhere:
                     return min(anywhere)
         return None
@@ -464,7 +469,7 @@ class MemoryNetwork:
         if entry is None:
             return frozenset()
         limit = self.rare_limit()
-        return frozenset(k for k in entry.keywords if 2 <= len(self._postings[k]) <= limit)
+        return frozenset(k for k in entry.keywords if 2 <= len(held(self._postings, k)) <= limit)
 
     def edge_count(self) -> int:
         """Explicit edges, mention edges, keyword memberships of rare keywords, co-use pairs."""
@@ -474,7 +479,7 @@ class MemoryNetwork:
             for title, holders in self._title_holders.items()
         )
         limit = self.rare_limit()
-        keyword = sum(len(h) for h in self._postings.values() if 2 <= len(h) <= limit)
+        keyword = sum(n for h in self._postings.values() if 2 <= (n := _count(h)) <= limit)
         co_use = sum(len(p) for p in self._co_use.values()) // 2
         return explicit + mentions + keyword + co_use
 
@@ -519,11 +524,11 @@ class MemoryNetwork:
                             source, p.mention_backward * rarity, "mention", "backward", entry.title
                         )
         for keyword in entry.keywords:
-            holders = self._postings[keyword]
-            df = len(holders)
+            sharing = held(self._postings, keyword)
+            df = len(sharing)
             if 2 <= df <= limit:
                 weight = p.keyword / math.sqrt(df - 1)
-                for other in holders:
+                for other in sharing:
                     if other != path:
                         yield Neighbour(other, weight, "keyword", "forward", keyword[3:])
         for partner, weight in self._co_use.get(path, {}).items():
@@ -559,6 +564,50 @@ def _explicit(
             best = (weight, kind)
     assert best is not None
     return Neighbour(other, best[0] / spread, best[1], direction)
+
+
+# One memory's path, or the set of them from the second memory on: most keywords and keys
+# are one memory's, and a set of one is ~200 bytes (a tenth of the network at 10,000
+# memories: docs/network.md).
+Holders = str | set[str]
+
+
+def held(index: Mapping[Any, Holders], key: object) -> Collection[str]:
+    """The memories `index` holds under `key` (empty when none)."""
+    holders = index.get(key)
+    if holders is None:
+        return ()
+    return (holders,) if isinstance(holders, str) else holders
+
+
+def _count(holders: Holders) -> int:
+    return 1 if isinstance(holders, str) else len(holders)
+
+
+def _hold(index: dict[Any, Holders], key: object, path: str) -> None:
+    holders = index.get(key)
+    if holders is None:
+        index[key] = path
+    elif isinstance(holders, str):
+        if holders != path:
+            index[key] = {holders, path}
+    else:
+        holders.add(path)
+
+
+def _release(index: dict[Any, Holders], key: object, path: str) -> None:
+    holders = index.get(key)
+    if holders is None:
+        return
+    if isinstance(holders, str):
+        if holders == path:
+            del index[key]
+        return
+    holders.discard(path)
+    if len(holders) == 1:
+        index[key] = next(iter(holders))
+    elif not holders:
+        del index[key]
 
 
 def _discard(index: dict[Any, set[Any]], key: object, value: object) -> None:

@@ -257,6 +257,9 @@ def test_updated_network_equals_one_built_from_scratch(initial, changes):
             live[change.path] = change
             network.upsert(change)
         assert canonical(network) == canonical(MemoryNetwork.build(live.values()))
+        for index in (network._by_key, network._by_key_any, network._postings):
+            # one holder kept as its path, a set only from two on, nothing empty
+            assert all(isinstance(h, str) or len(h) >= 2 for h in index.values())
 
 
 def test_co_use_edges_are_symmetric_and_saturate():
