@@ -170,8 +170,8 @@ class MemoryNetwork:
     params: NetworkParams = DEFAULT_NETWORK_PARAMS
     _entries: dict[str, _Entry] = field(default_factory=dict)
     # (root, key) → memories answering to it; key alone → in any root.
-    # (The three maps most keys of which one memory holds keep that memory's path alone:
-    # `Holders`, a set only from the second on.)
+    # (Most keys and keywords are one memory's: these two maps and `_postings` keep that
+    # memory's path itself, a set only from the second holder on: `Holders`.)
     _by_key: dict[tuple[int, str], Holders] = field(default_factory=dict)
     _by_key_any: dict[str, Holders] = field(default_factory=dict)
     # key → memories whose links name it (resolved or not yet).
@@ -332,11 +332,11 @@ class MemoryNetwork:
         title = mention_form(doc.title).strip()
         # A memory without a name is titled by its type: that names nothing.
         untitled = doc.title in {"user", "feedback", "project", "reference"}
+        found = keyword_candidates(doc.title, doc.description, without_destinations(doc.body))
         # A sorted tuple of interned strings: only ever iterated, and a frozenset of twenty
         # is ten times the size; the same keyword in many memories is one string.
-        found = keyword_candidates(doc.title, doc.description, without_destinations(doc.body))
-        text = mention_form(prose(doc.body))
         keywords = tuple(sorted(map(sys.intern, found)))
+        text = mention_form(prose(doc.body))
         return _Entry(
             doc=doc,
             links=links,
