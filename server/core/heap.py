@@ -12,7 +12,7 @@ does and make no cycles, so it takes them out of the walk (`gc.freeze`):
   100,000 (up to 0.9 s each), each walking what it had built so far;
 - what it made is then collected once, young generations only — everything made since
   the pause is there — and the survivors frozen (`freeze_young`; after the network's
-  build, once recalls are quiet: 64 ms at 10,000 memories, 0.85 s at 100,000);
+  build, once recalls are quiet: 64 ms at 10,000 memories, 0.7 s at 100,000);
 - what ages into the oldest generation later (readings a remember keeps, status
   figures) is collected in full and frozen once it passes `GROWN` objects, when the
   daemon has been quiet for a moment (`keep_settled`).
@@ -72,7 +72,7 @@ def freeze_young() -> float:
 async def freeze_young_when_quiet() -> float:
     """`freeze_young` once recalls have been quiet for `QUIET_S` (at most
     `FREEZE_AT_MOST_S` from now): a build's objects are many, and walking them once is
-    a pause (64 ms at 10,000 memories, 0.85 s at 100,000)."""
+    a pause (64 ms at 10,000 memories, 0.7 s at 100,000)."""
     await pacing.until_quiet(QUIET_S, FREEZE_AT_MOST_S)
     return freeze_young()
 
