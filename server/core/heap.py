@@ -63,10 +63,7 @@ def collector_paused() -> Iterator[None]:
 def freeze_young() -> float:
     """Collect the young generations and freeze everything tracked; the milliseconds it
     took. Right after a build under `collector_paused`, what it made is all young."""
-    started = time.perf_counter()
-    gc.collect(1)
-    gc.freeze()
-    return (time.perf_counter() - started) * 1000
+    return _collect_and_freeze(1)
 
 
 async def freeze_young_when_quiet() -> float:
@@ -82,8 +79,13 @@ def settle_if_grown(grown: int = GROWN) -> float | None:
     `grown` objects; the milliseconds it took, or None when it was not worth it."""
     if len(gc.get_objects(generation=2)) < grown:
         return None
+    return _collect_and_freeze(2)
+
+
+def _collect_and_freeze(generation: int) -> float:
+    """Collect up to `generation` and freeze the survivors; the milliseconds it took."""
     started = time.perf_counter()
-    gc.collect()
+    gc.collect(generation)
     gc.freeze()
     return (time.perf_counter() - started) * 1000
 

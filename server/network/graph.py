@@ -32,11 +32,12 @@ from __future__ import annotations
 import math
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.network.holders import Holders, held, hold, release, size
 from memory_recall.server.network.keywords import keyword_candidates
 from memory_recall.server.network.links import (
     LinkTarget,
@@ -171,7 +172,7 @@ class MemoryNetwork:
     _entries: dict[str, _Entry] = field(default_factory=dict)
     # (root, key) → memories answering to it; key alone → in any root.
     # (Most keys and keywords are one memory's: these two maps and `_postings` keep that
-    # memory's path itself, a set only from the second holder on: `Holders`.)
+    # memory's path itself, a set only from the second holder on: network/holders.py.)
     _by_key: dict[tuple[int, str], Holders] = field(default_factory=dict)
     _by_key_any: dict[str, Holders] = field(default_factory=dict)
     # key → memories whose links name it (resolved or not yet).
@@ -352,13 +353,13 @@ class MemoryNetwork:
         path = entry.doc.path
         self._entries[path] = entry
         for key in entry.keys:
-            _hold(self._by_key, (entry.doc.root, key), path)
-            _hold(self._by_key_any, key, path)
+            hold(self._by_key, (entry.doc.root, key), path)
+            hold(self._by_key_any, key, path)
         for link in entry.links:
             for key in link.keys:
                 self._referrers[key].add(path)
         for keyword in entry.keywords:
-            _hold(self._postings, keyword, path)
+            hold(self._postings, keyword, path)
         if entry.title is not None:
             self._title_holders[entry.title].add(path)
             self._titles_by_anchor[anchor(entry.title)].add(entry.title)
@@ -370,13 +371,13 @@ class MemoryNetwork:
         path = entry.doc.path
         del self._entries[path]
         for key in entry.keys:
-            _release(self._by_key, (entry.doc.root, key), path)
-            _release(self._by_key_any, key, path)
+            release(self._by_key, (entry.doc.root, key), path)
+            release(self._by_key_any, key, path)
         for link in entry.links:
             for key in link.keys:
                 _discard(self._referrers, key, path)
         for keyword in entry.keywords:
-            _release(self._postings, keyword, path)
+            release(self._postings, keyword, path)
         for title in entry.mentions:
             _discard(self._mentioned_by, title, path)
         if entry.title is not None:
@@ -494,7 +495,7 @@ class MemoryNetwork:
             for title, holders in self._title_holders.items()
         )
         limit = self.rare_limit()
-        keyword = sum(n for h in self._postings.values() if 2 <= (n := _count(h)) <= limit)
+        keyword = sum(n for h in self._postings.values() if 2 <= (n := size(h)) <= limit)
         co_use = sum(len(p) for p in self._co_use.values()) // 2
         return explicit + mentions + keyword + co_use
 
@@ -579,50 +580,6 @@ def _explicit(
             best = (weight, kind)
     assert best is not None
     return Neighbour(other, best[0] / spread, best[1], direction)
-
-
-# One memory's path, or the set of them from the second memory on: most keywords and keys
-# are one memory's, and a set of one is ~200 bytes (a tenth of the network at 10,000
-# memories: docs/network.md).
-Holders = str | set[str]
-
-
-def held(index: Mapping[Any, Holders], key: object) -> Collection[str]:
-    """The memories `index` holds under `key` (empty when none)."""
-    holders = index.get(key)
-    if holders is None:
-        return ()
-    return (holders,) if isinstance(holders, str) else holders
-
-
-def _count(holders: Holders) -> int:
-    return 1 if isinstance(holders, str) else len(holders)
-
-
-def _hold(index: dict[Any, Holders], key: object, path: str) -> None:
-    holders = index.get(key)
-    if holders is None:
-        index[key] = path
-    elif isinstance(holders, str):
-        if holders != path:
-            index[key] = {holders, path}
-    else:
-        holders.add(path)
-
-
-def _release(index: dict[Any, Holders], key: object, path: str) -> None:
-    holders = index.get(key)
-    if holders is None:
-        return
-    if isinstance(holders, str):
-        if holders == path:
-            del index[key]
-        return
-    holders.discard(path)
-    if len(holders) == 1:
-        index[key] = next(iter(holders))
-    elif not holders:
-        del index[key]
 
 
 def _discard(index: dict[Any, set[Any]], key: object, value: object) -> None:
