@@ -109,6 +109,8 @@ class MemoryCatalog:
     build_ms: float | None = None
     cache_report: str | None = None  # what the last scan made of its snapshot cache
     cache_fault: str | None = None  # why the snapshot could not be written, if it could not
+    # The snapshot cache a scan left to `save_snapshot` (`scan(save=False)`), if any.
+    unsaved: SnapshotCache | None = None
     # When each path was last applied (a tick of `_clock`), while a change read off
     # the event loop may be older than it.
     _clock: int = 0
@@ -159,14 +161,16 @@ class MemoryCatalog:
 
     # -- changing ------------------------------------------------------------
 
-    def scan(self, cache: SnapshotCache | None = None) -> None:
+    def scan(self, cache: SnapshotCache | None = None, *, save: bool = True) -> None:
         """Rebuild everything from disk, reusing what a snapshot cache still vouches for.
 
         With a cache, a file whose size and mtime match its snapshot entry is
         not read again, and the snapshot's index is patched rather than
-        rebuilt. The snapshot is rewritten when anything differed.
+        rebuilt. The snapshot is rewritten when anything differed: here, or with
+        `save=False` later, by `save_snapshot` (the daemon's, after `ready`).
         """
         started = time.perf_counter()
+        self._changing()
         cached = cache.load(input_order_key, self.index_kind) if cache else None
         self.cache_report = cache.last_problem if cache else None
         self._docs.clear()
@@ -206,31 +210,48 @@ class MemoryCatalog:
         self._index.warm()
         self._changed()
         self.counters.scans += 1
-        if cache and changed:
-            try:
-                self.save_cache(cache)
-            except (OSError, ValueError) as exc:  # a full disk, a read-only or missing home
-                self.cache_fault = (
-                    f"the snapshot cache {display_path(str(cache.path))} cannot be written "
-                    f"({_os_reason(exc) if isinstance(exc, OSError) else exc}); "
-                    "running without it (restarts re-read every file)"
-                )
-        else:
-            return_freed_memory()
+        self.unsaved = cache if cache and changed else None
+        if self.unsaved and save:
+            self.save_snapshot()
+        return_freed_memory()
         self.build_ms = (time.perf_counter() - started) * 1000
         if cache and not self.cache_report:
             reread = len(self._docs) + len(self._skipped) - len(reused)
             self.cache_report = f"snapshot reused for {len(reused)} files, {reread} read again"
 
-    def save_cache(self, cache: SnapshotCache) -> None:
-        """Write the current documents, skipped files and index to the snapshot."""
-        files: dict[str, FileRecord] = {}
-        for path, (size, mtime_ns) in self._file_stats.items():
-            doc = self._docs.get(path)
-            skipped = self._skipped.get(path)
-            if doc is not None or skipped is not None:
-                files[path] = FileRecord(size, mtime_ns, doc, skipped)
-        cache.save(files, self._index)
+    def save_snapshot(self) -> bool:
+        """Write the snapshot the last scan left unwritten (`unsaved`): the current
+        documents, skipped files and index. From a worker thread it may run while changes
+        are applied: a change during the write (seen by the catalog's version, or as a
+        collection changing under the reading) leaves the old file and answers False, to be
+        tried again. True once there is nothing left to write; a cache that cannot be
+        written (a full disk, a read-only or missing home) says why in `cache_fault`."""
+        cache = self.unsaved
+        if cache is None:
+            return True
+        version = self._version
+        try:
+            files: dict[str, FileRecord] = {}
+            for path, (size, mtime_ns) in self._file_stats.items():
+                doc = self._docs.get(path)
+                skipped = self._skipped.get(path)
+                if doc is not None or skipped is not None:
+                    files[path] = FileRecord(size, mtime_ns, doc, skipped)
+            written = cache.save(files, self._index, lambda: self._version == version)
+        except Exception as exc:
+            if self._version != version:
+                return False  # read while it changed: a dict changed size, a term left
+            if not isinstance(exc, OSError | ValueError):
+                raise
+            self.cache_fault = (
+                f"the snapshot cache {display_path(str(cache.path))} cannot be written "
+                f"({_os_reason(exc) if isinstance(exc, OSError) else exc}); "
+                "running without it (restarts re-read every file)"
+            )
+            written = True  # not to be tried again
+        if written:
+            self.unsaved = None
+        return written
 
     def refresh(self, path: str | os.PathLike[str]) -> None:
         """Bring one path in line with the disk, whatever happened to it.
@@ -367,6 +388,7 @@ class MemoryCatalog:
 
     def _remove(self, path: str | os.PathLike[str]) -> bool:
         key = str(self._absolute(path))
+        self._changing()
         removed = self._drop([key]) == 1
         self._skipped.pop(key, None)
         self._file_stats.pop(key, None)
@@ -398,6 +420,12 @@ class MemoryCatalog:
         outer = self.roots[index].path
         return frozenset(r.path for r in self.roots if outer in r.path.parents)
 
+    def _changing(self) -> None:
+        """Before documents, their file records or the index change: a snapshot being
+        written from another thread (`save_snapshot`) is then known to be of no one
+        state, and is not kept."""
+        self._version += 1
+
     def _changed(self) -> None:
         self._version += 1
         self._snapshot = None
@@ -410,6 +438,7 @@ class MemoryCatalog:
 
     def _put(self, doc: MemoryDocument) -> None:
         """Add or replace one document in the input order and the index."""
+        self._changing()
         self._drop([doc.path])
         self._docs[doc.path] = doc
         self._changed_paths.add(doc.path)
@@ -419,6 +448,7 @@ class MemoryCatalog:
 
     def _drop(self, paths: Sequence[str]) -> int:
         """Remove documents from the catalog, its input order and its index."""
+        self._changing()
         dropped = 0
         for path in paths:
             doc = self._docs.pop(path, None)
@@ -481,12 +511,14 @@ class MemoryCatalog:
             located = self.locate(path)
             return owner is None or located is None or located[0] == owner[0]
 
+        self._changing()
         for key in [k for k in self._skipped if gone(k)]:
             del self._skipped[key]
             self._file_stats.pop(key, None)
         candidates = [k for k in self._docs if gone(k)]
         for start in range(0, len(candidates), _STEP):
             batch = [k for k in candidates[start : start + _STEP] if gone(k)]
+            self._changing()
             for key in batch:
                 self._file_stats.pop(key, None)
             self.counters.removals += self._drop(batch)
@@ -515,6 +547,7 @@ class MemoryCatalog:
         return read_file(root, path, index, inside)
 
     def _apply_read(self, read: FileRead, *, indexed: bool = True) -> MemoryDocument | None:
+        self._changing()
         key = read.key
         self._file_stats.pop(key, None)
         if read.document is None:

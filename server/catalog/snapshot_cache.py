@@ -43,6 +43,7 @@ from typing import Any, BinaryIO
 
 import regex
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.pacing import paced
 from memory_recall.server.ranking.bm25f.index import Bm25Index
 from memory_recall.server.ranking.postings import TermIndex
 from memory_recall.server.roots import MemoryRoot, Scope, user_data_dir
@@ -91,6 +92,9 @@ class CachedCatalog:
 
 CACHE_DIR_ENV = "MEMORY_RECALL_CACHE_DIR"  # where snapshots go; "off" disables them
 FORGET_AFTER_S = 30 * 24 * 3600  # snapshots of roots no daemon has opened for a month
+# A temporary file of this snapshot untouched this long is a write that never finished
+# (another daemon of the same roots may be writing its own right now: only old ones go).
+UNFINISHED_AFTER_S = 3600
 
 
 def snapshot_cache(
@@ -164,11 +168,19 @@ class SnapshotCache:
             self.last_problem = f"unusable snapshot ({type(exc).__name__}: {exc}): rebuilding"
         return None
 
-    def save(self, files: dict[str, FileRecord], index: TermIndex) -> None:
+    def save(
+        self,
+        files: dict[str, FileRecord],
+        index: TermIndex,
+        current: Callable[[], bool] | None = None,
+    ) -> bool:
         """Write atomically: a temporary file in the same directory, then a rename.
 
         The payload is streamed (no second copy of it in memory); the header,
-        which needs its length and checksum, is filled in last.
+        which needs its length and checksum, is filled in last. From a worker thread
+        it is written a part at a time, requests first (`paced`); `current` says, once
+        it is written, whether the catalog is still the one it was read from: if not,
+        nothing is replaced and the answer is False.
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
@@ -180,26 +192,35 @@ class SnapshotCache:
                 # One pickle per chunk: each has its own memo, which would
                 # otherwise grow with every object written.
                 parts = chain(_file_chunks(files), [_END_OF_FILES], index.parts(), [_END])
-                for part in parts:  # made one at a time, as they are written
+                for part in paced(parts):  # made one at a time, as they are written
                     pickle.dump(part, payload, protocol=pickle.HIGHEST_PROTOCOL)
                 out.seek(len(_MAGIC))
                 out.write(
                     _HEADER.pack(FORMAT_VERSION, fingerprint(self.roots), payload.size, payload.crc)
                 )
+            if current is not None and not current():
+                os.unlink(temp)
+                return False
             os.replace(temp, self.path)
             self._forget_old_snapshots()
-            return_freed_memory()
+            return True
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
 
     def _forget_old_snapshots(self) -> None:
-        """Every set of roots (every temporary test tree) leaves a file: prune stale ones."""
+        """Every set of roots (every temporary test tree) leaves a file: prune stale ones,
+        and this snapshot's own unfinished writes (a daemon that exited while writing)."""
         cutoff = time.time() - FORGET_AFTER_S
+        unfinished = time.time() - UNFINISHED_AFTER_S
         for other in self.path.parent.glob("catalog-*.snapshot*"):
             with contextlib.suppress(OSError):
-                if other != self.path and other.stat().st_mtime < cutoff:
+                if other == self.path:
+                    continue
+                mtime = other.stat().st_mtime
+                mine = other.name.startswith(self.path.name) and other.suffix == ".tmp"
+                if mtime < cutoff or (mine and mtime < unfinished):
                     other.unlink()
 
     def _check(self, f: BinaryIO) -> None:
@@ -227,10 +248,12 @@ class SnapshotCache:
 
 
 def return_freed_memory() -> None:
-    """Give memory freed after a scan or a save back to the system.
+    """Give memory freed after a scan (and the save made with it) back to the system.
 
     glibc keeps freed heap for reuse; a daemon lives for hours, so the tens of
-    MB a scan's file texts or a save's columns passed through would stay in its RSS.
+    MB a scan's file texts passed through would stay in its RSS. (Not after a save
+    beside the requests: trimming holds the allocator's lock, and a recall allocating
+    meanwhile waited 13 ms at 100,000 memories; its parts are small and reused.)
     """
     if not sys.platform.startswith("linux"):
         return
@@ -260,7 +283,7 @@ class _ChecksummedWriter:
 # index refers to documents by path and is re-linked to the rebuilt objects.
 
 _SEP = "\x00"  # no path or memory holds one: files with NUL bytes are skipped
-_CHUNK_FILES = 2000  # files per pickled chunk: bounds what a save holds at once
+_CHUNK_FILES = 100  # files per pickled chunk: bounds what a save holds (and pickles in one call)
 _END_OF_FILES = "end of files"
 _END = "end"
 

@@ -292,6 +292,7 @@ class MemoryCore:
 
     async def _build_network(self) -> None:
         await self.session.ready.wait()
+        await self.session.snapshot_done.wait()
         await pacing.until_quiet(START_AFTER_QUIET_S, START_AFTER_AT_MOST_S)
         # Hundreds of thousands of long-lived sets and entries at 10,000 memories: built
         # with the collector paused, frozen once recalls are quiet (core/heap.py).

@@ -20,7 +20,7 @@ from memory_recall.server.catalog.catalog import MemoryCatalog, PathChange
 from memory_recall.server.catalog.snapshot_cache import snapshot_cache
 from memory_recall.server.catalog.watcher import CatalogWatcher
 from memory_recall.server.core import heap
-from memory_recall.server.pacing import foreground, quiet_from_now
+from memory_recall.server.pacing import foreground, quiet_from_now, until_quiet
 from memory_recall.server.ranking.view import CorpusView
 
 log = logging.getLogger("memory_recall")
@@ -28,6 +28,14 @@ log = logging.getLogger("memory_recall")
 # Applying a large change (a root of thousands of files coming back) yields to
 # the event loop this often, so that status and recalls are never held longer.
 APPLY_SLICE_S = 0.005
+# The snapshot a scan left unwritten is written once recalls have been quiet this long
+# after `ready` (or this much later at the latest: it lets recalls go first anyway); when
+# changes came in during the writing, again after a pause that doubles each time (a tree
+# that keeps changing is not written over and over).
+SAVE_AFTER_QUIET_S = 0.3
+SAVE_AFTER_AT_MOST_S = 1.0
+SAVE_AGAIN_AFTER_S = 5.0
+SAVE_AGAIN_AT_MOST_S = 300.0
 
 FaultSink = Callable[[str], None]
 
@@ -71,6 +79,10 @@ class CatalogSession:
     ) -> None:
         self.catalog = catalog
         self.ready = asyncio.Event()
+        # Set once the snapshot the first scan left unwritten is written (or put off):
+        # the memory network's build waits for it (two CPU-bound threads beside the
+        # recalls slowed them twice as much as one).
+        self.snapshot_done = asyncio.Event()
         self.changing = False  # a batch of the watcher's changes is being applied
         self.watcher: CatalogWatcher | None = None
         self.watcher_state = WatcherStatus(state="off")
@@ -130,8 +142,12 @@ class CatalogSession:
         # the daemon keeps answering (recalls wait for `ready`).
         try:
             with heap.collector_paused():
+                # Its snapshot is written after `ready` (`_save_snapshot`): at 100,000
+                # memories writing it took 3 s, and every start after a change paid them.
                 await asyncio.to_thread(
-                    self.catalog.scan, snapshot_cache(self.catalog.roots, self.catalog.index_kind)
+                    self.catalog.scan,
+                    snapshot_cache(self.catalog.roots, self.catalog.index_kind),
+                    save=False,
                 )
         except Exception as exc:  # our bug: still serve what can be served
             log.error("the index build failed: %s: %s", type(exc).__name__, exc)
@@ -160,12 +176,34 @@ class CatalogSession:
         log.info("snapshot cache: %s", self.catalog.cache_report)
         self._tasks.spawn(self._apply_loop(), "changes")
         self._changes_waiting.set()
+        self._tasks.spawn(self._save_snapshot(), "snapshot")
         log.info(
             "indexed %d memories in %.0f ms (%d skipped)",
             len(self.catalog),
             self.catalog.build_ms or 0,
             len(self.catalog.skipped),
         )
+
+    async def _save_snapshot(self) -> None:
+        """Write the snapshot the first scan left unwritten (a first start, or files that
+        changed since the last one): in a worker thread that lets requests go first, once
+        recalls are quiet; again later when changes came in while it was written."""
+        pause = SAVE_AGAIN_AFTER_S
+        while self.catalog.unsaved is not None:
+            await until_quiet(SAVE_AFTER_QUIET_S, SAVE_AFTER_AT_MOST_S)
+            # Its records of every file are made and dropped at once: a full collection
+            # among them walked them in the middle of a recall (30-60 ms at 100,000).
+            with heap.collector_paused():
+                saved = await asyncio.to_thread(self.catalog.save_snapshot)
+            if saved:
+                break
+            self.snapshot_done.set()  # the network need not wait for the retries
+            log.debug("the catalog changed while its snapshot was written: again in %.0f s", pause)
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, SAVE_AGAIN_AT_MOST_S)
+        self.snapshot_done.set()
+        if self.catalog.cache_fault:
+            self.fault(self.catalog.cache_fault)
 
     async def _prepare(self) -> None:
         """What the first recall would otherwise pay, done on the index before `ready`

@@ -35,9 +35,9 @@ import re
 from array import array
 from bisect import bisect_left, insort
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from functools import partial
-from itertools import accumulate, chain, islice, repeat
+from itertools import accumulate, islice, repeat
 from operator import or_
 from typing import Any, ClassVar, NamedTuple
 
@@ -55,7 +55,13 @@ DENSE_SHARE = 128
 # `warm` builds ahead the bitmaps of lists holding at least 1/WARM_SHARE of the
 # slots: the lists a first recall would otherwise spend milliseconds on.
 WARM_SHARE = 32
-DENSE_PER_PART = 256  # cached bitmaps per saved part: a part holds at most ~30 MB at 100k
+# A saved part is made and pickled in a few long calls into C, during which a snapshot
+# written beside the requests (after `ready`) holds the interpreter: parts are kept to
+# a quarter of a megabyte of postings (or of a trigram's words), and DENSE_PER_PART
+# bitmaps.
+PART_VALUES = 1 << 16
+PLACES_PER_CALL = 1 << 12
+DENSE_PER_PART = 8  # cached bitmaps per saved part: about a megabyte at 100,000 memories
 WALK_OVER_SORT = 16  # in_order: a sort key costs this many recency-walk steps
 
 _NONZERO_BYTES = re.compile(rb"[^\x00]+")
@@ -158,6 +164,21 @@ def grams(word: str) -> set[str]:
 
 def split_joined(joined: str, count: int) -> list[str]:
     return joined.split(SEP) if count else []
+
+
+def _weighed_batches(held: Mapping[str, Sized], most: int = PART_VALUES) -> Iterator[list[str]]:
+    """The keys of `held` in order, in runs whose values hold about `most` items in all
+    (at least one key each), of at most 20,000 keys."""
+    batch: list[str] = []
+    size = 0
+    for key, values in held.items():  # (a change meanwhile stops it: RuntimeError)
+        if batch and (size + len(values) > most or len(batch) >= 20_000):
+            yield batch
+            batch, size = [], 0
+        batch.append(key)
+        size += len(values)
+    if batch:
+        yield batch
 
 
 def _batches(items: list[str], size: int = 20_000) -> Iterator[list[str]]:
@@ -268,7 +289,7 @@ class TermIndex:
             },
         )
         for field, postings in enumerate(self._postings):
-            for terms in _batches(list(postings)):
+            for terms in _weighed_batches(postings):
                 lists = list(map(postings.__getitem__, terms))
                 flat = array("I")
                 flat.frombytes(b"".join(lists))  # one copy in C, not an extend per term
@@ -277,11 +298,17 @@ class TermIndex:
         # A gram's words by their place among the terms as the postings parts above
         # list them (first field first): loading looks each up by place, without
         # making and hashing a string per member (there are millions).
-        places = {term: at for at, term in enumerate(dict.fromkeys(chain(*self._postings)))}
-        for batch in _batches(list(self._grams)):
+        places: dict[str, int] = {}
+        for postings in self._postings:
+            for term in postings:
+                places.setdefault(term, len(places))
+        for batch in _weighed_batches(self._grams):
             members = [self._grams[gram] for gram in batch]
             lengths = array("I", map(len, members))
-            words = array("I", map(places.__getitem__, chain.from_iterable(members)))
+            words = array("I")
+            for held in members:  # a few thousand places per call into C, not a million
+                for start in range(0, len(held), PLACES_PER_CALL):
+                    words.extend(map(places.__getitem__, held[start : start + PLACES_PER_CALL]))
             yield "grams", (SEP.join(batch), lengths, words)
         for field, dense in enumerate(self._dense):
             weighted = self.WEIGHTED[field]

@@ -86,8 +86,9 @@ def test_workers_build_the_index_the_catalog_builds_alone(tree, monkeypatch, kin
 
 def test_a_worker_built_index_keeps_changing_and_saving_like_any_other(tree, monkeypatch, tmp_path):
     catalog = scanned(tree, monkeypatch, 2)
-    cache = SnapshotCache(tmp_path / "snapshot", tree)
-    catalog.save_cache(cache)
+    catalog.unsaved = SnapshotCache(tmp_path / "snapshot", tree)
+    cache = catalog.unsaved
+    assert catalog.save_snapshot()
     again = MemoryCatalog(tree)
     again.scan(cache)
     assert again.cache_report == "snapshot reused for 248 files, 0 read again"  # skipped too

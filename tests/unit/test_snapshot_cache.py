@@ -223,3 +223,72 @@ def test_each_kind_of_index_has_its_snapshot_and_refuses_another(tree, tmp_path)
     assert wrong.load(input_order_key, Bm25Index) is None
     assert "expected 'bm25f'" in (wrong.last_problem or "")
     assert SnapshotCache(spec_path, roots).load(input_order_key, DocumentIndex) is not None
+
+
+def _scanned_unsaved(root, cache_dir, kind=Bm25Index):
+    roots = [MemoryRoot.of(root, "project")]
+    catalog = MemoryCatalog(roots, kind)
+    cache = SnapshotCache(default_cache_path(roots, cache_dir, kind), roots)
+    catalog.scan(cache, save=False)
+    return catalog, cache
+
+
+def test_a_scan_may_leave_its_snapshot_to_be_written_later(tree, tmp_path, reads):
+    """The daemon is ready before its snapshot is written (docs/performance.md): what
+    `save_snapshot` writes later is what a restart reuses."""
+    catalog, cache = _scanned_unsaved(tree, tmp_path / "cache")
+    assert catalog.unsaved is cache and not cache.path.exists()
+    write(tree / "later.md", memory("written after the scan", "a fresh deploy rule"))
+    catalog.upsert(tree / "later.md")
+    assert catalog.save_snapshot() and catalog.unsaved is None and cache.path.exists()
+    assert catalog.save_snapshot()  # nothing left to write
+    reads.clear()
+    warm = open_catalog(tree, tmp_path / "cache", Bm25Index)
+    assert reads == []
+    assert warm.cache_report == "snapshot reused for 7 files, 0 read again"
+    assert warm.snapshot().documents == catalog.snapshot().documents
+
+
+@pytest.mark.parametrize("how", ["a change", "a change the reading trips on"])
+def test_a_snapshot_written_while_the_catalog_changes_is_not_kept(
+    tree, tmp_path, reads, monkeypatch, how
+):
+    """A change applied while the snapshot is written (on the event loop, the writing in
+    a worker thread) would make a file of no one state: it is dropped and written again."""
+    catalog, cache = _scanned_unsaved(tree, tmp_path / "cache")
+    real_paced = memory_recall.server.catalog.snapshot_cache.paced
+
+    def changing_midway(parts):
+        for at, part in enumerate(real_paced(parts)):
+            yield part
+            if at == 2:
+                write(tree / "midway.md", memory("written midway", "the staging rule"))
+                catalog.upsert(tree / "midway.md")
+                if how != "a change":
+                    raise RuntimeError("dictionary changed size during iteration")
+
+    monkeypatch.setattr(memory_recall.server.catalog.snapshot_cache, "paced", changing_midway)
+    assert not catalog.save_snapshot()
+    assert catalog.unsaved is cache and not cache.path.exists()
+    assert not list(cache.path.parent.glob("*.tmp"))  # nothing half-written left
+    monkeypatch.setattr(memory_recall.server.catalog.snapshot_cache, "paced", real_paced)
+    assert catalog.save_snapshot() and cache.path.exists()
+    reads.clear()
+    warm = open_catalog(tree, tmp_path / "cache", Bm25Index)
+    assert reads == []
+    assert warm.snapshot().documents == catalog.snapshot().documents
+
+
+def test_an_unfinished_write_of_the_snapshot_is_pruned_once_old(tree, tmp_path):
+    """A daemon that exits while it writes its snapshot (after `ready`) leaves a
+    temporary file: the next write removes it once it is an hour old, never a fresh one
+    (another daemon of the same roots may be writing it)."""
+    catalog, cache = _scanned_unsaved(tree, tmp_path / "cache")
+    cache.path.parent.mkdir(parents=True, exist_ok=True)
+    old = cache.path.parent / f"{cache.path.name}abc123.tmp"
+    fresh = cache.path.parent / f"{cache.path.name}def456.tmp"
+    for path in (old, fresh):
+        path.write_bytes(b"half a snapshot")
+    os.utime(old, (os.path.getmtime(old) - 7200,) * 2)
+    assert catalog.save_snapshot()
+    assert not old.exists() and fresh.exists()
