@@ -8,7 +8,8 @@ root of 20,000 files coming back never holds the daemon for seconds.
 
 Past 400 lines, and one job: scanning, reading a change and applying it all
 keep the same structures in step (documents, skipped files, file stats, input
-order, index), and only this class may touch them.
+order, index), and only this class may touch them; writing their snapshot from
+another thread (`save_snapshot`) relies on every change bumping the version first.
 """
 
 from __future__ import annotations
