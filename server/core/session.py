@@ -189,19 +189,24 @@ class CatalogSession:
         changed since the last one): in a worker thread that lets requests go first, once
         recalls are quiet; again later when changes came in while it was written."""
         pause = SAVE_AGAIN_AFTER_S
-        while self.catalog.unsaved is not None:
-            await until_quiet(SAVE_AFTER_QUIET_S, SAVE_AFTER_AT_MOST_S)
-            # Its records of every file are made and dropped at once: a full collection
-            # among them walked them in the middle of a recall (30-60 ms at 100,000).
-            with heap.collector_paused():
-                saved = await asyncio.to_thread(self.catalog.save_snapshot)
-            if saved:
-                break
-            self.snapshot_done.set()  # the network need not wait for the retries
-            log.debug("the catalog changed while its snapshot was written: again in %.0f s", pause)
-            await asyncio.sleep(pause)
-            pause = min(2 * pause, SAVE_AGAIN_AT_MOST_S)
-        self.snapshot_done.set()
+        try:
+            while self.catalog.unsaved is not None:
+                await until_quiet(SAVE_AFTER_QUIET_S, SAVE_AFTER_AT_MOST_S)
+                # Its records of every file are made and dropped at once: a full
+                # collection among them walked them in the middle of a recall (30-60 ms
+                # at 100,000).
+                with heap.collector_paused():
+                    saved = await asyncio.to_thread(self.catalog.save_snapshot)
+                if saved:
+                    break
+                self.snapshot_done.set()  # the network need not wait for the retries
+                log.debug(
+                    "the catalog changed while its snapshot was written: again in %.0f s", pause
+                )
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, SAVE_AGAIN_AT_MOST_S)
+        finally:  # (a failure is the task's, logged: the network is built all the same)
+            self.snapshot_done.set()
         if self.catalog.cache_fault:
             self.fault(self.catalog.cache_fault)
 

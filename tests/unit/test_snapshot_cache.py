@@ -292,3 +292,26 @@ def test_an_unfinished_write_of_the_snapshot_is_pruned_once_old(tree, tmp_path):
     os.utime(old, (os.path.getmtime(old) - 7200,) * 2)
     assert catalog.save_snapshot()
     assert not old.exists() and fresh.exists()
+
+
+async def test_the_network_waits_for_the_snapshot_not_for_a_failed_one(tree, tmp_path, monkeypatch):
+    """The memory network's build waits for the snapshot written after `ready`
+    (`snapshot_done`); a write that fails for a reason of ours ends the task, not the
+    wait."""
+    from memory_recall.server.core.session import CatalogSession, TaskRegistry
+
+    catalog, cache = _scanned_unsaved(tree, tmp_path / "cache")
+    session = CatalogSession(catalog, TaskRegistry())
+
+    def broken() -> bool:
+        raise RuntimeError("our bug")
+
+    monkeypatch.setattr(catalog, "save_snapshot", broken)
+    with pytest.raises(RuntimeError):
+        await session._save_snapshot()
+    assert session.snapshot_done.is_set() and not cache.path.exists()
+
+    monkeypatch.undo()
+    session = CatalogSession(catalog, TaskRegistry())
+    await session._save_snapshot()
+    assert session.snapshot_done.is_set() and cache.path.exists() and catalog.unsaved is None
