@@ -15,6 +15,7 @@ another thread (`save_snapshot`) relies on every change bumping the version firs
 from __future__ import annotations
 
 import os
+import threading
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -112,6 +113,7 @@ class MemoryCatalog:
     cache_fault: str | None = None  # why the snapshot could not be written, if it could not
     # The snapshot cache a scan left to `save_snapshot` (`scan(save=False)`), if any.
     unsaved: SnapshotCache | None = None
+    _saving: threading.Lock = field(default_factory=threading.Lock)
     # When each path was last applied (a tick of `_clock`), while a change read off
     # the event loop may be older than it.
     _clock: int = 0
@@ -227,6 +229,10 @@ class MemoryCatalog:
         collection changing under the reading) leaves the old file and answers False, to be
         tried again. True once there is nothing left to write; a cache that cannot be
         written (a full disk, a read-only or missing home) says why in `cache_fault`."""
+        with self._saving:  # one writer at a time (a command's exit, the session's task)
+            return self._save_snapshot()
+
+    def _save_snapshot(self) -> bool:
         cache = self.unsaved
         if cache is None:
             return True

@@ -109,6 +109,10 @@ def with_core(
                 await core.session.ready.wait()
             return await action(core)
         finally:
+            # The daemon writes the snapshot its scan left after `ready`, beside its
+            # requests; a command writes it before it exits, so the next one starts warm.
+            if core.session.ready.is_set():
+                await asyncio.to_thread(core.catalog.save_snapshot)
             await core.stop()
 
     return asyncio.run(run())

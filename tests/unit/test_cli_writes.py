@@ -111,3 +111,35 @@ def test_eval_write_prints_precision_and_recall(capsys: pytest.CaptureFixture[st
     assert code == 0
     assert re.search(r"secrets: \d+ cases\s+precision [\d.]+\s+recall [\d.]+", out)
     assert "verdict      precision  recall" in out and "types:" in out
+
+
+def test_a_command_leaves_its_snapshot_for_the_next_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The daemon writes its snapshot after `ready`; a one-shot command, which exits as
+    soon as it has answered, writes it before it exits: the next command starts warm."""
+    import memory_recall.server.catalog.catalog as catalog_module
+
+    monkeypatch.setenv("MEMORY_RECALL_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("MEMORY_RECALL_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "memory"
+    root.mkdir()
+    for i in range(3):
+        (root / f"note-{i}.md").write_text(
+            f"---\nname: note {i}\ntype: project\n---\nhow we deploy service {i}\n"
+        )
+    read: list[str] = []
+    real = catalog_module.load_document
+
+    def counting(path: Path, **kw: object) -> object:
+        read.append(path.name)
+        return real(path, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(catalog_module, "load_document", counting)
+    at = ("--root", f"{root}:project")
+    code, out, _ = run(capsys, "recall", "how do we deploy", *at)
+    assert code == 0 and "note" in out and len(read) == 3
+    assert list((tmp_path / "cache").glob("catalog-*.snapshot"))
+    read.clear()
+    code, out, _ = run(capsys, "recall", "how do we deploy", *at)
+    assert code == 0 and "note" in out and read == []
