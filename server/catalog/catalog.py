@@ -395,8 +395,7 @@ class MemoryCatalog:
 
     def _remove(self, path: str | os.PathLike[str]) -> bool:
         key = str(self._absolute(path))
-        self._changing()
-        removed = self._drop([key]) == 1
+        removed = self._drop([key]) == 1  # (first: it says the catalog is changing)
         self._skipped.pop(key, None)
         self._file_stats.pop(key, None)
         if removed:
@@ -445,8 +444,7 @@ class MemoryCatalog:
 
     def _put(self, doc: MemoryDocument) -> None:
         """Add or replace one document in the input order and the index."""
-        self._changing()
-        self._drop([doc.path])
+        self._drop([doc.path])  # (first: it says the catalog is changing)
         self._docs[doc.path] = doc
         self._changed_paths.add(doc.path)
         at = bisect_left(self._input_docs, input_order_key(doc), key=input_order_key)
