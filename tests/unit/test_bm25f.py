@@ -4,6 +4,7 @@ Its figures on the eval corpora are held by the baseline (test_eval_baseline.py)
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -190,6 +191,29 @@ def test_a_text_said_not_to_hold_an_ascii_token_does_not_hold_it_in_its_exact_fo
         return
     if cannot_hold(text, pattern):
         assert token not in form
+
+
+def test_every_character_says_which_ascii_its_exact_form_may_hold():
+    # `cannot_hold` trusts `_ascii_of` for the characters of a text that is not its own
+    # NFKC: a character with no decomposition and no other lowercase is its own exact form.
+    for code in range(0x80, sys.maxunicode + 1):
+        char = chr(code)
+        if 0xD800 <= code <= 0xDFFF or not (
+            unicodedata.decomposition(char) or char.lower() != char
+        ):
+            continue
+        held = {c for c in exact_form(char) if c.isascii()}
+        assert held <= folding._ascii_of(char), (hex(code), exact_form(char))
+
+
+def test_a_body_with_fullwidth_punctuation_is_told_apart_without_its_nfkc():
+    body = "部署前先跑 smoke test，然后在 release 分支上打标签：v2。" * 20
+    assert not unicodedata.is_normalized("NFKC", body)
+    assert cannot_hold(body, caseless_ascii("client_job"))  # no character gives "_" or "j"
+    # "，" gives "," and "：" gives ":": a token holding one is checked in the exact form
+    assert not cannot_hold(body, caseless_ascii("release:v2"))
+    assert "release:v2" not in exact_form(body)  # (it is not there: the check says so)
+    assert not cannot_hold(body, caseless_ascii("smoke test"))  # written as such
 
 
 @settings(max_examples=600, deadline=None)

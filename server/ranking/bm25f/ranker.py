@@ -52,6 +52,7 @@ from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.pacing import paced
 from memory_recall.server.ranking.bm25f.folding import (
     FOLD_MARK,
+    CaselessToken,
     cannot_hold,
     caseless_ascii,
     exact_form,
@@ -215,7 +216,7 @@ def _check_compound(
     doc: MemoryDocument,
     token: str,
     pattern: regex.Pattern[str],
-    caseless: regex.Pattern[str] | None,
+    caseless: CaselessToken | None,
 ) -> CompoundCheck:
     """Where a compound token is in one memory's fields, in the exact forms the index
     read them in (Turkish casing where a title holds ı or İ: `Billing-API İ` is
