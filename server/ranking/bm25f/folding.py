@@ -184,28 +184,25 @@ def cannot_hold(text: str, token: CaselessToken) -> bool:
     a run of ASCII characters written as such, which a caseless ASCII search of the text
     as written finds. The Turkish and Lithuanian casings, which look at the whole text,
     are not told apart: such a text is never said to lack a token its search misses."""
-    if token.pattern.search(text) is not None:
-        return False
-    if _lowercase_is_exact(text):
-        return True
-    return not needs_tailoring(text) and not token.chars & _ascii_given(text)
+    return token.pattern.search(text) is None and not token.chars & _ascii_given(text)
 
 
-@lru_cache(maxsize=4_096)
-def _lowercase_is_exact(text: str) -> bool:
-    """Whether a text's exact form is its lowercase: it is its own NFKC and no language's
-    casing applies. Kept for the texts asked lately: a compound's check asks it of the
-    same bodies (up to 1,024) at every recall, and the bodies are the catalog's own
-    strings (a changed memory's old body stays until four thousand others were asked)."""
-    return not needs_tailoring(text) and unicodedata.is_normalized("NFKC", text)
+_EVERY_ASCII = frozenset(map(chr, range(128)))
 
 
 @lru_cache(maxsize=4_096)
 def _ascii_given(text: str) -> frozenset[str]:
-    """The ASCII characters (lowercased) that the characters of `text` not written in
-    ASCII may give its exact form: a Chinese memory's fullwidth commas give ",", an é
-    gives "e". Kept, as `_lowercase_is_exact` is, for the bodies a compound's check asks
-    again."""
+    """The ASCII characters (lowercased) the exact form of `text` may hold that are not
+    written in it as ASCII: none when the text is its own NFKC (its exact form is its
+    lowercase), any under a language's casing, else what its other characters may give
+    (a Chinese memory's fullwidth commas give ",", an é gives "e"). Kept for the texts
+    asked lately: a compound's check asks it of the same bodies (up to 1,024) at every
+    recall, and the bodies are the catalog's own strings (a changed memory's old body
+    stays until four thousand others were asked)."""
+    if needs_tailoring(text):
+        return _EVERY_ASCII
+    if unicodedata.is_normalized("NFKC", text):
+        return frozenset()
     given: set[str] = set()
     for char in set(text):
         if not char.isascii():
