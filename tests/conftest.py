@@ -35,6 +35,20 @@ def make_doc(
     )
 
 
+def beyond_small_folders(docs: list[MemoryDocument]) -> list[MemoryDocument]:
+    """`docs` with unrelated notes added until they are more than the memories a small
+    folder holds: the fast phase is then gated as a folder of hundreds is (a folder of a
+    few memories has a gate of its own, docs/ranking.md "Small folders")."""
+    from memory_recall.server.ranking.confidence.calibration import default_calibration
+
+    missing = default_calibration().small_up_to + 1 - len(docs)
+    notes = [
+        make_doc(f"note {i}", f"topic {i}", f"word{i} " * 5, path=f"/filler/n{i}.md")
+        for i in range(max(0, missing))
+    ]
+    return [*docs, *notes]
+
+
 @pytest.fixture
 def doc_factory():
     return make_doc

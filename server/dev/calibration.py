@@ -8,7 +8,8 @@ gate's two thresholds are chosen on the same split: the most precise fast phase
 that keeps hit@2 within `HIT_LOSS` of the ungated top 2 and mutes at most
 `MUTED_MAX` of the answerable questions. The result is written as data
 (`server/ranking/confidence/data/calibration.json`) with where it came from and
-the figures of both splits.
+the figures of both splits. Then the same for small folders (server/dev/small_folders.py),
+for the sizes at which the corpora's gate mutes too much (`calibrate_small`).
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ import argparse
 import datetime
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
 from memory_recall.protocol.limits import FAST_LIMIT
 from memory_recall.server.dev.evaluation import EvalCorpus, load_corpus, split_of
+from memory_recall.server.dev.small_folders import SIZES, small_folders
 from memory_recall.server.ranking.confidence import calibration as calibration_module
 from memory_recall.server.ranking.confidence.calibration import (
     Calibration,
@@ -219,9 +222,10 @@ def choose_thresholds(
     first: Model,
     second: Model,
     hit_loss: float = HIT_LOSS,
+    muted_max: float = MUTED_MAX,
 ) -> Thresholds:
     """The gate's thresholds: the most precise fast phase that keeps every corpus's
-    hit@2 within `hit_loss` of the ungated top 2 and mutes at most MUTED_MAX of the
+    hit@2 within `hit_loss` of the ungated top 2 and mutes at most `muted_max` of the
     answerable questions (on `samples`, the tuning split)."""
     ungated = simulate(samples, None)
     floors = {
@@ -235,7 +239,7 @@ def choose_thresholds(
         nonlocal best
         gated = simulate(samples, _calibration(first, second, thresholds), known)
         figs = gated.as_json()
-        if figs["muted"] > MUTED_MAX + 1e-9 or any(
+        if figs["muted"] > muted_max + 1e-9 or any(
             f.hits / max(1, f.answerable) < floors[name] - 1e-9
             for name, f in gated.per_corpus.items()
         ):
@@ -271,6 +275,61 @@ def calibrate(samples: Sequence[Sample]) -> Calibration:
     first = fit_logistic(*_rows(tune, 0))
     second = fit_logistic(*_rows(tune, 1))
     return _calibration(first, second, choose_thresholds(tune, first, second))
+
+
+def _hit_loss(samples: Sequence[Sample], calibration: Calibration) -> float:
+    """How much of the ungated top 2's hit@2 the gate of `calibration` loses on `samples`."""
+    ungated, gated = simulate(samples, None), simulate(samples, calibration)
+    return (ungated.hits - gated.hits) / max(1, ungated.answerable)
+
+
+def calibrate_small(
+    small: Mapping[int, Sequence[Sample]], main: Calibration, smallest: int
+) -> Calibration:
+    """`main`, with a calibration of its own for the folder sizes at which it loses more
+    than HIT_LOSS of hit@2 (pooled, tuning split) — from the smallest sampled size up to
+    the first it keeps within that, and below `smallest`, the size of the smallest
+    labelled corpus (from there on `main` was fitted on real folders of that size) —
+    fitted on those sizes' folders as `calibrate` fits the corpora. The muting allowed
+    is MUTED_MAX on top of what the ranker itself leaves silent there (questions that
+    share no word with their memory: no gate can answer them)."""
+    tune = {size: [s for s in samples if s.split == "tune"] for size, samples in small.items()}
+    sizes = [size for size in sorted(tune) if size < smallest]
+    failing = list(takewhile(lambda size: _hit_loss(tune[size], main) > HIT_LOSS, sizes))
+    if not failing:
+        return main
+    fit_on = [s for size in failing for s in tune[size]]
+    first = fit_logistic(*_rows(fit_on, 0))
+    second = fit_logistic(*_rows(fit_on, 1))
+    silent = simulate(fit_on, None).as_json()["muted"]
+    thresholds = choose_thresholds(fit_on, first, second, muted_max=silent + MUTED_MAX)
+    following = [size for size in sorted(tune) if size > failing[-1]]
+    up_to = min(following[0] if following else failing[-1] + 1, smallest) - 1
+    return replace(main, small=_calibration(first, second, thresholds), small_up_to=up_to)
+
+
+def collect_small(corpora: Sequence[EvalCorpus]) -> dict[int, list[Sample]]:
+    """The samples of every corpus's small folders, per size."""
+    return {
+        size: collect(folder for c in corpora for folder in small_folders(c, size))
+        for size in SIZES
+    }
+
+
+def small_report(small: Mapping[int, Sequence[Sample]], fitted: Calibration) -> dict[str, Any]:
+    """Per folder size and split: the ungated top 2, the full corpora's gate, and the gate
+    a folder of that size gets."""
+    out: dict[str, Any] = {}
+    for size, samples in sorted(small.items()):
+        for split in ("tune", "blind"):
+            part = [s for s in samples if s.split == split]
+            out.setdefault(str(size), {})[split] = {
+                "cases": len(part),
+                "ungated": simulate(part, None).as_json(),
+                "fullCorporaGate": simulate(part, replace(fitted, small=None)).as_json(),
+                "gated": simulate(part, fitted.for_folder(size)).as_json(),
+            }
+    return out
 
 
 FRONTIER = (0.02, 0.05, 0.10, 1.0)  # hit@2 losses allowed per corpus
@@ -369,18 +428,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     paths = corpora_paths(args.corpus)
-    samples = collect(load_corpus(p) for p in paths)
+    corpora = [load_corpus(p) for p in paths]
+    samples = collect(corpora)
     fitted = calibrate(samples)
     figures = report(samples, fitted)
     figures["frontier"] = frontier(samples, fitted)
     figures["silenceFrontier"] = silence_frontier(samples, fitted)
+    small = collect_small(corpora)
+    fitted = calibrate_small(small, fitted, min(len(c.documents) for c in corpora))
+    figures["smallFolders"] = small_report(small, fitted)
     document = {
         "about": (
             "The fast phase's confidence (server/ranking/confidence/calibration.py): logistic "
             "models of the bm25f ranker's first and second memory being relevant, and the "
             "gate's thresholds. Written by `memory-recall dev calibrate --write`; fitted on the "
             "tuning split of the corpora below (server/dev/evaluation.py split_of), never on "
-            "the blind split, whose figures are kept here to compare."
+            "the blind split, whose figures are kept here to compare. `smallFolders`: the "
+            "same for folders of a few memories, made of the same corpora "
+            "(server/dev/small_folders.py)."
         ),
         "written": datetime.date.today().isoformat(),
         "corpora": [p.stem for p in paths],

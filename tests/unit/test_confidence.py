@@ -21,7 +21,7 @@ from memory_recall.server.ranking.shortlist import SENTENCE_CONFIDENCE, RecallQu
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.recall.service import RecallRequest, lexical_phases
 
-from tests.conftest import make_doc
+from tests.conftest import beyond_small_folders, make_doc
 
 FLAT = Model(0.0, {})
 
@@ -121,17 +121,19 @@ def test_choose_without_evidence_passes_the_top_through():
     assert chosen == ["a"] and confidences == [0.5]  # a flat model: 0.5 each
 
 
-ZEBRA = [
-    make_doc(title, description, f"{description.capitalize()}.", path=f"/z/{name}.md")
-    for name, title, description in (
-        ("freeze", "Zebra deploy freeze", "zebra deploys freeze on Fridays"),
-        ("pipeline", "Zebra deploy pipeline", "the zebra deploy runs through the pipeline"),
-        ("owners", "Zebra service owners", "who owns the zebra service deploys"),
-        ("rollback", "Zebra rollback", "how to roll back a zebra deploy"),
-        ("canary", "Zebra canary hosts", "zebra deploys hit the canary hosts first"),
-        ("dashboards", "Zebra dashboards", "where the zebra service graphs are"),
-    )
-]
+ZEBRA = beyond_small_folders(
+    [
+        make_doc(title, description, f"{description.capitalize()}.", path=f"/z/{name}.md")
+        for name, title, description in (
+            ("freeze", "Zebra deploy freeze", "zebra deploys freeze on Fridays"),
+            ("pipeline", "Zebra deploy pipeline", "the zebra deploy runs through the pipeline"),
+            ("owners", "Zebra service owners", "who owns the zebra service deploys"),
+            ("rollback", "Zebra rollback", "how to roll back a zebra deploy"),
+            ("canary", "Zebra canary hosts", "zebra deploys hit the canary hosts first"),
+            ("dashboards", "Zebra dashboards", "where the zebra service graphs are"),
+        )
+    ]
+)
 
 
 def zebra_query(text: str) -> RecallQuery:

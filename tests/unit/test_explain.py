@@ -136,7 +136,7 @@ def test_the_recall_joins_the_network_exactly_as_network_eval_measures() -> None
 def test_the_fast_phase_explained_is_the_one_the_confidence_gate_sends() -> None:
     from memory_recall.server.ranking.view import CorpusView
 
-    from tests.conftest import make_doc
+    from tests.conftest import beyond_small_folders, make_doc
 
     docs = [
         make_doc("Zebra canary hosts", "zebra deploys hit the canary hosts first", path="/z/c.md"),
@@ -144,7 +144,7 @@ def test_the_fast_phase_explained_is_the_one_the_confidence_gate_sends() -> None
         make_doc("Zebra dashboards", "where the zebra service graphs are", path="/z/d.md"),
         *(make_doc(f"note {i}", f"topic {i}", f"word{i} " * 5, path=f"/n{i}.md") for i in range(6)),
     ]
-    snapshot = CorpusView.of(docs)
+    snapshot = CorpusView.of(beyond_small_folders(docs))
     silent = explain(
         snapshot,
         ExplainRequest("/z/c.md", "the canary budget of the payments team?", with_selector=True),

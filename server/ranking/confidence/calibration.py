@@ -8,6 +8,9 @@ also sees how the second compares with the first.
 The gate (docs/ranking.md, "Confidence and silence"): the first memory is
 delivered when its confidence reaches `first`, the second when the first was
 delivered and its own reaches `second`, or the first's stays below `doubtedFirst`.
+A small folder has models and thresholds of its own (`smallFolders`, docs/ranking.md,
+"Small folders"): there most words of a question are in no memory at all, which in a
+folder of hundreds says the question has no answer, and in a folder of ten says little.
 Silence is a result: a query whose best memory is unlikely to answer it gets
 nothing in the fast phase (the refined phase and the model's candidates are not
 gated).
@@ -141,6 +144,16 @@ class Calibration:
     # Below this, the first memory is delivered but doubted: the second goes with it
     # whatever its own confidence (the answer is as likely one as the other).
     doubted_first: float = 0.0
+    # The calibration of a folder of at most `small_up_to` memories, fitted on such
+    # folders (None: this one serves every size).
+    small: Calibration | None = None
+    small_up_to: int = 0
+
+    def for_folder(self, memories: int) -> Calibration:
+        """The calibration that gates a recall among `memories` memories."""
+        if self.small is not None and memories <= self.small_up_to:
+            return self.small
+        return self
 
     def confidences(self, q: QueryEvidence) -> list[float]:
         """A confidence per memory of `q.docs` (at most two are modelled: a third and
@@ -172,16 +185,21 @@ class Calibration:
                 "doubtedFirst": self.doubted_first,
             },
         }
+        if self.small is not None:
+            out["smallFolders"] = {"upTo": self.small_up_to, **self.small.as_json()}
         return out
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Calibration:
+        small = data.get("smallFolders")
         return cls(
             Model.of(data["first"]),
             Model.of(data["second"]),
             float(data["thresholds"]["first"]),
             float(data["thresholds"]["second"]),
             float(data["thresholds"].get("doubtedFirst", 0.0)),
+            cls.of(small) if small else None,
+            int(small["upTo"]) if small else 0,
         )
 
 
@@ -200,7 +218,8 @@ def choose(
     evidence: Any,
     calibration: Calibration | None = None,
 ) -> tuple[list[Any], list[float | None]]:
-    """The fast phase's memories among the ranking's `top` and their confidence.
+    """The fast phase's memories among the ranking's `top` and their confidence
+    (gated as a folder of the ranking's size is: `Calibration.for_folder`).
 
     `evidence`: the ranking's account of its best memories (`Ranking.evidence`), or
     None for a ranker that gives none: then `top` is delivered as ranked, with no
@@ -208,7 +227,8 @@ def choose(
     """
     if not top or evidence is None:
         return list(top), [None] * len(top)
-    calibration = calibration or default_calibration()
-    confidences = calibration.confidences(evidence(top))
+    found = evidence(top)
+    calibration = (calibration or default_calibration()).for_folder(found.corpus)
+    confidences = calibration.confidences(found)
     kept = calibration.gate(confidences)
     return list(top[:kept]), [round(c, 4) for c in confidences[:kept]]
