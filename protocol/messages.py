@@ -317,6 +317,12 @@ class MemoryDoc(WireModel):
         "value: newer wins, they are not delivered (or, when an earlier phase already "
         "sent one, this marks it as replaced); absent when none",
     )
+    perhaps_corrects: list[SupersededMark] | None = Field(
+        default=None,
+        description="older memories of this recall that this one may correct: the writer "
+        "linked the two (`maybeSupersedes`) when the conflict rules leaned so but could not "
+        "settle it. Both are delivered, never one hidden on a lean; absent when none",
+    )
     confidence: float | None = Field(
         default=None,
         ge=0.0,

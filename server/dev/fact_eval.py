@@ -13,8 +13,12 @@ Two kinds of labelled sets (fixtures/conflicts/):
 - update histories (histories.json, histories-blind.json): background facts, then the
   steps, each remembered through the real writer into a fresh root; each question is
   recalled (the lexical refined phase, newer wins applied) and counts as newest-only
-  when a delivered memory holds the answer and none holds a stale value. A background
-  fact missing from the root afterwards is a loss.
+  when a delivered memory holds the answer and none holds a stale value, and as flagged
+  when the memories holding stale values are all marked as perhaps corrected by a
+  delivered newer one (an unsettled lean: both delivered). A memory a recall hid as
+  superseded by one that a perfect model calls independent of it (`wronglyHidden`,
+  distinct pairs) is a fact taken out of sight; a background fact missing from the root
+  afterwards is a loss.
 
 Tiers, each measured on its own: `rules` (the floor); `vectors` (the rules, then the
 bundled measuring encoder on the pairs left unsure: Universal Sentence Encoder
@@ -249,11 +253,37 @@ def _holds(text: str, value: str) -> bool:
 class HistoryTally:
     questions: int = 0
     newest_only: int = 0
+    # The answer delivered, and every memory holding a stale value marked as perhaps
+    # corrected by a delivered newer one (`perhapsCorrects`: an unsettled lean).
+    flagged: int = 0
+    # Memories a recall hid as superseded by one a perfect model would call independent
+    # of it: a fact taken out of the agent's sight on a wrong verdict.
+    wrongly_hidden: int = 0
     losses: int = 0  # background facts gone from the root
 
     def figures(self) -> dict[str, Any]:
-        share = self.newest_only / self.questions if self.questions else 1.0
-        return {"questions": self.questions, "newestOnly": round(share, 4), "losses": self.losses}
+        def share(n: int) -> float:
+            return round(n / self.questions if self.questions else 1.0, 4)
+
+        return {
+            "questions": self.questions,
+            "newestOnly": share(self.newest_only),
+            "newestOrFlagged": share(self.newest_only + self.flagged),
+            "wronglyHidden": self.wrongly_hidden,
+            "losses": self.losses,
+        }
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """One history under one tier: its figures and what went wrong."""
+
+    questions: int
+    newest: int
+    flagged: int
+    wrongly_hidden: int
+    losses: int
+    errors: list[str]
 
 
 @dataclass
@@ -289,8 +319,8 @@ def _history_truth(history: dict[str, Any]) -> Callable[[str, str], str]:
 
 async def replay(
     history: dict[str, Any], tier: str, vectors: VectorTier | None, work: Path
-) -> tuple[int, int, int, list[str]]:
-    """(questions, newest-only, losses, errors) of one history under one tier."""
+) -> Replayed:
+    """One history written under one tier, then asked its questions."""
     root_dir = work / history["id"] / tier
     root_dir.mkdir(parents=True)
     catalog = MemoryCatalog([MemoryRoot.of(root_dir, "project")])
@@ -307,7 +337,10 @@ async def replay(
     losses = sum(1 for fact in history["background"] if fact not in on_disk)
     if losses:
         errors.append(f"{history['id']}: a background fact is gone")
-    newest = 0
+    truth = _history_truth(history)
+    by_path = {d.path: d for d in catalog.snapshot().documents}
+    newest = flagged = 0
+    hidden: set[tuple[str, str]] = set()  # (older, newer) pairs hidden on a wrong verdict
     for question in history["questions"]:
         _fast, refined = lexical_phases(
             catalog.snapshot(), RecallRequest("eval", question["query"]), RANKERS[DEFAULT_RANKER]
@@ -315,15 +348,31 @@ async def replay(
         delivered = [f"{d.title}\n{d.description}\n{d.body}" for d in refined.docs]
         has_answer = any(all(_holds(t, a) for a in question["answer"]) for t in delivered)
         stale = [v for v in question["stale"] if any(_holds(t, v) for t in delivered)]
+        marked = {m.path for d in refined.docs for m in d.perhaps_corrects or ()}
+        stale_docs = {
+            d.path
+            for d, t in zip(refined.docs, delivered, strict=True)
+            if any(_holds(t, v) for v in question["stale"])
+        }
+        for d in refined.docs:
+            for mark in d.supersedes or ():
+                older = by_path[mark.path]
+                pair = (mark.path, d.path)
+                if pair not in hidden and truth(older.body, by_path[d.path].body) == "independent":
+                    hidden.add(pair)
+                    errors.append(f"{history['id']}: {older.body!r} hidden by {d.body!r}")
         if has_answer and not stale:
             newest += 1
+        elif has_answer and stale_docs <= marked:
+            flagged += 1
         else:
             why = "no answer" if not has_answer else f"stale {', '.join(stale)}"
             errors.append(
                 f"{history['id']}: {question['query']} ({why}; {len(delivered)} delivered)"
             )
     state.close()
-    return len(history["questions"]), newest, losses, errors
+    questions = len(history["questions"])
+    return Replayed(questions, newest, flagged, len(hidden), losses, errors)
 
 
 async def evaluate_histories(name: str, tier: str, vectors: VectorTier | None) -> HistoryReport:
@@ -331,12 +380,14 @@ async def evaluate_histories(name: str, tier: str, vectors: VectorTier | None) -
     report = HistoryReport(name, tier)
     with tempfile.TemporaryDirectory(prefix="facts-eval-") as work:
         for history in data["histories"]:
-            questions, newest, losses, errors = await replay(history, tier, vectors, Path(work))
+            done = await replay(history, tier, vectors, Path(work))
             for tally in (report.all, report.languages[history["lang"]]):
-                tally.questions += questions
-                tally.newest_only += newest
-                tally.losses += losses
-            report.errors += errors
+                tally.questions += done.questions
+                tally.newest_only += done.newest
+                tally.flagged += done.flagged
+                tally.wrongly_hidden += done.wrongly_hidden
+                tally.losses += done.losses
+            report.errors += done.errors
     return report
 
 

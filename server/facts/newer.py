@@ -5,8 +5,13 @@ written in other words beside the old note (the rules kept both, unsure), or two
 a user wrote months apart. Delivering both hands the agent a contradiction, and the old
 value first when it ranks higher. So among the documents of a delivery, each pair is
 judged with the write side's rules, the more recent memory as the new one: when they
-are sure it changes the older one's slot, the older is not delivered and the newer
-says which memory it supersedes and when each was written.
+are sure it changes the older one's slot, or a model confirmed it when it was written
+(`supersedes`), the older is not delivered and the newer says which memory it
+supersedes and when each was written. When the rules only lean so and the writer linked
+the two unsure (`maybeSupersedes`), both are delivered and the newer says it perhaps
+corrects the older: a lean is not a verdict, and a note that shares a subject word with
+another ("Bob took over billing" beside "billing deploys use Kustomize") must not take
+it out of the agent's sight.
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ class Superseded:
     older: MemoryDocument
     newer: MemoryDocument
     reason: str
+    # False: the rules lean so and the writer linked the two, unsure; the older is
+    # delivered too, the newer marked as perhaps correcting it.
+    settled: bool = True
 
     @property
     def older_date(self) -> str:
@@ -88,24 +96,28 @@ def title_key(title: str) -> str:
     return " ".join(regex.sub(r"[^\p{L}\p{M}\p{N}]+", " ", normalize(title)).split())
 
 
-def _linked(source: MemoryDocument, target: MemoryDocument) -> bool:
-    """Whether the writer linked `source` as (maybe) superseding `target`."""
-    links = (*source.paths_of(MAYBE_SUPERSEDES_KEY), *source.paths_of("supersedes"))
-    return target.relative_path in links
+def _linked(source: MemoryDocument, target: MemoryDocument, key: str) -> bool:
+    """Whether the writer linked `source` to `target` under front-matter `key`."""
+    return target.relative_path in source.paths_of(key)
 
 
 def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
-    """Older path → what supersedes it, among `docs` (a delivery: a handful)."""
+    """Older path → what supersedes it, among `docs` (a delivery: a handful); an
+    unsettled entry (`settled` False) hides nothing."""
     out: dict[str, Superseded] = {}
     ordered = sorted(docs, key=_newness)
     for i, older in enumerate(ordered):
         for newer in reversed(ordered[i + 1 :]):
-            if newer.path == older.path or newer.path in out:
+            settled_away = newer.path in out and out[newer.path].settled
+            if newer.path == older.path or settled_away:
                 continue
-            # Sure, or unsure where the write side already linked the two (the newer
-            # "maybe supersedes" the older): both are in this delivery, about one query.
-            # (In either direction: the older of a linked pair may have been updated since.)
-            linked = _linked(newer, older) or _linked(older, newer)
+            # The writer's links, in either direction (the older of a linked pair may have
+            # been updated since): `supersedes` a model confirmed, `maybeSupersedes` a
+            # lean of the rules it could not settle.
+            confirmed = _linked(newer, older, "supersedes") or _linked(older, newer, "supersedes")
+            leaned = _linked(newer, older, MAYBE_SUPERSEDES_KEY) or _linked(
+                older, newer, MAYBE_SUPERSEDES_KEY
+            )
             # Two titles given by hand that differ name two things unless the writer said
             # otherwise: a recall does not hide one on the rules' word alone. Such a pair
             # is not read at all (reading two memories new to the process is most of a
@@ -115,11 +127,14 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
                 and _titled(older)
                 and _titled(newer)
             )
-            if titled_apart and not linked:
+            if titled_apart and not (confirmed or leaned):
                 continue
             verdict = _judge(_text(newer), _text(older))
-            sure = verdict.sure and not titled_apart
-            if verdict.kind == "update" and verdict.replaces_value and (sure or linked):
+            if verdict.kind != "update" or not verdict.replaces_value:
+                continue
+            if (verdict.sure and not titled_apart) or confirmed:
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break
+            if leaned and older.path not in out:
+                out[older.path] = Superseded(older, newer, verdict.reason, settled=False)
     return out

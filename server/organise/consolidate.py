@@ -201,10 +201,9 @@ def _same_subject(a: _Memory, b: _Memory, kind: str) -> bool:
     return not (a_names_more and b_names_more)
 
 
-def _linked(newer: _Memory, older: _Memory) -> bool:
-    """Whether the writer linked the newer memory as (maybe) superseding the older."""
-    targets = (*newer.doc.paths_of(MAYBE_SUPERSEDES.lower()), *newer.doc.paths_of("supersedes"))
-    return older.doc.relative_path in targets
+def _linked(newer: _Memory, older: _Memory, key: str) -> bool:
+    """Whether the writer linked the newer memory to the older under front-matter `key`."""
+    return older.doc.relative_path in newer.doc.paths_of(key)
 
 
 class _Clusters:
@@ -326,10 +325,17 @@ class _Planner:
         for i, j in candidate_pairs([m.words for m in memories], keys, len(self.vocabulary)):
             a, b = memories[i], memories[j]
             older, newer = (i, j) if a.newness() < b.newness() else (j, i)
-            # The writer linked them as one slot it could not settle (docs/writing.md):
-            # a correction in other words, whatever the titles say.
-            linked = _linked(memories[newer], memories[older])
-            if not (linked or _same_subject(a, b, "update") or _same_subject(a, b, "duplicate")):
+            # The writer's links (docs/writing.md): `supersedes`, a correction a model
+            # confirmed, whatever the titles say; `maybeSupersedes`, a lean of the rules it
+            # could not settle — reported when they still lean so, never acted on.
+            linked = _linked(memories[newer], memories[older], "supersedes")
+            leaned = _linked(memories[newer], memories[older], MAYBE_SUPERSEDES.lower())
+            if not (
+                linked
+                or leaned
+                or _same_subject(a, b, "update")
+                or _same_subject(a, b, "duplicate")
+            ):
                 self.set_aside += 1  # no verdict could be acted on: see _same_subject
                 continue
             self.pairs += 1
@@ -357,6 +363,10 @@ class _Planner:
                 verdict = replace(verdict, kind="duplicate")
             if corrects:
                 self.update_edges.append((older, newer))  # newer wins; the older is archived
+            elif leaned and verdict.kind == "update" and not verdict.decided:
+                # The writer's lean, still a lean: superseding takes a fact out of recall,
+                # only on a settled verdict (a shared subject word is not one).
+                self.undecided.append((older, newer, verdict.kind, verdict.reason))
             elif not _same_subject(memories[newer], memories[older], verdict.kind):
                 self.set_aside += 1  # taken as independent: see _same_subject
             elif verdict.kind == "duplicate" and not verdict.decided and a.title_key != b.title_key:

@@ -78,7 +78,7 @@ def render_prompt(
     now_ms: float | None = None,
     excerpts: Sequence[Excerpt] | None = None,
     stale: Mapping[str, str] | None = None,
-    supersedes: Mapping[str, Sequence[tuple[str, str, str, str]]] | None = None,
+    supersedes: Mapping[str, Sequence[tuple[str, str, str, str, bool]]] | None = None,
 ) -> str:
     """`## Relevant memory` with one `### title (relative path)` section per document.
 
@@ -86,7 +86,8 @@ def render_prompt(
     where the text was cut: before it when it starts inside the body, after it
     when the body goes on. `stale`: path → why a memory may be outdated (docs/organisation.md);
     its section says so. `supersedes`: path → (title, relative path, its date, this
-    one's date) of older memories it replaces (newer wins, docs/writing.md).
+    one's date, settled) of older memories it replaces (newer wins, docs/writing.md) —
+    or, not settled, perhaps corrects: both are delivered.
     """
     if not docs:
         return ""
@@ -99,10 +100,20 @@ def render_prompt(
         ]
         if stale and doc.path in stale:
             section.append(f"_May be outdated: it {stale[doc.path]}._")
-        for title, rel, older, newer in (supersedes or {}).get(doc.path, ()):
+        perhaps, written = [], ""
+        for title, rel, older, newer, settled in (supersedes or {}).get(doc.path, ()):
+            named = f"“{one_line(title, PROMPT_TITLE_CHARS)}” ({one_line(rel, 400)}, {older})"
+            if settled:
+                section.append(
+                    f"_Supersedes {named}: this note, of {newer}, states the newer value._"
+                )
+            else:
+                perhaps.append(named)
+                written = newer
+        if perhaps:
             section.append(
-                f"_Supersedes “{one_line(title, PROMPT_TITLE_CHARS)}” ({one_line(rel, 400)},"
-                f" {older}): this note, of {newer}, states the newer value._"
+                f"_Perhaps corrects {'; '.join(perhaps)} — not settled, so given too: this "
+                f"note is of {written}._"
             )
         if doc.description:
             section.append(one_line(doc.description, PROMPT_DESCRIPTION_CHARS))

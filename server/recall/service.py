@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -130,18 +130,23 @@ def to_wire(
         content_hash=doc.content_hash or None,
         similarity=similarity,
         via=hops_wire(via) if via is not None else None,
-        supersedes=[
-            SupersededMark(
-                path=s.older.path,
-                relative_path=s.older.relative_path,
-                title=s.older.title,
-                date=s.older_date,
-            )
-            for s in supersedes
-        ]
-        or None,
+        supersedes=_marks(s for s in supersedes if s.settled),
+        perhaps_corrects=_marks(s for s in supersedes if not s.settled),
         confidence=confidence,
     )
+
+
+def _marks(found: Iterable[Superseded]) -> list[SupersededMark] | None:
+    marks = [
+        SupersededMark(
+            path=s.older.path,
+            relative_path=s.older.relative_path,
+            title=s.older.title,
+            date=s.older_date,
+        )
+        for s in found
+    ]
+    return marks or None
 
 
 def refined_status(chosen: int, remaining: int) -> Status:
@@ -216,7 +221,13 @@ class _Phases:
                 stale=stale,
                 supersedes={
                     path: [
-                        (x.older.title, x.older.relative_path, x.older_date, x.newer_date)
+                        (
+                            x.older.title,
+                            x.older.relative_path,
+                            x.older_date,
+                            x.newer_date,
+                            x.settled,
+                        )
                         for x in found
                     ]
                     for path, found in replaced.items()
@@ -232,14 +243,15 @@ def _newer_wins(
     docs: list[ScoredDocument], delivered: Sequence[MemoryDocument]
 ) -> tuple[list[ScoredDocument], dict[str, list[Superseded]]]:
     """A phase's documents without those a newer memory of the recall replaces, and what
-    each kept document supersedes (facts/newer.py; an earlier phase's are marked only)."""
+    each kept document supersedes or perhaps corrects (facts/newer.py; an earlier phase's
+    are marked only; an unsettled one is delivered too)."""
     if len(docs) + len(delivered) < 2:
         return docs, {}
     found = superseded([*delivered, *(s.document for s in docs)])
     replaced: dict[str, list[Superseded]] = {}
     for item in found.values():
         replaced.setdefault(item.newer.path, []).append(item)
-    kept = [s for s in docs if s.document.path not in found]
+    kept = [s for s in docs if not (s.document.path in found and found[s.document.path].settled)]
     return kept, replaced
 
 

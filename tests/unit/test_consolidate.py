@@ -46,6 +46,24 @@ def test_a_changed_fact_newer_wins_and_records_supersedes():
     assert rewrite.body is None  # only its front matter changes
 
 
+def test_a_link_the_writer_made_unsure_is_reported_never_acted_on():
+    """`maybeSupersedes` is a lean of the rules: taking the older fact out of recall needs
+    a settled verdict, or a model's (`supersedes`)."""
+    deploys = memory("We deploy the billing service with Helm charts from the infra repo",
+                     "We deploy the billing service with Helm charts from the infra repo.",
+                     days=10, name="deploys.md")  # fmt: skip
+    owner = memory("Bob took over billing service ownership from Alice",
+                   "Bob took over billing service ownership from Alice.", days=20,
+                   front={"maybeSupersedes": "[deploys.md]"})  # fmt: skip
+    p = plan([deploys, owner])
+    assert not p.archives and not p.rewrites
+    assert [n.path for n in p.notices if n.kind == "possible"] == [deploys.path]
+    confirmed = memory("Bob took over billing service ownership from Alice",
+                       "Bob took over billing service ownership from Alice.", days=20,
+                       front={"supersedes": "[deploys.md]"})  # fmt: skip
+    assert [a.path for a in plan([deploys, confirmed]).archived("superseded")] == [deploys.path]
+
+
 def test_newer_by_front_matter_not_by_mtime():
     """A checkout gives every file a fresh mtime; `updated` says which is newer."""
     old = memory("Node version", "The API runs on Node 18.", days=300,

@@ -43,6 +43,8 @@ from memory_recall.server.facts.tiers import (
     settle_all,
 )
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
+from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.recall.service import RecallRequest, lexical_phases
 from memory_recall.server.roots import MemoryRoot, Scope
 from memory_recall.server.store.metadata import derive
 from memory_recall.server.store.requests import RememberRequest
@@ -271,14 +273,59 @@ def test_the_newer_of_two_statements_of_one_slot_wins_at_recall() -> None:
     assert (found["/m/a.md"].newer.path, found["/m/a.md"].older_date) == ("/m/b.md", "2025-01-01")
 
 
-def test_an_unsure_pair_wins_at_recall_only_where_the_writer_linked_it() -> None:
+def test_an_unsure_pair_is_delivered_whole_and_marked_where_the_writer_linked_it() -> None:
     old = doc(
         "a.md", "The production database is PostgreSQL 14 after the spring upgrade.", "2025-01-01"
     )
     new = doc("b.md", "Since last week the production database runs PostgreSQL 16.", "2025-03-01")
     assert superseded([old, new]) == {}
     linked = doc("b.md", new.body, "2025-03-01", "maybeSupersedes: [a.md]\n")
-    assert list(superseded([old, linked])) == ["/m/a.md"]
+    found = superseded([old, linked])
+    assert list(found) == ["/m/a.md"] and not found["/m/a.md"].settled  # a lean, not a verdict
+    confirmed = doc("b.md", new.body, "2025-03-01", "supersedes: [a.md]\n")
+    assert superseded([old, confirmed])["/m/a.md"].settled  # a model confirmed it
+
+
+def test_a_note_the_writer_linked_on_a_shared_subject_word_hides_nothing() -> None:
+    # The rules lean "update" on one shared word ("billing"): the writer linked the two,
+    # unsure. Neither a recall nor consolidation may take the deploy note away for it.
+    deploys = doc(
+        "a.md",
+        "Billing deploys now use Kustomize overlays; Helm was dropped in March.",
+        "2025-01-01",
+    )
+    owner = doc(
+        "b.md",
+        "Bob took over billing service ownership from Alice.",
+        "2025-03-01",
+        "maybeSupersedes: [a.md]\n",
+    )
+    assert not judge(text(owner.body), text(deploys.body)).sure
+    assert all(not s.settled for s in superseded([deploys, owner]).values())
+
+
+def test_a_recall_delivers_a_leaned_pair_whole_and_says_which_perhaps_corrects() -> None:
+    deploys = doc(
+        "a.md", "We deploy the billing service with Helm charts from the infra repo.", "2025-01-01"
+    )
+    owner = doc(
+        "b.md",
+        "Bob took over billing service ownership from Alice.",
+        "2025-03-01",
+        "maybeSupersedes: [a.md]\n",
+    )
+    _fast, refined = lexical_phases(
+        CorpusView.of([deploys, owner]),
+        RecallRequest(1, "who owns the billing service and how is it deployed"),
+        RANKERS[DEFAULT_RANKER],
+    )
+    by_path = {d.path: d for d in refined.docs}
+    assert set(by_path) == {"/m/a.md", "/m/b.md"}  # nothing hidden on a lean
+    newer = by_path["/m/b.md"]
+    assert newer.supersedes is None
+    assert [m.relative_path for m in newer.perhaps_corrects or ()] == ["a.md"]
+    assert "_Perhaps corrects “We deploy the billing service" in refined.prompt
+    assert "not settled, so given too" in refined.prompt
 
 
 def test_what_a_start_reads_ahead_is_all_that_judging_those_memories_reads(monkeypatch) -> None:

@@ -1567,6 +1567,10 @@ export interface MemoryDoc {
   excerpt?: Excerpt | null;
   mtimeMs: number;
   path: string;
+  /**
+   * older memories of this recall that this one may correct: the writer linked the two (`maybeSupersedes`) when the conflict rules leaned so but could not settle it. Both are delivered, never one hidden on a lean; absent when none
+   */
+  perhapsCorrects?: SupersededMark[] | null;
   relativePath: string;
   scope: 'project' | 'user' | 'team';
   score: number;
@@ -2231,6 +2235,10 @@ export interface SuggestedDoc {
   excerpt?: Excerpt | null;
   mtimeMs: number;
   path: string;
+  /**
+   * older memories of this recall that this one may correct: the writer linked the two (`maybeSupersedes`) when the conflict rules leaned so but could not settle it. Both are delivered, never one hidden on a lean; absent when none
+   */
+  perhapsCorrects?: SupersededMark[] | null;
   relativePath: string;
   scope: 'project' | 'user' | 'team';
   score: number;
