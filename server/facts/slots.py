@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from memory_recall.server.facts.terms import Term, Terms, canonical_units
+from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, canonical_units
 
 Relation = Literal["same", "changed", "extends", "different", "unrelated"]
 
@@ -149,6 +149,11 @@ def _distinct_keys(old: Terms, new: Terms, new_keys: set[str], old_keys: set[str
     if old_only and new_only:
         return f"distinct identifiers ({old_only[0]} / {new_only[0]})"
     return ""
+
+
+def _spaced_word(term: Term) -> bool:
+    """A plain word of a script that spaces its words (not a CJK pair or particle)."""
+    return term.kind == "word" and not CJK_CHAR.match(term.key)
 
 
 def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison:
@@ -318,7 +323,9 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             )
         # Words replaced or said along with the value ("happens in Figma" / "is run by
         # Keiko", "は Notion にある" / "は Omar がレビューする"): perhaps another property,
-        # unless the change is announced.
+        # unless the change is announced — and an announcement settles words said along
+        # with a value, not words replaced: "is now hosted on Netlify" announces a change
+        # of where the site is hosted, not of what "is written in Astro" says.
         # A number that keeps its owner ("Node 18" / "Node 22 to build") is anchored to
         # its slot whatever is said around it.
         anchored = any(
@@ -326,7 +333,17 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             for o in old_valued
             for n in new_valued
         )
-        pure = (not old_plain and not new_plain) or announced or (anchored and len(old_plain) <= 1)
+        # Words of a spaced script only: around a value, an unspaced script's pairs and
+        # particles differ by where the pair cuts ("由" / "新由") or by the value's last
+        # sound (Korean 이 / 가), not by what is said.
+        reworded = any(_spaced_word(t) for t in old_plain) and any(
+            _spaced_word(t) for t in new_plain
+        )
+        pure = (
+            (not old_plain and not new_plain)
+            or (announced and not reworded)
+            or (anchored and len(old_plain) <= 1)
+        )
         # A number needs a subject and an attribute around it to be a slot's value: "Deploy
         # step 0" / "Deploy step 1" are two numbered things, not one changed (unless a name
         # owns the number, "Node 18" / "Node 22", or the change is announced).

@@ -184,6 +184,12 @@ def test_an_ascii_statement_s_witness_forms_are_its_lowercase(text: str) -> None
         ("The design docs live in Notion.", "The design docs are reviewed by Omar."),
         ("The background worker runs with 4 processes.", "The web server runs with 8 processes."),
         ("Deploy step 0.", "Deploy step 1."),  # two numbered things
+        # Another property, its change announced: where it is hosted, not what it is in.
+        ("The marketing site is written in Astro.", "The marketing site is now hosted on Netlify."),
+        (
+            "L'application mobile est développée en Kotlin.",
+            "L'application mobile est désormais distribuée via Firebase.",
+        ),
         (  # a shared side remark is no update of a memory about something else
             "Kafka runs only on the staging cluster; owner team kafka-0.",
             "Redis is pinned because the next major broke exports; owner team redis-1.",
@@ -206,6 +212,8 @@ def test_two_facts_are_never_an_update_or_a_duplicate(old: str, new: str) -> Non
         ),
         ("リリース担当は山本さんです。", "リリース担当は山本さんから中村さんに代わりました。"),
         ("Squash commits when merging.", "Do not squash commits when merging anymore."),
+        ("The API is written in Go.", "The API is now written in Rust."),
+        ("依赖更新由 Dependabot 自动提交。", "依赖更新改为由 Renovate 自动提交。"),
     ],
 )
 def test_a_changed_value_of_one_slot_is_a_sure_update(old: str, new: str) -> None:
