@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 from lsprotocol import types
 from memory_recall.protocol import methods
 from memory_recall.server import opening
+from memory_recall.server.catalog.snapshot_cache import discard_unfinished
 from memory_recall.server.core.config import load_settings
 from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.rehearsal import rehearse_recall_path
@@ -293,6 +294,7 @@ def run_stdio(*, selector_ceiling_s: float | None = None, log_level: str = "INFO
     # index build of a large tree may still be running, and a client that went
     # away must not keep the daemon alive for the rest of the scan.
     code = asyncio.new_event_loop().run_until_complete(main())
+    discard_unfinished()  # a snapshot still being written is not waited for
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

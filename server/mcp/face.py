@@ -43,6 +43,7 @@ from memory_recall.protocol.messages import (
     WriteResult,
 )
 from memory_recall.server import opening
+from memory_recall.server.catalog.snapshot_cache import discard_unfinished
 from memory_recall.server.core.core import MemoryCore
 from memory_recall.server.core.errors import refusal
 from memory_recall.server.core.rehearsal import rehearse_recall_path
@@ -441,6 +442,7 @@ def run(core: MemoryCore, log_level: str = "WARNING") -> int:
     # Not asyncio.run: on the way out it joins the default executor, where the index
     # build of a large tree may still run; a host that went away must not wait for it.
     asyncio.new_event_loop().run_until_complete(main())
+    discard_unfinished()  # a snapshot still being written is not waited for
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

@@ -294,6 +294,29 @@ def test_an_unfinished_write_of_the_snapshot_is_pruned_once_old(tree, tmp_path):
     assert not old.exists() and fresh.exists()
 
 
+def test_a_process_leaving_mid_write_removes_its_temporary_file(tree, tmp_path, monkeypatch):
+    """The faces exit without waiting for a snapshot still being written (os._exit once
+    the host has gone): `discard_unfinished` removes its temporary file first, and the
+    write then replaces nothing."""
+    catalog, cache = _scanned_unsaved(tree, tmp_path / "cache")
+    real_paced = memory_recall.server.catalog.snapshot_cache.paced
+    seen: list[list[str]] = []
+
+    def leaving_midway(parts):
+        for at, part in enumerate(real_paced(parts)):
+            yield part
+            if at == 2:
+                seen.append([p.name for p in cache.path.parent.glob("*.tmp")])
+                memory_recall.server.catalog.snapshot_cache.discard_unfinished()
+
+    monkeypatch.setattr(memory_recall.server.catalog.snapshot_cache, "paced", leaving_midway)
+    catalog.save_snapshot()
+    assert catalog.cache_fault  # the write failed: nothing was replaced
+    assert len(seen[0]) == 1  # it was being written …
+    assert not list(cache.path.parent.glob("*.tmp")) and not cache.path.exists()  # … and is gone
+    assert not memory_recall.server.catalog.snapshot_cache._WRITING
+
+
 async def test_the_network_waits_for_the_snapshot_not_for_a_failed_one(tree, tmp_path, monkeypatch):
     """The memory network's build waits for the snapshot written after `ready`
     (`snapshot_done`); a write that fails for a reason of ours ends the task, not the
