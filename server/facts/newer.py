@@ -96,9 +96,14 @@ def title_key(title: str) -> str:
     return " ".join(regex.sub(r"[^\p{L}\p{M}\p{N}]+", " ", normalize(title)).split())
 
 
-def _linked(source: MemoryDocument, target: MemoryDocument, key: str) -> bool:
-    """Whether the writer linked `source` to `target` under front-matter `key`."""
+def links(source: MemoryDocument, target: MemoryDocument, key: str) -> bool:
+    """Whether the writer linked `source` to `target` under front-matter `key`
+    (`supersedes`, `MAYBE_SUPERSEDES_KEY`)."""
     return target.relative_path in source.paths_of(key)
+
+
+def _linked(a: MemoryDocument, b: MemoryDocument, key: str) -> bool:
+    return links(a, b, key) or links(b, a, key)
 
 
 def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
@@ -114,10 +119,8 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             # The writer's links, in either direction (the older of a linked pair may have
             # been updated since): `supersedes` a model confirmed, `maybeSupersedes` a
             # lean of the rules it could not settle.
-            confirmed = _linked(newer, older, "supersedes") or _linked(older, newer, "supersedes")
-            leaned = _linked(newer, older, MAYBE_SUPERSEDES_KEY) or _linked(
-                older, newer, MAYBE_SUPERSEDES_KEY
-            )
+            confirmed = _linked(newer, older, "supersedes")
+            leaned = _linked(newer, older, MAYBE_SUPERSEDES_KEY)
             # Two titles given by hand that differ name two things unless the writer said
             # otherwise: a recall does not hide one on the rules' word alone. Such a pair
             # is not read at all (reading two memories new to the process is most of a

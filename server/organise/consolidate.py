@@ -43,6 +43,7 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.facts.newer import MAYBE_SUPERSEDES_KEY, links
 from memory_recall.server.organise.merge import covers, merge_bodies
 from memory_recall.server.organise.pairs import Vocabulary, candidate_pairs, contains
 from memory_recall.server.organise.retention import (
@@ -56,7 +57,6 @@ from memory_recall.server.organise.retention import (
     retention,
 )
 from memory_recall.server.store.conflicts import (
-    MAYBE_SUPERSEDES,
     MemoryText,
     judge,
     subject_key,
@@ -201,11 +201,6 @@ def _same_subject(a: _Memory, b: _Memory, kind: str) -> bool:
     return not (a_names_more and b_names_more)
 
 
-def _linked(newer: _Memory, older: _Memory, key: str) -> bool:
-    """Whether the writer linked the newer memory to the older under front-matter `key`."""
-    return older.doc.relative_path in newer.doc.paths_of(key)
-
-
 class _Clusters:
     def __init__(self, n: int) -> None:
         self.parent = list(range(n))
@@ -328,8 +323,8 @@ class _Planner:
             # The writer's links (docs/writing.md): `supersedes`, a correction a model
             # confirmed, whatever the titles say; `maybeSupersedes`, a lean of the rules it
             # could not settle — reported when they still lean so, never acted on.
-            linked = _linked(memories[newer], memories[older], "supersedes")
-            leaned = _linked(memories[newer], memories[older], MAYBE_SUPERSEDES.lower())
+            linked = links(memories[newer].doc, memories[older].doc, "supersedes")
+            leaned = links(memories[newer].doc, memories[older].doc, MAYBE_SUPERSEDES_KEY)
             if not (
                 linked
                 or leaned
