@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import regex
+from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.slots import (
     SAME_SHAPE,
     SEVERAL,
@@ -64,15 +65,6 @@ class MemoryText:
     description: str
     body: str
     type: str = "project"
-
-
-@dataclass(frozen=True)
-class Change:
-    """One statement of the old memory that a statement of the new one replaces."""
-
-    old: Statement
-    new: Statement
-    comparison: Comparison
 
 
 @dataclass(frozen=True)
@@ -117,10 +109,6 @@ class Reading:
         return len(self.negations)
 
 
-def _said(statement: Statement) -> str:
-    return f"{statement.label}: {statement.text}" if statement.label else statement.text
-
-
 @functools.lru_cache(maxsize=4096)
 def read_memory(memory: MemoryText) -> Reading:
     """The statements of a memory's body (its title and description when it has none)."""
@@ -143,7 +131,7 @@ def _said_statements(memory: MemoryText) -> tuple[tuple[tuple[Statement, str], .
     if not body:
         body = "\n".join(p for p in (memory.title, memory.description) if p)
     capitals = capitals_mark_names(f"{memory.title}\n{memory.description}\n{body}")
-    return tuple((statement, _said(statement)) for statement in split_statements(body)), capitals
+    return tuple((statement, said(statement)) for statement in split_statements(body)), capitals
 
 
 def _read_statements(memory: MemoryText) -> Iterator[tuple[Statement, Terms]]:
@@ -350,9 +338,17 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             and _same_given_title(old, new)
         ):
             sure = all(c.regions and c.reason not in _TITLE_DOUBTS for _, _, c in changed)
-        changes = tuple(Change(a.statements[i], b.statements[j], c) for i, j, c in changed)
+        changes = tuple(
+            written_change(Change(a.statements[i], b.statements[j], c), a.terms[i], b.terms[j])
+            for i, j, c in changed
+        )
         additions = tuple(b.statements[j] for j in unrelated)
-        reason = "; ".join(dict.fromkeys(c.reason for _, _, c in changed))
+        reasons = [c.reason for _, _, c in changed]
+        losing = [change.loses for change in changes if change.loses]
+        if losing:  # the rewrite would lose a value: created and linked instead
+            sure = False
+            reasons += losing
+        reason = "; ".join(dict.fromkeys(reasons))
         return Judgement("update", sure, reason, similarity, changes, additions)
     new_values = b.values - a.values
     contained = len(b.keys & a.keys) / len(b.keys)

@@ -2,12 +2,14 @@
 
 Given an old memory, the new text and the judgement that found which old statements the
 new ones change, the next body replaces exactly those statements' spans and nothing else:
-every other character of the old body — other sentences, list markers, headings, lines
-like `**Why:**` and `**How to apply:**` — stays as it was. New statements that restate
-nothing of the old memory are added after the last replaced one. The title and the
-description follow the new fact: re-derived when they were derived from the old body
-(a `remember` without a title), else the old value in them is replaced by the new one,
-and when that cannot be done cleanly they are derived from the new statement.
+each by the new statement, or by the old one with its value put in its new form when the
+new one leaves out a value of it (`Change.written`). Every other character of the old
+body — other sentences, list markers, headings, lines like `**Why:**` and `**How to
+apply:**` — stays as it was. New statements that restate nothing of the old memory are
+added after the last replaced one. The title and the description follow the new fact:
+re-derived when they were derived from the old body (a `remember` without a title), else
+the old value in them is replaced by the new one, and when that cannot be done cleanly
+they are derived from the new statement.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import regex
+from memory_recall.server.facts.changes import Change, substitute
 from memory_recall.server.facts.headline import derive_description, derive_title
-from memory_recall.server.facts.judgement import Change, Judgement, MemoryText, title_is_derived
-from memory_recall.server.facts.statements import Statement
-from memory_recall.server.facts.terms import CJK_CHAR, Term
+from memory_recall.server.facts.judgement import Judgement, MemoryText, title_is_derived
+from memory_recall.server.facts.terms import CJK_CHAR
 
 _END = regex.compile(r"[.!?。！？]+$")
 _LIST_MARKUP = regex.compile(r"^[ \t]*(?:[-*+•][ \t]+|\d{1,3}[.)][ \t]+)")
@@ -30,10 +32,6 @@ class Rewritten:
     title: str
     description: str
     replaced: tuple[tuple[str, str], ...]  # (old statement, new statement), for the log
-
-
-def _said(statement: Statement) -> str:
-    return f"{statement.label}: {statement.text}" if statement.label else statement.text
 
 
 def _fit(new_text: str, old_text: str) -> str:
@@ -57,7 +55,7 @@ def rewrite_body(old_body: str, judgement: Judgement) -> tuple[str, tuple[tuple[
     edits: list[tuple[int, int, str]] = []
     replaced = []
     for change in judgement.changes:
-        text = _fit(change.new.text, change.old.text)
+        text = _fit(change.written, change.old.text)
         edits.append((change.old.start, change.old.end, text))
         replaced.append((change.old.text, text))
     additions = [s.text.strip() for s in judgement.additions]
@@ -83,37 +81,10 @@ def rewrite_body(old_body: str, judgement: Judgement) -> tuple[str, tuple[tuple[
     return body, tuple(replaced)
 
 
-def _surfaces(statement: Statement, terms: tuple[Term, ...]) -> list[str]:
-    said = _said(statement)
-    return [said[t.start : t.end] for t in terms]
-
-
-def _substitute(text: str, changes: tuple[Change, ...]) -> str | None:
-    """`text` with each changed value put in its new form; None when an old value is in
-    it that cannot be put cleanly (the caller then derives a new line)."""
-    out = text
-    for change in changes:
-        for region in change.comparison.regions:
-            old = _surfaces(change.old, region.old)
-            new = _surfaces(change.new, region.new)
-            present = [s for s in old if s and s.lower() in out.lower()]
-            if not present:
-                continue
-            if len(old) == len(new):
-                pairs = list(zip(old, new, strict=True))
-            elif len(present) == 1:
-                pairs = [(present[0], " ".join(new))]
-            else:
-                return None
-            for before, after in pairs:
-                out = regex.sub(regex.escape(before), lambda _m, a=after: a, out, flags=regex.I)
-    return out
-
-
 def _follow(line: str, changes: tuple[Change, ...], fallback: str) -> str:
     """A title or description after the update: the old value replaced where it stands,
     else (it cannot be put cleanly) `fallback`."""
-    substituted = _substitute(line, changes)
+    substituted = substitute(line, changes)
     return fallback if substituted is None else substituted
 
 
@@ -128,7 +99,7 @@ def rewrite(
     as given, when given)."""
     body, replaced = rewrite_body(old.body, judgement)
     changes = judgement.changes
-    lead = changes[0].new.text if changes else body
+    lead = changes[0].written if changes else body
     if title is None:
         if title_is_derived(old.title, old.body):
             # The title was the first sentence: it follows the body (substituting the value

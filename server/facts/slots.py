@@ -133,7 +133,7 @@ def _one_value_moved(
     return None
 
 
-def _digits(term: Term) -> str:
+def digits(term: Term) -> str:
     return term.key.split(" ")[0]
 
 
@@ -193,19 +193,19 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             added.extend(new.terms[j1:j2])
     # A term moved elsewhere in the sentence is not a difference; nor is a number said
     # with another word for its unit ("at most 5 times" / "at most 5 retries").
-    old_numbers = {_digits(t) for t in old.terms if t.kind == "number"}
-    new_numbers = {_digits(t) for t in new.terms if t.kind == "number"}
+    old_numbers = {digits(t) for t in old.terms if t.kind == "number"}
+    new_numbers = {digits(t) for t in new.terms if t.kind == "number"}
     new_keys |= {
-        t.key for t in new.terms if t.kind == "number" and _digits(t) in old_numbers and _worded(t)
+        t.key for t in new.terms if t.kind == "number" and digits(t) in old_numbers and _worded(t)
     }
     new_keys |= {
-        t.key for t in old.terms if t.kind == "number" and _digits(t) in new_numbers and _worded(t)
+        t.key for t in old.terms if t.kind == "number" and digits(t) in new_numbers and _worded(t)
     }
     old_keys |= {
-        t.key for t in old.terms if t.kind == "number" and _digits(t) in new_numbers and _worded(t)
+        t.key for t in old.terms if t.kind == "number" and digits(t) in new_numbers and _worded(t)
     }
     old_keys |= {
-        t.key for t in new.terms if t.kind == "number" and _digits(t) in old_numbers and _worded(t)
+        t.key for t in new.terms if t.kind == "number" and digits(t) in old_numbers and _worded(t)
     }
     regions = [
         r

@@ -86,6 +86,10 @@ def settle(question: Question, kind: Kind, by: str, *, overwrite: bool = True) -
             return None
         if not all(c.comparison.regions for c in rules.changes):
             return None
+        if any(c.loses for c in rules.changes):
+            # The old memory holds a value the new one does not say: rewritten, or hidden
+            # at recall as superseded, that value would be gone. It stays a lean.
+            return None
     if not overwrite:
         return replace(rules, confirmed=True, reason=f"{by} confirms: {rules.reason}")
     return replace(rules, sure=True, reason=f"{by}: {rules.reason}")

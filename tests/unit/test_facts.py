@@ -40,6 +40,7 @@ from memory_recall.server.facts.tiers import (
     Question,
     VectorTier,
     parse_reconcile,
+    settle,
     settle_all,
 )
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
@@ -259,6 +260,32 @@ def test_an_update_rewrites_only_its_statement_and_the_title_follows() -> None:
     done = rewrite(derived, judge(text("Use Node 22 for every service."), derived))
     assert "18" not in done.title + done.description and "Node 22" in done.title
     assert done.body == "Use Node 22 for every service. Older versions lack the fetch API."
+
+
+def test_an_update_that_leaves_out_a_value_keeps_it() -> None:
+    # "The test database port changed to 6432" does not say the host again: written over
+    # the old statement, it would drop db-test-2.internal from the memory.
+    old = text("The test database is at db-test-2.internal, port 5433.")
+    found = judge(text("The test database port changed to 6432."), old)
+    assert found.sure and found.kind == "update"
+    assert rewrite(old, found).body == "The test database is at db-test-2.internal, port 6432."
+    # A stretch of two values answered by one: the other stays where it was.
+    old = text("Nightly backups run at 02:00 and go to s3://acme-backups.")
+    done = rewrite(old, judge(text("Nightly backups now run at 03:30."), old))
+    assert done.body == "Nightly backups run at 03:30 and go to s3://acme-backups."
+    # What the new statement says besides cannot go into the old one: unsure, created
+    # beside it, and no tier may settle it (a rewrite or a hiding would lose the host).
+    old = text("検証用の Redis は redis-stg.local のポート 6379 で動いている。")
+    found = judge(text("検証用の Redis のポートは 6380 に変わった。"), old)
+    assert (found.kind, found.sure) == ("update", False)
+    assert "leaves out redis-stg.local" in found.reason
+    q = Question("p0", text("検証用の Redis のポートは 6380 に変わった。"), old, found)
+    assert settle(q, "update", "vectors") is None
+    assert parse_reconcile(json.dumps({"pairs": [{"id": "p0", "verdict": "update"}]}), [q]) == {}
+    # Nothing left out: the new statement is written as said.
+    old = text("The test database is at db-test-2.internal, port 5433.")
+    new = "The test database is now at db-test-2.internal, port 6432."
+    assert rewrite(old, judge(text(new), old)).body == new
 
 
 # -- newer wins at recall --------------------------------------------------------------------

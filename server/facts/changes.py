@@ -1,0 +1,115 @@
+"""A statement of an old memory changed by one of a new memory, and how the change is
+written (docs/writing.md, "Partial updates"): the changed value put in its new form in a
+title or description that names the old value, or in the old statement itself when the
+new one leaves out a value of it ("the test database port changed to 6432" for "the test
+database is at db-test-2.internal, port 5433")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+import regex
+from memory_recall.server.facts.slots import Comparison, Region, compatible, digits
+from memory_recall.server.facts.statements import Statement
+from memory_recall.server.facts.terms import Term, Terms
+
+
+@dataclass(frozen=True)
+class Change:
+    """One statement of the old memory that a statement of the new one replaces."""
+
+    old: Statement
+    new: Statement
+    comparison: Comparison
+    # The old statement with its changed values in their new form, when the new statement
+    # leaves out a value of the old one besides those it changes ("the test database port
+    # changed to 6432" for "the test database is at db-test-2.internal, port 5433"):
+    # written in its place, the host stays.
+    in_place: str | None = None
+    # Why writing this change would lose a value of the old statement ("" when it would
+    # not): such a change is never written over the old memory, whoever settles it.
+    loses: str = ""
+
+    @property
+    def written(self) -> str:
+        """What the rewrite puts where the old statement was."""
+        return self.in_place if self.in_place is not None else self.new.text
+
+
+def said(statement: Statement) -> str:
+    """A statement as its terms were read: with its label (`Why: …`) when it has one."""
+    return f"{statement.label}: {statement.text}" if statement.label else statement.text
+
+
+def surfaces(statement: Statement, terms: tuple[Term, ...]) -> list[str]:
+    text = said(statement)
+    return [text[t.start : t.end] for t in terms]
+
+
+def substitute(text: str, changes: Iterable[Change]) -> str | None:
+    """`text` with each changed value put in its new form; None when an old value is in
+    it that cannot be put cleanly (several old terms for a different number of new ones)."""
+    out = text
+    for change in changes:
+        for region in change.comparison.regions:
+            old = surfaces(change.old, region.old)
+            new = surfaces(change.new, region.new)
+            present = [s for s in old if s and s.lower() in out.lower()]
+            if not present:
+                continue
+            if len(old) == len(new):
+                pairs = list(zip(old, new, strict=True))
+            elif len(present) == 1:
+                pairs = [(present[0], " ".join(new))]
+            else:
+                return None
+            for before, after in pairs:
+                out = regex.sub(regex.escape(before), lambda _m, a=after: a, out, flags=regex.I)
+    return out
+
+
+def written_change(change: Change, old: Terms, new: Terms) -> Change:
+    """A change of an old statement (terms `old`) by a new one (terms `new`) as the
+    rewrite will write it (`in_place`), or why that would lose a value (`loses`).
+
+    The rewrite puts the new statement in the old one's place. When the new one leaves
+    out a value of the old one besides those it changes — a stretch of the old statement
+    may hold two values where the new one says one ("at 02:00 and go to s3://backups" /
+    "at 03:30") — the old statement is written instead, each changed value in its new
+    form. That needs the new statement to say nothing else (it would be lost)."""
+    pairs = [pair for region in change.comparison.regions for pair in _value_pairs(region)]
+    replaced = {o.key for o, _n in pairs}
+    stated = set(new.keys) | {digits(t) for t in new.terms if t.kind == "number"}
+    left_out = [
+        t for t in old.terms
+        if t.valued and t.key not in replaced and t.key not in stated
+        and not (t.kind == "number" and digits(t) in stated)
+    ]  # fmt: skip
+    if not left_out:
+        return change
+    doubt = f"the new statement leaves out {left_out[0].key}"
+    known = set(old.keys) | {n.key for _o, n in pairs}
+    if not pairs or any(t.key not in known for t in new.terms):
+        return replace(change, loses=f"{doubt} and says other words")
+    text = change.old.text
+    said_old, said_new = said(change.old), said(change.new)
+    for o, n in pairs:
+        before, after = said_old[o.start : o.end], said_new[n.start : n.end]
+        text = regex.sub(regex.escape(before), lambda _m, a=after: a, text, flags=regex.I)
+    if text == change.old.text:
+        return replace(change, loses=doubt)
+    return replace(change, in_place=text)
+
+
+def _value_pairs(region: Region) -> list[tuple[Term, Term]]:
+    """Each value of the new side with the first value of the old side that can fill its
+    slot, in order."""
+    olds = [t for t in region.old if t.valued]
+    pairs = []
+    for n in (t for t in region.new if t.valued):
+        match = next((o for o in olds if compatible((o,), (n,))), None)
+        if match is not None:
+            olds.remove(match)
+            pairs.append((match, n))
+    return pairs
