@@ -428,7 +428,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             else:
                 terms.append(Term("word", stem(word), start, end))
     terms.sort(key=lambda t: t.start)
-    return Terms(text, tuple(_with_units(terms)), tuple(sorted(negations)), change)
+    return Terms(text, tuple(_with_units(terms, text)), tuple(sorted(negations)), change)
 
 
 _NUMERAL = regex.compile(r"\p{N}")
@@ -510,14 +510,19 @@ def _unit_after(text: str, end: int, taken: list[tuple[int, int]]) -> str:
     return lexicon().units.get(word, word)
 
 
-def _with_units(terms: list[Term]) -> list[Term]:
+def _with_units(terms: list[Term], text: str) -> list[Term]:
     """A number without a known unit takes the next word as one ("100 requests" and "300
-    requests" are two values of one count; "3 pods" and "3 nodes" are not)."""
+    requests" are two values of one count; "3 pods" and "3 nodes" are not) — the word
+    right after it, not one past a comma ("PostgreSQL 15, hosted on …")."""
     out = list(terms)
     for i, term in enumerate(out):
         if term.kind == "number" and not term.shape and i + 1 < len(out):
             following = out[i + 1]
-            if following.kind in ("word", "name") and following.start <= term.end + 2:
+            if (
+                following.kind in ("word", "name")
+                and following.start <= term.end + 2
+                and not text[term.end : following.start].strip()
+            ):
                 key = f"{term.key} {following.key}"
                 out[i] = Term(
                     "number", key, term.start, term.end, following.key, "value", term.owner

@@ -87,6 +87,11 @@ def test_terms_read_units_identifiers_and_values_in_every_script() -> None:
     # Japanese 交代 is a change cue; the same characters in Chinese 提交代码 are not.
     assert read_terms("担当が交代した。").change_cue
     assert not read_terms("提交代码前先运行测试。").change_cue
+    # A number takes the word right after it as its unit, never one past a comma.
+    assert "100 reque" in {t.key for t in read_terms("Allow 100 requests a minute.").terms}
+    numbers = [t for t in read_terms("Data lives in PostgreSQL 15, hosted on RDS.").terms
+               if t.kind == "number"]  # fmt: skip
+    assert [(t.key, t.owner) for t in numbers] == [("15", "postgresql")]
 
 
 def _flat_pattern(phrases: list[str]) -> regex.Pattern[str]:
