@@ -86,12 +86,16 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
         if t.valued and t.key not in replaced and t.key not in stated
         and not (t.kind == "number" and digits(t) in stated)
     ]  # fmt: skip
-    if not left_out:
+    # A line labelled by its subject ("Billing service: owned by Priya") answered by a
+    # plain statement ("The billing service is now owned by Marco") reads best with its
+    # value changed where it stands, if the new statement says nothing else.
+    relabelled = bool(change.old.label) and not change.new.label
+    if not left_out and not relabelled:
         return change
-    doubt = f"the new statement leaves out {left_out[0].key}"
+    doubt = f"the new statement leaves out {left_out[0].key}" if left_out else ""
     known = set(old.keys) | {n.key for _o, n in pairs}
     if not pairs or any(t.key not in known for t in new.terms):
-        return replace(change, loses=f"{doubt} and says other words")
+        return replace(change, loses=f"{doubt} and says other words") if doubt else change
     text = change.old.text
     said_old, said_new = said(change.old), said(change.new)
     for o, n in pairs:

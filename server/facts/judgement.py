@@ -396,9 +396,10 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
     first of equals) and how: (i, j, comparison).
 
     Every eligible pair is compared in principle (a labelled line — Why:, How to apply: —
-    answers only its own label). A pair that shares no term has overlap 0: it is
-    `different` when both hold a key identifier (`_distinct_keys`), else `unrelated`, and
-    loses to any pair that shares one. So only the pairs that share a term are compared
+    answers only a line of its own label or none; a plain statement, a line of no label or
+    of a label it names: `_named_by_label`). A pair that shares no term has overlap 0: it
+    is `different` when both hold a key identifier (`_distinct_keys`), else `unrelated`,
+    and loses to any pair that shares one. So only the pairs that share a term are compared
     in full, found through an index of `a`'s terms: the same answer as comparing all
     |a| × |b| pairs (a memory of 40 statements against another was 1,600 comparisons,
     tens of milliseconds of a recall's newer-wins check), checked against that loop in
@@ -413,16 +414,22 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
         for key in keys:
             holding.setdefault(key, []).append(i)
     by_label: dict[str, tuple[list[int], frozenset[int]]] = {}
+    named_by_label = _named_by_label(a)
     pairs: list[tuple[int, int, Comparison]] = []
     for j, new_terms in enumerate(b.terms):
         label = b.statements[j].label
+        new_keys = frozenset(new_terms.keys)
         if label not in by_label:
             chosen = [i for i, s in enumerate(a.statements) if not s.label or s.label == label]
             by_label[label] = (chosen, frozenset(chosen))
         eligible, eligible_set = by_label[label]
+        if not label and named_by_label:
+            named = {i for i, keys in named_by_label if keys <= new_keys}
+            if named:
+                eligible_set = eligible_set | named
+                eligible = sorted(eligible_set)
         if not eligible:
             continue
-        new_keys = frozenset(new_terms.keys)
         sharing: list[int] = []
         if not new_keys or not every_old_keyed:
             candidates = eligible  # a statement without terms: every pair, as the rule reads
@@ -440,6 +447,20 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
             best = _best(a, eligible, new_terms, negation_differs)
         pairs.append((best[0], j, best[1]))
     return pairs
+
+
+def _named_by_label(a: Reading) -> list[tuple[int, frozenset[str]]]:
+    """The labelled statements of `a` with their label's terms: a plain statement that holds
+    them all answers the line as well as those of no label ("Staging database:
+    db-stg-7.internal, port 5433" is about the staging database; a `Why:` line is about
+    no "why")."""
+    out = []
+    for i, statement in enumerate(a.statements):
+        if statement.label:
+            keys = frozenset(read_terms(statement.label).keys)
+            if keys:
+                out.append((i, keys))
+    return out
 
 
 def _best(

@@ -8,8 +8,9 @@ judged with the write side's rules, the more recent memory as the new one: when 
 are sure it changes the older one's slot, or a model confirmed it when it was written
 (`supersedes`), the older is not delivered and the newer says which memory it
 supersedes and when each was written. When the rules only lean so and the writer linked
-the two unsure (`maybeSupersedes`), both are delivered and the newer says it perhaps
-corrects the older: a lean is not a verdict, and a note that shares a subject word with
+the two unsure (`maybeSupersedes`), or the newer leaves out a value the older states
+beside the one it changes, both are delivered and the newer says it perhaps corrects the
+older: a lean is not a verdict, and a note that shares a subject word with
 another ("Bob took over billing" beside "billing deploys use Kustomize") must not take
 it out of the agent's sight.
 """
@@ -135,9 +136,13 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             verdict = _judge(_text(newer), _text(older))
             if verdict.kind != "update" or not verdict.replaces_value:
                 continue
-            if (verdict.sure and not titled_apart) or confirmed:
+            # The newer may leave out a value the older states beside the one it changes
+            # ("the test database port is now 6432" / "…at db-test-2.internal, port
+            # 5433"): hiding the older would take that value out of sight.
+            whole = not any(c.in_place or c.loses for c in verdict.changes)
+            if (verdict.sure and not titled_apart and whole) or (confirmed and whole):
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break
-            if leaned and older.path not in out:
+            if (leaned or (verdict.sure and not whole)) and older.path not in out:
                 out[older.path] = Superseded(older, newer, verdict.reason, settled=False)
     return out

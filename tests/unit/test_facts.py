@@ -293,6 +293,23 @@ def test_an_update_that_leaves_out_a_value_keeps_it() -> None:
     assert rewrite(old, judge(text(new), old)).body == new
 
 
+def test_a_plain_statement_answers_a_line_labelled_by_its_subject() -> None:
+    old = MemoryText(
+        "Services",
+        "Who owns what, where the databases are",
+        "- Billing service: owned by Priya.\n- Staging database: db-stg-7.internal, port 5433.\n"
+        "**Why:** the proxy cuts larger bodies.",
+    )
+    found = judge(text("The billing service is now owned by Marco."), old)
+    assert found.sure and found.kind == "update"
+    assert rewrite(old, found).body.startswith("- Billing service: owned by Marco.\n- Staging")
+    found = judge(text("The staging database port is now 6432."), old)
+    assert "- Staging database: db-stg-7.internal, port 6432.\n" in rewrite(old, found).body
+    # A `Why:` line is about no "why": a plain statement does not answer it.
+    found = judge(text("The proxy cuts request bodies above 50 MB on the admin host."), old)
+    assert found.kind == "independent"
+
+
 # -- newer wins at recall --------------------------------------------------------------------
 
 
@@ -311,6 +328,15 @@ def test_the_newer_of_two_statements_of_one_slot_wins_at_recall() -> None:
     found = superseded([new, other, old])
     assert list(found) == ["/m/a.md"]
     assert (found["/m/a.md"].newer.path, found["/m/a.md"].older_date) == ("/m/b.md", "2025-01-01")
+
+
+def test_a_newer_memory_that_leaves_out_a_value_does_not_hide_the_older() -> None:
+    old = doc("a.md", "The test database is at db-test-2.internal, port 5433.", "2025-01-01")
+    new = doc("b.md", "The test database port changed to 6432.", "2025-03-01")
+    (found,) = superseded([old, new]).values()
+    assert (found.newer.path, found.settled) == ("/m/b.md", False)  # both delivered, marked
+    whole = doc("c.md", "The test database is at db-test-2.internal, port 6432 now.", "2025-03-01")
+    assert superseded([old, whole])["/m/a.md"].settled
 
 
 def test_an_unsure_pair_is_delivered_whole_and_marked_where_the_writer_linked_it() -> None:
@@ -513,7 +539,13 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
     for j, new_terms in enumerate(b.terms):
         best = None
         for i, old_terms in enumerate(a.terms):
-            if a.statements[i].label and a.statements[i].label != b.statements[j].label:
+            label, old_label = b.statements[j].label, a.statements[i].label
+            named = set(read_terms(old_label).keys)
+            if (
+                old_label
+                and old_label != label
+                and not (not label and named and named <= set(new_terms.keys))
+            ):
                 continue
             found = compare(old_terms, new_terms, a.negated != b.negated)
             if best is None or _rank(found) > _rank(best[1]):
