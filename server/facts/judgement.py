@@ -48,8 +48,11 @@ from memory_recall.server.tokens import normalize
 
 Kind = Literal["duplicate", "update", "independent"]
 
-# Two memories sharing less than this (Dice of all their terms) are unrelated.
+# Two memories sharing less than this (Dice of all their terms) are unrelated, unless one
+# statement of the old one holds most of the new one's terms: a line that changes one item
+# of a long list ("We use pnpm 9 now" / "- Node 18 … - pnpm 8 as the package manager. …").
 UNRELATED_BELOW = 0.15
+RELATED_CONTAINED = 0.5
 # A reworded duplicate: this much in common, or the new one's terms nearly all in the old.
 DUPLICATE_AT_LEAST = 0.6
 DUPLICATE_CONTAINED_AT_LEAST = 0.8
@@ -167,7 +170,9 @@ def _most_in_common(memory: MemoryText, keys: frozenset[str]) -> float | None:
     holds few of the keys is known unrelated after a few statements, however long it is.
     """
     said, capitals = _said_statements(memory)
-    last = _last_witnessed(keys, [text for _statement, text in said])
+    texts = [text for _statement, text in said]
+    forms = [witness_forms(text) for text in texts]
+    last = _last_witnessed(keys, forms)
     seen: set[str] = set()
     for at, (_statement, text) in enumerate(paced(said)):
         terms = read_terms(text, capitals)
@@ -177,25 +182,38 @@ def _most_in_common(memory: MemoryText, keys: frozenset[str]) -> float | None:
         shared = sum(1 for key in keys if key in seen or last[key] > at)
         most = 2 * shared / (len(seen) + len(keys))
         if most <= UNRELATED_BELOW - 0.001:  # a margin for the rounding to 3 places
-            return most
+            # ... unless one statement may hold most of the keys (`judge`): read on.
+            return None if _one_may_hold(keys, forms) else most
     return None
 
 
-def _last_witnessed(keys: frozenset[str], texts: list[str]) -> dict[str, int]:
-    """For each key, the last of `texts` holding its witness (-1 if none does; past the
-    last text when it has no witness, since it may come from any)."""
+def _one_may_hold(keys: frozenset[str], forms: list[tuple[str, str]]) -> bool:
+    """Whether one statement (its `witness_forms`) may hold RELATED_CONTAINED of `keys`:
+    those whose witness it holds, and those that have none (a number may be in any)."""
+    witnesses = [key_witness(key) for key in keys]
+    anywhere = sum(1 for w in witnesses if w is None)
+    need = RELATED_CONTAINED * len(keys) - anywhere
+    if need <= 0:
+        return True
+    found = [w for w in witnesses if w is not None]
+    return any(sum(1 for w in found if w in a or w in b) >= need for a, b in forms)
+
+
+def _last_witnessed(keys: frozenset[str], forms: list[tuple[str, str]]) -> dict[str, int]:
+    """For each key, the last of the texts (their `witness_forms`) holding its witness (-1
+    if none does; past the last text when it has no witness, since it may come from any)."""
     joined: list[tuple[str, list[int]]] = []  # each witness form of the texts, one string
-    columns = list(zip(*(witness_forms(text) for text in texts), strict=True))
+    columns = list(zip(*forms, strict=True))
     if len(columns) == 2 and columns[0] == columns[1]:  # alike (ASCII texts): search one
         columns.pop()
-    for forms in columns:
-        starts = list(itertools.accumulate((len(f) + 1 for f in forms[:-1]), initial=0))
-        joined.append(("\n".join(forms), starts))
+    for column in columns:
+        starts = list(itertools.accumulate((len(f) + 1 for f in column[:-1]), initial=0))
+        joined.append(("\n".join(column), starts))
     last: dict[str, int] = {}
     for key in keys:
         witness = key_witness(key)
         if witness is None:
-            last[key] = len(texts)
+            last[key] = len(forms)
             continue
         last[key] = max(
             (bisect.bisect_right(starts, at) - 1 for text, starts in joined
@@ -291,7 +309,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
     similarity = round(dice(a.keys, b.keys), 3)
     if not a.statements or not b.statements:
         return Judgement("independent", True, "nothing to compare", similarity)
-    if similarity < UNRELATED_BELOW:
+    most_held = max((len(b.keys.intersection(t.keys)) for t in a.terms), default=0)
+    if similarity < UNRELATED_BELOW and most_held < RELATED_CONTAINED * len(b.keys):
         return Judgement("independent", True, "little in common", similarity)
     pairs = answered(a, b)
     if _same_given_title(old, new):

@@ -293,6 +293,18 @@ def test_an_update_that_leaves_out_a_value_keeps_it() -> None:
     assert rewrite(old, judge(text(new), old)).body == new
 
 
+def test_a_short_line_is_judged_against_the_item_of_a_long_memory_it_changes() -> None:
+    old = MemoryText(
+        "Toolchain",
+        "What the services are built with",
+        "- Node 18 LTS for every service.\n- pnpm 8 as the package manager.\n"
+        "- Jenkins runs the CI pipeline.\n- Docker images are built with BuildKit.",
+    )
+    found = judge(text("We use pnpm 9 now."), old)  # a Dice of 0.13 with the whole note
+    assert (found.kind, found.sure) == ("update", False)  # created, and linked to it
+    assert found.changes[0].old.text == "pnpm 8 as the package manager."
+
+
 def test_a_plain_statement_answers_a_line_labelled_by_its_subject() -> None:
     old = MemoryText(
         "Services",
