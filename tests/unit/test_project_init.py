@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memory_recall.server.dev.project_eval import evaluate
 from memory_recall.server.extract.project.classify import classify_line, fix_of
+from memory_recall.server.extract.project.facts import ANY_ECOSYSTEM
 from memory_recall.server.extract.project.files import Workspace, strip_json_comments
 from memory_recall.server.extract.project.reader import read_project
 from memory_recall.server.extract.project.render import BODY_LIMIT, TITLE, render
@@ -182,6 +183,13 @@ def test_classify_ci_lines() -> None:
     assert classify_line("./gradlew spotlessCheck")[0].kind == "lint"
     assert classify_line("bundle exec rubocop -A")[0].kind == "format"
     assert classify_line("echo hello") == []
+    # A project's own script, by its name, run as itself or through a shell.
+    assert [(c.kind, c.ecosystem) for c in classify_line("bash scripts/lint.sh")] == [
+        ("lint", ANY_ECOSYSTEM)
+    ]
+    assert classify_line("./script/test")[0].kind == "test"
+    assert classify_line("scripts/build")[0].ecosystem == ANY_ECOSYSTEM  # not `python -m build`
+    assert classify_line("scripts/deploy_docs.py") == classify_line("tools/test") == []
 
 
 def test_formatter_fix_of_its_check() -> None:

@@ -149,12 +149,37 @@ def _has(args: list[str], *flags: str) -> bool:
     return any(a == f or a.startswith(f + "=") for a in args for f in flags)
 
 
+# Folders where a project keeps scripts named for what they do (`scripts/test`,
+# `script/bootstrap`, `bin/setup`): its own entry points, like a Makefile's targets.
+SCRIPT_DIRS = ("scripts", "script", "bin")
+# What such a script may be written in: a shell (no extension, or a shell's).
+SCRIPT_SUFFIXES = ("", ".sh", ".bash")
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash"})
+
+
+def script_kind(path: str) -> CommandKind | None:
+    """The kind a project script stands for, by its name, when `path` is one (a shell
+    script in one of SCRIPT_DIRS: `scripts/test`, `./script/test.sh`)."""
+    parts = path.removeprefix("./").split("/")
+    if len(parts) != 2 or parts[0] not in SCRIPT_DIRS:
+        return None
+    stem, dot, suffix = parts[1].rpartition(".")
+    name, suffix = (stem, dot + suffix) if dot else (parts[1], "")
+    if suffix not in SCRIPT_SUFFIXES:
+        return None
+    return kind_of_name(name)
+
+
 def classify_words(words: list[str]) -> tuple[CommandKind, str, bool] | None:
     """(kind, ecosystem, is a format check) of a command's words, or None."""
     original = words
     words = tool_words(words)
     if not words:
         return None
+    # A project script, run as itself or through a shell: it speaks for every ecosystem.
+    script = original[1] if _base(original[0]) in _SHELLS and len(original) > 1 else original[0]
+    if (kind := script_kind(script)) is not None:
+        return kind, ANY_ECOSYSTEM, False
     tool, args = words[0], words[1:]
     first = args[0] if args else ""
     # Python

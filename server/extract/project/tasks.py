@@ -1,6 +1,7 @@
-"""Task runners the project wrote: Makefile, justfile, Taskfile.yml; and pre-commit.
+"""Task runners the project wrote: Makefile, justfile, Taskfile.yml, a folder of
+scripts (`scripts/test`, `script/bootstrap`, `bin/setup`); and pre-commit.
 
-A target whose name says its kind (`test`, `lint`, `fmt`, …; see
+A target or script whose name says its kind (`test`, `lint`, `fmt`, …; see
 classify.NAMES) is the project's own entry point for every ecosystem in its
 folder. A lint target whose recipe runs a formatter in check mode also tells
 how to format when no format target exists (`ruff format --check x` → `ruff
@@ -14,15 +15,18 @@ from typing import Any
 import regex
 from memory_recall.server.extract.project.classify import (
     NAMES,
+    SCRIPT_DIRS,
     classify_line,
     fix_of,
     name_rank,
+    script_kind,
 )
 from memory_recall.server.extract.project.facts import (
     ANY_ECOSYSTEM,
     COMMAND_KINDS,
     SCRIPT,
     TASK_RUNNER,
+    CommandKind,
     Component,
 )
 from memory_recall.server.extract.project.files import Workspace
@@ -69,6 +73,8 @@ def read(ws: Workspace, directory: str, component: Component) -> None:
             _offer_targets(component, "task", targets, {}, prefix + taskfile, _REFERENCE)
         elif data is not None:
             ws.report(prefix + taskfile, "no `tasks:` mapping")
+    for folder in SCRIPT_DIRS:
+        _offer_scripts(ws, component, prefix + folder)
     if directory == "." and PRE_COMMIT in names:
         data = ws.load_yaml(PRE_COMMIT)
         if isinstance(data, dict) and isinstance(data.get("repos"), list):
@@ -80,6 +86,37 @@ def read(ws: Workspace, directory: str, component: Component) -> None:
             component.offer("lint", "pre-commit run --all-files", ANY_ECOSYSTEM, SCRIPT, PRE_COMMIT)
         elif data is not None:
             ws.report(PRE_COMMIT, "no `repos:` list")
+
+
+def _offer_scripts(ws: Workspace, component: Component, folder: str) -> None:
+    """The shell scripts of `folder` named for a kind, each the best of its name for that
+    kind (`test` before `check`), run as CI would: by path when executable, else through
+    the shell its first line names."""
+    best: dict[CommandKind, tuple[int, str, str]] = {}
+    for name in sorted(ws.names_in(folder)):
+        relative = f"{folder}/{name}"
+        kind = script_kind(relative)
+        if kind is None:
+            continue
+        rank = name_rank(kind, name.split(".")[0])
+        if kind in best and best[kind][0] <= rank:
+            continue
+        best[kind] = (rank, relative, _invocation(ws, relative, component.path))
+    for kind, (_rank, relative, command) in best.items():
+        component.offer(kind, command, ANY_ECOSYSTEM, TASK_RUNNER, f"script `{relative}`")
+
+
+def _invocation(ws: Workspace, relative: str, directory: str) -> str:
+    """How to run a script from its component's folder."""
+    local = relative if directory == "." else relative[len(directory) + 1 :]
+    try:
+        executable = (ws.root / relative).stat().st_mode & 0o111
+    except OSError:
+        executable = 0
+    if executable:
+        return local
+    first = (ws.read_text(relative) or "").split("\n", 1)[0]
+    return f"{'bash' if 'bash' in first or local.endswith('.bash') else 'sh'} {local}"
 
 
 def _task_commands(task: Any) -> list[str]:
