@@ -138,6 +138,7 @@ def test_walk_skips_dependencies_build_output_and_test_data(tmp_path: Path) -> N
         "fixtures/sample/Cargo.toml": "[package]\nname='x'\n",
         "tests/testdata/go.mod": "module x\n",
         ".venv/lib/pyproject.toml": "[project]\nname='x'\n",
+        "examples/hello/pyproject.toml": "[project]\nname='hello'\n",
     })  # fmt: skip
     report = read_project(tmp_path)
     assert [c.path for c in report.components] == ["."]
@@ -190,6 +191,8 @@ def test_classify_ci_lines() -> None:
     assert classify_line("./script/test")[0].kind == "test"
     assert classify_line("scripts/build")[0].ecosystem == ANY_ECOSYSTEM  # not `python -m build`
     assert classify_line("scripts/deploy_docs.py") == classify_line("tools/test") == []
+    # A runner's options are looked through: `--group dev` takes a value.
+    assert classify_line("uv run --locked --group dev tox run -e typing")[0].kind == "typecheck"
 
 
 def test_formatter_fix_of_its_check() -> None:

@@ -84,6 +84,12 @@ _RUNNERS = (
     ("yarn", "dlx"),
 )
 _SKIPPED_WORDS = frozenset({"time", "sudo", "exec", "command", "env", "xvfb-run"})
+# Options of a runner (`uv run --group dev tox`) that take the next word as their value.
+_RUNNER_VALUED = frozenset(
+    {"--group", "--only-group", "--no-group", "--extra", "--with", "--with-requirements",
+     "--python", "-p", "--package", "--directory", "--project", "--env-file", "--index",
+     "--env", "-e", "--only", "--without"}
+)  # fmt: skip
 
 
 def split_segments(line: str) -> list[str]:
@@ -125,7 +131,7 @@ def tool_words(words: list[str]) -> list[str]:
         changed = False
         for runner, sub in _RUNNERS:
             if len(words) >= 2 and _base(words[0]) == runner and words[1] == sub:
-                words = words[2:]
+                words = _past_options(words[2:])
                 changed = True
                 break
         if words and _base(words[0]) in {"npx", "bunx", "pnpx"}:
@@ -139,6 +145,14 @@ def tool_words(words: list[str]) -> list[str]:
     return words
 
 
+def _past_options(words: list[str]) -> list[str]:
+    """`words` from the first that is not a runner's option or its value."""
+    at = 0
+    while at < len(words) and words[at].startswith("-"):
+        at += 2 if words[at] in _RUNNER_VALUED else 1
+    return words[at:]
+
+
 def _base(word: str) -> str:
     """`.venv/bin/ruff` → `ruff`; `./gradlew` → `gradlew`; `vendor/bin/phpunit` → `phpunit`."""
     base = word.rsplit("/", 1)[-1]
@@ -150,8 +164,9 @@ def _has(args: list[str], *flags: str) -> bool:
 
 
 # Folders where a project keeps scripts named for what they do (`scripts/test`,
-# `script/bootstrap`, `bin/setup`): its own entry points, like a Makefile's targets.
-SCRIPT_DIRS = ("scripts", "script", "bin")
+# `script/bootstrap`): its own entry points, like a Makefile's targets. (Not `bin/`,
+# which holds build output as often as scripts: the walk skips it.)
+SCRIPT_DIRS = ("scripts", "script")
 # What such a script may be written in: a shell (no extension, or a shell's).
 SCRIPT_SUFFIXES = ("", ".sh", ".bash")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash"})

@@ -1,8 +1,9 @@
 """Reading a workspace safely: a bounded walk, size-capped reads, parsers that report.
 
 The walk skips what no project's own manifests live in (dependency folders,
-build output, caches, hidden folders other than CI's) and test data that
-merely looks like projects (`fixtures/`, `testdata/`). Every parse goes
+build output, caches, hidden folders other than CI's), examples that show the
+code in use (`examples/`) and test data that merely looks like projects
+(`fixtures/`, `testdata/`). Every parse goes
 through `Workspace.load_*`, which turns a broken file into a `Problem` and
 `None`, never an exception.
 """
@@ -57,6 +58,10 @@ SKIPPED_DIRS = frozenset(
         "__pycache__",
         "Pods",
         "DerivedData",
+        # Small projects that show the code in use: not where its own commands live.
+        "examples",
+        "example",
+        "samples",
         # Test data shaped like projects (this very repository keeps some).
         "fixtures",
         "__fixtures__",

@@ -1,5 +1,5 @@
 """Task runners the project wrote: Makefile, justfile, Taskfile.yml, a folder of
-scripts (`scripts/test`, `script/bootstrap`, `bin/setup`); and pre-commit.
+scripts (`scripts/test`, `script/bootstrap`); and pre-commit.
 
 A target or script whose name says its kind (`test`, `lint`, `fmt`, …; see
 classify.NAMES) is the project's own entry point for every ecosystem in its
