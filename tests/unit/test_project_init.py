@@ -221,6 +221,22 @@ def test_makefile_and_justfile_parsing() -> None:
     assert set(recipes) == {"test", "t"}
 
 
+def test_ci_lines_take_the_workflows_variables(tmp_path: Path) -> None:
+    workflow = (
+        "env:\n  FEATURES: --all-features\njobs:\n  test:\n    env:\n      LINT: -Dwarnings\n"
+        '    steps:\n      - run: cargo test --locked "${FEATURES}"\n'
+        "      - run: cargo clippy -- $LINT\n      - run: cargo fmt --check $UNSET\n"
+    )
+    write(tmp_path, {
+        "Cargo.toml": "[package]\nname = 'x'\nversion = '0.1.0'\n",
+        ".github/workflows/ci.yml": workflow,
+    })  # fmt: skip
+    found = commands(read_project(tmp_path))
+    assert found["test"] == ["cargo test --locked --all-features"]
+    assert found["lint"] == ["cargo clippy -- -Dwarnings"]
+    assert found["format"] == ["cargo fmt"]  # the line with a variable nothing sets: skipped
+
+
 def test_jsonc_comments_and_trailing_commas() -> None:
     text = '{\n  // comment\n  "a": "http://x//y", /* block */ "b": [1, 2,],\n}'
     assert json.loads(strip_json_comments(text)) == {"a": "http://x//y", "b": [1, 2]}

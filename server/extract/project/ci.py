@@ -3,17 +3,22 @@
 Each `run:` / `script:` line is classified (classify.py); a line that tests,
 lints, formats, … becomes a CI candidate of the component it runs in
 (`working-directory`, `cd DIR &&`, else the component of its ecosystem).
-Lines that use CI expressions (`${{ matrix.x }}`) are not runnable locally
-and are skipped; task-runner calls (`make test`) are the runner's own
-targets, already offered by tasks.py.
+A variable the workflow sets (`env:` of the workflow, job or step; GitLab's
+`variables:`) is put in its place (`cargo test "${FEATURES}"` → `cargo test
+--all-features`); lines that use CI expressions (`${{ matrix.x }}`) or a
+variable nothing here sets are not runnable locally and are skipped;
+task-runner calls (`make test`) are the runner's own targets, already offered
+by tasks.py.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator
+import shlex
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+import regex
 from memory_recall.server.extract.project.classify import classify_line, fix_of
 from memory_recall.server.extract.project.facts import ANY_ECOSYSTEM, CI, Component, ProjectReport
 from memory_recall.server.extract.project.files import Workspace
@@ -51,6 +56,46 @@ ACTION_COMMANDS = {
 }
 
 
+# `$NAME` / `${NAME}`, quoted or not (not `$(…)` nor `${{ … }}`).
+_VARIABLE = regex.compile(r'"\$\{?([A-Za-z_]\w*)\}?"|\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)')
+# Variables a local shell has too.
+_LOCAL_VARIABLES = frozenset({"HOME", "PWD", "USER", "PATH", "SHELL", "TMPDIR"})
+
+
+def _variables(*nodes: Any) -> dict[str, str]:
+    """The variables `env:` / `variables:` of these workflow nodes set, the later winning."""
+    out: dict[str, str] = {}
+    for node in nodes:
+        if not isinstance(node, dict):
+            continue
+        for key in ("env", "variables"):
+            table = node.get(key)
+            for name, value in table.items() if isinstance(table, dict) else ():
+                if isinstance(value, (str, int, float)) and "${{" not in str(value):
+                    out[str(name)] = str(value)
+    return out
+
+
+def expand(line: str, variables: Mapping[str, str]) -> str | None:
+    """`line` with the variables the workflow sets in place; None when it uses one that
+    nothing here sets (it would not run as written)."""
+    missing = False
+
+    def put(match: regex.Match[str]) -> str:
+        nonlocal missing
+        quoted, braced, bare = match.groups()
+        name = quoted or braced or bare
+        if name in variables:
+            value = variables[name]
+            return shlex.quote(value) if quoted else value
+        if name not in _LOCAL_VARIABLES:
+            missing = True
+        return match.group()
+
+    expanded = _VARIABLE.sub(put, line)
+    return None if missing else expanded
+
+
 def workflow_files(ws: Workspace) -> list[str]:
     return sorted(
         f for f in ws.files
@@ -67,21 +112,21 @@ def read(ws: Workspace, report: ProjectReport) -> None:
             ws.report(path, "not a GitHub Actions workflow: no `jobs:` mapping")
             continue
         report.ci.append(path)
-        for line, cwd in _github_lines(data):
-            _offer(report, line, cwd, path)
+        for line, cwd, variables in _github_lines(data):
+            _offer(report, line, cwd, path, variables)
         for action, inputs in _github_actions(data):
             _setup(report, action, inputs)
     if ws.exists(GITLAB_FILE):
         data = ws.load_yaml(GITLAB_FILE)
         if isinstance(data, dict):
             report.ci.append(GITLAB_FILE)
-            for line in _gitlab_lines(data):
-                _offer(report, line, None, GITLAB_FILE)
+            for line, variables in _gitlab_lines(data):
+                _offer(report, line, None, GITLAB_FILE, variables)
         elif data is not None:
             ws.report(GITLAB_FILE, "not a GitLab CI file: expected a mapping of jobs")
 
 
-def _github_lines(data: dict[str, Any]) -> Iterator[tuple[str, str | None]]:
+def _github_lines(data: dict[str, Any]) -> Iterator[tuple[str, str | None, dict[str, str]]]:
     top = _working_directory(data)
     for job in data["jobs"].values():
         if not isinstance(job, dict):
@@ -95,8 +140,9 @@ def _github_lines(data: dict[str, Any]) -> Iterator[tuple[str, str | None]]:
                 if isinstance(step.get("working-directory"), str)
                 else job_dir
             )
+            variables = _variables(data, job, step)
             for line in _lines(step["run"]):
-                yield line, cwd
+                yield line, cwd, variables
 
 
 def _github_actions(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -114,10 +160,11 @@ def _working_directory(node: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _gitlab_lines(data: dict[str, Any]) -> Iterator[str]:
+def _gitlab_lines(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, str]]]:
     for name, job in data.items():
         if name in GITLAB_RESERVED or str(name).startswith(".") or not isinstance(job, dict):
             continue
+        variables = _variables(data, job)
         for key in ("before_script", "script"):
             script = job.get(key)
             entries = (
@@ -125,7 +172,7 @@ def _gitlab_lines(data: dict[str, Any]) -> Iterator[str]:
             )
             for entry in entries:
                 if isinstance(entry, str):
-                    yield from _lines(entry)
+                    yield from ((line, variables) for line in _lines(entry))
 
 
 def _lines(block: str) -> Iterator[str]:
@@ -143,10 +190,19 @@ def _lines(block: str) -> Iterator[str]:
         yield pending.strip()
 
 
-def _offer(report: ProjectReport, line: str, cwd: str | None, source: str) -> None:
+def _offer(
+    report: ProjectReport,
+    line: str,
+    cwd: str | None,
+    source: str,
+    variables: Mapping[str, str],
+) -> None:
     if "${{" in line:
         return
-    for found in classify_line(line):
+    expanded = expand(line, variables)
+    if expanded is None:
+        return
+    for found in classify_line(expanded):
         if found.ecosystem == ANY_ECOSYSTEM:
             continue
         directory = _join(cwd, found.cwd)
