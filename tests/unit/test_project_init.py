@@ -139,9 +139,14 @@ def test_walk_skips_dependencies_build_output_and_test_data(tmp_path: Path) -> N
         "tests/testdata/go.mod": "module x\n",
         ".venv/lib/pyproject.toml": "[project]\nname='x'\n",
         "examples/hello/pyproject.toml": "[project]\nname='hello'\n",
+        "_examples/rest/go.mod": "module rest\n",
+        "test/module/esm/package.json": '{"scripts": {"test": "node index.js"}}',
+        "docs/configs/flake8/tox.ini": "[tox]\n",
+        "test/e2e/package.json": '{"scripts": {"test": "playwright test"}}',
     })  # fmt: skip
     report = read_project(tmp_path)
-    assert [c.path for c in report.components] == ["."]
+    # A folder right inside tests/ may be a test project of its own; deeper is test data.
+    assert [c.path for c in report.components] == [".", "test/e2e"]
 
 
 def test_a_huge_monorepo_fits_the_body_limit_and_says_what_it_left_out(tmp_path: Path) -> None:

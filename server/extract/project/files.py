@@ -267,6 +267,8 @@ def _walk(root: Path, max_depth: int, max_entries: int) -> tuple[list[str], bool
 def _walkable(name: str) -> bool:
     if name.startswith("."):
         return name in KEPT_HIDDEN_DIRS
+    if name.startswith("_"):  # set aside, as Go's tools read it (`_examples`, `_site`)
+        return False
     return name not in SKIPPED_DIRS and not name.endswith(".egg-info")
 
 

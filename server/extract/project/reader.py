@@ -47,7 +47,7 @@ def read_project(
         tasks.read(ws, directory, component)
         if not component.is_empty:
             components.append(component)
-    components = _fold_members(components)
+    components = [c for c in _fold_members(components) if not _set_aside(c.path)]
     report = ProjectReport(
         workspace=str(workspace), components=components, files_seen=len(ws.files)
     )
@@ -80,6 +80,19 @@ def _fold_members(components: list[Component]) -> list[Component]:
         if runner:
             kept.append(Component(component.path, candidates=runner))
     return kept
+
+
+# Folders of tests and docs. A folder right inside one may be a project of its own (.NET's
+# test/App.Tests, an e2e package, a docs site); a manifest deeper (axios's
+# test/module/esm/package.json, black's tests/data/…/pyproject.toml and
+# docs/compatible_configs/flake8/tox.ini) is something they build, read or show, not a
+# component — unless a workspace, build or solution above claims it (folded into its
+# owner first).
+ASIDE_DIRS = frozenset({"test", "tests", "__tests__", "docs", "doc"})
+
+
+def _set_aside(path: str) -> bool:
+    return any(part in ASIDE_DIRS for part in path.split("/")[:-2])
 
 
 def _owns(owner: Component, member: Component) -> bool:
