@@ -73,6 +73,16 @@ def format_age(mtime_ms: float, now_ms: float | None = None) -> str:
     return "just now"
 
 
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def _says(passage: str, description: str) -> bool:
+    """Whether the delivered passage already says the description (as a `remember`
+    without one derives it from the body): then it is not said twice."""
+    wanted = _NOT_WORD.sub(" ", description.casefold()).strip()
+    return bool(wanted) and wanted in _NOT_WORD.sub(" ", passage.casefold())
+
+
 def render_prompt(
     docs: Sequence[MemoryDocument],
     now_ms: float | None = None,
@@ -84,7 +94,8 @@ def render_prompt(
 
     Each body is its excerpt (by default the first 1,200 characters), with "…"
     where the text was cut: before it when it starts inside the body, after it
-    when the body goes on. `stale`: path → why a memory may be outdated (docs/organisation.md);
+    when the body goes on; the description is given before it unless the excerpt
+    already says it. `stale`: path → why a memory may be outdated (docs/organisation.md);
     its section says so. `supersedes`: path → (title, relative path, its date, this
     one's date, settled) of older memories it replaces (newer wins, docs/writing.md) —
     or, not settled, perhaps corrects: both are delivered.
@@ -115,10 +126,10 @@ def render_prompt(
                 f"_Perhaps corrects {'; '.join(perhaps)} — not settled, so given too: this "
                 f"note is of {written}._"
             )
-        if doc.description:
-            section.append(one_line(doc.description, PROMPT_DESCRIPTION_CHARS))
         excerpt = excerpts[i] if excerpts is not None else opening(doc.body, exact=True)
         passage = doc.body[excerpt.start : excerpt.end]
+        if doc.description and not _says(passage, doc.description):
+            section.append(one_line(doc.description, PROMPT_DESCRIPTION_CHARS))
         if passage:
             before = "… " if excerpt.start > 0 else ""
             after = " …" if excerpt.end < len(doc.body) else ""

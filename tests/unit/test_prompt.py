@@ -105,6 +105,18 @@ def test_a_document_without_description_or_body_is_title_and_age_only():
     assert prompt == f"## Relevant memory\n\n{NOTICE}\n\n### Terse (terse.md)\n\n_saved just now_\n"
 
 
+def test_a_description_the_passage_already_says_is_not_said_twice():
+    # `remember` without a description derives it from the body: the same sentence.
+    said = "The staging database is db-stg-7.internal on port 6432."
+    doc = make_doc("Staging database", said, said, path="/m/stg.md", mtime_ms=NOW_MS)
+    prompt = render_prompt([doc], now_ms=NOW_MS)
+    assert prompt.count("db-stg-7.internal") == 1 and f"> {said}" in prompt
+    # A description that says something else is given, before the passage.
+    doc = make_doc("Staging", "where staging lives", said, path="/m/stg.md", mtime_ms=NOW_MS)
+    prompt = render_prompt([doc], now_ms=NOW_MS)
+    assert prompt.index("where staging lives") < prompt.index(f"> {said}")
+
+
 def test_a_long_body_is_cut_to_the_window_and_marked_truncated():
     body = "x" * BODY_WINDOW_CHARS + "TAIL-NOT-SENT"
     doc = make_doc("Long", body=body, path="/m/long.md", mtime_ms=NOW_MS)
