@@ -102,6 +102,19 @@ def test_an_acronym_matches_only_where_it_is_written_as_one():
     assert "build" not in recall(docs, "ui guide")[:1]  # "ui" inside "build", "guide"
 
 
+def test_a_two_letter_name_leading_a_hyphenated_one_is_found():
+    docs = [
+        *FILLER,
+        memory("stg", "Staging", "Staging runs on db-stg-7.internal port 6432."),
+        memory("py", "Entry point", "The CLI starts in server/main.py and dispatcher-ui."),
+        memory("region", "Region", "Everything is deployed to eu-west-1."),
+    ]
+    assert recall(docs, "which db host?")[:1] == ["stg"]
+    assert recall(docs, "EU region")[:1] == ["region"]
+    # A later piece of a compound is not a word of its own: `py`, `ui`.
+    assert "py" not in recall(docs, "py ui")
+
+
 def test_identifiers_split_into_parts_and_the_whole_stays():
     assert {"getusername", "get", "user", "name"} <= set(recall_tokens("getUserName"))
     assert {"httpserver", "http", "server"} <= set(recall_tokens("HTTPServer"))

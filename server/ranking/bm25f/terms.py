@@ -25,7 +25,7 @@ import regex
 from memory_recall.protocol.limits import BODY_WINDOW_CHARS
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.bm25f.folding import exact_form, needs_tailoring, with_folded
-from memory_recall.server.ranking.bm25f.tokens import ACRONYM_MARK
+from memory_recall.server.ranking.bm25f.tokens import ACRONYM_MARK, COMMON_TWO_LETTER_WORDS
 from memory_recall.server.ranking.index import CJK_RUN, WORD, field_terms
 from memory_recall.server.ranking.postings import DocTerms
 from memory_recall.server.tokens import CJK_CHAR, normalize
@@ -41,10 +41,28 @@ _ASCII_WORD = re.compile(r"[a-z0-9]{3,}")
 
 
 def acronyms(raw: str) -> list[str]:
-    """The acronym terms of one field as written, repeats included: `CI` → `\\x01ci`."""
+    """The acronym terms of one field as written, repeats included: `CI` → `\\x01ci`;
+    and lowercase two-letter names that are no common word (`db` of `db-stg-7`)."""
     if raw.isascii():
-        return [ACRONYM_MARK + word.lower() for word in _ASCII_ACRONYM.findall(raw)]
-    return [ACRONYM_MARK + normalize(word) for word in _ACRONYM.findall(raw)]
+        found = [ACRONYM_MARK + word.lower() for word in _ASCII_ACRONYM.findall(raw)]
+    else:
+        found = [ACRONYM_MARK + normalize(word) for word in _ACRONYM.findall(raw)]
+    return found + _lower_names(raw)
+
+
+# A lowercase two-letter word on its own or first in a hyphenated name (`db`,
+# `db-stg-7`), as the query side reads one (bm25f.tokens).
+_LOWER_TWO = regex.compile(
+    r"(?<![\p{L}\p{M}\p{N}])(?<![\p{L}\p{N}][_./\\:-])[a-z]{2}(?=-[\p{L}\p{N}])"
+)
+
+
+def _lower_names(raw: str) -> list[str]:
+    return [
+        ACRONYM_MARK + word
+        for word in _LOWER_TWO.findall(raw)
+        if word not in COMMON_TWO_LETTER_WORDS
+    ]
 
 
 # ASCII: every character that is not a letter or digit becomes a space, so that
@@ -60,6 +78,7 @@ def _ascii_counts(raw: str) -> Counter[str]:
         del counts[short]
     if not raw.islower():
         counts.update(ACRONYM_MARK + run.lower() for run in _ASCII_ACRONYM.findall(raw))
+    counts.update(_lower_names(raw))
     return counts
 
 
@@ -75,8 +94,7 @@ def term_counts(text: str, raw: str) -> Counter[str]:
         for run in CJK_RUN.findall(text):  # the pairs of each run, joined in C
             terms.extend(map(add, run, run[1:]))
         counts = Counter(terms)
-    if not raw.islower():  # no capitals, no acronyms
-        counts.update(acronyms(raw))
+    counts.update(acronyms(raw))
     return counts
 
 

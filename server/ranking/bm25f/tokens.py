@@ -67,11 +67,13 @@ def identifier_tokens(nfkc_text: str) -> Iterator[str]:
 # ever equal one. A query may write them in any case; a lowercase one that is
 # a common two-letter word is not taken for an acronym.
 ACRONYM_MARK = "\x01"
-# A word on its own: not a piece of a compound (`index.py`, `dispatcher-ui`).
+# A word on its own, or the first part of a hyphenated name (`db-stg-7.internal`,
+# `eu-west-1`, `PR-123`): not a later piece of a compound (`index.py`, `dispatcher-ui`)
+# nor one before a dot or slash (`js/app`, `io.Reader`).
 _TWO_LETTERS = regex.compile(
     r"(?<![\p{L}\p{M}\p{N}])(?<![\p{L}\p{N}][_./\\:-])"
     r"[\p{Lu}\p{Ll}]{2}"
-    r"(?![\p{L}\p{M}\p{N}])(?![_./\\:-][\p{L}\p{N}])"
+    r"(?![\p{L}\p{M}\p{N}])(?![_./\\:][\p{L}\p{N}])"
 )
 COMMON_TWO_LETTER_WORDS = frozenset(data_words("two_letter_words.txt"))
 
