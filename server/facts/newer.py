@@ -143,6 +143,6 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             if (verdict.sure and not titled_apart and whole) or (confirmed and whole):
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break
-            if (leaned or (verdict.sure and not whole)) and older.path not in out:
+            if (leaned or ((confirmed or verdict.sure) and not whole)) and older.path not in out:
                 out[older.path] = Superseded(older, newer, verdict.reason, settled=False)
     return out

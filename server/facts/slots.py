@@ -18,6 +18,9 @@ differ are read:
   drains into b9"), a key identifier on each side (`ORDERS_DB_URL` / `PAYMENTS_DB_URL`,
   two flags, two code symbols), or values of different kinds (a frequency against a
   size): two facts, never one slot;
+- several stretches, each a value of one kind for another, none where the subject stands
+  ("jeden Dienstag um 10 Uhr" / "am Donnerstag um 14 Uhr"): perhaps the slot said again
+  with new values, unsure;
 - the rest (reworded, a value and other words changed): unsure.
 
 A rule whose polarity flips ("squash" / "do not squash") is a change of its slot.
@@ -149,6 +152,12 @@ def _distinct_keys(old: Terms, new: Terms, new_keys: set[str], old_keys: set[str
     if old_only and new_only:
         return f"distinct identifiers ({old_only[0]} / {new_only[0]})"
     return ""
+
+
+def _at_subject(region: Region) -> bool:
+    """Whether a stretch of names or identifiers stands where a subject does (first)."""
+    named = all(_value_class(t) == "named" for t in region.old + region.new if t.valued)
+    return named and region.left <= 1
 
 
 def _spaced_word(term: Term) -> bool:
@@ -379,5 +388,16 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         sure = inside and keeps_slot and len(value.old) <= VALUE_TERMS and not at_subject
         return Comparison(
             "changed", sure, "a value changed, and other words", overlap, tuple(valued_regions)
+        )
+    if (
+        len(valued_regions) == len(regions)
+        and all(compatible(r.old, r.new) and not _at_subject(r) for r in regions)
+        and kept >= KEPT_AT_LEAST
+    ):
+        # Every stretch a value of one kind for another, none where the subject stands
+        # ("jeden Dienstag um 10 Uhr" / "am Donnerstag um 14 Uhr", "毎週火曜日の10時" /
+        # "木曜日の14時"): perhaps the same slot said with a new value in several parts.
+        return Comparison(
+            "changed", False, "values changed in the same slot", overlap, tuple(valued_regions)
         )
     return Comparison("different", False, SEVERAL, overlap, tuple(valued_regions))

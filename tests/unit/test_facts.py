@@ -305,6 +305,21 @@ def test_a_short_line_is_judged_against_the_item_of_a_long_memory_it_changes() -
     assert found.changes[0].old.text == "pnpm 8 as the package manager."
 
 
+def test_a_slot_said_again_with_new_values_in_several_places_is_linked() -> None:
+    # Day and hour change together: two stretches, each a value of one kind past the
+    # subject. Unsure (created beside the old note), but linked as perhaps updating it.
+    for old, new in (
+        ("Der Release ist jeden Dienstag um 10 Uhr.", "Der Release ist jetzt am Donnerstag um 14 Uhr."),
+        ("本番デプロイは毎週火曜日の10時に行う。", "本番デプロイは木曜日の14時に変更になった。"),
+    ):  # fmt: skip
+        found = judge(text(new), text(old))
+        assert (found.kind, found.sure) == ("update", False), (new, found.reason)
+    # Two stretches where one is the subject stay two facts.
+    assert judge(text("queue q2 drains into b9"), text("queue q1 drains into b5")).kind == (
+        "independent"
+    )
+
+
 def test_a_plain_statement_answers_a_line_labelled_by_its_subject() -> None:
     old = MemoryText(
         "Services",
@@ -349,6 +364,15 @@ def test_a_newer_memory_that_leaves_out_a_value_does_not_hide_the_older() -> Non
     assert (found.newer.path, found.settled) == ("/m/b.md", False)  # both delivered, marked
     whole = doc("c.md", "The test database is at db-test-2.internal, port 6432 now.", "2025-03-01")
     assert superseded([old, whole])["/m/a.md"].settled
+
+
+def test_a_confirmed_correction_that_leaves_out_a_value_is_marked_not_hidden() -> None:
+    old = doc("a.md", "本番デプロイは毎週火曜日の10時に行う。", "2025-01-01")
+    new = doc(
+        "b.md", "本番デプロイは木曜日の14時に変更になった。", "2025-03-01", "supersedes: [a.md]\n"
+    )
+    (found,) = superseded([old, new]).values()  # "毎週" (weekly) is not said again
+    assert (found.older.path, found.settled) == ("/m/a.md", False)
 
 
 def test_an_unsure_pair_is_delivered_whole_and_marked_where_the_writer_linked_it() -> None:
