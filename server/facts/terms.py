@@ -366,7 +366,13 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
         start, end = match.span()
         kind = match.lastgroup
         if kind == "cjk":
-            terms.extend(_cjk_terms(match.group(), start, taken))
+            run = match.group()
+            # A Korean particle glued to a number or a Latin word ("6432로", "DB가") is
+            # no word of its own, nor that number's unit.
+            glued = start > 0 and text[start - 1].isalnum() and not _HANGUL.match(text[start - 1])
+            if glued and run in lex.particles:
+                continue
+            terms.extend(_cjk_terms(run, start, taken))
             continue
         if _overlaps((start, end), taken):
             continue

@@ -87,6 +87,10 @@ def test_terms_read_units_identifiers_and_values_in_every_script() -> None:
     # Japanese 交代 is a change cue; the same characters in Chinese 提交代码 are not.
     assert read_terms("担当が交代した。").change_cue
     assert not read_terms("提交代码前先运行测试。").change_cue
+    # A Korean particle glued to a number is neither a word nor its unit.
+    assert [t.key for t in read_terms("포트가 6432로 바뀌었다.").terms if t.kind == "number"] == [
+        "6432"
+    ]
     # A number takes the word right after it as its unit, never one past a comma.
     assert "100 reque" in {t.key for t in read_terms("Allow 100 requests a minute.").terms}
     numbers = [t for t in read_terms("Data lives in PostgreSQL 15, hosted on RDS.").terms
@@ -291,6 +295,13 @@ def test_an_update_that_leaves_out_a_value_keeps_it() -> None:
     old = text("The test database is at db-test-2.internal, port 5433.")
     new = "The test database is now at db-test-2.internal, port 6432."
     assert rewrite(old, judge(text(new), old)).body == new
+
+
+def test_a_description_follows_a_korean_update_without_its_particle() -> None:
+    old = text("스테이징 DB 포트는 5433이다.")
+    found = judge(text("스테이징 DB 포트가 6432로 바뀌었다."), old)
+    assert found.sure and found.kind == "update"
+    assert rewrite(old, found).description == "스테이징 DB 포트는 6432이다."  # not "6432 로이다"
 
 
 def test_a_short_line_is_judged_against_the_item_of_a_long_memory_it_changes() -> None:
