@@ -154,6 +154,21 @@ def _distinct_keys(old: Terms, new: Terms, new_keys: set[str], old_keys: set[str
     return ""
 
 
+def _name_for_opening_word(region: Region, old: Terms, new: Terms) -> bool:
+    """Whether a one-term stretch is a name on one side and, on the other, the capitalised
+    word that opens its statement (where capitals mark no name)."""
+    if len(region.old) != 1 or len(region.new) != 1:
+        return False
+    pairs = ((region.old[0], old, region.new[0]), (region.new[0], new, region.old[0]))
+    return any(
+        word.kind == "word"
+        and name.kind == "name"
+        and terms.terms[:1] == (word,)
+        and terms.text[word.start : word.start + 1].isupper()
+        for word, terms, name in pairs
+    )
+
+
 def _at_subject(region: Region) -> bool:
     """Whether a stretch of names or identifiers stands where a subject does (first)."""
     named = all(_value_class(t) == "named" for t in region.old + region.new if t.valued)
@@ -304,6 +319,12 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         plain = not any(t.valued for t in region.old + region.new)
         if valued and not compatible(region.old, region.new):
             return Comparison("different", small, "values of different kinds", overlap)
+        if _name_for_opening_word(region, old, new):
+            # "Marie est la responsable…" / "Désormais, c'est Paul qui est responsable…":
+            # a sentence's first word is not read as a name, but a capital there may be one.
+            return Comparison(
+                "changed", False, "a name changed where the subject stands", overlap, (region,)
+            )
         if not valued and not plain:
             moved = _one_value_moved(regions, dropped, added)
             if moved is not None:

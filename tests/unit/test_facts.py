@@ -331,6 +331,18 @@ def test_a_slot_said_again_with_new_values_in_several_places_is_linked() -> None
     )
 
 
+def test_a_name_for_the_capitalised_word_opening_a_statement_is_linked() -> None:
+    # "Marie" opens its sentence, so it is read as a word, not a name: still perhaps the
+    # person Paul replaced.
+    found = judge(
+        text("Désormais, c'est Paul qui est responsable de l'astreinte."),
+        text("Marie est la responsable de l'astreinte."),
+    )
+    assert (found.kind, found.sure) == ("update", False)
+    found = judge(text("The dashboards moved to Grafana."), text("Dashboards live in Kibana."))
+    assert found.kind != "update" or not found.sure
+
+
 def test_a_plain_statement_answers_a_line_labelled_by_its_subject() -> None:
     old = MemoryText(
         "Services",
