@@ -139,10 +139,10 @@ def _said_statements(memory: MemoryText) -> tuple[tuple[tuple[Statement, str], .
 
 def _read_statements(memory: MemoryText) -> Iterator[tuple[Statement, Terms]]:
     """Each statement that holds a term, in order, with its terms."""
-    said, capitals = _said_statements(memory)
+    statements, capitals = _said_statements(memory)
     # Paced: in a worker thread (a remember's read-ahead) a recall in flight goes first
     # between two statements, not after a whole memory of a hundred.
-    for statement, text in paced(said):
+    for statement, text in paced(statements):
         # Each statement's terms are read once (a long memory is most of a remember's time).
         terms = read_terms(text, capitals)
         if terms.terms:
@@ -169,12 +169,12 @@ def _most_in_common(memory: MemoryText, keys: frozenset[str]) -> float | None:
     yet whose witness (`key_witness`) a statement still to come holds — so a memory that
     holds few of the keys is known unrelated after a few statements, however long it is.
     """
-    said, capitals = _said_statements(memory)
-    texts = [text for _statement, text in said]
+    statements, capitals = _said_statements(memory)
+    texts = [text for _statement, text in statements]
     forms = [witness_forms(text) for text in texts]
     last = _last_witnessed(keys, forms)
     seen: set[str] = set()
-    for at, (_statement, text) in enumerate(paced(said)):
+    for at, (_statement, text) in enumerate(paced(statements)):
         terms = read_terms(text, capitals)
         if not terms.terms:
             continue
