@@ -30,6 +30,9 @@ class Change:
     # Why writing this change would lose a value of the old statement ("" when it would
     # not): such a change is never written over the old memory, whoever settles it.
     loses: str = ""
+    # The values of the old statement the new one does not say, besides those it changes:
+    # the new memory alone does not hold all the old one did (newer wins hides nothing).
+    left_out: tuple[str, ...] = ()
 
     @property
     def written(self) -> str:
@@ -92,6 +95,7 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     relabelled = bool(change.old.label) and not change.new.label
     if not left_out and not relabelled:
         return change
+    change = replace(change, left_out=tuple(t.key for t in left_out))
     doubt = f"the new statement leaves out {left_out[0].key}" if left_out else ""
     known = set(old.keys) | {n.key for _o, n in pairs}
     if not pairs or any(t.key not in known for t in new.terms):

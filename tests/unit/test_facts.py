@@ -387,6 +387,10 @@ def test_a_newer_memory_that_leaves_out_a_value_does_not_hide_the_older() -> Non
     assert (found.newer.path, found.settled) == ("/m/b.md", False)  # both delivered, marked
     whole = doc("c.md", "The test database is at db-test-2.internal, port 6432 now.", "2025-03-01")
     assert superseded([old, whole])["/m/a.md"].settled
+    # Written in place for its label alone, a change leaves nothing out: the older goes.
+    labelled = doc("d.md", "Billing service: owned by Priya.", "2025-01-01")
+    newer = doc("e.md", "The billing service is now owned by Marco.", "2025-03-01")
+    assert superseded([labelled, newer])["/m/d.md"].settled
 
 
 def test_a_confirmed_correction_that_leaves_out_a_value_is_marked_not_hidden() -> None:
