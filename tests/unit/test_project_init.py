@@ -242,6 +242,25 @@ def test_ci_lines_take_the_workflows_variables(tmp_path: Path) -> None:
     assert found["format"] == ["cargo fmt"]  # the line with a variable nothing sets: skipped
 
 
+def test_the_install_of_the_job_that_tests_the_project_speaks_first(tmp_path: Path) -> None:
+    docs = "jobs:\n  docs:\n    steps:\n      - run: pip install -r requirements-docs.txt\n"
+    released = (
+        "jobs:\n  sdist:\n    steps:\n      - run: |\n          cd dist/pkg\n"
+        "          pip install -r requirements-release.txt\n          pytest\n"
+    )
+    tests = (
+        "jobs:\n  test:\n    steps:\n      - run: pip install -r requirements-tests.txt\n"
+        "      - run: pytest -q\n"
+    )
+    write(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'x'\n",
+        ".github/workflows/a-docs.yml": docs,
+        ".github/workflows/b-release.yml": released,  # tests a copy in dist/pkg, not here
+        ".github/workflows/c-test.yml": tests,
+    })  # fmt: skip
+    assert commands(read_project(tmp_path))["install"] == ["pip install -r requirements-tests.txt"]
+
+
 def test_jsonc_comments_and_trailing_commas() -> None:
     text = '{\n  // comment\n  "a": "http://x//y", /* block */ "b": [1, 2,],\n}'
     assert json.loads(strip_json_comments(text)) == {"a": "http://x//y", "b": [1, 2]}

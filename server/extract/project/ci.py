@@ -104,6 +104,7 @@ def workflow_files(ws: Workspace) -> list[str]:
 
 
 def read(ws: Workspace, report: ProjectReport) -> None:
+    lines: list[tuple[str, str, str | None, dict[str, str], str]] = []
     for path in workflow_files(ws):
         data = ws.load_yaml(path)
         if data is None:
@@ -112,10 +113,20 @@ def read(ws: Workspace, report: ProjectReport) -> None:
             ws.report(path, "not a GitHub Actions workflow: no `jobs:` mapping")
             continue
         report.ci.append(path)
-        for line, cwd, variables in _github_lines(data):
-            _offer(report, line, cwd, path, variables)
+        for line, cwd, variables, job in _github_lines(data):
+            lines.append((path, line, cwd, variables, f"{path}:{job}"))
         for action, inputs in _github_actions(data):
             _setup(report, action, inputs)
+    # How the jobs that test the project install it is offered first (the first line
+    # offered wins a tie): that is how the project is worked on, not how its docs are
+    # built or a release is checked.
+    testing = {job for _path, line, _cwd, variables, job in lines if _tests(line, variables)}
+    first = [
+        item for item in lines
+        if item[4] in testing and _does(item[1], item[3], "install")
+    ]  # fmt: skip
+    for path, line, cwd, variables, _job in first + [i for i in lines if i not in first]:
+        _offer(report, line, cwd, path, variables)
     if ws.exists(GITLAB_FILE):
         data = ws.load_yaml(GITLAB_FILE)
         if isinstance(data, dict):
@@ -126,9 +137,25 @@ def read(ws: Workspace, report: ProjectReport) -> None:
             ws.report(GITLAB_FILE, "not a GitLab CI file: expected a mapping of jobs")
 
 
-def _github_lines(data: dict[str, Any]) -> Iterator[tuple[str, str | None, dict[str, str]]]:
+def _tests(line: str, variables: Mapping[str, str]) -> bool:
+    """Whether a line tests the project where it was checked out (not a copy elsewhere:
+    `cd dist/pkg && bash scripts/test.sh` tests a built package)."""
+    return _does(line, variables, "test", here=True)
+
+
+def _does(line: str, variables: Mapping[str, str], kind: str, *, here: bool = False) -> bool:
+    expanded = expand(line, variables) if "${{" not in line else None
+    return expanded is not None and any(
+        c.kind == kind and (c.cwd is None or not here) for c in classify_line(expanded)
+    )
+
+
+def _github_lines(
+    data: dict[str, Any],
+) -> Iterator[tuple[str, str | None, dict[str, str], str]]:
+    """Each `run:` line with its folder, the variables it sees and its job's name."""
     top = _working_directory(data)
-    for job in data["jobs"].values():
+    for name, job in data["jobs"].items():
         if not isinstance(job, dict):
             continue
         job_dir = _working_directory(job) or top
@@ -142,7 +169,7 @@ def _github_lines(data: dict[str, Any]) -> Iterator[tuple[str, str | None, dict[
             )
             variables = _variables(data, job, step)
             for line in _lines(step["run"]):
-                yield line, cwd, variables
+                yield line, cwd, variables, str(name)
 
 
 def _github_actions(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -176,7 +203,10 @@ def _gitlab_lines(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, str]]]:
 
 
 def _lines(block: str) -> Iterator[str]:
+    """The commands of a `run:` block, one per line (continued lines joined); a line that
+    only changes folder (`cd dist/pkg`) is said before the lines after it."""
     pending = ""
+    moved = ""
     for raw in block.splitlines():
         line = raw.strip()
         if line.endswith("\\"):
@@ -184,10 +214,17 @@ def _lines(block: str) -> Iterator[str]:
             continue
         line = (pending + line).strip()
         pending = ""
-        if line and not line.startswith("#"):
-            yield line
+        if not line or line.startswith("#"):
+            continue
+        if _CD_ONLY.fullmatch(line):
+            moved = f"{moved} && {line}" if moved else line
+            continue
+        yield f"{moved} && {line}" if moved else line
     if pending.strip():
-        yield pending.strip()
+        yield f"{moved} && {pending.strip()}" if moved else pending.strip()
+
+
+_CD_ONLY = regex.compile(r"cd\s+[^\s;&|]+")
 
 
 def _offer(
