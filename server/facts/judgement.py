@@ -89,6 +89,12 @@ class Judgement:
         """Whether the new memory replaces a value of the old one (not only adds to it)."""
         return any(c.comparison.relation == "changed" for c in self.changes)
 
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """Values of the old memory the new one does not say, besides those it changes: the
+        new memory alone does not hold what the old one did (`Change.left_out`)."""
+        return tuple(key for c in self.changes for key in c.left_out)
+
 
 @dataclass(frozen=True)
 class Reading:

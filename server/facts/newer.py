@@ -139,7 +139,7 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             # The newer may leave out a value the older states beside the one it changes
             # ("the test database port is now 6432" / "…at db-test-2.internal, port
             # 5433"): hiding the older would take that value out of sight.
-            whole = not any(c.left_out for c in verdict.changes)
+            whole = not verdict.left_out
             if (verdict.sure and not titled_apart and whole) or (confirmed and whole):
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break

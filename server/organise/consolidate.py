@@ -356,7 +356,14 @@ class _Planner:
                 # One title, no value changed, only a word or two: a merge keeps every line
                 # of both, so nothing is lost whichever it was.
                 verdict = replace(verdict, kind="duplicate")
-            if corrects:
+            left_out = verdict.judgement.left_out if verdict.judgement is not None else ()
+            if verdict.kind == "update" and left_out and (corrects or verdict.decided):
+                # The newer leaves out a value the older states besides the one it changes
+                # ("port 6432" / "…at db-test-2.internal, port 5433"): archiving the older
+                # would take that value out of recall. Reported, left as is.
+                why = f"{verdict.reason}; the newer leaves out {left_out[0]}"
+                self.undecided.append((older, newer, verdict.kind, why))
+            elif corrects:
                 self.update_edges.append((older, newer))  # newer wins; the older is archived
             elif leaned and verdict.kind == "update" and not verdict.decided:
                 # The writer's lean, still a lean: superseding takes a fact out of recall,

@@ -46,6 +46,16 @@ def test_a_changed_fact_newer_wins_and_records_supersedes():
     assert rewrite.body is None  # only its front matter changes
 
 
+def test_a_newer_note_that_leaves_out_a_value_archives_nothing():
+    old = memory("Test database", "The test database is at db-test-2.internal, port 5433.",
+                 days=10)  # fmt: skip
+    new = memory("Test database", "The test database port changed to 6432.", days=200)
+    p = plan([new, old])
+    assert not p.archives  # archiving the older would take the host out of recall
+    (notice,) = [n for n in p.notices if n.kind == "possible"]
+    assert notice.path == old.path and "leaves out db-test-2.internal" in notice.reason
+
+
 def test_a_link_the_writer_made_unsure_is_reported_never_acted_on():
     """`maybeSupersedes` is a lean of the rules: taking the older fact out of recall needs
     a settled verdict, or a model's (`supersedes`)."""
