@@ -47,6 +47,9 @@ DIFFERENT_BELOW = 0.35
 _WORD_SWAP = "a word changed"
 # Reasons of an unsure update a tier may not settle: the subject itself may have changed.
 _SUBJECT_DOUBT = ("where the subject stands", "several things differ")
+# ... and that a tier may confirm as a link but never have rewritten: several values
+# changed at once may be another thing of the same shape.
+_LINK_ONLY = ("values changed in the same slot",)
 # Characters of a memory a model is shown per pair.
 SHOWN_CHARS = 1_500
 
@@ -90,7 +93,7 @@ def settle(question: Question, kind: Kind, by: str, *, overwrite: bool = True) -
             # The old memory holds a value the new one does not say: rewritten, or hidden
             # at recall as superseded, that value would be gone. It stays a lean.
             return None
-    if not overwrite:
+    if not overwrite or any(doubt in rules.reason for doubt in _LINK_ONLY):
         return replace(rules, confirmed=True, reason=f"{by} confirms: {rules.reason}")
     return replace(rules, sure=True, reason=f"{by}: {rules.reason}")
 

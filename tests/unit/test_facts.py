@@ -325,6 +325,14 @@ def test_a_slot_said_again_with_new_values_in_several_places_is_linked() -> None
     ):  # fmt: skip
         found = judge(text(new), text(old))
         assert (found.kind, found.sure) == ("update", False), (new, found.reason)
+    # A tier may confirm it as a link, never have it rewritten (another thing of the same
+    # shape is as likely).
+    old, new = (
+        "Der Release ist jeden Dienstag um 10 Uhr.",
+        "Der Release ist jetzt am Donnerstag um 14 Uhr.",
+    )
+    settled = settle(question(old, new), "update", "vectors")
+    assert settled is not None and (settled.sure, settled.confirmed) == (False, True)
     # Two stretches where one is the subject stay two facts.
     assert judge(text("queue q2 drains into b9"), text("queue q1 drains into b5")).kind == (
         "independent"
