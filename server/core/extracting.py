@@ -182,10 +182,13 @@ class ExtractionService:
     ) -> tuple[str, object]:
         """The writer request for one item: remember it, or update the memory it names.
 
-        The model was shown the root's memories; an item whose `updates` names one
-        is that memory's new version by the model's judgement (the same subject),
-        so it rewrites it unless the rules find it says nothing new. The gate runs
-        with origin `extract` first: an update must not escape the ephemeral rule.
+        The model was shown the root's memories; an item whose `updates` names one is
+        that memory's new version by the model's judgement — validated, never trusted:
+        it rewrites the memory only when the rules too read it as an update of it that
+        leaves out none of its values (docs/writing.md, "The zero-loss rule"); else it
+        is remembered like any new fact (an unrelated memory a model named is never
+        overwritten). The gate runs with origin `extract` first: an update must not
+        escape the ephemeral rule.
         """
         target = docs.get(item.updates) if item.updates else None
         if target is not None and apply:
@@ -199,7 +202,9 @@ class ExtractionService:
                     message=rejection.message,
                 )
             new = MemoryText(item.title, item.description, item.body, item.type)
-            if judge(new, MemoryText.of(target)).kind != "duplicate":
+            verdict = judge(new, MemoryText.of(target))
+            left_out = verdict.judgement.left_out if verdict.judgement is not None else ()
+            if verdict.kind == "update" and not left_out:
                 return "update", UpdateRequest(
                     path=target.path,
                     title=item.title,

@@ -254,8 +254,8 @@ def _under_one_title(c: Comparison) -> Comparison:
     if (
         c.relation == "different"
         and c.reason in (SAME_SHAPE, SEVERAL)
-        and len(valued) == 1
-        and compatible(valued[0].old, valued[0].new)
+        and valued
+        and all(compatible(r.old, r.new) for r in valued)
     ):
         return replace(c, relation="changed", sure=False, reason="a value changed under one title")
     return c

@@ -274,3 +274,36 @@ def test_strict_parse_keeps_updates_only_to_listed_memories() -> None:
     assert items[0].updates == "tooling/package-manager.md" and not items[0].category_inferred
     assert items[1].category_inferred and items[1].category.startswith("project/")
     assert [s.reason for s in skipped] == ["malformed"] and skipped[0].title == "B"
+
+
+def test_a_models_update_of_a_memory_is_validated_by_the_rules() -> None:
+    """`updates` is the model's judgement: a memory it names is rewritten only when the
+    rules read the item as an update of it leaving out none of its values."""
+    from memory_recall.protocol.messages import ExtractParams
+    from memory_recall.server.core.extracting import ExtractionService
+    from memory_recall.server.documents import parse_memory
+    from memory_recall.server.extract.parse import ExtractedItem
+    from memory_recall.server.roots import Scope
+
+    def doc(path: str, title: str, body: str):  # type: ignore[no-untyped-def]
+        text = f"---\nname: {title}\ndescription: {title}\ntype: project\n---\n\n{body}\n"
+        return parse_memory(text, path=f"/r/{path}", relative_path=path, scope=Scope.PROJECT,
+                            mtime_ms=0)  # fmt: skip
+
+    docs = {
+        "node.md": doc("node.md", "Node version", "All packages run on Node 20 (`.nvmrc`: 20.12)."),
+        "db.md": doc("db.md", "Test database", "The test database is at db-test-2.internal, port 5433."),
+        "ci.md": doc("ci.md", "CI", "CI runs on GitHub Actions with three parallel jobs."),
+    }  # fmt: skip
+    params = ExtractParams(trigger="sessionEnd", transcript=[])
+
+    def request(updates: str, title: str, body: str) -> str:
+        item = ExtractedItem(title, title, "project", "project/stack", body, updates, "w")
+        return ExtractionService._write_request(item, params, docs, True)[0]
+
+    body = "All packages run on Node 22 (`.nvmrc`: 22.11)."
+    assert request("node.md", "Node version", body) == "update"
+    # Named wrongly: an unrelated memory is never overwritten; the fact is remembered.
+    assert request("ci.md", "Node version", body) == "remember"
+    # The host would be gone from the memory rewritten whole: remembered instead.
+    assert request("db.md", "Test database", "The test database port is 6432 now.") == "remember"
