@@ -555,14 +555,17 @@ class MemoryCore:
         return result_wire(await self.write.remember_from_agent(request, origin))
 
     async def forget_from_agent(
-        self, params: ForgetParams, origin: str, *, team: bool, title: str
+        self, params: ForgetParams, origin: str, *, scope: str, title: str
     ) -> WriteResult:
-        """An agent's forget: a team memory waits for the user; others go at once."""
+        """An agent's forget: archived at once, unless a team memory or a delete for good
+        (then the user confirms)."""
         self.touch()
         await self.session.ready.wait()
         request = forget_request(params, origin)
         return result_wire(
-            await self.write.forget_from_agent(request, origin, team=team, title=title)
+            await self.write.forget_from_agent(
+                request, origin, team=scope == "team", scope=scope, title=title
+            )
         )
 
     async def proposals(self, params: ProposalsParams) -> ProposalsResult:

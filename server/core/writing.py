@@ -56,6 +56,7 @@ from memory_recall.server.store.proposals import (
     ProposalBook,
     propose_forget,
     propose_remember,
+    reasons_for_forget,
     reasons_for_remember,
     request_of,
     root_of,
@@ -182,12 +183,16 @@ class WriteSide:
         return propose_remember(self._book(), request, origin, root_of(self.writer.roots, index))
 
     async def forget_from_agent(
-        self, request: ForgetRequest, origin: str, *, team: bool, title: str
+        self, request: ForgetRequest, origin: str, *, team: bool, scope: str, title: str
     ) -> StoreResult:
-        """An agent's `forget`: a team memory waits for the user; others go at once."""
-        if not team:
+        """An agent's `forget`: archived at once (undoable), unless it is a team memory or
+        a delete for good; then kept as a proposal the user confirms."""
+        reasons = reasons_for_forget(request, team=team)
+        if not reasons:
             return await self.writer.run_async("forget", request)
-        return propose_forget(self._book(), request, origin, None, title)
+        return propose_forget(
+            self._book(), request, origin, None, title, scope=scope, reasons=reasons
+        )
 
     async def confirm(self, proposal_id: str) -> StoreResult:
         """The user's yes: the proposal runs as their own request (journaled, undoable)."""

@@ -319,13 +319,14 @@ def build_server(core: MemoryCore) -> MCPServer[Any]:
         memory: str, reason: str | None = None, hard: bool = False
     ) -> dict[str, Any]:
         """Forget one memory, named by its `uri`: it moves to its root's archive (restorable:
-        memory_undo). `hard`: delete it for good, journal included — only when the user asks
-        for exactly that."""
+        memory_undo). `hard`: delete it for good, journal included — proposed to the user,
+        who confirms it (as a team memory's forget is)."""
         doc = await resolve(memory)
         params = _checked(ForgetParams, {"path": doc.path, "reason": reason, "hard": hard})
-        team = doc.scope.wire == "team"  # the team's memories: the user confirms
         return with_uris(
-            await _served(core.forget_from_agent(params, "mcp", team=team, title=doc.title))
+            await _served(
+                core.forget_from_agent(params, "mcp", scope=doc.scope.wire, title=doc.title)
+            )
         )
 
     @tool(CHANGES)

@@ -1,9 +1,10 @@
-"""Proposals: an agent's force, always and team writes wait for the user's word.
+"""Proposals: an agent's force, always, team and hard-delete writes wait for the user's word.
 
 An agent (through MCP today; the host hooks later) may be prompt-injected, so it
 may not decide alone what only the user should: to keep a text that reads as an
-instruction (`force`), to load a memory into every session (`always`), or to write
-the team's shared memories (`scope: team`, forgetting a team memory). Such a write
+instruction (`force`), to load a memory into every session (`always`), to write
+the team's shared memories (`scope: team`, forgetting a team memory), or to delete a
+memory for good (`hard`: the journal keeps nothing of it, so nothing could undo it). Such a write
 is checked by the gate as any other (a credential is refused outright and never
 stored here), then kept in the state store's `proposals` table and answered
 `proposed` with the proposal's id. The user lists them and confirms or rejects
@@ -186,13 +187,25 @@ def propose_remember(
     return WriteResult(operations=[_proposed(proposal, request.scope or "project", title)])
 
 
+def reasons_for_forget(request: ForgetRequest, *, team: bool) -> list[str]:
+    """What in an agent's `forget` needs the user: a team memory, a delete for good."""
+    return [reason for reason, needed in (("team", team), ("hard", request.hard)) if needed]
+
+
 def propose_forget(
-    book: ProposalBook, request: ForgetRequest, origin: str, root: str | None, title: str
+    book: ProposalBook,
+    request: ForgetRequest,
+    origin: str,
+    root: str | None,
+    title: str,
+    *,
+    scope: str,
+    reasons: list[str],
 ) -> WriteResult:
-    """Keep an agent's forget of a team memory for the user."""
+    """Keep an agent's forget of a team memory, or its delete for good, for the user."""
     stored = {k: v for k, v in asdict(request).items() if v not in (None, False)}
-    proposal = book.add("forget", origin, ["team"], title, stored, root)
-    return WriteResult(operations=[_proposed(proposal, "team", title, request.path)])
+    proposal = book.add("forget", origin, reasons, title, stored, root)
+    return WriteResult(operations=[_proposed(proposal, scope, title, request.path)])
 
 
 def _proposed(proposal: Proposal, scope: str, title: str, path: str = "") -> OperationEntry:

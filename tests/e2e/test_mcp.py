@@ -180,6 +180,11 @@ async def test_every_tool_and_every_resource_over_stdio(workspace: Path, tmp_pat
             read = await asyncio.wait_for(session.read_resource(uri), WAIT)
             assert read.contents[0].text.startswith("---")  # type: ignore[union-attr]
 
+        # A delete for good leaves nothing to undo: the agent's waits for the user.
+        hard = answer(await call(session, "memory_forget", memory=op["uri"], hard=True))
+        assert hard["operations"][0]["action"] == "proposed"
+        assert "hard" in hard["operations"][0]["reason"] and Path(op["path"]).exists()
+
         # forget: archived (not recalled any more), the file gone from the root.
         forgot = answer(await call(session, "memory_forget", memory=op["uri"]))
         assert forgot["operations"][0]["action"] == "archived"
