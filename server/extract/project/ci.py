@@ -202,6 +202,10 @@ def _gitlab_lines(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, str]]]:
                     yield from ((line, variables) for line in _lines(entry))
 
 
+# A line that only changes folder.
+_CD_ONLY = regex.compile(r"cd\s+[^\s;&|]+")
+
+
 def _lines(block: str) -> Iterator[str]:
     """The commands of a `run:` block, one per line (continued lines joined); a line that
     only changes folder (`cd dist/pkg`) is said before the lines after it."""
@@ -222,9 +226,6 @@ def _lines(block: str) -> Iterator[str]:
         yield f"{moved} && {line}" if moved else line
     if pending.strip():
         yield f"{moved} && {pending.strip()}" if moved else pending.strip()
-
-
-_CD_ONLY = regex.compile(r"cd\s+[^\s;&|]+")
 
 
 def _offer(
