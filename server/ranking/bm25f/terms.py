@@ -50,14 +50,16 @@ def acronyms(raw: str) -> list[str]:
     return found + _lower_names(raw)
 
 
-# A lowercase two-letter word on its own or first in a hyphenated name (`db`,
-# `db-stg-7`), as the query side reads one (bm25f.tokens).
+# A lowercase two-letter word heading a hyphenated name (`db` of `db-stg-7`), as the
+# query side reads one (bm25f.tokens); alone, it is too often a word of some language.
 _LOWER_TWO = regex.compile(
     r"(?<![\p{L}\p{M}\p{N}])(?<![\p{L}\p{N}][_./\\:-])[a-z]{2}(?=-[\p{L}\p{N}])"
 )
 
 
 def _lower_names(raw: str) -> list[str]:
+    if "-" not in raw:  # (most fields: no scan)
+        return []
     return [
         ACRONYM_MARK + word
         for word in _LOWER_TWO.findall(raw)
@@ -94,7 +96,10 @@ def term_counts(text: str, raw: str) -> Counter[str]:
         for run in CJK_RUN.findall(text):  # the pairs of each run, joined in C
             terms.extend(map(add, run, run[1:]))
         counts = Counter(terms)
-    counts.update(acronyms(raw))
+    if not raw.islower():  # no capitals, no acronyms; but `db` of `db-stg-7` is lower
+        counts.update(acronyms(raw))
+    else:
+        counts.update(_lower_names(raw))
     return counts
 
 
