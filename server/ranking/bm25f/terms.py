@@ -57,14 +57,33 @@ _LOWER_TWO = regex.compile(
 )
 
 
+# What joins the pieces of a compound: a two-letter word after one (and a letter or digit
+# before it) is a later piece, not a name's head.
+_JOINS = frozenset("_./\\:-")
+
+
 def _lower_names(raw: str) -> list[str]:
     if "-" not in raw:  # (most fields: no scan)
         return []
-    return [
-        ACRONYM_MARK + word
-        for word in _LOWER_TWO.findall(raw)
-        if word not in COMMON_TWO_LETTER_WORDS
-    ]
+    if not raw.isascii():
+        found = _LOWER_TWO.findall(raw)
+    else:  # from each hyphen back: the scan of a whole body cost more than the rest
+        found = []
+        at = raw.find("-", 2)
+        while at != -1:
+            word = raw[at - 2 : at]
+            before = raw[at - 3] if at >= 3 else ""
+            joined = before in _JOINS and at >= 4 and raw[at - 4].isalnum()
+            if (
+                word.isalpha()
+                and word.islower()
+                and not before.isalnum()
+                and not joined
+                and raw[at + 1 : at + 2].isalnum()
+            ):
+                found.append(word)
+            at = raw.find("-", at + 1)
+    return [ACRONYM_MARK + word for word in found if word not in COMMON_TWO_LETTER_WORDS]
 
 
 # ASCII: every character that is not a letter or digit becomes a space, so that
@@ -76,11 +95,13 @@ def _ascii_counts(raw: str) -> Counter[str]:
     """`term_counts` of an ASCII field: words of three or more, acronyms as written."""
     runs = raw.translate(_ASCII_SEPARATORS).split()
     counts = Counter(map(str.lower, runs))
-    for short in [term for term in counts if len(term) < 3]:
+    shorts = [term for term in counts if len(term) < 3]
+    for short in shorts:
         del counts[short]
     if not raw.islower():
         counts.update(ACRONYM_MARK + run.lower() for run in _ASCII_ACRONYM.findall(raw))
-    counts.update(_lower_names(raw))
+    if any(len(s) == 2 and s.isalpha() and s not in COMMON_TWO_LETTER_WORDS for s in shorts):
+        counts.update(_lower_names(raw))  # (scanned only when such a word is there at all)
     return counts
 
 
