@@ -14,6 +14,10 @@ says which way the rules lean, so that a duplicate or an update they could not s
 is linked to the old memory (`related`, `maybeSupersedes`) for consolidation, and may be
 put to the semantic channel or a model (tiers.py), whose answers are checked against
 these rules before they count.
+
+One job past 500 lines: the reading of a memory (bounded when it cannot be related), the
+search for the statement each new one answers, and the verdict all read the same
+`Reading`, and the bound must judge exactly as the whole reading does.
 """
 
 from __future__ import annotations
