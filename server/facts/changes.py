@@ -68,8 +68,13 @@ def substitute(text: str, changes: Iterable[Change]) -> str | None:
             else:
                 return None
             for before, after in pairs:
-                out = regex.sub(regex.escape(before), lambda _m, a=after: a, out, flags=regex.I)
+                out = _put(out, before, after)
     return out
+
+
+def _put(text: str, before: str, after: str) -> str:
+    """`text` with every `before` (in any case) written as `after`."""
+    return regex.sub(regex.escape(before), lambda _m: after, text, flags=regex.I)
 
 
 def written_change(change: Change, old: Terms, new: Terms) -> Change:
@@ -103,8 +108,7 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     text = change.old.text
     said_old, said_new = said(change.old), said(change.new)
     for o, n in pairs:
-        before, after = said_old[o.start : o.end], said_new[n.start : n.end]
-        text = regex.sub(regex.escape(before), lambda _m, a=after: a, text, flags=regex.I)
+        text = _put(text, said_old[o.start : o.end], said_new[n.start : n.end])
     if text == change.old.text:
         return replace(change, loses=doubt)
     return replace(change, in_place=text)

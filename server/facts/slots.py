@@ -345,9 +345,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             return Comparison(
                 "changed", announced and pure and keeps_slot, "a word changed", overlap, (region,)
             )
-        named = all(_value_class(t) == "named" for t in region.old + region.new if t.valued)
-        at_subject = named and region.left <= 1 and region.right >= 2
-        if at_subject and not announced:
+        if _at_subject(region) and region.right >= 2 and not announced:
             return Comparison(
                 "changed", False, "a name changed where the subject stands", overlap, (region,)
             )
@@ -404,9 +402,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         )
         value = valued_regions[0]
         keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
-        named = all(_value_class(t) == "named" for t in value.old + value.new if t.valued)
-        at_subject = named and value.left <= 1
-        sure = inside and keeps_slot and len(value.old) <= VALUE_TERMS and not at_subject
+        sure = inside and keeps_slot and len(value.old) <= VALUE_TERMS and not _at_subject(value)
         return Comparison(
             "changed", sure, "a value changed, and other words", overlap, tuple(valued_regions)
         )

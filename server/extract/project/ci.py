@@ -121,11 +121,8 @@ def read(ws: Workspace, report: ProjectReport) -> None:
     # offered wins a tie): that is how the project is worked on, not how its docs are
     # built or a release is checked.
     testing = {job for _path, line, _cwd, variables, job in lines if _tests(line, variables)}
-    first = [
-        item for item in lines
-        if item[4] in testing and _does(item[1], item[3], "install")
-    ]  # fmt: skip
-    for path, line, cwd, variables, _job in first + [i for i in lines if i not in first]:
+    lines.sort(key=lambda item: not (item[4] in testing and _does(item[1], item[3], "install")))
+    for path, line, cwd, variables, _job in lines:  # (a stable sort: the rest in order)
         _offer(report, line, cwd, path, variables)
     if ws.exists(GITLAB_FILE):
         data = ws.load_yaml(GITLAB_FILE)
