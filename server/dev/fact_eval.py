@@ -148,6 +148,12 @@ class Tally:
     right: int = 0
     overwritten: int = 0  # independent pairs answered updated or unchanged
     dropped: int = 0  # real updates answered unchanged
+    # Independent pairs created but linked as a possible update or duplicate: nothing is
+    # lost, but the prompt marks the new memory as perhaps correcting an unrelated one,
+    # and the network delivers that one beside it.
+    linked: int = 0
+    # Updates and duplicates created with no link: both versions delivered unmarked.
+    missed: int = 0
     rewrites: int = 0  # updates with keep/gone/expect checks that were rewritten
     rewrites_ok: int = 0
 
@@ -162,6 +168,8 @@ class Tally:
             "losses": self.losses,
             "overwritten": self.overwritten,
             "dropped": self.dropped,
+            "falselyLinked": self.linked,
+            "missedUnlinked": self.missed,
         }
         if self.rewrites:
             out["rewritesRight"] = f"{self.rewrites_ok}/{self.rewrites}"
@@ -211,6 +219,9 @@ async def evaluate_pairs(name: str, tier: str, vectors: VectorTier | None) -> Pa
         wanted = ACTION[pair["verdict"]]
         overwritten = wanted == "created" and action != "created"
         dropped = wanted == "updated" and action == "unchanged"
+        leans = not final.sure and final.kind != "independent"
+        linked = wanted == "created" and leans
+        missed = wanted != "created" and action == "created" and not leans
         for tally in (
             report.all,
             report.languages[pair.get("lang", "?")],
@@ -220,6 +231,8 @@ async def evaluate_pairs(name: str, tier: str, vectors: VectorTier | None) -> Pa
             tally.right += action == wanted
             tally.overwritten += overwritten
             tally.dropped += dropped
+            tally.linked += linked
+            tally.missed += missed
             if (
                 action == "updated"
                 and wanted == "updated"
@@ -227,6 +240,11 @@ async def evaluate_pairs(name: str, tier: str, vectors: VectorTier | None) -> Pa
             ):
                 tally.rewrites += 1
                 tally.rewrites_ok += _rewrite_ok(pair, old, final)
+        if linked:
+            report.errors.append(
+                f"{pair['id']:<12} {pair['verdict']:>11} -> linked    ({final.kind}, unsure)"
+                f" {final.reason}"
+            )
         if action != wanted:
             loss = " LOSS" if overwritten or dropped else ""
             report.errors.append(
