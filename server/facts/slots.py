@@ -40,6 +40,7 @@ Relation = Literal["same", "changed", "extends", "different", "unrelated"]
 # subject, unless the memories share a title given by hand), or several things differ.
 SAME_SHAPE = "the same shape about another subject"
 SEVERAL = "several things differ"
+OTHER_SUBJECT = "the value of another subject"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # A value is short: a stretch longer than this on either side is a different property.
@@ -173,6 +174,21 @@ def _at_subject(region: Region) -> bool:
     """Whether a stretch of names or identifiers stands where a subject does (first)."""
     named = all(_value_class(t) == "named" for t in region.old + region.new if t.valued)
     return named and region.left <= 1
+
+
+def _other_subject(region: Region) -> bool:
+    """Whether a stretch that differs on both sides stands before anything the statements
+    share, holding words or names but no value: where a subject stands. Not when a word
+    of one side begins as one of the other does ("Prod DB" / "the production database":
+    perhaps one subject, abbreviated)."""
+    heads = {t.key[:3] for t in region.old}
+    return (
+        region.left == 0
+        and bool(region.old)
+        and bool(region.new)
+        and not any(t.kind in ("number", "value") for t in region.old + region.new)
+        and not any(t.key[:3] in heads for t in region.new)
+    )
 
 
 def _spaced_word(term: Term) -> bool:
@@ -393,6 +409,13 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         # One value for another, the sentence said another way around it.
         return Comparison("changed", False, "a value changed, and other words", overlap, (moved,))
     if len(valued_regions) == 1 and compatible(valued_regions[0].old, valued_regions[0].new):
+        announced = new.change_cue or flipped
+        if not announced and any(_other_subject(r) for r in regions if r is not valued_regions[0]):
+            # "Staging runs on db-stg-7.internal" / "Our CI runs on GitHub Actions": the
+            # words before what both say differ, so the value is another subject's —
+            # unless the new statement announces a change: then those first words may
+            # say when ("Seit dem Upgrade im Mai läuft die Suche auf Elasticsearch 8").
+            return Comparison("different", False, OTHER_SUBJECT, overlap)
         # The other stretches reworded between shared terms ("is" → "runs", "upgraded
         # again" → "runs"), not where a subject stands: the same slot, its value changed.
         inside = all(

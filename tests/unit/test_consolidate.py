@@ -59,19 +59,18 @@ def test_a_newer_note_that_leaves_out_a_value_archives_nothing():
 def test_a_link_the_writer_made_unsure_is_reported_never_acted_on():
     """`maybeSupersedes` is a lean of the rules: taking the older fact out of recall needs
     a settled verdict, or a model's (`supersedes`)."""
-    deploys = memory("We deploy the billing service with Helm charts from the infra repo",
-                     "We deploy the billing service with Helm charts from the infra repo.",
-                     days=10, name="deploys.md")  # fmt: skip
+    owned = memory("Alice owns the billing service", "Alice owns the billing service.",
+                   days=10, name="owned.md")  # fmt: skip
     owner = memory("Bob took over billing service ownership from Alice",
                    "Bob took over billing service ownership from Alice.", days=20,
-                   front={"maybeSupersedes": "[deploys.md]"})  # fmt: skip
-    p = plan([deploys, owner])
+                   front={"maybeSupersedes": "[owned.md]"})  # fmt: skip
+    p = plan([owned, owner])
     assert not p.archives and not p.rewrites
-    assert [n.path for n in p.notices if n.kind == "possible"] == [deploys.path]
+    assert [n.path for n in p.notices if n.kind == "possible"] == [owned.path]
     confirmed = memory("Bob took over billing service ownership from Alice",
                        "Bob took over billing service ownership from Alice.", days=20,
-                       front={"supersedes": "[deploys.md]"})  # fmt: skip
-    assert [a.path for a in plan([deploys, confirmed]).archived("superseded")] == [deploys.path]
+                       front={"supersedes": "[owned.md]"})  # fmt: skip
+    assert [a.path for a in plan([owned, confirmed]).archived("superseded")] == [owned.path]
 
 
 def test_newer_by_front_matter_not_by_mtime():

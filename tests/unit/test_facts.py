@@ -351,6 +351,29 @@ def test_a_name_for_the_capitalised_word_opening_a_statement_is_linked() -> None
     assert found.kind != "update" or not found.sure
 
 
+def test_a_value_of_another_subject_sharing_a_verb_is_not_linked() -> None:
+    # Staging and the CI both "run on" something: two subjects, not one slot changed.
+    for old, new in (
+        ("Staging runs on db-stg-7.internal, port 5433.", "Our CI runs on GitHub Actions."),
+        ("Тестовая база работает на db-test-2.internal.", "Наш CI работает на GitHub Actions."),
+        ("预发环境运行在 db-stg-7.internal 上。", "我们的 CI 运行在 GitHub Actions 上。"),
+    ):
+        found = judge(text(new), text(old))
+        assert found.kind == "independent", (new, found.reason)
+    # A word that begins as the old subject's may be the same subject, abbreviated: linked.
+    found = judge(
+        text("Production database runs on db-2.internal, port 5432."),
+        text("Prod database runs on db-1.internal."),
+    )
+    assert (found.kind, found.sure) == ("update", False)
+    # A change announced in words that stand first ("Seit dem Upgrade im Mai") keeps it.
+    found = judge(
+        text("Seit dem Upgrade im Mai läuft die Suche auf Elasticsearch 8."),
+        text("Wir nutzen Elasticsearch 7 für die Suche."),
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
 def test_a_plain_statement_answers_a_line_labelled_by_its_subject() -> None:
     old = MemoryText(
         "Services",
@@ -442,9 +465,7 @@ def test_a_note_the_writer_linked_on_a_shared_subject_word_hides_nothing() -> No
 
 
 def test_a_recall_delivers_a_leaned_pair_whole_and_says_which_perhaps_corrects() -> None:
-    deploys = doc(
-        "a.md", "We deploy the billing service with Helm charts from the infra repo.", "2025-01-01"
-    )
+    owned = doc("a.md", "Alice owns the billing service.", "2025-01-01")
     owner = doc(
         "b.md",
         "Bob took over billing service ownership from Alice.",
@@ -452,8 +473,8 @@ def test_a_recall_delivers_a_leaned_pair_whole_and_says_which_perhaps_corrects()
         "maybeSupersedes: [a.md]\n",
     )
     _fast, refined = lexical_phases(
-        CorpusView.of([deploys, owner]),
-        RecallRequest(1, "who owns the billing service and how is it deployed"),
+        CorpusView.of([owned, owner]),
+        RecallRequest(1, "who owns the billing service"),
         RANKERS[DEFAULT_RANKER],
     )
     by_path = {d.path: d for d in refined.docs}
@@ -461,7 +482,7 @@ def test_a_recall_delivers_a_leaned_pair_whole_and_says_which_perhaps_corrects()
     newer = by_path["/m/b.md"]
     assert newer.supersedes is None
     assert [m.relative_path for m in newer.perhaps_corrects or ()] == ["a.md"]
-    assert "_Perhaps corrects “We deploy the billing service" in refined.prompt
+    assert "_Perhaps corrects “Alice owns the billing service" in refined.prompt
     assert "not settled, so given too" in refined.prompt
 
 
