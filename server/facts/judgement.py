@@ -282,7 +282,8 @@ def title_is_derived(title: str, body: str) -> bool:
     """Whether a title is the body's opening words (a `remember` without a title). Kept:
     newer-wins asks it of every pair a recall delivers, and folding a long body is most of
     a CJK query's recall (docs/performance.md)."""
-    key = _fold(title).rstrip("…")
+    # A long first sentence is cut with "…", which folding would turn into "...".
+    key = _fold(title.rstrip().removesuffix("…"))
     return bool(key) and _folded_opening(body, len(key)).startswith(key)
 
 

@@ -111,4 +111,9 @@ def rewrite(
             title = _follow(old.title, changes, derive_title(lead))
     if description is None:
         description = _follow(old.description, changes, derive_description(body))
+        if description == old.description and old.description == derive_description(old.body):
+            # Derived, and no value in it to put in its new form (a statement replaced
+            # whole: "Our CI runs on GitHub Actions" by "We moved CI … to Buildkite"): it
+            # follows the body, or it would still state the old fact.
+            description = derive_description(body)
     return Rewritten(body, title, description, replaced)

@@ -297,6 +297,21 @@ def test_an_update_that_leaves_out_a_value_keeps_it() -> None:
     assert rewrite(old, judge(text(new), old)).body == new
 
 
+def test_a_long_first_sentence_s_title_and_description_follow_a_statement_replaced_whole() -> None:
+    # The derived title is cut with "…" (a first sentence past 80 characters): it is still
+    # the body's, and follows it; the derived description holds no value to put in its
+    # new form, so it is derived again instead of stating the old fact.
+    old = text(
+        "The payments service is owned by Priya; ask her before touching the Stripe webhooks."
+    )
+    assert old.title.endswith("…") and judgement.title_is_derived(old.title, old.body)
+    found = judge(text("Payments is now owned by Marco, Priya moved to the search team."), old)
+    assert found.sure and found.kind == "update"
+    done = rewrite(old, found)
+    assert done.title.startswith("Payments is now owned by Marco")
+    assert done.description.startswith("Payments is now owned by Marco")
+
+
 def test_a_description_follows_a_korean_update_without_its_particle() -> None:
     old = text("스테이징 DB 포트는 5433이다.")
     found = judge(text("스테이징 DB 포트가 6432로 바뀌었다."), old)
@@ -541,7 +556,7 @@ def test_a_bodys_folded_opening_is_the_start_of_its_whole_fold(body: str, length
     assert whole.startswith(opening)
     assert opening == whole or len(opening) >= length
     for title in (body[:length], body[: length // 2] + "…", "σ" * length):
-        key = judgement._fold(title).rstrip("…")
+        key = judgement._fold(title.rstrip().removesuffix("…"))
         assert judgement.title_is_derived.__wrapped__(title, body) == (
             bool(key) and whole.startswith(key)
         )
