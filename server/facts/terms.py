@@ -519,7 +519,9 @@ def _unit_after(text: str, end: int, taken: list[tuple[int, int]]) -> str:
 def _with_units(terms: list[Term], text: str) -> list[Term]:
     """A number without a known unit takes the next word as one ("100 requests" and "300
     requests" are two values of one count; "3 pods" and "3 nodes" are not) — the word
-    right after it, not one past a comma ("PostgreSQL 15, hosted on …")."""
+    right after it, not one past a comma ("PostgreSQL 15, hosted on …"), nor a piece of
+    an unspaced script ("pnpm 9 了", "pnpm 8 管理依赖": a particle, the pair a run starts
+    with; its counters are units of data/values.txt)."""
     out = list(terms)
     for i, term in enumerate(out):
         if term.kind == "number" and not term.shape and i + 1 < len(out):
@@ -528,6 +530,7 @@ def _with_units(terms: list[Term], text: str) -> list[Term]:
                 following.kind in ("word", "name")
                 and following.start <= term.end + 2
                 and not text[term.end : following.start].strip()
+                and not CJK_CHAR.match(following.key)
             ):
                 key = f"{term.key} {following.key}"
                 out[i] = Term(
@@ -567,7 +570,8 @@ def _cjk_terms(run: str, offset: int, taken: list[tuple[int, int]]) -> Iterator[
         if piece_start is not None:
             piece = run[piece_start:i]
             if len(piece) == 1:
-                yield Term("word", piece, offset + piece_start, offset + i)
+                if piece not in functional:
+                    yield Term("word", piece, offset + piece_start, offset + i)
             else:
                 # A piece holds no hiragana (not free), so a bigram of it is a function
                 # bigram only by its punctuation.

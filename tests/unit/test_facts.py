@@ -96,6 +96,12 @@ def test_terms_read_units_identifiers_and_values_in_every_script() -> None:
     numbers = [t for t in read_terms("Data lives in PostgreSQL 15, hosted on RDS.").terms
                if t.kind == "number"]  # fmt: skip
     assert [(t.key, t.owner) for t in numbers] == [("15", "postgresql")]
+    # Nor a particle or the first pair of an unspaced run ("pnpm 9 了", "pnpm 8 管理依赖");
+    # a particle left standing alone is no word either.
+    for statement, digits in (("前端现在用 pnpm 9 了。", "9"), ("前端用 pnpm 8 管理依赖。", "8")):
+        terms = read_terms(statement).terms
+        assert [t.key for t in terms if t.kind == "number"] == [digits]
+        assert "了" not in {t.key for t in terms}
 
 
 def _flat_pattern(phrases: list[str]) -> regex.Pattern[str]:
