@@ -129,11 +129,16 @@ def _one_value_moved(
     regions: list[Region], dropped: list[Term], added: list[Term]
 ) -> Region | None:
     """The one value the old statement lost and the one the new statement gained, when
-    they can fill one slot: a value changed in a sentence said otherwise."""
+    they can fill one slot: a value changed in a sentence said otherwise. Other values the
+    old statement lost, of other kinds, are left out by the new one ("DB는 db-stg-2.internal
+    5433 포트에서" / "DB 포트가 6432로": the port changed, the host is not said)."""
     lost = [t for r in regions for t in r.old if t.valued] + [t for t in dropped if t.valued]
     gained = [t for r in regions for t in r.new if t.valued] + [t for t in added if t.valued]
-    if len(lost) == 1 and len(gained) == 1 and compatible((lost[0],), (gained[0],)):
-        return Region((lost[0],), (gained[0],), 0, 0)
+    if len(gained) != 1:
+        return None
+    fitting = [t for t in lost if compatible((t,), (gained[0],))]
+    if len(fitting) == 1:
+        return Region((fitting[0],), (gained[0],), 0, 0)
     return None
 
 

@@ -318,6 +318,14 @@ def test_a_long_first_sentence_s_title_and_description_follow_a_statement_replac
     assert done.description.startswith("Payments is now owned by Marco")
 
 
+def test_a_number_said_on_the_other_side_of_its_noun_with_the_host_left_out_is_linked() -> None:
+    # "5433 포트에서" / "포트가 6432로": the port changed, the host is not said again.
+    old = text("스테이징 DB는 db-stg-2.internal 5433 포트에서 돈다.")
+    found = judge(text("스테이징 DB 포트가 6432로 바뀌었다."), old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert rewrite(old, found).body == "스테이징 DB는 db-stg-2.internal 6432 포트에서 돈다."
+
+
 def test_a_description_follows_a_korean_update_without_its_particle() -> None:
     old = text("스테이징 DB 포트는 5433이다.")
     found = judge(text("스테이징 DB 포트가 6432로 바뀌었다."), old)
