@@ -37,7 +37,7 @@ from __future__ import annotations
 import time
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Literal
@@ -179,6 +179,22 @@ def _orient(docs: Iterable[MemoryDocument], team: bool) -> tuple[list[_Memory], 
     return out, vocabulary
 
 
+def _linked_pairs(memories: Sequence[_Memory]) -> set[tuple[int, int]]:
+    """Index pairs (i < j) the writer linked (`supersedes`, `maybeSupersedes`): judged
+    whatever words they share. A correction may share too few of its memory's words for
+    the word index to pair them (a short line beside a longer note, or a name changed in
+    Japanese), and a lean the writer recorded is reported until it is settled."""
+    at = {m.doc.relative_path: i for i, m in enumerate(memories)}
+    pairs = set()
+    for i, m in enumerate(memories):
+        for key in ("supersedes", MAYBE_SUPERSEDES_KEY):
+            for path in m.doc.paths_of(key):
+                j = at.get(path)
+                if j is not None and j != i:
+                    pairs.add((min(i, j), max(i, j)))
+    return pairs
+
+
 def _same_subject(a: _Memory, b: _Memory, kind: str) -> bool:
     """Whether a verdict's two memories are about one thing, as unattended consolidation needs.
 
@@ -317,7 +333,8 @@ class _Planner:
         """Judge the candidate pairs, the newer memory as the new one."""
         memories = self.memories
         keys = [m.title_key for m in memories]
-        for i, j in candidate_pairs([m.words for m in memories], keys, len(self.vocabulary)):
+        found = candidate_pairs([m.words for m in memories], keys, len(self.vocabulary))
+        for i, j in sorted(set(found) | _linked_pairs(memories)):
             a, b = memories[i], memories[j]
             older, newer = (i, j) if a.newness() < b.newness() else (j, i)
             # The writer's links (docs/writing.md): `supersedes`, a correction a model

@@ -73,6 +73,27 @@ def test_a_link_the_writer_made_unsure_is_reported_never_acted_on():
     assert [a.path for a in plan([owned, confirmed]).archived("superseded")] == [owned.path]
 
 
+def test_a_pair_the_writer_linked_is_judged_though_no_rare_word_pairs_them():
+    """The writer's links are candidates of their own: in a small folder, or in Japanese,
+    two memories may share no rare word at all and still be a correction the writer
+    linked unsure. Consolidation reports it, as for any lean."""
+    older = memory("決済サービスの担当は田中さん",
+                   "決済サービスの担当は田中さん。Stripe の webhook を変更する前に必ず相談すること。"
+                   "障害のときは #payments-oncall チャンネルで呼び出す。",
+                   days=10, name="tanaka.md")  # fmt: skip
+    newer = memory("決済サービスの担当は佐藤さんに変わった", "決済サービスの担当は佐藤さんに変わった。",
+                   days=20, front={"maybeSupersedes": "[tanaka.md]"})  # fmt: skip
+    others = [
+        memory("ステージングのDBは db-stg-2.internal のポート 5433 で動いている",
+               "ステージングのDBは db-stg-2.internal のポート 5433 で動いている。", days=5),
+        memory("テストは make test で実行する",
+               "テストは make test で実行する。pytest を直接実行しないこと。", days=6),
+    ]  # fmt: skip
+    p = plan([older, newer, *others])
+    assert not p.archives and not p.rewrites
+    assert [n.path for n in p.notices if n.kind == "possible"] == [older.path]
+
+
 def test_newer_by_front_matter_not_by_mtime():
     """A checkout gives every file a fresh mtime; `updated` says which is newer."""
     old = memory("Node version", "The API runs on Node 18.", days=300,
