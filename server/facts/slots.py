@@ -360,6 +360,12 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         announced = new.change_cue or flipped
         keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
         if not valued:
+            if region.left == 0 and len(old_keys & new_keys) < SHARED_AT_LEAST:
+                # What stands first differs and one word is all they share ("Priya owns
+                # the payments service" / "Python services target Python 3.12").
+                return Comparison(
+                    "unrelated", False, "different things around a common word", overlap
+                )
             # Two plain words: a tool swapped ("black" → "ruff") reads like a verb reworded
             # ("ausführen" → "laufen"); only an announced change settles it.
             pure = not dropped and not added

@@ -389,6 +389,12 @@ def test_a_value_of_another_subject_sharing_a_verb_is_not_linked() -> None:
     ):
         found = judge(text(new), text(old))
         assert found.kind == "independent", (new, found.reason)
+    # Nor is one word in common after what stands first ("service").
+    for old, new in (
+        ("Priya owns the payments service.", "Python services target Python 3.12."),
+        ("The search service uses OpenSearch 2.11.", "Priya owns the payments service."),
+    ):
+        assert judge(text(new), text(old)).kind == "independent", new
     # A word that begins as the old subject's may be the same subject, abbreviated: linked.
     found = judge(
         text("Production database runs on db-2.internal, port 5432."),
