@@ -32,6 +32,7 @@ from typing import Literal
 import regex
 from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.slots import (
+    OTHER_SUBJECT,
     SAME_SHAPE,
     SEVERAL,
     Comparison,
@@ -411,6 +412,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         and a.polarity == b.polarity
         and not announces
         and similarity >= PARAPHRASE_AT_LEAST
+        and not any(c.reason == OTHER_SUBJECT for c in different)
     ):
         return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
     if different:

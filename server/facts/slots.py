@@ -320,6 +320,15 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         return Comparison(
             "different", True, SAME_SHAPE, overlap, tuple(r for r in regions if r.valued)
         )
+    if (
+        len(regions) >= 2
+        and shaped_alike
+        and any(_other_subject(r) for r in regions)
+        and not (new.change_cue or flipped)
+    ):
+        # "Priya owns the payments service" / "Marco owns the search service": one shape,
+        # what stands first and another word differ — two subjects, not a rewording.
+        return Comparison("different", False, OTHER_SUBJECT, overlap)
     if len(regions) == 1:
         region = regions[0]
         # Words said around the new value ("PostgreSQL 14 after the spring upgrade") are
