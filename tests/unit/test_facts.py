@@ -96,6 +96,10 @@ def test_terms_read_units_identifiers_and_values_in_every_script() -> None:
     numbers = [t for t in read_terms("Data lives in PostgreSQL 15, hosted on RDS.").terms
                if t.kind == "number"]  # fmt: skip
     assert [(t.key, t.owner) for t in numbers] == [("15", "postgresql")]
+    # "Une seule", "a single": one, said with the article every text holds.
+    assert [
+        t.key for t in read_terms("Il faut une seule approbation.").terms if t.kind == "number"
+    ] == ["1 appro"]
     # Nor a particle or the first pair of an unspaced run ("pnpm 9 了", "pnpm 8 管理依赖");
     # a particle left standing alone is no word either.
     for statement, digits in (("前端现在用 pnpm 9 了。", "9"), ("前端用 pnpm 8 管理依赖。", "8")):
