@@ -96,6 +96,10 @@ def test_terms_read_units_identifiers_and_values_in_every_script() -> None:
     numbers = [t for t in read_terms("Data lives in PostgreSQL 15, hosted on RDS.").terms
                if t.kind == "number"]  # fmt: skip
     assert [(t.key, t.owner) for t in numbers] == [("15", "postgresql")]
+    # Two-letter function words of Portuguese and the others are no names ("roda em …").
+    names = [t.key for t in read_terms("O banco roda em db-stg-4.internal, às 2h.").terms
+             if t.kind == "name"]  # fmt: skip
+    assert "em" not in names and "às" not in names
     # "Une seule", "a single": one, said with the article every text holds.
     assert [
         t.key for t in read_terms("Il faut une seule approbation.").terms if t.kind == "number"
