@@ -272,6 +272,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     dropped = [t for t in dropped if t.key not in new_keys]
     added = [t for t in added if t.key not in old_keys]
     flipped = old.negated != new.negated and polarity_changed
+    announced = new.change_cue or flipped
     # Both negate, but not as often: perhaps the rule turned round, perhaps a rewording.
     renegated = old.negated and new.negated and len(old.negations) != len(new.negations)
     kept = len(old_keys & new_keys) / len(old_keys)
@@ -324,7 +325,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         len(regions) >= 2
         and shaped_alike
         and any(_other_subject(r) for r in regions)
-        and not (new.change_cue or flipped)
+        and not announced
     ):
         # "Priya owns the payments service" / "Marco owns the search service": one shape,
         # what stands first and another word differ — two subjects, not a rewording.
@@ -366,7 +367,6 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             if valued:  # perhaps a correction in other words; too loose to link as one
                 return Comparison("different", False, "a value and its wording changed", overlap)
             return Comparison("different", False, "another property", overlap)
-        announced = new.change_cue or flipped
         keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
         if not valued:
             if region.left == 0 and len(old_keys & new_keys) < SHARED_AT_LEAST:
@@ -429,7 +429,6 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         # One value for another, the sentence said another way around it.
         return Comparison("changed", False, "a value changed, and other words", overlap, (moved,))
     if len(valued_regions) == 1 and compatible(valued_regions[0].old, valued_regions[0].new):
-        announced = new.change_cue or flipped
         if not announced and any(_other_subject(r) for r in regions if r is not valued_regions[0]):
             # "Staging runs on db-stg-7.internal" / "Our CI runs on GitHub Actions": the
             # words before what both say differ, so the value is another subject's —
