@@ -196,6 +196,19 @@ def _other_subject(region: Region) -> bool:
     )
 
 
+# Pairs a name of up to three characters makes with the characters on each side of it.
+CJK_NAME_PAIRS = 4
+
+
+def _cjk_name_sized(region: Region) -> bool:
+    """Whether both sides of a stretch are CJK pairs, as few as a short name makes."""
+    return all(
+        0 < len(side) <= CJK_NAME_PAIRS
+        and all(t.kind == "word" and CJK_CHAR.match(t.key) for t in side)
+        for side in (region.old, region.new)
+    )
+
+
 def _spaced_word(term: Term) -> bool:
     """A plain word of a script that spaces its words (not a CJK pair or particle)."""
     return term.kind == "word" and not CJK_CHAR.match(term.key)
@@ -366,6 +379,10 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         if not small:
             if valued:  # perhaps a correction in other words; too loose to link as one
                 return Comparison("different", False, "a value and its wording changed", overlap)
+            if announced and _cjk_name_sized(region):
+                # "支付服务由王磊负责" / "支付服务现在由李娜负责": a two-character name is
+                # four pairs with the characters around it. Announced: a lean, linked.
+                return Comparison("changed", False, "a word changed", overlap, (region,))
             return Comparison("different", False, "another property", overlap)
         keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
         if not valued:
