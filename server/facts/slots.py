@@ -21,6 +21,9 @@ differ are read:
 - several stretches, each a value of one kind for another, none where the subject stands
   ("jeden Dienstag um 10 Uhr" / "am Donnerstag um 14 Uhr"): perhaps the slot said again
   with new values, unsure;
+- words or names that differ before anything both statements share, beside the value or
+  the word that changed ("Staging runs on db-stg-7" / "Our CI runs on GitHub Actions"),
+  no change announced: another subject, not linked;
 - the rest (reworded, a value and other words changed): unsure.
 
 A rule whose polarity flips ("squash" / "do not squash") is a change of its slot.
@@ -41,6 +44,7 @@ Relation = Literal["same", "changed", "extends", "different", "unrelated"]
 SAME_SHAPE = "the same shape about another subject"
 SEVERAL = "several things differ"
 OTHER_SUBJECT = "the value of another subject"
+AROUND_A_WORD = "different things around a common word"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # A value is short: a stretch longer than this on either side is a different property.
@@ -289,6 +293,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     # Both negate, but not as often: perhaps the rule turned round, perhaps a rewording.
     renegated = old.negated and new.negated and len(old.negations) != len(new.negations)
     kept = len(old_keys & new_keys) / len(old_keys)
+    keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
 
     if not regions:
         if flipped and overlap >= FLIP_AT_LEAST:
@@ -313,7 +318,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         sure = overlap >= SAME_AT_LEAST or contained >= CONTAINED_AT_LEAST
         if not sure and dropped and added:
             # Each says things the other does not, around a word or two in common.
-            return Comparison("unrelated", False, "different things around a common word", overlap)
+            return Comparison("unrelated", False, AROUND_A_WORD, overlap)
         old_values = tuple(t for t in dropped if t.valued)
         new_values = tuple(t for t in added if t.valued)
         if old_values and new_values:
@@ -384,14 +389,11 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
                 # four pairs with the characters around it. Announced: a lean, linked.
                 return Comparison("changed", False, "a word changed", overlap, (region,))
             return Comparison("different", False, "another property", overlap)
-        keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
         if not valued:
             if region.left == 0 and len(old_keys & new_keys) < SHARED_AT_LEAST:
                 # What stands first differs and one word is all they share ("Priya owns
                 # the payments service" / "Python services target Python 3.12").
-                return Comparison(
-                    "unrelated", False, "different things around a common word", overlap
-                )
+                return Comparison("unrelated", False, AROUND_A_WORD, overlap)
             # Two plain words: a tool swapped ("black" → "ruff") reads like a verb reworded
             # ("ausführen" → "laufen"); only an announced change settles it.
             pure = not dropped and not added
@@ -460,7 +462,6 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             if r is not valued_regions[0]
         )
         value = valued_regions[0]
-        keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
         sure = inside and keeps_slot and len(value.old) <= VALUE_TERMS and not _at_subject(value)
         return Comparison(
             "changed", sure, "a value changed, and other words", overlap, tuple(valued_regions)

@@ -20,7 +20,7 @@ lists are cached and updated in place on every change (`warm` builds those of
 the longest lists ahead, so that the first recalls after a start cost what the
 rest do); short lists are turned into bits per query.
 
-Why one module of ~950 lines: slots, postings, vocabulary, bitmap caches, their
+Why one module of ~1,000 lines: slots, postings, vocabulary, bitmap caches, their
 persistence and the bulk builds (`of`, and `partial` / `of_partials` for a cold
 start's worker processes) change together on every add and remove, and all keep
 the same invariants (ascending slots, free slots, per-slot lengths and classes);
