@@ -474,9 +474,12 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
                 new_has_key = any(term.role == "key" for term in new_terms.terms)
                 keyed = (i for i in eligible if new_has_key and old_has_key[i])
                 candidates = [next(keyed, eligible[0])]
-        best = _best(a, candidates, new_terms, negation_differs)
+        # "pnpm is no longer used" against "we use pnpm 9": a flip, even when another
+        # statement of the old memory negates ("never commit package-lock.json").
+        flips = negation_differs or new_terms.ends_a_state
+        best = _best(a, candidates, new_terms, flips)
         if sharing and best[1].overlap <= 0:  # too small to tell from none: every pair
-            best = _best(a, eligible, new_terms, negation_differs)
+            best = _best(a, eligible, new_terms, flips)
         pairs.append((best[0], j, best[1]))
     return pairs
 
@@ -499,12 +502,24 @@ def _best(
     a: Reading, candidates: list[int], new_terms: Terms, negation_differs: bool
 ) -> tuple[int, Comparison]:
     best: tuple[int, Comparison] | None = None
+    moved: tuple[int, Comparison] | None = None  # the best statement whose value it changes
     for i in candidates:
         found = compare(a.terms[i], new_terms, negation_differs)
         if best is None or _rank(found) > _rank(best[1]):
             best = (i, found)
+        if _changes_a_value(found) and (moved is None or _rank(found) > _rank(moved[1])):
+            moved = (i, found)
     assert best is not None
+    # A new value answers the statement holding the value it replaces, before one it only
+    # says more than or one of another kind: "Integration tests now take 9 minutes" is no
+    # extension of "Run the integration tests" when "they take about 6 minutes" follows.
+    if moved is not None and best[1].relation in ("extends", "different"):
+        return moved
     return best
+
+
+def _changes_a_value(c: Comparison) -> bool:
+    return c.relation == "changed" and bool(c.regions) and all(r.valued for r in c.regions)
 
 
 def _rank(c: Comparison) -> tuple[float, int]:

@@ -20,9 +20,10 @@ import regex
 from memory_recall.server.facts.changes import Change, substitute
 from memory_recall.server.facts.headline import derive_description, derive_title
 from memory_recall.server.facts.judgement import Judgement, MemoryText, title_is_derived
-from memory_recall.server.facts.terms import CJK_CHAR
+from memory_recall.server.facts.terms import CJK_CHAR, function_words
 
 _END = regex.compile(r"[.!?。！？]+$")
+_FIRST_WORD = regex.compile(r"\p{Lu}\p{Ll}+(?!\w)")
 _LIST_MARKUP = regex.compile(r"^[ \t]*(?:[-*+•][ \t]+|\d{1,3}[.)][ \t]+)")
 
 
@@ -34,11 +35,22 @@ class Rewritten:
     replaced: tuple[tuple[str, str], ...]  # (old statement, new statement), for the log
 
 
-def _fit(new_text: str, old_text: str) -> str:
-    """The new statement with the old one's closing punctuation (or none, if it had none)."""
+def _fit(new_text: str, old_text: str, old_body: str) -> str:
+    """The new statement with the old one's closing punctuation (or none, if it had none),
+    and in lower case where the old one went on a sentence ("…; they take 6 minutes")."""
     new_text = new_text.strip()
     old_end = _END.search(old_text)
     bare = _END.sub("", new_text)
+    if old_text[:1].islower() and (first := _FIRST_WORD.match(bare)):
+        word = first.group()
+        lower = word.lower()
+        # A capital that only opens the sentence: a function word, or a word the old
+        # memory writes in lower case ("Integration" of "run the integration tests");
+        # never a name.
+        if word[1:] == lower[1:] and (
+            lower in function_words() or regex.search(rf"(?<!\w){lower}(?!\w)", old_body)
+        ):
+            bare = lower + bare[len(word) :]
     return bare + old_end.group() if old_end else bare
 
 
@@ -55,7 +67,7 @@ def rewrite_body(old_body: str, judgement: Judgement) -> tuple[str, tuple[tuple[
     edits: list[tuple[int, int, str]] = []
     replaced = []
     for change in judgement.changes:
-        text = _fit(change.written, change.old.text)
+        text = _fit(change.written, change.old.text, old_body)
         edits.append((change.old.start, change.old.end, text))
         replaced.append((change.old.text, text))
     additions = [s.text.strip() for s in judgement.additions]

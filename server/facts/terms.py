@@ -93,6 +93,13 @@ class Terms:
     def keys(self) -> list[str]:
         return [t.key for t in self.terms]
 
+    @property
+    def ends_a_state(self) -> bool:
+        """Whether it negates with a cue that also announces a change ("no longer", "nicht
+        mehr", "不再"): such a statement is said against an earlier positive one, wherever
+        the rest of its memory negates."""
+        return any(n in lexicon().ending for n in self.negations)
+
 
 # -- Data ----------------------------------------------------------------------------------
 
@@ -184,6 +191,7 @@ class _Lexicon:
     value_class: dict[str, str]  # phrase → class
     value: regex.Pattern[str]
     particles: tuple[str, ...]  # Korean particles, longest first
+    ending: frozenset[str]  # negation cues that are change cues too ("no longer")
 
 
 @functools.cache
@@ -219,6 +227,7 @@ def lexicon() -> _Lexicon:
         value_class=classes,
         value=_phrase_pattern(classes),
         particles=tuple(sorted(set(lists["particles"]), key=len, reverse=True)),
+        ending=frozenset(lists["negation"]) & frozenset(lists["change"]),
     )
 
 

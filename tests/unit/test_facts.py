@@ -24,7 +24,7 @@ from memory_recall.server.facts.judgement import (
     read_memory,
 )
 from memory_recall.server.facts.newer import read_ahead, superseded
-from memory_recall.server.facts.rewrite import rewrite
+from memory_recall.server.facts.rewrite import _fit, rewrite
 from memory_recall.server.facts.slots import compare
 from memory_recall.server.facts.statements import split_statements
 from memory_recall.server.facts.terms import (
@@ -351,6 +351,50 @@ def test_a_short_line_is_judged_against_the_item_of_a_long_memory_it_changes() -
     found = judge(text("We use pnpm 9 now."), old)  # a Dice of 0.13 with the whole note
     assert (found.kind, found.sure) == ("update", False)  # created, and linked to it
     assert found.changes[0].old.text == "pnpm 8 as the package manager."
+
+
+def test_a_value_answers_the_statement_that_holds_one_of_its_kind() -> None:
+    # "Integration tests" is all the first statement says, and more of it than the second
+    # holds; the duration is the second's. Read as the first one said longer, the rewrite
+    # kept both durations side by side.
+    old = text("Run the integration tests; they take about 6 minutes.")
+    found = judge(text("Integration tests now take about 9 minutes."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    body = rewrite(old, found).body
+    assert "6 minutes" not in body and body.startswith("Run the integration tests; integration")
+    # Beside a command (a value of another kind): linked, not two facts.
+    old = text("Run the integration tests with `make itest`; they need Docker running and take "
+               "about 6 minutes.")  # fmt: skip
+    found = judge(text("Integration tests now take about 9 minutes."), old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert found.changes[0].old.text.startswith("they need Docker")
+
+
+def test_no_longer_turns_round_what_it_answers_wherever_else_the_old_memory_negates() -> None:
+    old = text("We use pnpm 9 for the frontend; never commit package-lock.json.")
+    found = judge(text("We switched the frontend to Bun; pnpm is no longer used."), old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    # Reworded with a negation of its own, a rule is still the same rule.
+    found = judge(
+        text("Don't commit straight to main: always open a pull request."),
+        text("Never commit directly to main; open a pull request."),
+    )
+    assert found.kind == "duplicate"
+
+
+def test_a_statement_put_after_a_semicolon_goes_on_in_lower_case() -> None:
+    old = text("Releases are cut every second Tuesday; merge freeze starts Monday 18:00.")
+    found = judge(text("The merge freeze now starts Monday 12:00."), old)
+    assert rewrite(old, found).body == (
+        "Releases are cut every second Tuesday; the merge freeze now starts Monday 12:00."
+    )
+    # A name keeps its capital, and so does a word the old memory never writes in lower case.
+    body = "Payments are billed monthly; questions go to Priya."
+    assert _fit("Marco answers them.", "questions go to Priya.", body) == "Marco answers them."
+    assert _fit("Billing answers them.", "questions go to Priya.", body) == "Billing answers them."
+    assert _fit("Payments go to Marco.", "questions go to Priya.", body.lower()) == (
+        "payments go to Marco."
+    )
 
 
 def test_a_slot_said_again_with_new_values_in_several_places_is_linked() -> None:
@@ -684,7 +728,7 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
     """The judgement's pair search as the rule reads: every eligible pair, the first best."""
     pairs = []
     for j, new_terms in enumerate(b.terms):
-        best = None
+        best = moved = None
         for i, old_terms in enumerate(a.terms):
             label, old_label = b.statements[j].label, a.statements[i].label
             named = set(read_terms(old_label).keys)
@@ -694,9 +738,16 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
                 and not (not label and named and named <= set(new_terms.keys))
             ):
                 continue
-            found = compare(old_terms, new_terms, a.negated != b.negated)
+            found = compare(old_terms, new_terms, a.negated != b.negated or new_terms.ends_a_state)
             if best is None or _rank(found) > _rank(best[1]):
                 best = (i, found)
+            valued = found.regions and all(r.valued for r in found.regions)
+            if (found.relation == "changed" and valued) and (
+                moved is None or _rank(found) > _rank(moved[1])
+            ):
+                moved = (i, found)
+        if best and moved and best[1].relation in ("extends", "different"):
+            best = moved  # a value answers the statement holding the one it replaces
         if best is not None:
             pairs.append((best[0], j, best[1]))
     return pairs
