@@ -98,7 +98,11 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     # plain statement ("The billing service is now owned by Marco") reads best with its
     # value changed where it stands, if the new statement says nothing else.
     relabelled = bool(change.old.label) and not change.new.label
-    if not left_out and not relabelled:
+    # Words of the old statement the new one does not say ("…end to end and posts to
+    # #deploys" / "Deploys now take about 20 minutes end to end"): written over, they
+    # would be gone; with only the values changed where they stand, nothing is.
+    words_left = any(not t.valued and t.key not in stated for t in old.terms)
+    if not left_out and not relabelled and not words_left:
         return change
     change = replace(change, left_out=tuple(t.key for t in left_out))
     doubt = f"the new statement leaves out {left_out[0].key}" if left_out else ""

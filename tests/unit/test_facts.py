@@ -311,6 +311,22 @@ def test_an_update_that_leaves_out_a_value_keeps_it() -> None:
     assert rewrite(old, judge(text(new), old)).body == new
 
 
+def test_an_update_that_leaves_out_words_of_the_old_statement_keeps_them() -> None:
+    # Where they run from, where they post: no value, still a fact. Written over the old
+    # statement, the new one dropped it.
+    for old, new, kept in (
+        ("The deploy pipeline takes about 12 minutes and posts to #deploys.",
+         "The deploy pipeline now takes about 20 minutes.",
+         "The deploy pipeline takes about 20 minutes and posts to #deploys."),
+        ("Die Backups laufen jede Nacht um 02:00 vom Ops-Server.",
+         "Die Backups laufen jetzt jede Nacht um 03:30.",
+         "Die Backups laufen jede Nacht um 03:30 vom Ops-Server."),
+    ):  # fmt: skip
+        found = judge(text(new), text(old))
+        assert (found.kind, found.sure) == ("update", True), found.reason
+        assert rewrite(text(old), found).body == kept
+
+
 def test_a_long_first_sentence_s_title_and_description_follow_a_statement_replaced_whole() -> None:
     # The derived title is cut with "…" (a first sentence past 80 characters): it is still
     # the body's, and follows it; the derived description holds no value to put in its

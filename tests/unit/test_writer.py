@@ -194,8 +194,10 @@ def test_other_memories_the_new_fact_replaces_are_archived_and_listed(world: Wor
     assert memory.get_list("supersedes") == [archived]
     assert (world.project / ".archive" / archived).exists()
     assert not (world.project / archived).exists()
+    # The updated memory says the new version in its own words (nothing of it is left
+    # out: "installed" stays), and nothing says the old one.
     assert world.recall("which Node does the web app need") == [
-        "The web app needs Node 22 to build."
+        "Building the web app needs Node 22 installed."
     ]
     # One operation: one undo puts both back.
     world.writer.undo(result.operations[0].operation)
