@@ -327,6 +327,21 @@ def test_an_update_that_leaves_out_words_of_the_old_statement_keeps_them() -> No
         assert rewrite(text(old), found).body == kept
 
 
+def test_one_value_for_two_of_its_kind_is_never_written_beside_the_other() -> None:
+    # "Wednesdays" for "Tuesdays and Thursdays": both replaced, or only the first? Written
+    # with Thursdays kept, the memory said what nobody did. A lean that no tier settles.
+    old = text("Deploys run on Tuesdays and Thursdays.")
+    found = judge(text("Deploys now run on Wednesdays."), old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert "thursdays" in found.left_out and found.changes[0].loses
+    q = Question("p0", text("Deploys now run on Wednesdays."), old, found)
+    assert settle(q, "update", "vectors") is None
+    # Values of other kinds left out stay where they are (a host beside a port).
+    old = text("Nightly backups run at 02:00 and go to s3://acme-backups.")
+    found = judge(text("Nightly backups now run at 03:30."), old)
+    assert found.sure and not found.changes[0].loses
+
+
 def test_a_long_first_sentence_s_title_and_description_follow_a_statement_replaced_whole() -> None:
     # The derived title is cut with "…" (a first sentence past 80 characters): it is still
     # the body's, and follows it; the derived description holds no value to put in its
