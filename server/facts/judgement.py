@@ -45,6 +45,7 @@ from memory_recall.server.facts.terms import (
     Terms,
     capitals_mark_names,
     key_witness,
+    opens_with_pronoun,
     read_terms,
     witness_forms,
 )
@@ -370,7 +371,12 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         ):
             sure = all(c.regions and c.reason not in _TITLE_DOUBTS for _, _, c in changed)
         changes = tuple(
-            written_change(Change(a.statements[i], b.statements[j], c), a.terms[i], b.terms[j])
+            _repointing(
+                written_change(Change(a.statements[i], b.statements[j], c), a.terms[i], b.terms[j]),
+                a.terms[i],
+                b.terms[j],
+                a.statements[i + 1] if i + 1 < len(a.statements) else None,
+            )
             for i, j, c in changed
         )
         additions = tuple(b.statements[j] for j in unrelated)
@@ -418,6 +424,22 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
     if different:
         return Judgement("independent", False, different[0].reason, similarity)
     return Judgement("independent", True, "a different fact", similarity)
+
+
+def _repointing(change: Change, old: Terms, new: Terms, following: Statement | None) -> Change:
+    """`change`, unless the old statement after it opens with a pronoun for a person and
+    the new statement no longer holds a name or a word of the old one ("Alice leads the
+    platform team. She is the person to ask about Terraform." / "Bob now leads the platform
+    team."): rewritten, the pronoun would stand for the new person. Such an update loses
+    what the old memory said of Alice: a lean, never settled."""
+    if change.loses or following is None or not opens_with_pronoun(following.text):
+        return change
+    kept = set(new.keys)
+    named = [t.key for t in old.terms if t.kind in ("name", "word") and t.key not in kept]
+    if not named:
+        return change
+    pronoun = following.text.split()[0].strip("*_`\"'“„«(")
+    return replace(change, loses=f'"{pronoun}" after it may stand for {named[0]}')
 
 
 _RANK = {"changed": 4, "extends": 4, "same": 3, "different": 2, "unrelated": 0}

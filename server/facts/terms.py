@@ -192,6 +192,7 @@ class _Lexicon:
     value: regex.Pattern[str]
     particles: tuple[str, ...]  # Korean particles, longest first
     ending: frozenset[str]  # negation cues that are change cues too ("no longer")
+    pronoun: regex.Pattern[str]  # a pronoun for a person, at the start of a statement
 
 
 @functools.cache
@@ -228,6 +229,7 @@ def lexicon() -> _Lexicon:
         value=_phrase_pattern(classes),
         particles=tuple(sorted(set(lists["particles"]), key=len, reverse=True)),
         ending=frozenset(lists["negation"]) & frozenset(lists["change"]),
+        pronoun=_phrase_pattern(lists["pronoun"]),
     )
 
 
@@ -323,6 +325,14 @@ def _number_key(digits: str) -> str:
     if _DECIMAL_COMMA.match(digits):
         digits = digits.replace(",", ".")
     return digits.lstrip("0") or "0"
+
+
+_OPENING_MARKUP = regex.compile(r"[\s*_`\"'“„«(]*")
+
+
+def opens_with_pronoun(text: str) -> bool:
+    """Whether a statement opens with a pronoun for a person ("She is the person to ask")."""
+    return bool(lexicon().pronoun.match(text, _OPENING_MARKUP.match(text).end()))
 
 
 def capitals_mark_names(text: str) -> bool:

@@ -32,6 +32,7 @@ from memory_recall.server.facts.terms import (
     _norm,
     _phrase_pattern,
     key_witness,
+    opens_with_pronoun,
     read_terms,
     witness_forms,
 )
@@ -340,6 +341,24 @@ def test_one_value_for_two_of_its_kind_is_never_written_beside_the_other() -> No
     old = text("Nightly backups run at 02:00 and go to s3://acme-backups.")
     found = judge(text("Nightly backups now run at 03:30."), old)
     assert found.sure and not found.changes[0].loses
+
+
+def test_a_pronoun_for_the_person_an_update_replaces_keeps_it_a_lean() -> None:
+    # Rewritten, "She" would be Bob, the person to ask about Terraform.
+    for old, new in (
+        ("Alice leads the platform team. She is the person to ask about Terraform.",
+         "Bob now leads the platform team."),
+        ("Anna leitet das Plattform-Team. Sie ist die Ansprechpartnerin für Terraform.",
+         "Jetzt leitet Jonas das Plattform-Team."),
+    ):  # fmt: skip
+        found = judge(text(new), text(old))
+        assert (found.kind, found.sure) == ("update", False), found.reason
+        assert found.changes[0].loses
+    # A pronoun for the person who stays: the update is sure.
+    old = text("Alice runs the nightly job at 02:00. She also owns the alerts.")
+    found = judge(text("Alice now runs the nightly job at 03:00."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert opens_with_pronoun("**She** owns it") and not opens_with_pronoun("Shell scripts")
 
 
 def test_a_long_first_sentence_s_title_and_description_follow_a_statement_replaced_whole() -> None:
