@@ -42,6 +42,7 @@ Relation = Literal["same", "changed", "extends", "different", "unrelated"]
 # Reasons a judgement reads: two stretches of one shape differ (a template: another
 # subject, unless the memories share a title given by hand), or several things differ.
 SAME_SHAPE = "the same shape about another subject"
+ANNOUNCED_SHAPE = "one shape, its change announced"
 SEVERAL = "several things differ"
 OTHER_SUBJECT = "the value of another subject"
 AROUND_A_WORD = "different things around a common word"
@@ -336,9 +337,12 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         len(r.old) == len(r.new) for r in regions
     )
     if len(regions) >= 2 and shaped_alike and any(r.valued for r in regions):
-        return Comparison(
-            "different", True, SAME_SHAPE, overlap, tuple(r for r in regions if r.valued)
-        )
+        alike = tuple(r for r in regions if r.valued)
+        if announced:
+            # "We format Python with ruff now, line length 100" / "Use black with line
+            # length 88": one shape, but the writer says it changed. A lean, linked.
+            return Comparison("changed", False, ANNOUNCED_SHAPE, overlap, alike)
+        return Comparison("different", True, SAME_SHAPE, overlap, alike)
     if (
         len(regions) >= 2
         and shaped_alike

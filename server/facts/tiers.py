@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from memory_recall.server.facts.judgement import Judgement, Kind, MemoryText
+from memory_recall.server.facts.slots import ANNOUNCED_SHAPE
 
 Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
 # What a model is asked, as the model channel's caller builds it: messages and a schema in,
@@ -49,7 +50,7 @@ _WORD_SWAP = "a word changed"
 _SUBJECT_DOUBT = ("where the subject stands", "several things differ")
 # ... and that a tier may confirm as a link but never have rewritten: several values
 # changed at once may be another thing of the same shape.
-_LINK_ONLY = ("values changed in the same slot",)
+_LINK_ONLY = ("values changed in the same slot", ANNOUNCED_SHAPE)
 # Characters of a memory a model is shown per pair.
 SHOWN_CHARS = 1_500
 

@@ -254,6 +254,18 @@ def test_an_announced_change_is_never_a_duplicate() -> None:
     assert found.kind != "duplicate"
 
 
+def test_one_shape_with_its_change_announced_is_a_lean() -> None:
+    # A tool and a length changed, in a sentence of the same shape: were it not
+    # announced, another thing of one template ("queue q1 drains into b5" / "queue q2
+    # drains into b9"); announced, a lean that no tier has rewritten.
+    old = text("Use black with line length 88 for Python formatting.")
+    new = text("We format Python with ruff now, line length 100.")
+    found = judge(new, old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    settled = settle(Question("p0", new, old, found), "update", "vectors")
+    assert settled is not None and not settled.sure and settled.confirmed
+
+
 def test_a_template_pair_is_different_by_shape() -> None:
     a, b = (
         read_terms("Service auth listens on port 8081."),
