@@ -105,10 +105,17 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     if not left_out and not relabelled and not words_left:
         return change
     change = replace(change, left_out=tuple(t.key for t in left_out))
-    # A value left out that is of the kind of one it changes ("only on Tuesdays and
+    # A value left out beside one it changes, of the same kind ("only on Tuesdays and
     # Thursdays" / "now only on Wednesdays"): the new one may replace both, or only the
-    # first. Written either way it could say what the user did not: never settled.
-    alike = [t for t in left_out if any(compatible((o,), (t,)) for o, _n in pairs)]
+    # first. Written either way it could say what the user did not: never settled. (One
+    # further off is another slot: "starts at 01:00 … must finish before 06:00".)
+    beside = {
+        t.key: o
+        for region in change.comparison.regions
+        for o, _n in _value_pairs(region)
+        for t in region.old
+    }
+    alike = [t for t in left_out if t.key in beside and compatible((beside[t.key],), (t,))]
     if alike:
         return replace(change, loses=f"the new statement may replace {alike[0].key} too")
     doubt = f"the new statement leaves out {left_out[0].key}" if left_out else ""

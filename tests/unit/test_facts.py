@@ -349,10 +349,17 @@ def test_one_value_for_two_of_its_kind_is_never_written_beside_the_other() -> No
     assert "thursdays" in found.left_out and found.changes[0].loses
     q = Question("p0", text("Deploys now run on Wednesdays."), old, found)
     assert settle(q, "update", "vectors") is None
-    # Values of other kinds left out stay where they are (a host beside a port).
+    # Values of other kinds left out stay where they are (a host beside a port), and so
+    # does one of the same kind further off: another slot.
     old = text("Nightly backups run at 02:00 and go to s3://acme-backups.")
     found = judge(text("Nightly backups now run at 03:30."), old)
     assert found.sure and not found.changes[0].loses
+    old = text("The nightly ETL starts at 01:00 UTC and must finish before 06:00 UTC.")
+    found = judge(text("The nightly ETL now starts at 02:00 UTC."), old)
+    assert not found.changes[0].loses
+    assert found.changes[0].written == (
+        "The nightly ETL starts at 02:00 UTC and must finish before 06:00 UTC."
+    )
 
 
 def test_a_pronoun_for_the_person_an_update_replaces_keeps_it_a_lean() -> None:
