@@ -147,7 +147,8 @@ def _print_explanations(
             await core.explain(
                 ExplainParams(
                     query=query, path=memory_path(core, path), recent_tools=list(recent or ())
-                )
+                ),
+                fast_without_model=True,  # as `recall` prints it: the hooks' fast phase
             )
             for path in paths
         ]

@@ -370,9 +370,13 @@ class MemoryCore:
             await self.network.ensure_built()
         return await self.searching.search(view, params)
 
-    async def explain(self, params: ExplainParams) -> ExplainResult:
+    async def explain(
+        self, params: ExplainParams, *, fast_without_model: bool = False
+    ) -> ExplainResult:
         """Why a memory was or was not delivered, for a recall named by its token (or
-        request id) or for a query."""
+        request id) or for a query. `fast_without_model`: explain a query as a host that
+        gets a fast phase without a model does (the agents' hooks; `memory-recall
+        explain`, beside `memory-recall recall`, which prints that phase too)."""
         self.touch()
         trace = self.reflection.trace(params.token) if params.token is not None else None
         if params.token is not None and trace is None and params.query is None:
@@ -388,7 +392,7 @@ class MemoryCore:
                 raise InvalidRequest(f"ranker: unknown ranker {params.ranker!r}")
             ranker = found
         view = await self.session.view()
-        with_selector = self.recall_service.selector is not None
+        with_selector = self.recall_service.selector is not None or fast_without_model
         if trace is not None:
             request = ExplainRequest(
                 path=params.path,

@@ -123,13 +123,14 @@ def explain(
     place = next((i for i, d in enumerate(shortlist.candidates, 1) if d.path == doc.path), None)
     candidate = place is not None
     # What was (or would be) sent.
+    confidences: dict[str, float] = {}  # the fast phase's, when ranked here
     if request.delivered is not None:
         sent = request.delivered
     else:
         # The fast phase as a recall decides it: what the confidence gate is sure of (a
         # prompt of several sentences also asked sentence by sentence), then the
         # network's conservative fill.
-        fast_docs, _ = query.fast() if request.with_selector else ([], {})
+        fast_docs, confidences = query.fast() if request.with_selector else ([], {})
         if joined is not None and fast_docs:
             fast_docs = joined.fast(fast_docs, shortlist.ranked)
         fast = [s.document.path for s in fast_docs]
@@ -139,7 +140,13 @@ def explain(
         # with a model gets first, and the refined phase without a model (or when the
         # model fails); what a model would choose is not known.
         sent = Delivered(fast, refined, "heuristic")
-    phases = _phases(doc.path, sent, request.with_selector, network_pick=rank is None)
+    phases = _phases(
+        doc.path,
+        sent,
+        request.with_selector,
+        network_pick=rank is None,
+        confidence=confidences.get(doc.path),
+    )
     summary = _summary(
         doc.path, sent, rank=rank, scored=scored, noise=noise, excluded=excluded,
         reached=reached, candidate=place, stale=stale, with_selector=request.with_selector,
@@ -186,7 +193,12 @@ def explain(
 
 
 def _phases(
-    path: str, sent: Delivered, with_selector: bool, *, network_pick: bool = False
+    path: str,
+    sent: Delivered,
+    with_selector: bool,
+    *,
+    network_pick: bool = False,
+    confidence: float | None = None,
 ) -> list[PhaseExplain]:
     out = []
     if with_selector:
@@ -201,6 +213,8 @@ def _phases(
                     "supersedes a fast one"
                     if network_pick
                     else "the ranking was sure of it (the fast phase's confidence gate)"
+                    if confidence is None
+                    else f"its confidence, {confidence:.2f}, passed the fast phase's gate"
                 )
                 if in_fast
                 else "not among what the fast phase sent"

@@ -56,6 +56,21 @@ def test_a_folder_whose_name_has_a_colon_is_still_a_root(
     assert "Deploy freeze" in out and "1 document in 1 root," in out
 
 
+def test_explain_tells_the_fast_phase_that_recall_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `recall` prints the fast phase the agents' hooks inject without a model; `explain`
+    # said of the same memory that it went in the refined phase.
+    monkeypatch.setenv("MEMORY_RECALL_STATE_DIR", "off")
+    write_memory(tmp_path, "deploy.md", title="Deploy freeze", description="no deploys on Friday")
+    write_memory(tmp_path, "ci.md", title="CI runners", description="CI runs on Buildkite")
+    assert main(["recall", "deploy freeze friday", "--root", str(tmp_path), "--json"]) == 0
+    assert "deploy.md" in capsys.readouterr().out.split('"refined"')[0]  # in the fast phase
+    assert main(["explain", "deploy freeze friday", "deploy.md", "--root", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Sent in the fast phase" in out and "its confidence, " in out
+
+
 def test_a_scoped_root_is_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_memory(tmp_path, "a.md", title="Editor", description="I use Neovim with tmux")
     assert main(["status", "--root", f"{tmp_path}:user"]) == 0

@@ -157,4 +157,4 @@ def test_the_fast_phase_explained_is_the_one_the_confidence_gate_sends() -> None
         ExplainRequest("/z/o.md", "who owns the zebra service deploys?", with_selector=True),
         RANKERS["bm25f"],
     )
-    assert sure.phases[0].delivered and "sure" in sure.phases[0].reason
+    assert sure.phases[0].delivered and "confidence, 0." in sure.phases[0].reason
