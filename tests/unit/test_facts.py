@@ -266,6 +266,28 @@ def test_one_shape_with_its_change_announced_is_a_lean() -> None:
     assert settled is not None and not settled.sure and settled.confirmed
 
 
+def test_portuguese_and_italian_are_read_with_their_cues() -> None:
+    # "agora" / "ora" announce the change, "não mais" / "non più" turn a rule round, and
+    # an article ("os") is no name.
+    found = judge(
+        text("Os testes de integração agora levam cerca de 9 minutos."),
+        text("Os testes de integração levam cerca de 6 minutos."),
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    for old, new in (
+        ("Usamos pnpm 9 no frontend.", "Não usamos mais pnpm no frontend; agora é Bun."),
+        ("Usiamo pnpm 9 per il frontend.", "Non usiamo più pnpm per il frontend, ora usiamo Bun."),
+    ):  # fmt: skip
+        found = judge(text(new), text(old))
+        assert (found.kind, found.sure) == ("update", False), found.reason  # linked, unwritten
+    found = judge(
+        text("Não faça push direto na main: sempre abra um pull request."),
+        text("Nunca faça push direto na main; abra um pull request."),
+    )
+    assert (found.kind, found.sure) == ("duplicate", True), found.reason
+    assert "os" not in read_terms("Os testes levam 6 minutos").keys
+
+
 def test_a_template_pair_is_different_by_shape() -> None:
     a, b = (
         read_terms("Service auth listens on port 8081."),
