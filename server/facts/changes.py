@@ -30,8 +30,9 @@ class Change:
     # Why writing this change would lose a value of the old statement ("" when it would
     # not): such a change is never written over the old memory, whoever settles it.
     loses: str = ""
-    # The values of the old statement the new one does not say, besides those it changes:
-    # the new memory alone does not hold all the old one did (newer wins hides nothing).
+    # The values of the old statement the new one does not say, besides those it changes,
+    # as written there: the new memory alone does not hold all the old one did (newer
+    # wins hides nothing).
     left_out: tuple[str, ...] = ()
 
     @property
@@ -104,7 +105,8 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     words_left = any(not t.valued and t.key not in stated for t in old.terms)
     if not left_out and not relabelled and not words_left:
         return change
-    change = replace(change, left_out=tuple(t.key for t in left_out))
+    said_old = said(change.old)
+    change = replace(change, left_out=tuple(said_old[t.start : t.end] for t in left_out))
     # A value left out beside one it changes, of the same kind ("only on Tuesdays and
     # Thursdays" / "now only on Wednesdays"): the new one may replace both, or only the
     # first. Written either way it could say what the user did not: never settled. (One
@@ -117,13 +119,14 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     }
     alike = [t for t in left_out if t.key in beside and compatible((beside[t.key],), (t,))]
     if alike:
-        return replace(change, loses=f"the new statement may replace {alike[0].key} too")
-    doubt = f"the new statement leaves out {left_out[0].key}" if left_out else ""
+        also = said_old[alike[0].start : alike[0].end]
+        return replace(change, loses=f"the new statement may replace {also} too")
+    doubt = f"the new statement leaves out {change.left_out[0]}" if left_out else ""
     known = set(old.keys) | {n.key for _o, n in pairs}
     if not pairs or any(t.key not in known for t in new.terms):
         return replace(change, loses=f"{doubt} and says other words") if doubt else change
     text = change.old.text
-    said_old, said_new = said(change.old), said(change.new)
+    said_new = said(change.new)
     for o, n in pairs:
         text = _put(text, said_old[o.start : o.end], said_new[n.start : n.end])
     if text == change.old.text:
