@@ -45,7 +45,7 @@ from memory_recall.server.facts.terms import (
     Terms,
     capitals_mark_names,
     key_witness,
-    opens_with_pronoun,
+    opening_pronoun,
     read_terms,
     witness_forms,
 )
@@ -432,14 +432,15 @@ def _repointing(change: Change, old: Terms, new: Terms, following: Statement | N
     platform team. She is the person to ask about Terraform." / "Bob now leads the platform
     team."): rewritten, the pronoun would stand for the new person. Such an update loses
     what the old memory said of Alice: a lean, never settled."""
-    if change.loses or following is None or not opens_with_pronoun(following.text):
+    pronoun = opening_pronoun(following.text) if following is not None else None
+    if change.loses or pronoun is None:
         return change
     kept = set(new.keys)
-    named = [t.key for t in old.terms if t.kind in ("name", "word") and t.key not in kept]
+    named = [t for t in old.terms if t.kind in ("name", "word") and t.key not in kept]
     if not named:
         return change
-    pronoun = following.text.split()[0].strip("*_`\"'“„«(")
-    return replace(change, loses=f'"{pronoun}" after it may stand for {named[0]}')
+    name = old.text[named[0].start : named[0].end]
+    return replace(change, loses=f'"{pronoun}" after it may stand for {name}')
 
 
 _RANK = {"changed": 4, "extends": 4, "same": 3, "different": 2, "unrelated": 0}

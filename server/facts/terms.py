@@ -330,9 +330,10 @@ def _number_key(digits: str) -> str:
 _OPENING_MARKUP = regex.compile(r"[\s*_`\"'“„«(]*")
 
 
-def opens_with_pronoun(text: str) -> bool:
-    """Whether a statement opens with a pronoun for a person ("She is the person to ask")."""
-    return bool(lexicon().pronoun.match(text, _OPENING_MARKUP.match(text).end()))
+def opening_pronoun(text: str) -> str | None:
+    """The pronoun for a person a statement opens with ("She is the person to ask"), if any."""
+    found = lexicon().pronoun.match(text, _OPENING_MARKUP.match(text).end())
+    return found.group() if found else None
 
 
 def capitals_mark_names(text: str) -> bool:

@@ -32,7 +32,7 @@ from memory_recall.server.facts.terms import (
     _norm,
     _phrase_pattern,
     key_witness,
-    opens_with_pronoun,
+    opening_pronoun,
     read_terms,
     witness_forms,
 )
@@ -125,7 +125,7 @@ def _flat_pattern(phrases: list[str]) -> regex.Pattern[str]:
             rf"(?<![\p{{L}}\p{{N}}_/.-])(?:{body})(?![\p{{L}}\p{{N}}_/-]|\.[\p{{L}}\p{{N}}])"
         )
     if elided:
-        body = "|".join(regex.escape(p) for p in elided)
+        body = "|".join(regex.escape(p).replace(r"\ ", r"\s+") for p in elided)
         parts.append(rf"(?<![\p{{L}}\p{{N}}])(?:{body})")
     return regex.compile("|".join(parts) or r"(?!)", regex.IGNORECASE)
 
@@ -399,7 +399,8 @@ def test_a_pronoun_for_the_person_an_update_replaces_keeps_it_a_lean() -> None:
     old = text("Alice runs the nightly job at 02:00. She also owns the alerts.")
     found = judge(text("Alice now runs the nightly job at 03:00."), old)
     assert (found.kind, found.sure) == ("update", True), found.reason
-    assert opens_with_pronoun("**She** owns it") and not opens_with_pronoun("Shell scripts")
+    assert opening_pronoun("**She** owns it") == "She" and not opening_pronoun("Shell scripts")
+    assert opening_pronoun("她负责告警") == "她"
 
 
 def test_a_long_first_sentence_s_title_and_description_follow_a_statement_replaced_whole() -> None:
