@@ -108,16 +108,19 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     said_old = said(change.old)
     change = replace(change, left_out=tuple(said_old[t.start : t.end] for t in left_out))
     # A value left out beside one it changes, of the same kind ("only on Tuesdays and
-    # Thursdays" / "now only on Wednesdays"): the new one may replace both, or only the
-    # first. Written either way it could say what the user did not: never settled. (One
-    # further off is another slot: "starts at 01:00 … must finish before 06:00".)
+    # Thursdays" / "now only on Wednesdays", "毎週火曜日と木曜日"): the new one may replace
+    # both, or only the first. Written either way it could say what the user did not:
+    # never settled. Beside: in the changed stretch, or at most two terms away (a CJK
+    # "日" between two weekdays); one further off is another slot ("starts at 01:00 UTC
+    # … must finish before 06:00").
+    at = {id(t): i for i, t in enumerate(old.terms)}
     beside = {
-        t.key: o
+        id(t): o
         for region in change.comparison.regions
         for o, _n in _value_pairs(region)
-        for t in region.old
+        for t in (*region.old, *old.terms[max(at[id(o)] - 2, 0) : at[id(o)] + 3])
     }
-    alike = [t for t in left_out if t.key in beside and compatible((beside[t.key],), (t,))]
+    alike = [t for t in left_out if id(t) in beside and compatible((beside[id(t)],), (t,))]
     if alike:
         also = said_old[alike[0].start : alike[0].end]
         return replace(change, loses=f"the new statement may replace {also} too")

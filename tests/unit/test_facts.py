@@ -371,6 +371,9 @@ def test_one_value_for_two_of_its_kind_is_never_written_beside_the_other() -> No
     assert "Thursdays" in found.left_out and found.changes[0].loses
     q = Question("p0", text("Deploys now run on Wednesdays."), old, found)
     assert settle(q, "update", "vectors") is None
+    # A CJK "日" between the two weekdays: still beside.
+    found = judge(text("デプロイは今は水曜日だけ。"), text("デプロイは毎週火曜日と木曜日に行う。"))
+    assert found.kind == "update" and "木曜" in found.changes[0].loses
     # Values of other kinds left out stay where they are (a host beside a port), and so
     # does one of the same kind further off: another slot.
     old = text("Nightly backups run at 02:00 and go to s3://acme-backups.")
