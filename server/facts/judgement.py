@@ -428,15 +428,19 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
 
 def _repointing(change: Change, old: Terms, new: Terms, following: Statement | None) -> Change:
     """`change`, unless the old statement after it opens with a pronoun for a person and
-    the new statement no longer holds a name or a word of the old one ("Alice leads the
-    platform team. She is the person to ask about Terraform." / "Bob now leads the platform
-    team."): rewritten, the pronoun would stand for the new person. Such an update loses
-    what the old memory said of Alice: a lean, never settled."""
+    the new statement no longer holds a name of the old one, or its opening word ("Alice
+    leads the platform team. She is the person to ask about Terraform." / "Bob now leads
+    the platform team."): rewritten, the pronoun would stand for the new person. Such an
+    update loses what the old memory said of Alice: a lean, never settled."""
     pronoun = opening_pronoun(following.text) if following is not None else None
     if change.loses or pronoun is None:
         return change
+    # A person is a name, or the word a sentence opens with (a capital there marks none).
     kept = set(new.keys)
-    named = [t for t in old.terms if t.kind in ("name", "word") and t.key not in kept]
+    named = [
+        t for i, t in enumerate(old.terms)
+        if (t.kind == "name" or (i == 0 and t.kind == "word")) and t.key not in kept
+    ]  # fmt: skip
     if not named:
         return change
     name = old.text[named[0].start : named[0].end]

@@ -398,9 +398,12 @@ def test_a_pronoun_for_the_person_an_update_replaces_keeps_it_a_lean() -> None:
         found = judge(text(new), text(old))
         assert (found.kind, found.sure) == ("update", False), found.reason
         assert found.changes[0].loses
-    # A pronoun for the person who stays: the update is sure.
+    # A pronoun for the person who stays: the update is sure, whatever plain word changed.
     old = text("Alice runs the nightly job at 02:00. She also owns the alerts.")
     found = judge(text("Alice now runs the nightly job at 03:00."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    old = text("Alice restarts the workers with the deploy script. She also owns the alerts.")
+    found = judge(text("Alice now restarts the workers with the rollout script."), old)
     assert (found.kind, found.sure) == ("update", True), found.reason
     assert opening_pronoun("**She** owns it") == "She" and not opening_pronoun("Shell scripts")
     assert opening_pronoun("她负责告警") == "她"
