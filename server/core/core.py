@@ -14,7 +14,8 @@ dependency order, owns their lifetime (`start`, `stop`) and is the one entry poi
 of every request a face serves (`recall`, `status`, `remember`, `search`, …): a
 face validates its input into the protocol's params, calls the method, and puts
 the protocol's result on its own wire. Refusals are the errors `core/errors.py`
-classifies.
+classifies. It is past 500 lines for that reason alone: one short entry point per
+request; what each does lives in its own service (`core/writing.py`, `recall/`, …).
 """
 
 from __future__ import annotations
