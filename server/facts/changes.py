@@ -87,7 +87,8 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     may hold two values where the new one says one ("at 02:00 and go to s3://backups" /
     "at 03:30") — the old statement is written instead, each changed value in its new
     form. That needs the new statement to say nothing else (it would be lost)."""
-    pairs = [pair for region in change.comparison.regions for pair in _value_pairs(region)]
+    paired = [(r, o, n) for r in change.comparison.regions for o, n in _value_pairs(r)]
+    pairs = [(o, n) for _r, o, n in paired]
     replaced = {o.key for o, _n in pairs}
     stated = set(new.keys) | {digits(t) for t in new.terms if t.kind == "number"}
     left_out = [
@@ -113,14 +114,16 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     # never settled. Beside: in the changed stretch, or at most two terms away (a CJK
     # "日" between two weekdays); one further off is another slot ("starts at 01:00 UTC
     # … must finish before 06:00").
-    at = {id(t): i for i, t in enumerate(old.terms)}
-    beside = {
-        id(t): o
-        for region in change.comparison.regions
-        for o, _n in _value_pairs(region)
-        for t in (*region.old, *old.terms[max(at[id(o)] - 2, 0) : at[id(o)] + 3])
-    }
-    alike = [t for t in left_out if id(t) in beside and compatible((beside[id(t)],), (t,))]
+    at = {t.start: i for i, t in enumerate(old.terms)}  # a term's place, by where it starts
+
+    def beside(t: Term, region: Region, o: Term) -> bool:
+        near = o.start in at and abs(at[t.start] - at[o.start]) <= 2
+        return near or t in region.old
+
+    alike = [
+        t for t in left_out
+        if any(beside(t, r, o) and compatible((o,), (t,)) for r, o, _n in paired)
+    ]  # fmt: skip
     if alike:
         also = said_old[alike[0].start : alike[0].end]
         return replace(change, loses=f"the new statement may replace {also} too")

@@ -23,7 +23,7 @@ from memory_recall.server.facts.judgement import Judgement, MemoryText, title_is
 from memory_recall.server.facts.terms import CJK_CHAR, function_words
 
 _END = regex.compile(r"[.!?。！？]+$")
-_FIRST_WORD = regex.compile(r"\p{Lu}\p{Ll}+(?!\w)")
+_FIRST_WORD = regex.compile(r"\p{Lu}\p{Ll}+(?!\w)")  # a capital, then lower case only
 _LIST_MARKUP = regex.compile(r"^[ \t]*(?:[-*+•][ \t]+|\d{1,3}[.)][ \t]+)")
 
 
@@ -47,9 +47,7 @@ def _fit(new_text: str, old_text: str, old_body: str) -> str:
         # A capital that only opens the sentence: a function word, or a word the old
         # memory writes in lower case ("Integration" of "run the integration tests");
         # never a name.
-        if word[1:] == lower[1:] and (
-            lower in function_words() or regex.search(rf"(?<!\w){lower}(?!\w)", old_body)
-        ):
+        if lower in function_words() or regex.search(rf"(?<!\w){lower}(?!\w)", old_body):
             bare = lower + bare[len(word) :]
     return bare + old_end.group() if old_end else bare
 
