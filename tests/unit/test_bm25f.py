@@ -206,6 +206,18 @@ def test_a_text_said_not_to_hold_an_ascii_token_does_not_hold_it_in_its_exact_fo
         assert token not in form
 
 
+def test_a_turkish_letter_written_decomposed_is_cased_as_turkish() -> None:
+    # "I" + a combining dot above is İ once NFKC composes it, and Turkish casing makes it
+    # "i": the text as written holds no Turkish letter, its exact form holds "ik".
+    text = "I\u0307K"
+    assert "ik" in exact_form(text)
+    assert not cannot_hold(text, caseless_ascii("ik"))
+    # Every tailored letter composes from a mark the check looks for.
+    for letter in folding._TURKIC_LETTERS + folding._LITHUANIAN_LETTERS:
+        marks = unicodedata.normalize("NFD", letter)[1:]
+        assert all(mark in folding._COMPOSING_TAILORED for mark in marks), letter
+
+
 def test_every_character_says_which_ascii_its_exact_form_may_hold():
     # `cannot_hold` trusts `_ascii_of` for the characters of a text that is not its own
     # NFKC: a character with no decomposition and no other lowercase is its own exact form.

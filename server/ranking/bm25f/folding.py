@@ -188,6 +188,11 @@ def cannot_hold(text: str, token: CaselessToken) -> bool:
 
 
 _EVERY_ASCII = frozenset(map(chr, range(128)))
+# The marks that compose a letter into one of `_TURKIC_LETTERS` or `_LITHUANIAN_LETTERS`
+# (breve: Ğ, dot above: İ Ė, cedilla: Ş, ogonek: Į Ų): a text written decomposed is cased
+# by that language's rules once NFKC has composed it, which `needs_tailoring` of the
+# text as written cannot see.
+_COMPOSING_TAILORED = "\u0306\u0307\u0327\u0328"
 
 
 @lru_cache(maxsize=4_096)
@@ -203,6 +208,8 @@ def _ascii_given(text: str) -> frozenset[str]:
         return _EVERY_ASCII
     if unicodedata.is_normalized("NFKC", text):
         return frozenset()
+    if any(mark in text for mark in _COMPOSING_TAILORED):
+        return _EVERY_ASCII  # its NFKC may hold a Turkish or Lithuanian letter ("I" + dot)
     given: set[str] = set()
     for char in set(text):
         if not char.isascii():
