@@ -64,6 +64,8 @@ DUPLICATE_AT_LEAST = 0.6
 DUPLICATE_CONTAINED_AT_LEAST = 0.8
 # Below this a duplicate is not even worth a link.
 PARAPHRASE_AT_LEAST = 0.3
+# Why a memory that says an old statement again and announces a change is linked to it.
+RESTATED_AS_CHANGED = "its words said again, a change announced"
 
 
 @dataclass(frozen=True)
@@ -423,6 +425,10 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
     if different:
         return Judgement("independent", False, different[0].reason, similarity)
+    if announces and same:
+        # "I prefer spaces now for Python" beside "I prefer tabs over spaces for Python":
+        # an old statement's words said again as a change, what changed left unsaid.
+        return Judgement("update", False, RESTATED_AS_CHANGED, similarity)
     return Judgement("independent", True, "a different fact", similarity)
 
 

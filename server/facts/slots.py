@@ -11,9 +11,10 @@ differ are read:
   names, two frequencies, two addresses), with shared terms around it: the value
   changed. Sure when the stretch stands where values stand (after the subject) or the
   new statement announces the change ("now", "jetzt", "改为");
-- one stretch where the subject stands (at the start), no change announced: perhaps
-  the value changed ("Priya leads payments" → "Marco leads payments"), perhaps another
-  subject with the same property: unsure;
+- one stretch where the subject stands (at the start): perhaps the value changed
+  ("Priya leads payments" → "Marco leads payments"), perhaps another subject with the
+  same property: unsure — announced or not, for plain words ("Production now deploys
+  …" / "Staging deploys …");
 - two stretches in a statement of the same shape ("queue q1 drains into b5" / "queue q2
   drains into b9"), a key identifier on each side (`ORDERS_DB_URL` / `PAYMENTS_DB_URL`,
   two flags, two code symbols), or values of different kinds (a frequency against a
@@ -46,6 +47,7 @@ ANNOUNCED_SHAPE = "one shape, its change announced"
 SEVERAL = "several things differ"
 OTHER_SUBJECT = "the value of another subject"
 AROUND_A_WORD = "different things around a common word"
+WORD_AT_SUBJECT = "a word changed where the subject stands"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # A value is short: a stretch longer than this on either side is a different property.
@@ -394,13 +396,20 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
                 return Comparison("changed", False, "a word changed", overlap, (region,))
             return Comparison("different", False, "another property", overlap)
         if not valued:
-            if region.left == 0 and len(old_keys & new_keys) < SHARED_AT_LEAST:
-                # What stands first differs and one word is all they share ("Priya owns
-                # the payments service" / "Python services target Python 3.12").
-                return Comparison("unrelated", False, AROUND_A_WORD, overlap)
+            pure = not dropped and not added
+            if region.left == 0:
+                # A word where the subject stands: "Production now deploys after merge"
+                # announces a change of production, not that staging became production,
+                # while "We use spaces for indentation now" (its verb a function word)
+                # replaces the tabs. Announced and one word for one, a lean; else one word
+                # in common ("Priya owns the payments service" / "Python services target
+                # Python 3.12") is another subject.
+                if announced and pure:
+                    return Comparison("changed", False, WORD_AT_SUBJECT, overlap, (region,))
+                if len(old_keys & new_keys) < SHARED_AT_LEAST:
+                    return Comparison("unrelated", False, AROUND_A_WORD, overlap)
             # Two plain words: a tool swapped ("black" → "ruff") reads like a verb reworded
             # ("ausführen" → "laufen"); only an announced change settles it.
-            pure = not dropped and not added
             return Comparison(
                 "changed", announced and pure and keeps_slot, "a word changed", overlap, (region,)
             )

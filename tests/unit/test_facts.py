@@ -266,6 +266,36 @@ def test_one_shape_with_its_change_announced_is_a_lean() -> None:
     assert settled is not None and not settled.sure and settled.confirmed
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Staging deploys automatically after merge.",
+         "Production now deploys automatically after merge."),
+        ("Staging wird automatisch nach dem Merge deployt.",
+         "Production wird jetzt automatisch nach dem Merge deployt."),
+        ("We use tabs for indentation.", "We use spaces for indentation now."),
+    ],
+)  # fmt: skip
+def test_an_announced_word_where_the_subject_stands_is_a_lean_no_tier_rewrites(
+    old: str, new: str
+) -> None:
+    # "now" says production changed, not that staging became production: the old code
+    # rewrote the staging note. The same word where the object of "use" stands, its verb
+    # a function word, is a real correction: linked either way, never settled.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
+
+
+def test_an_old_statement_said_again_with_a_change_announced_is_linked() -> None:
+    old = text("I prefer tabs over spaces for indentation in Go and Python files.")
+    new = text("I prefer spaces now for Python.")
+    found = judge(new, old)
+    assert (found.kind, found.sure, found.changes) == ("update", False, ()), found.reason
+    # What changed is unsaid: a tier may call it another fact, never have it rewritten.
+    assert settle(Question("p0", new, old, found), "update", "vectors") is None
+
+
 def test_portuguese_and_italian_are_read_with_their_cues() -> None:
     # "agora" / "ora" announce the change, "não mais" / "non più" turn a rule round, and
     # an article ("os") is no name.
