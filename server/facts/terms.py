@@ -443,6 +443,11 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 continue
             if _INNER_CAPITAL.match(surface) and len(surface) >= 2:
                 terms.append(Term("name", word, start, end))
+            elif len(surface) == 1:
+                # A capital letter alone inside a sentence labels a thing ("Team A", "Plan
+                # B", "团队A"): without it "Team B standup is now at 10:00" rewrote team A's.
+                if surface.isupper() and surface != "I" and _mid_sentence(text, start):
+                    terms.append(Term("name", word, start, end))
             elif len(surface) < 3:
                 # Two-letter words: `is`, `de`, `на` say nothing; `uv`, `go`, `k9` name tools.
                 if len(surface) == 2 and word not in COMMON_TWO_LETTER_WORDS:

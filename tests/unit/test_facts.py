@@ -209,6 +209,8 @@ def test_an_ascii_statement_s_witness_forms_are_its_lowercase(text: str) -> None
         ("The design docs live in Notion.", "The design docs are reviewed by Omar."),
         ("The background worker runs with 4 processes.", "The web server runs with 8 processes."),
         ("Deploy step 0.", "Deploy step 1."),  # two numbered things
+        ("Team A standup is at 9:30.", "Team B standup is now at 10:00."),  # two lettered
+        ("团队A的站会是9:30。", "团队B的站会现在是10:00。"),
         # Another property, its change announced: where it is hosted, not what it is in.
         ("The marketing site is written in Astro.", "The marketing site is now hosted on Netlify."),
         (
