@@ -319,11 +319,14 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             return Comparison("extends", sure, "the new statement says more", overlap)
         contained = len(new_keys & old_keys) / len(new_keys)
         sure = overlap >= SAME_AT_LEAST or contained >= CONTAINED_AT_LEAST
-        if not sure and dropped and added:
-            # Each says things the other does not, around a word or two in common.
-            return Comparison("unrelated", False, AROUND_A_WORD, overlap)
         old_values = tuple(t for t in dropped if t.valued)
         new_values = tuple(t for t in added if t.valued)
+        # A value of one kind for another, announced, in a sentence said the other way
+        # round ("我们每周二和周四发布" / "发布现在只在周三进行"): perhaps the same slot.
+        reordered = announced and old_values and new_values and compatible(old_values, new_values)
+        if not sure and dropped and added and not reordered:
+            # Each says things the other does not, around a word or two in common.
+            return Comparison("unrelated", False, AROUND_A_WORD, overlap)
         if old_values and new_values:
             if compatible(old_values, new_values) and len(old_values) <= VALUE_TERMS:
                 # The sentence reordered around a value of one kind ("after 90 days logs
