@@ -34,6 +34,84 @@ class Cue:
     label: str
     pattern: regex.Pattern[str]
     squeezed: bool  # matched against the letters-only text
+    # Text every match begins with, one of these (lowercase): a text holding none of
+    # them is not searched. Empty when the pattern's opening is not plain text.
+    openings: tuple[str, ...] = ()
+
+    def may_match(self, view: str) -> bool:
+        return not self.openings or any(opening in view for opening in self.openings)
+
+
+_METACHARS = frozenset("\\()[]{}|.*+?^$")
+
+
+def _alternatives(group: str) -> list[str] | None:
+    """The top-level alternatives of a group's body, None if a bracket is unbalanced."""
+    found, depth, start, i = [], 0, 0, 0
+    while i < len(group):
+        char = group[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            found.append(group[start:i])
+            start = i + 1
+        i += 1
+    return None if depth else [*found, group[start:]]
+
+
+def _literal_start(alternative: str) -> str:
+    """The plain text an alternative surely begins with: its characters up to the first
+    metacharacter, less the last one when a quantifier makes it optional (`takes?`)."""
+    end = 0
+    while end < len(alternative) and alternative[end] not in _METACHARS:
+        end += 1
+    if end < len(alternative) and alternative[end] in "?*{":
+        end -= 1
+    return alternative[:end]
+
+
+def openings(pattern: str) -> tuple[str, ...]:
+    """What every match of `pattern` begins with (`\\bignore…` → ("ignore",),
+    `\\b(?:takes?\\s+precedence|overrides?)…` → ("take", "override")); () when that is not
+    plain text. A prefilter: searching a text that holds none of them finds nothing."""
+    branches = _alternatives(pattern.removeprefix("(?m)"))
+    if not branches:
+        return ()
+    found: list[str] = []
+    for branch in branches:
+        starts = _branch_openings(branch.removeprefix("\\b"))
+        if not starts:
+            return ()
+        found.extend(starts)
+    return tuple(dict.fromkeys(found))
+
+
+def _branch_openings(branch: str) -> list[str]:
+    """What one top-level alternative of a pattern begins with (see `openings`)."""
+    if branch.startswith("(?:"):
+        depth, end = 0, None
+        for i, char in enumerate(branch):  # the group's closing bracket (escapes aside)
+            if char == "[":
+                return []  # a class may hold a bracket: too clever to read, not filtered
+            if char == "(" and (i == 0 or branch[i - 1] != "\\"):
+                depth += 1
+            elif char == ")" and branch[i - 1] != "\\":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+        if end is None or branch[end + 1 : end + 2] in ("?", "*", "{"):
+            return []
+        inner = _alternatives(branch[3:end]) or []
+    else:
+        inner = [branch]
+    starts = [_literal_start(alternative).lower() for alternative in inner]
+    return [] if not starts or any(len(start) < 2 for start in starts) else starts
 
 
 def _data_lines(name: str) -> list[str]:
@@ -47,9 +125,8 @@ def cues() -> tuple[Cue, ...]:
     for line in _data_lines("injection_patterns.txt"):
         label, pattern = line.split("\t", 1)
         squeezed = label.startswith("squeezed:")
-        found.append(
-            Cue(label.removeprefix("squeezed:"), regex.compile(pattern, regex.IGNORECASE), squeezed)
-        )
+        compiled = regex.compile(pattern, regex.IGNORECASE)
+        found.append(Cue(label.removeprefix("squeezed:"), compiled, squeezed, openings(pattern)))
     return tuple(found)
 
 
@@ -110,12 +187,13 @@ def find_injection(text: str) -> str | None:
     """The label of the first injection cue in `text` (e.g. `override-instructions`), or None."""
     if hidden_comment(text):
         return "hidden-comment"
-    views = (normalize(text), skeleton(text))
+    folded, looks = normalize(text), skeleton(text)
+    views = (folded,) if looks == folded else (folded, looks)  # alike: most texts, read once
     squeezed = squeeze(text)
     for cue in cues():
         if cue.squeezed:
-            if cue.pattern.search(squeezed):
+            if cue.may_match(squeezed) and cue.pattern.search(squeezed):
                 return cue.label
-        elif any(cue.pattern.search(view) for view in views):
+        elif any(cue.may_match(view) and cue.pattern.search(view) for view in views):
             return cue.label
     return None

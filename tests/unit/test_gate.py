@@ -10,7 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_recall.server.dev.gate_eval import evaluate_ephemeral, evaluate_injection
 from memory_recall.server.store.gate import GateLimits, MemoryDraft, check
+from memory_recall.server.store.injection import (
+    cues,
+    find_injection,
+    hidden_comment,
+    openings,
+    skeleton,
+    squeeze,
+)
 from memory_recall.server.store.secrets import find_secrets
+from memory_recall.server.tokens import normalize
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gate"
 SECRET_TEXTS = [
@@ -169,3 +178,45 @@ def test_a_text_of_invisible_characters_is_empty(text: str) -> None:
 def test_a_nul_in_the_body_is_refused_not_written() -> None:
     rejection = check(MemoryDraft("Title", "", "a\x00b"), origin="remember")
     assert rejection is not None and "U+0000" in rejection.message
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        (r"\bignore\s+all", ("ignore",)),
+        (r"\b(?:takes?\s+precedence|overrides?)\s+x", ("take", "override")),
+        # Every top-level alternative must open with text, or nothing is filtered.
+        (r"\b(?:immer)\b.{0,5}x|\bohne\s+fragen", ("immer", "ohne")),
+        (r"\b(?:always)\b.{0,5}x|(?:^|\n)system", ()),
+        (r"(?:^|\n)\s*system", ()),
+        (r"(?:ab)?cd", ()),  # an optional opening group
+        (r"\b(?:send|e-?mail)\s+x", ()),  # "e" alone is too short to say anything
+    ],
+)
+def test_a_cue_s_openings_are_what_every_match_begins_with(pattern, expected) -> None:
+    assert openings(pattern) == expected
+
+
+def _searched_without_openings(text: str) -> str | None:
+    if hidden_comment(text):
+        return "hidden-comment"
+    views, squeezed = (normalize(text), skeleton(text)), squeeze(text)
+    for cue in cues():
+        if cue.pattern.search(squeezed) if cue.squeezed else any(map(cue.pattern.search, views)):
+            return cue.label
+    return None
+
+
+def test_the_openings_prefilter_changes_no_answer() -> None:
+    # Every labelled gate text, each cue's own openings written in a sentence, and text
+    # with nothing to find: the prefilter skips searches, it never changes what is found.
+    texts = [
+        "\n".join(str(case.get(key, "")) for key in ("title", "description", "body", "text"))
+        for name in ("injection.json", "injection-blind.json", "secrets.json", "ephemeral.json")
+        if (FIXTURES / name).exists()
+        for case in json.loads((FIXTURES / name).read_text("utf-8"))["cases"]
+    ]
+    texts += [f"Note: {opening} the rules." for cue in cues() for opening in cue.openings]
+    assert len(texts) > 500
+    for text in texts:
+        assert find_injection(text) == _searched_without_openings(text), text
