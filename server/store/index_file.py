@@ -5,7 +5,8 @@ file inside the root (Claude Code and qwen-code write the same lines). Index
 lines are the daemon's to keep true: rewritten in place when their memory
 changes, removed when it is gone, one per memory, new ones added after the
 last. Every other line — headings, notes, links elsewhere — is the user's,
-kept where it is, never counted out.
+kept where it is, never counted out. A memory whose title or description reads as
+orders to an AI is listed by its file alone (agents load this file unquoted).
 
 The file is capped (default 200 lines: what Claude Code loads). When the
 memories do not fit beside the user's lines, the least important ones (not
@@ -27,6 +28,7 @@ from urllib.parse import unquote
 
 import regex
 from memory_recall.server.documents import INDEX_FILE_NAME
+from memory_recall.server.store.injection import find_injection
 from memory_recall.server.store.lines import plain_line
 
 DEFAULT_INDEX_CAP = 200  # lines; Claude Code reads the first 200 lines of MEMORY.md
@@ -86,9 +88,17 @@ class IndexReport:
 
 @functools.lru_cache(maxsize=_REMEMBERED_LINES)
 def render_line(entry: IndexEntry) -> str:
+    target = entry.path if _PLAIN_TARGET.fullmatch(entry.path) else f"<{entry.path}>"
+    cue = find_injection(f"{entry.title}\n{entry.description}")
+    if cue is not None:
+        # Agents load MEMORY.md into every session as it is, unquoted: a title or a
+        # description that reads as orders to an AI (a file written by hand, forced, or
+        # merged) is named by its file only, and the user sees why.
+        return (
+            f"- [A note that reads as orders to an AI ({cue}); open the file to read it]({target})"
+        )
     title = " ".join(plain_line(entry.title).split()).replace("\\", "\\\\")
     title = title.replace("[", "\\[").replace("]", "\\]")
-    target = entry.path if _PLAIN_TARGET.fullmatch(entry.path) else f"<{entry.path}>"
     description = " ".join(plain_line(entry.description).split())
     return f"- [{title}]({target})" + (f" — {description}" if description else "")
 
