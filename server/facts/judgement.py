@@ -32,6 +32,7 @@ from typing import Literal
 import regex
 from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.slots import (
+    NARROWER,
     OTHER_SUBJECT,
     SAME_SHAPE,
     SEVERAL,
@@ -253,8 +254,8 @@ def _raw_values(memory: MemoryText) -> set[str]:
 
 
 # Changes a shared title does not settle: a plain word swapped (a tool, or a verb
-# reworded) and a name where the subject stands.
-_TITLE_DOUBTS = ("a word changed", "a name changed where the subject stands")
+# reworded), a name where the subject stands, a value said of a narrower thing.
+_TITLE_DOUBTS = ("a word changed", "a name changed where the subject stands", NARROWER)
 
 
 def _under_one_title(c: Comparison) -> Comparison:

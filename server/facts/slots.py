@@ -48,6 +48,7 @@ SEVERAL = "several things differ"
 OTHER_SUBJECT = "the value of another subject"
 AROUND_A_WORD = "different things around a common word"
 WORD_AT_SUBJECT = "a word changed where the subject stands"
+NARROWER = "a value changed, perhaps of a narrower thing"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # A value is short: a stretch longer than this on either side is a different property.
@@ -182,6 +183,19 @@ def _name_for_opening_word(region: Region, old: Terms, new: Terms) -> bool:
     )
 
 
+def _modifies_shared(term: Term, terms: Terms, shared: set[str]) -> bool:
+    """Whether `term` stands right before a plain word of `shared` (spaces between)."""
+    following = [t for t in terms.terms if t.start >= term.end]
+    if not following:
+        return False
+    after = min(following, key=lambda t: t.start)
+    return (
+        after.kind == "word"
+        and after.key in shared
+        and not terms.text[term.end : after.start].strip()
+    )
+
+
 def _at_subject(region: Region) -> bool:
     """Whether a stretch of names or identifiers stands where a subject does (first)."""
     named = all(_value_class(t) == "named" for t in region.old + region.new if t.valued)
@@ -238,6 +252,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     regions: list[Region] = []
     dropped: list[Term] = []
     added: list[Term] = []
+    inserted: list[Term] = []  # added between terms both share
     shared_before = 0
     total_shared = sum(size for _, _, size in matcher.get_matching_blocks())
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -256,6 +271,8 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             dropped.extend(old.terms[i1:i2])
         else:
             added.extend(new.terms[j1:j2])
+            if 0 < shared_before < total_shared:  # between shared terms: it qualifies one
+                inserted.extend(new.terms[j1:j2])
     # A term moved elsewhere in the sentence is not a difference; nor is a number said
     # with another word for its unit ("at most 5 times" / "at most 5 retries").
     old_numbers = {digits(t) for t in old.terms if t.kind == "number"}
@@ -291,6 +308,15 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             (added if r.new else dropped).extend(r.new or r.old)
     dropped = [t for t in dropped if t.key not in new_keys]
     added = [t for t in added if t.key not in old_keys]
+    # A plain word put between what both statements say, right before a word both say,
+    # names a narrower thing ("per token" / "for internal tokens", "the build" / "the
+    # frontend build"): the value may be that thing's, not the old statement's. Never
+    # sure. (Words put before all of it mostly say when or why, "Since the upgrade last
+    # week, production runs …"; one before a value, how: "upgraded again: PostgreSQL 15".)
+    qualified = any(
+        not t.valued and t.key not in old_keys and _modifies_shared(t, new, old_keys)
+        for t in inserted
+    )
     flipped = old.negated != new.negated and polarity_changed
     announced = new.change_cue or flipped
     # Both negate, but not as often: perhaps the rule turned round, perhaps a rewording.
@@ -413,9 +439,9 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
                     return Comparison("unrelated", False, AROUND_A_WORD, overlap)
             # Two plain words: a tool swapped ("black" → "ruff") reads like a verb reworded
             # ("ausführen" → "laufen"); only an announced change settles it.
-            return Comparison(
-                "changed", announced and pure and keeps_slot, "a word changed", overlap, (region,)
-            )
+            sure = announced and pure and keeps_slot and not qualified
+            reason = NARROWER if qualified else "a word changed"
+            return Comparison("changed", sure, reason, overlap, (region,))
         if _at_subject(region) and region.right >= 2 and not announced:
             return Comparison(
                 "changed", False, "a name changed where the subject stands", overlap, (region,)
@@ -453,8 +479,8 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         stands = not numbered or len(old_keys & new_keys) >= SLOT_TERMS or announced or named_owner
         return Comparison(
             "changed",
-            keeps_slot and pure and stands,
-            "a value changed in the same slot",
+            keeps_slot and pure and stands and not qualified,
+            NARROWER if qualified else "a value changed in the same slot",
             overlap,
             (region,),
         )
@@ -478,10 +504,15 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             if r is not valued_regions[0]
         )
         value = valued_regions[0]
-        sure = inside and keeps_slot and len(value.old) <= VALUE_TERMS and not _at_subject(value)
-        return Comparison(
-            "changed", sure, "a value changed, and other words", overlap, tuple(valued_regions)
+        sure = (
+            inside
+            and keeps_slot
+            and len(value.old) <= VALUE_TERMS
+            and not _at_subject(value)
+            and not qualified
         )
+        reason = NARROWER if qualified else "a value changed, and other words"
+        return Comparison("changed", sure, reason, overlap, tuple(valued_regions))
     if (
         len(valued_regions) == len(regions)
         and all(compatible(r.old, r.new) and not _at_subject(r) for r in regions)

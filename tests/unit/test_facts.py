@@ -211,6 +211,12 @@ def test_an_ascii_statement_s_witness_forms_are_its_lowercase(text: str) -> None
         ("Deploy step 0.", "Deploy step 1."),  # two numbered things
         ("Team A standup is at 9:30.", "Team B standup is now at 10:00."),  # two lettered
         ("团队A的站会是9:30。", "团队B的站会现在是10:00。"),
+        # A word put between what both say names a narrower thing: the value may be its.
+        (
+            "API rate limit is 300 requests per minute per token.",
+            "The API rate limit is now 500 requests per minute for internal tokens.",
+        ),
+        ("Node 18 is required for the build.", "Node 22 is now required for the frontend build."),
         # Another property, its change announced: where it is hosted, not what it is in.
         ("The marketing site is written in Astro.", "The marketing site is now hosted on Netlify."),
         (
