@@ -313,7 +313,10 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     # frontend build"): the value may be that thing's, not the old statement's. Never
     # sure. (Words put before all of it mostly say when or why, "Since the upgrade last
     # week, production runs …"; one before a value, how: "upgraded again: PostgreSQL 15".)
-    qualified = any(
+    # Only in a sentence said in the same order: where terms moved, what stands before a
+    # shared word is no sign ("Responses … are cached" / "… keeps cached responses").
+    in_order = total_shared == sum(1 for t in new.terms if t.key in old.keys)
+    qualified = in_order and any(
         not t.valued and t.key not in old_keys and _modifies_shared(t, new, old_keys)
         for t in inserted
     )
