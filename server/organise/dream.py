@@ -28,7 +28,7 @@ import contextlib
 import datetime
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory_recall.server.documents import INDEX_FILE_NAME, MemoryDocument
 from memory_recall.server.organise.consolidate import ConsolidationPlan
@@ -37,6 +37,7 @@ from memory_recall.server.organise.prose import ProseMerger
 from memory_recall.server.organise.retention import edited_ms
 from memory_recall.server.roots import Scope
 from memory_recall.server.store.commit import Plan, PlannedChange
+from memory_recall.server.store.conflicts import MAYBE_SUPERSEDES
 from memory_recall.server.store.edits import archive_changes, parse_file
 from memory_recall.server.store.errors import WriteFailed
 from memory_recall.server.store.files import RootLock, read_or_none, root_key
@@ -124,7 +125,8 @@ def to_store_plan(
             continue  # merged, then over the capacity: archived with its merged text below
         title = memory.get("name") or doc.title
         action = "merged" if rewrite.merged_from else "updated"
-        entry = IndexEntry(rel, title, memory.get("description") or "", False, float("inf"))
+        description, corrects = memory.get("description") or "", memory.get_list(MAYBE_SUPERSEDES)
+        entry = IndexEntry(rel, title, description, False, float("inf"), tuple(corrects))
         store.changes.append(
             PlannedChange(Change(rel, action, data, after, title), entry=entry, stats="updated")
         )
@@ -174,15 +176,14 @@ def _rebuild_index(
         if doc.root_index == index and doc.path not in archived:
             rel = _rel(doc)
             entries[rel] = IndexEntry(
-                rel, doc.title, doc.description, doc.flag("pinned"), edited_ms(doc)
-            )
+                rel, doc.title, doc.description, doc.flag("pinned"), edited_ms(doc),
+                doc.paths_of(MAYBE_SUPERSEDES.lower()),
+            )  # fmt: skip
     for planned in store.changes:
         entry = planned.entry
         if entry is not None:  # rewritten: its new title, edited now
             pinned = planned.path in entries and entries[planned.path].pinned
-            entries[planned.path] = IndexEntry(
-                entry.path, entry.title, entry.description, pinned, now_ms
-            )
+            entries[planned.path] = replace(entry, pinned=pinned, changed_ms=now_ms)
     gone = frozenset(_rel(docs[p]) for p in archived)
     where = index_path(root.path)
     before = read_or_none(where, root=root.path)

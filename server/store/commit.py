@@ -29,13 +29,14 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from memory_recall.server.documents import InvalidMemory, content_hash
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.confined import check_folder, is_regular
+from memory_recall.server.store.conflicts import MAYBE_SUPERSEDES
 from memory_recall.server.store.errors import ChangedOnDisk, WriteError, WriteFailed
 from memory_recall.server.store.files import (
     ARCHIVE_DIR,
@@ -472,7 +473,8 @@ def _entry_of(root: MemoryRoot, path: str) -> IndexEntry | None:
     except (OSError, WriteError, UnicodeDecodeError, InvalidMemory):
         return None
     title = memory.get("name") or memory.get("title") or memory.get("type") or Path(path).stem
-    return IndexEntry(path, title, memory.get("description") or "", False, float("inf"))
+    corrects = tuple(memory.get_list(MAYBE_SUPERSEDES))
+    return IndexEntry(path, title, memory.get("description") or "", False, float("inf"), corrects)
 
 
 def _inverse(change: Change) -> Change:
@@ -480,7 +482,7 @@ def _inverse(change: Change) -> Change:
 
 
 def _moved(entry: IndexEntry, path: str) -> IndexEntry:
-    return IndexEntry(path, entry.title, entry.description, entry.pinned, entry.changed_ms)
+    return replace(entry, path=path)
 
 
 def _summary(plan: Plan, report: IndexReport) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import itertools
 import os
 import posixpath
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -66,6 +66,9 @@ class IndexEntry:
     description: str
     pinned: bool = False
     changed_ms: float = 0.0
+    # Older memories this one perhaps corrects (`maybeSupersedes`: the writer's lean, not
+    # settled): both are listed, and agents that load this file as it is see which.
+    corrects: tuple[str, ...] = ()
 
     @property
     def priority(self) -> tuple[bool, float]:
@@ -100,7 +103,10 @@ def render_line(entry: IndexEntry) -> str:
     title = " ".join(plain_line(entry.title).split()).replace("\\", "\\\\")
     title = title.replace("[", "\\[").replace("]", "\\]")
     description = " ".join(plain_line(entry.description).split())
-    return f"- [{title}]({target})" + (f" — {description}" if description else "")
+    line = f"- [{title}]({target})" + (f" — {description}" if description else "")
+    if entry.corrects:
+        line += f" (perhaps corrects {', '.join(plain_line(p) for p in entry.corrects)})"
+    return line
 
 
 @functools.lru_cache(maxsize=_REMEMBERED_LINES)
@@ -191,6 +197,15 @@ def plan_index(
     to be the most important memories (every write keeps them so) and only
     these compete with them, instead of ranking every memory of the root.
     """
+
+    def line_of(entry: IndexEntry) -> str:
+        if entry.corrects:  # only what is still there: a forgotten memory corrects nothing
+            still = tuple(
+                p for p in entry.corrects if p not in gone and (p in entries or exists(p))
+            )
+            entry = replace(entry, corrects=still)
+        return render_line(entry)
+
     lines = text.splitlines()
     kept: list[tuple[str, str | None]] = []  # (line, memory path or None for the user's)
     listed: set[str] = set()
@@ -202,7 +217,7 @@ def plan_index(
         if target in listed:
             continue  # one line per memory
         if target in entries:
-            kept.append((render_line(entries[target]), target))
+            kept.append((line_of(entries[target]), target))
         elif target not in gone and exists(target):
             kept.append((line, target))
         else:
@@ -246,7 +261,7 @@ def plan_index(
             if path is not None:
                 last_index = len(out)
             out.append(line)
-    additions = [render_line(e) for e in new]
+    additions = [line_of(e) for e in new]
     if additions:
         if last_index is None:
             at = len(out)  # below the user's text

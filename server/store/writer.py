@@ -203,7 +203,8 @@ class _RootView:
 
 
 def _entry(rel: str, doc: MemoryDocument) -> IndexEntry:
-    return IndexEntry(rel, doc.title, doc.description, False, doc.mtime_ms)
+    corrects = doc.paths_of(MAYBE_SUPERSEDES.lower())
+    return IndexEntry(rel, doc.title, doc.description, False, doc.mtime_ms, corrects)
 
 
 def _confirmed(verdict: Verdict) -> bool:
@@ -745,7 +746,8 @@ class MemoryWriter:
             memory.set("supersedes", list(dict.fromkeys(supersedes)))
         memory.set_body(next_version.body)
         after = memory.render().encode()
-        entry = IndexEntry(rel, title, description, bool(request.pinned), float("inf"))
+        corrects = tuple(memory.get_list(MAYBE_SUPERSEDES))
+        entry = IndexEntry(rel, title, description, bool(request.pinned), float("inf"), corrects)
         plan.changes.append(
             PlannedChange(Change(rel, "updated", data, after, title), entry=entry, stats="updated")
         )
@@ -789,7 +791,8 @@ class MemoryWriter:
                 memory.set(key, targets)
                 plan.links += [("", target, kind) for target in targets]
         after = memory.render().encode()
-        entry = IndexEntry("", new.title, new.description, bool(request.pinned), float("inf"))
+        pinned, corrects = bool(request.pinned), tuple(maybe)
+        entry = IndexEntry("", new.title, new.description, pinned, float("inf"), corrects)
         plan.changes.append(
             PlannedChange(
                 Change("", "created", None, after, new.title),

@@ -23,6 +23,7 @@ from memory_recall.server.documents import INDEX_FILE_NAME
 from memory_recall.server.pacing import paced
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store.commit import Committer, Plan, PlannedChange
+from memory_recall.server.store.conflicts import MAYBE_SUPERSEDES
 from memory_recall.server.store.edits import archive_changes, title_of
 from memory_recall.server.store.files import read_or_none
 from memory_recall.server.store.index_file import (
@@ -234,4 +235,5 @@ def _entry(path: Path, rel: str) -> IndexEntry | None:
     except ValueError:
         return None
     title = memory.get("name") or memory.get("title") or rel
-    return IndexEntry(rel, title, memory.get("description") or "", False, float("inf"))
+    corrects = tuple(memory.get_list(MAYBE_SUPERSEDES))
+    return IndexEntry(rel, title, memory.get("description") or "", False, float("inf"), corrects)

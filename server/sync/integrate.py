@@ -21,6 +21,7 @@ from pathlib import Path
 
 from memory_recall.server.documents import INDEX_FILE_NAME, InvalidMemory
 from memory_recall.server.pacing import paced
+from memory_recall.server.store.conflicts import MAYBE_SUPERSEDES
 from memory_recall.server.store.index_file import IndexEntry, index_target, plan_index
 from memory_recall.server.store.memory_file import MemoryFile
 from memory_recall.server.sync.git import (
@@ -351,6 +352,6 @@ def _entry(path: str, data: bytes) -> IndexEntry | None:
     except InvalidMemory:
         return None
     title = memory.get("name") or memory.get("title") or memory.get("type") or Path(path).stem
-    return IndexEntry(
-        path, title, memory.get("description") or "", memory.get_bool("pinned"), float("inf")
-    )
+    description, pinned = memory.get("description") or "", memory.get_bool("pinned")
+    corrects = tuple(memory.get_list(MAYBE_SUPERSEDES))
+    return IndexEntry(path, title, description, pinned, float("inf"), corrects)

@@ -93,6 +93,19 @@ def test_a_memory_that_reads_as_orders_to_an_ai_is_listed_by_its_file_alone() ->
     assert ordinary == "- [Production database](db.md) — How to reach it"
 
 
+def test_a_memory_that_perhaps_corrects_another_says_so_while_that_one_is_there() -> None:
+    # A lean of the writer (`maybeSupersedes`): both memories are listed, and an agent
+    # that loads MEMORY.md as it is sees which one may be the newer fact.
+    older = IndexEntry("stg-db.md", "Staging DB", "db-stg-7, port 5432")
+    newer = IndexEntry("stg-moved.md", "Staging DB moved", "db-stg-9", corrects=("stg-db.md",))
+    text, _, _ = plan("", [older, newer])
+    assert "- [Staging DB moved](stg-moved.md) — db-stg-9 (perhaps corrects stg-db.md)" in text
+    assert index_target(text.splitlines()[-1]) in {"stg-db.md", "stg-moved.md"}
+    # Once the older one is forgotten, the newer corrects nothing listed.
+    text, _, _ = plan(text, [newer], gone=frozenset({"stg-db.md"}))
+    assert "perhaps corrects" not in text and "stg-moved.md" in text
+
+
 def test_only_local_memory_links_are_index_lines() -> None:
     assert index_target("- [a](a.md) — x") == "a.md"
     assert index_target("* [a](./sub/a.md#part)") == "sub/a.md"
