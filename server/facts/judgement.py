@@ -349,7 +349,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
     changed.sort(key=lambda p: p[1])
     same = [(i, j, c) for i, j, c in pairs if c.relation == "same"]
     unrelated = [j for j in range(len(b.statements)) if j not in {p[1] for p in changed + same}]
-    if any(c.sure for c in different):
+    if any(c.sure for c in different) and not changed:
         reason = next(c.reason for c in different if c.sure)
         return Judgement("independent", True, reason, similarity)
     if changed:

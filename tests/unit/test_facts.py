@@ -295,6 +295,15 @@ def test_an_announced_word_where_the_subject_stands_is_a_lean_no_tier_rewrites(
     assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
 
 
+def test_a_statement_of_another_kind_said_besides_does_not_unlink_a_change() -> None:
+    old = text("The staging database is db-stg-7.internal, port 5432.")
+    new = text(
+        "The staging database is now db-stg-9.internal. The staging database is backed up nightly."
+    )
+    found = judge(new, old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
 def test_an_old_statement_said_again_with_a_change_announced_is_linked() -> None:
     old = text("I prefer tabs over spaces for indentation in Go and Python files.")
     new = text("I prefer spaces now for Python.")
