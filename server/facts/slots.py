@@ -315,7 +315,8 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     # week, production runs …"; one before a value, how: "upgraded again: PostgreSQL 15".)
     # Only in a sentence said in the same order: where terms moved, what stands before a
     # shared word is no sign ("Responses … are cached" / "… keeps cached responses").
-    in_order = total_shared == sum(1 for t in new.terms if t.key in old.keys)
+    said_before = set(old.keys)
+    in_order = total_shared == sum(1 for t in new.terms if t.key in said_before)
     qualified = in_order and any(
         not t.valued and t.key not in old_keys and _modifies_shared(t, new, old_keys)
         for t in inserted

@@ -90,7 +90,7 @@ def _says(passage: str, description: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _instruction_cue(text: str) -> str | None:
-    # Read once per delivered text: the cues cost a millisecond or two on a long passage.
+    # Read once per delivered text: the cues cost most of a millisecond on a long passage.
     return find_injection(text)
 
 
