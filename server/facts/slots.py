@@ -28,6 +28,10 @@ differ are read:
 - the rest (reworded, a value and other words changed): unsure.
 
 A rule whose polarity flips ("squash" / "do not squash") is a change of its slot.
+
+One job past 500 lines: every reading above is made on the one alignment of two
+statements (their stretches, what each drops, adds or moves), and each case is told
+apart by what the cases before it ruled out; split, the order would be lost.
 """
 
 from __future__ import annotations
