@@ -67,6 +67,8 @@ DUPLICATE_CONTAINED_AT_LEAST = 0.8
 PARAPHRASE_AT_LEAST = 0.3
 # Why a memory that says an old statement again and announces a change is linked to it.
 RESTATED_AS_CHANGED = "its words said again, a change announced"
+# ... and one that says it again with fewer of its values of a kind.
+FEWER_VALUES = "said again without values of a kind it names"
 
 
 @dataclass(frozen=True)
@@ -407,6 +409,12 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         if not unrelated and (
             similarity >= DUPLICATE_AT_LEAST or contained >= DUPLICATE_CONTAINED_AT_LEAST
         ):
+            said = f"{new.title}\n{new.description}\n{new.body}".casefold()
+            fewer = _values_left_out(a, b, same, said)
+            if fewer:
+                # "Deploys run on Tuesdays" beside "… on Tuesdays and Thursdays": a partial
+                # restatement, or a correction that drops Thursdays. Never dropped as known.
+                return Judgement("update", False, f"{FEWER_VALUES}: {', '.join(fewer)}", similarity)
             sure = all(c.sure for _, _, c in same) or similarity >= DUPLICATE_AT_LEAST
             return Judgement("duplicate", sure, "the same fact, reworded", similarity)
         if similarity >= PARAPHRASE_AT_LEAST:
@@ -431,6 +439,31 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         # an old statement's words said again as a change, what changed left unsaid.
         return Judgement("update", False, RESTATED_AS_CHANGED, similarity)
     return Judgement("independent", True, "a different fact", similarity)
+
+
+def _values_left_out(
+    a: Reading, b: Reading, same: list[tuple[int, int, Comparison]], new_text: str
+) -> list[str]:
+    """Values an old statement holds that the new statement restating it leaves out, of a
+    kind the new statement names ("Tuesdays and Thursdays" / "Tuesdays"), as written —
+    and written nowhere in the new memory (`new_text`, casefolded): a name read as a
+    plain word where it opens a sentence, or said in the description, is not left out."""
+    left_out: list[str] = []
+    for i, j, _c in same:
+        new_terms = b.terms[j].terms
+        said = {t.key for t in new_terms}
+        valued = tuple(t for t in new_terms if t.valued)
+        for t in a.terms[i].terms:
+            written = a.terms[i].text[t.start : t.end]
+            if (
+                t.valued
+                and t.key not in said
+                and valued
+                and compatible((t,), valued)
+                and written.casefold() not in new_text
+            ):
+                left_out.append(written)
+    return list(dict.fromkeys(left_out))
 
 
 def _repointing(change: Change, old: Terms, new: Terms, following: Statement | None) -> Change:

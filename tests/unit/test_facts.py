@@ -304,6 +304,23 @@ def test_a_statement_of_another_kind_said_besides_does_not_unlink_a_change() -> 
     assert (found.kind, found.sure) == ("update", False), found.reason
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Deploys run on Tuesdays and Thursdays.", "Deploys run on Tuesdays."),
+        ("We support Python 3.10, 3.11 and 3.12.", "We support Python 3.11 and 3.12."),
+        ("Wir deployen dienstags und donnerstags.", "Wir deployen nur noch dienstags."),
+    ],
+)
+def test_a_statement_said_again_with_fewer_values_of_its_kind_is_never_dropped(old, new):
+    # Perhaps a partial restatement, perhaps a correction by omission: linked, not known.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    # Values of other kinds left out say nothing: "on Tuesdays" restates the deploy day.
+    found = judge(text("Deploys run on Tuesdays."), text("Deploys run on Tuesdays at 10:00."))
+    assert (found.kind, found.sure) == ("duplicate", True), found.reason
+
+
 def test_an_old_statement_said_again_with_a_change_announced_is_linked() -> None:
     old = text("I prefer tabs over spaces for indentation in Go and Python files.")
     new = text("I prefer spaces now for Python.")
