@@ -40,6 +40,7 @@ from memory_recall.server.facts.slots import (
     compare,
     compatible,
     dice,
+    narrows,
 )
 from memory_recall.server.facts.statements import Statement, split_statements
 from memory_recall.server.facts.terms import (
@@ -67,8 +68,9 @@ DUPLICATE_CONTAINED_AT_LEAST = 0.8
 PARAPHRASE_AT_LEAST = 0.3
 # Why a memory that says an old statement again and announces a change is linked to it.
 RESTATED_AS_CHANGED = "its words said again, a change announced"
-# ... and one that says it again with fewer of its values of a kind.
+# ... and one that says it again with fewer of its values of a kind, or of a narrower thing.
 FEWER_VALUES = "said again without values of a kind it names"
+SAID_NARROWER = "said again of a narrower thing"
 
 
 @dataclass(frozen=True)
@@ -415,6 +417,13 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 # "Deploys run on Tuesdays" beside "… on Tuesdays and Thursdays": a partial
                 # restatement, or a correction that drops Thursdays. Never dropped as known.
                 return Judgement("update", False, f"{FEWER_VALUES}: {', '.join(fewer)}", similarity)
+            if not _same_given_title(old, new) and any(
+                narrows(a.terms[i], b.terms[j]) for i, j, _c in same
+            ):
+                # "Squash merge only small pull requests" beside "Always squash merge pull
+                # requests": a narrower rule, perhaps the old one corrected, never known
+                # (under one title given by hand, a word more is mostly a rewording).
+                return Judgement("update", False, SAID_NARROWER, similarity)
             sure = all(c.sure for _, _, c in same) or similarity >= DUPLICATE_AT_LEAST
             return Judgement("duplicate", sure, "the same fact, reworded", similarity)
         if similarity >= PARAPHRASE_AT_LEAST:

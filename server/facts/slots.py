@@ -36,6 +36,7 @@ apart by what the cases before it ruled out; split, the order would be lost.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
@@ -187,6 +188,37 @@ def _name_for_opening_word(region: Region, old: Terms, new: Terms) -> bool:
     )
 
 
+def narrows(old: Terms, new: Terms) -> bool:
+    """Whether `new` names a narrower thing than `old`: a plain word of its own put between
+    terms both say, right before a plain word both say ("per token" / "for internal
+    tokens", "the build" / "the frontend build", "squash merge pull requests" / "squash
+    merge only small pull requests"). Only in a sentence said in the same order: where
+    terms moved, what stands before a shared word is no sign ("Responses … are cached" /
+    "… keeps cached responses"); words put before all of them mostly say when or why
+    ("Since the upgrade last week, production runs …"), and one before a value, how
+    ("upgraded again: PostgreSQL 15")."""
+    matcher = SequenceMatcher(None, old.keys, new.keys, autojunk=False)
+    return _narrowed(old, new, matcher.get_opcodes(), set(old.keys))
+
+
+def _narrowed(
+    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
+) -> bool:
+    said_before = set(old.keys)
+    total = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
+    if total != sum(1 for t in new.terms if t.key in said_before):
+        return False  # terms moved: not said in the same order
+    shared = 0
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            shared += i2 - i1
+        elif tag == "insert" and 0 < shared < total:
+            own = [t for t in new.terms[j1:j2] if not t.valued and t.key not in old_keys]
+            if any(_modifies_shared(t, new, old_keys) for t in own):
+                return True
+    return False
+
+
 def _modifies_shared(term: Term, terms: Terms, shared: set[str]) -> bool:
     """Whether `term` stands right before a plain word of `shared` (spaces between)."""
     following = [t for t in terms.terms if t.start >= term.end]
@@ -256,10 +288,10 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     regions: list[Region] = []
     dropped: list[Term] = []
     added: list[Term] = []
-    inserted: list[Term] = []  # added between terms both share
     shared_before = 0
     total_shared = sum(size for _, _, size in matcher.get_matching_blocks())
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    opcodes = matcher.get_opcodes()
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             shared_before += i2 - i1
         elif tag == "replace":
@@ -275,8 +307,6 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             dropped.extend(old.terms[i1:i2])
         else:
             added.extend(new.terms[j1:j2])
-            if 0 < shared_before < total_shared:  # between shared terms: it qualifies one
-                inserted.extend(new.terms[j1:j2])
     # A term moved elsewhere in the sentence is not a difference; nor is a number said
     # with another word for its unit ("at most 5 times" / "at most 5 retries").
     old_numbers = {digits(t) for t in old.terms if t.kind == "number"}
@@ -312,19 +342,8 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             (added if r.new else dropped).extend(r.new or r.old)
     dropped = [t for t in dropped if t.key not in new_keys]
     added = [t for t in added if t.key not in old_keys]
-    # A plain word put between what both statements say, right before a word both say,
-    # names a narrower thing ("per token" / "for internal tokens", "the build" / "the
-    # frontend build"): the value may be that thing's, not the old statement's. Never
-    # sure. (Words put before all of it mostly say when or why, "Since the upgrade last
-    # week, production runs …"; one before a value, how: "upgraded again: PostgreSQL 15".)
-    # Only in a sentence said in the same order: where terms moved, what stands before a
-    # shared word is no sign ("Responses … are cached" / "… keeps cached responses").
-    said_before = set(old.keys)
-    in_order = total_shared == sum(1 for t in new.terms if t.key in said_before)
-    qualified = in_order and any(
-        not t.valued and t.key not in old_keys and _modifies_shared(t, new, old_keys)
-        for t in inserted
-    )
+    # A plain word of its own before a word both say names a narrower thing (`narrows`).
+    qualified = _narrowed(old, new, opcodes, old_keys)
     flipped = old.negated != new.negated and polarity_changed
     announced = new.change_cue or flipped
     # Both negate, but not as often: perhaps the rule turned round, perhaps a rewording.

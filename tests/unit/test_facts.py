@@ -321,6 +321,12 @@ def test_a_statement_said_again_with_fewer_values_of_its_kind_is_never_dropped(o
     assert (found.kind, found.sure) == ("duplicate", True), found.reason
 
 
+def test_a_rule_said_again_of_a_narrower_thing_is_never_dropped_as_known() -> None:
+    old = text("Always squash merge pull requests.")
+    found = judge(text("Squash merge only small pull requests."), old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
 def test_an_old_statement_said_again_with_a_change_announced_is_linked() -> None:
     old = text("I prefer tabs over spaces for indentation in Go and Python files.")
     new = text("I prefer spaces now for Python.")
