@@ -32,9 +32,9 @@ SECRET_TEXTS = [
 # injection.json grew with issue 29's variants (spaced letters, look-alikes, hidden
 # comments, fake headings, standing orders) and the shapes of an indirect injection
 # (text speaking to its reader, a turn posing as the assistant's, a claimed permission,
-# each with negatives that must pass): 139 drafts, 1 false positive (a quoted payload
-# in a note about tests), 1 miss. injection-blind.json was never tuned on.
-BASELINES = {"injection": (0.986, 0.986), "ephemeral": (1.0, 1.0)}
+# each with negatives that must pass, in eight languages): 155 drafts, 1 false positive
+# (a quoted payload in a note about tests), 1 miss. injection-blind.json was never tuned on.
+BASELINES = {"injection": (0.987, 0.987), "ephemeral": (1.0, 1.0)}
 BLIND_INJECTION = (1.0, 0.8)  # 18 drafts: 8/10 caught, no false positive
 TOLERANCE = 0.015
 
