@@ -411,8 +411,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         if not unrelated and (
             similarity >= DUPLICATE_AT_LEAST or contained >= DUPLICATE_CONTAINED_AT_LEAST
         ):
-            said = f"{new.title}\n{new.description}\n{new.body}".casefold()
-            fewer = _values_left_out(a, b, same, said)
+            written = f"{new.title}\n{new.description}\n{new.body}".casefold()
+            fewer = _values_left_out(a, b, same, written)
             if fewer:
                 # "Deploys run on Tuesdays" beside "… on Tuesdays and Thursdays": a partial
                 # restatement, or a correction that drops Thursdays. Never dropped as known.
@@ -460,18 +460,18 @@ def _values_left_out(
     left_out: list[str] = []
     for i, j, _c in same:
         new_terms = b.terms[j].terms
-        said = {t.key for t in new_terms}
+        stated = {t.key for t in new_terms}
         valued = tuple(t for t in new_terms if t.valued)
         for t in a.terms[i].terms:
-            written = a.terms[i].text[t.start : t.end]
+            as_written = a.terms[i].text[t.start : t.end]
             if (
                 t.valued
-                and t.key not in said
+                and t.key not in stated
                 and valued
                 and compatible((t,), valued)
-                and written.casefold() not in new_text
+                and as_written.casefold() not in new_text
             ):
-                left_out.append(written)
+                left_out.append(as_written)
     return list(dict.fromkeys(left_out))
 
 

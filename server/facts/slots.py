@@ -213,18 +213,19 @@ def _narrowed(
         if tag == "equal":
             shared += i2 - i1
         elif tag == "insert" and 0 < shared < total:
-            own = [t for t in new.terms[j1:j2] if not t.valued and t.key not in old_keys]
-            if any(_modifies_shared(t, new, old_keys) for t in own):
+            own = (j for j in range(j1, j2) if new.terms[j].key not in old_keys)
+            if any(_modifies_shared(new, j, old_keys) for j in own):
                 return True
     return False
 
 
-def _modifies_shared(term: Term, terms: Terms, shared: set[str]) -> bool:
-    """Whether `term` stands right before a plain word of `shared` (spaces between)."""
-    following = [t for t in terms.terms if t.start >= term.end]
-    if not following:
+def _modifies_shared(terms: Terms, at: int, shared: set[str]) -> bool:
+    """Whether the plain term `at` stands right before a plain word of `shared` (spaces
+    between; terms are in reading order, and CJK pairs overlap: the next one past it)."""
+    term = terms.terms[at]
+    after = next((t for t in terms.terms[at + 1 :] if t.start >= term.end), None)
+    if term.valued or after is None:
         return False
-    after = min(following, key=lambda t: t.start)
     return (
         after.kind == "word"
         and after.key in shared
@@ -342,8 +343,6 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             (added if r.new else dropped).extend(r.new or r.old)
     dropped = [t for t in dropped if t.key not in new_keys]
     added = [t for t in added if t.key not in old_keys]
-    # A plain word of its own before a word both say names a narrower thing (`narrows`).
-    qualified = _narrowed(old, new, opcodes, old_keys)
     flipped = old.negated != new.negated and polarity_changed
     announced = new.change_cue or flipped
     # Both negate, but not as often: perhaps the rule turned round, perhaps a rewording.
@@ -391,6 +390,8 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
             return Comparison("different", False, "other values, other places", overlap)
         return Comparison("same", sure, "the same statement, reworded", overlap)
 
+    # A plain word of its own before a word both say names a narrower thing (`narrows`).
+    qualified = _narrowed(old, new, opcodes, old_keys)
     shaped_alike = len(old.terms) == len(new.terms) and all(
         len(r.old) == len(r.new) for r in regions
     )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -45,14 +46,21 @@ class Cue:
 _METACHARS = frozenset("\\()[]{}|.*+?^$")
 
 
-def _alternatives(group: str) -> list[str] | None:
-    """The top-level alternatives of a group's body, None if a bracket is unbalanced."""
-    found, depth, start, i = [], 0, 0, 0
-    while i < len(group):
-        char = group[i]
-        if char == "\\":
+def _unescaped(pattern: str) -> Iterator[tuple[int, str]]:
+    """Each character of a pattern that no backslash escapes, with where it stands."""
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
             i += 2
             continue
+        yield i, pattern[i]
+        i += 1
+
+
+def _alternatives(group: str) -> list[str] | None:
+    """The top-level alternatives of a group's body, None if a bracket is unbalanced."""
+    found, depth, start = [], 0, 0
+    for i, char in _unescaped(group):
         if char in "([":
             depth += 1
         elif char in ")]":
@@ -60,7 +68,6 @@ def _alternatives(group: str) -> list[str] | None:
         elif char == "|" and depth == 0:
             found.append(group[start:i])
             start = i + 1
-        i += 1
     return None if depth else [*found, group[start:]]
 
 
@@ -95,12 +102,12 @@ def _branch_openings(branch: str) -> list[str]:
     """What one top-level alternative of a pattern begins with (see `openings`)."""
     if branch.startswith("(?:"):
         depth, end = 0, None
-        for i, char in enumerate(branch):  # the group's closing bracket (escapes aside)
+        for i, char in _unescaped(branch):  # the group's closing bracket
             if char == "[":
                 return []  # a class may hold a bracket: too clever to read, not filtered
-            if char == "(" and (i == 0 or branch[i - 1] != "\\"):
+            if char == "(":
                 depth += 1
-            elif char == ")" and branch[i - 1] != "\\":
+            elif char == ")":
                 depth -= 1
                 if depth == 0:
                     end = i
