@@ -34,6 +34,7 @@ from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.slots import (
     NARROWER,
     OTHER_SUBJECT,
+    QUALIFIED,
     SAME_SHAPE,
     SEVERAL,
     Comparison,
@@ -41,6 +42,7 @@ from memory_recall.server.facts.slots import (
     compatible,
     dice,
     narrows,
+    qualifies,
 )
 from memory_recall.server.facts.statements import Statement, split_statements
 from memory_recall.server.facts.terms import (
@@ -388,6 +390,13 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         )
         additions = tuple(b.statements[j] for j in unrelated)
         reasons = [c.reason for _, _, c in changed]
+        if not _same_given_title(old, new) and any(
+            qualifies(a.terms[i], b.terms[j], a.keys) for i, j, _c in changed
+        ):
+            # "Code reviews need two approvals for changes to the payments service" beside
+            # "… need two approvals": a detail added, or the rule narrowed. Never rewritten.
+            sure = False
+            reasons.append(QUALIFIED)
         losing = [change.loses for change in changes if change.loses]
         if losing:  # the rewrite would lose a value: created and linked instead
             sure = False
@@ -424,6 +433,10 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 # requests": a narrower rule, perhaps the old one corrected, never known
                 # (under one title given by hand, a word more is mostly a rewording).
                 return Judgement("update", False, SAID_NARROWER, similarity)
+            if not _same_given_title(old, new) and any(
+                qualifies(a.terms[i], b.terms[j], a.keys) for i, j, _c in same
+            ):
+                return Judgement("update", False, QUALIFIED, similarity)
             sure = all(c.sure for _, _, c in same) or similarity >= DUPLICATE_AT_LEAST
             return Judgement("duplicate", sure, "the same fact, reworded", similarity)
         if similarity >= PARAPHRASE_AT_LEAST:

@@ -54,8 +54,11 @@ OTHER_SUBJECT = "the value of another subject"
 AROUND_A_WORD = "different things around a common word"
 WORD_AT_SUBJECT = "a word changed where the subject stands"
 NARROWER = "a value changed, perhaps of a narrower thing"
+QUALIFIED = "said again with a qualifier at its end"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
+# Plain words of its own a statement adds after all of another's to qualify it.
+QUALIFIER_WORDS = 2
 # A value is short: a stretch longer than this on either side is a different property.
 VALUE_TERMS = 3
 # Terms two statements must share for a value changed between them to be sure: a subject
@@ -217,6 +220,27 @@ def _narrowed(
             if any(_modifies_shared(new, j, old_keys) for j in own):
                 return True
     return False
+
+
+def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> bool:
+    """Whether `new` says all of `old`, in its order, and then words of its own after
+    them, said nowhere in the old memory (`known`, its terms): a qualifier put at the end
+    ("Code review needs two approvals" / "… for changes to the payments service", "Always
+    squash merge pull requests" / "… touching billing"). Perhaps a narrower rule, perhaps
+    a detail: never the same fact for sure. Not where the new statement announces a change
+    the old one does not: a replacement names its new value last ("from Lee to Choi")."""
+    if not old.keys or len(new.keys) <= len(old.keys) or (new.change_cue and not old.change_cue):
+        return False
+    last = -1
+    at = 0
+    for j, key in enumerate(new.keys):
+        if at < len(old.keys) and key == old.keys[at]:
+            at += 1
+            last = j
+    if at < len(old.keys):
+        return False  # not all of old, or not in its order
+    after = [t for t in new.terms[last + 1 :] if t.key not in known]
+    return sum(1 for t in after if t.kind in ("word", "name")) >= QUALIFIER_WORDS
 
 
 def _modifies_shared(terms: Terms, at: int, shared: set[str]) -> bool:

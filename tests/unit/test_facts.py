@@ -25,7 +25,7 @@ from memory_recall.server.facts.judgement import (
 )
 from memory_recall.server.facts.newer import read_ahead, superseded
 from memory_recall.server.facts.rewrite import _fit, rewrite
-from memory_recall.server.facts.slots import compare
+from memory_recall.server.facts.slots import QUALIFIED, compare
 from memory_recall.server.facts.statements import split_statements
 from memory_recall.server.facts.terms import (
     _caseless,
@@ -325,6 +325,45 @@ def test_a_rule_said_again_of_a_narrower_thing_is_never_dropped_as_known() -> No
     old = text("Always squash merge pull requests.")
     found = judge(text("Squash merge only small pull requests."), old)
     assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Always squash merge pull requests.", "Always squash merge pull requests touching billing."),
+        ("Code review needs two approvals.",
+         "Code review needs two approvals for changes to the payments service."),
+        ("Code-Reviews brauchen zwei Freigaben.",
+         "Code-Reviews brauchen zwei Freigaben für Änderungen am Zahlungsdienst."),
+        ("代码审查需要两个批准。", "代码审查需要两个批准，针对支付服务的改动。"),
+        # 変更 as a noun (the payment service's changes) announces no change.
+        ("コードレビューには2つの承認が必要です。",
+         "コードレビューには2つの承認が必要です（決済サービスの変更の場合）。"),
+    ],
+)  # fmt: skip
+def test_a_rule_said_again_with_a_qualifier_at_its_end_is_linked(old, new):
+    # A narrower rule beside the general one, or a detail: never dropped as known, never
+    # written over the general rule, and no tier may have it rewritten.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert QUALIFIED in found.reason
+    assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
+
+
+def test_a_word_or_a_value_added_at_the_end_is_no_qualifier() -> None:
+    # One word more is mostly a rewording; a time added to a weekday, the slot's detail.
+    found = judge(text("We use pnpm for the monorepo."), text("We use pnpm."))
+    assert (found.kind, found.sure) == ("duplicate", True), found.reason
+    found = judge(
+        text("The on-call rotation changes every Monday at 10:00."),
+        text("The on-call rotation changes every Monday."),
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    # A replacement announced names its new value last: no qualifier ("from Lee to Choi").
+    found = judge(
+        text("배포 담당자가 이준호에서 최유진으로 바뀌었다."), text("배포 담당자는 이준호다.")
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
 
 
 def test_an_old_statement_said_again_with_a_change_announced_is_linked() -> None:
