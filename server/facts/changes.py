@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import regex
 from memory_recall.server.facts.slots import Comparison, Region, compatible, digits
 from memory_recall.server.facts.statements import Statement
-from memory_recall.server.facts.terms import Term, Terms
+from memory_recall.server.facts.terms import Term, Terms, canonical_units, lexicon
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,13 @@ def _put(text: str, before: str, after: str) -> str:
     return regex.sub(regex.escape(before), lambda _m: after, text, flags=regex.I)
 
 
+def _with_unit(text: str, term: Term) -> str | None:
+    """A number as written with the unit after it ("30 seconds", "30秒"); None when no
+    unit of data/values.txt follows it."""
+    unit = lexicon().unit.match(text, term.end)
+    return text[term.start : unit.end()] if unit else None
+
+
 def written_change(change: Change, old: Terms, new: Terms) -> Change:
     """A change of an old statement (terms `old`) by a new one (terms `new`) as the
     rewrite will write it (`in_place`), or why that would lose a value (`loses`).
@@ -134,7 +141,14 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     text = change.old.text
     said_new = said(change.new)
     for o, n in pairs:
-        text = _put(text, said_old[o.start : o.end], said_new[n.start : n.end])
+        if o.shape != n.shape and {o.shape, n.shape} <= canonical_units():
+            # "30 秒" / "2 分钟": the unit is written with the number
+            before, after = _with_unit(said_old, o), _with_unit(said_new, n)
+            if before is None or after is None:
+                return replace(change, loses=doubt or "its unit changed, not written in place")
+        else:
+            before, after = said_old[o.start : o.end], said_new[n.start : n.end]
+        text = _put(text, before, after)
     if text == change.old.text:
         return replace(change, loses=doubt)
     return replace(change, in_place=text)

@@ -467,7 +467,8 @@ def _values_left_out(
     a: Reading, b: Reading, same: list[tuple[int, int, Comparison]], new_text: str
 ) -> list[str]:
     """Values an old statement holds that the new statement restating it leaves out, of a
-    kind the new statement names ("Tuesdays and Thursdays" / "Tuesdays"), as written —
+    kind the new statement names ("Tuesdays and Thursdays" / "Tuesdays") or right before
+    a value it says again ("every second Tuesday" / "every Tuesday"), as written —
     and written nowhere in the new memory (`new_text`, casefolded): a name read as a
     plain word where it opens a sentence, or said in the description, is not left out."""
     left_out: list[str] = []
@@ -475,17 +476,31 @@ def _values_left_out(
         new_terms = b.terms[j].terms
         stated = {t.key for t in new_terms}
         valued = tuple(t for t in new_terms if t.valued)
-        for t in a.terms[i].terms:
-            as_written = a.terms[i].text[t.start : t.end]
+        old_terms = a.terms[i]
+        for at, t in enumerate(old_terms.terms):
+            as_written = old_terms.text[t.start : t.end]
             if (
                 t.valued
                 and t.key not in stated
                 and valued
-                and compatible((t,), valued)
+                and (compatible((t,), valued) or _qualifies_kept(old_terms, at, stated))
                 and as_written.casefold() not in new_text
             ):
                 left_out.append(as_written)
     return list(dict.fromkeys(left_out))
+
+
+def _qualifies_kept(terms: Terms, at: int, stated: set[str]) -> bool:
+    """Whether value `at` stands right before a value the new statement says again (only
+    spaces between): it qualifies it ("every second Tuesday" / "every Tuesday")."""
+    term = terms.terms[at]
+    after = next((t for t in terms.terms[at + 1 :] if t.start >= term.end), None)
+    return (
+        after is not None
+        and after.valued
+        and after.key in stated
+        and not terms.text[term.end : after.start].strip()
+    )
 
 
 def _repointing(change: Change, old: Terms, new: Terms, following: Statement | None) -> Change:

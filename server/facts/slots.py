@@ -7,10 +7,10 @@ same slot when what they share is the subject and the attribute and what differs
 value: the terms of both are aligned (difflib, in reading order) and the stretches that
 differ are read:
 
-- one stretch, short, of compatible values on both sides (two numbers of one unit, two
-  names, two frequencies, two addresses), with shared terms around it: the value
-  changed. Sure when the stretch stands where values stand (after the subject) or the
-  new statement announces the change ("now", "jetzt", "改为");
+- one stretch, short, of compatible values on both sides (two numbers of one unit or of
+  one dimension, two names, two frequencies, two addresses), with shared terms around it:
+  the value changed. Sure when the stretch stands where values stand (after the subject)
+  or the new statement announces the change ("now", "jetzt", "改为");
 - one stretch where the subject stands (at the start): perhaps the value changed
   ("Priya leads payments" → "Marco leads payments"), perhaps another subject with the
   same property: unsure — announced or not, for plain words ("Production now deploys
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, canonical_units
+from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, canonical_units, dimension
 
 Relation = Literal["same", "changed", "extends", "different", "unrelated"]
 
@@ -55,6 +55,7 @@ AROUND_A_WORD = "different things around a common word"
 WORD_AT_SUBJECT = "a word changed where the subject stands"
 NARROWER = "a value changed, perhaps of a narrower thing"
 QUALIFIED = "said again with a qualifier at its end"
+WORD_BESIDE = "a value changed, and a word beside it"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # Plain words of its own a statement adds after all of another's to qualify it.
@@ -129,16 +130,26 @@ def compatible(old: tuple[Term, ...], new: tuple[Term, ...]) -> bool:
     new_classes = {_value_class(t) for t in new if t.valued}
     if not old_classes or not new_classes:
         return False
-    if old_classes & new_classes:
+    if {_measured(c) for c in old_classes} & {_measured(c) for c in new_classes}:
         return True
     # Numbers whose units differ only in how they are said: none on one side ("port 8081"
     # / "8082"), or a word that is no unit of data/values.txt ("6 fois" / "5 nouvelles
-    # tentatives"). Two canonical units (24 h / 200 GB) are two properties.
+    # tentatives"), or two units of one dimension ("30 s" / "2 min"). Two canonical units
+    # of two dimensions (24 h / 200 GB) are two properties.
     numbers = {c for c in old_classes | new_classes if c.startswith("number:")}
     if numbers != old_classes | new_classes:
         return False
     canonical = {c for c in numbers if c.removeprefix("number:") in canonical_units()}
-    return len(canonical) <= 1
+    return len({_measured(c) for c in canonical}) <= 1
+
+
+def _measured(value_class: str) -> str:
+    """A number's class by what its unit measures ("number:s", "number:min": one
+    duration); a unit of no dimension, or one that is no unit of data/values.txt, as it is."""
+    unit = value_class.removeprefix("number:")
+    if unit == value_class or unit not in canonical_units():
+        return value_class
+    return f"number:{dimension(unit)}"
 
 
 def _one_value_moved(
@@ -239,8 +250,11 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> bool:
             last = j
     if at < len(old.keys):
         return False  # not all of old, or not in its order
-    after = [t for t in new.terms[last + 1 :] if t.key not in known]
-    return sum(1 for t in after if t.kind in ("word", "name")) >= QUALIFIER_WORDS
+    after = [t for t in new.terms[last + 1 :] if t.kind in ("word", "name")]
+    own = sum(1 for t in after if t.key not in known)
+    # Two words at least, most of them its own: "… and the invoicing service" adds a
+    # thing; "… : sempre abra um pull request" says an old statement's words again.
+    return own >= 1 and len(after) >= QUALIFIER_WORDS and 2 * own >= len(after)
 
 
 def _modifies_shared(terms: Terms, at: int, shared: set[str]) -> bool:
@@ -519,7 +533,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         pure = (
             (not old_plain and not new_plain)
             or (announced and not reworded)
-            or (anchored and len(old_plain) <= 1)
+            or (anchored and len(old_plain) <= 1 and not reworded)
         )
         # A number needs a subject and an attribute around it to be a slot's value: "Deploy
         # step 0" / "Deploy step 1" are two numbered things, not one changed (unless a name
@@ -529,12 +543,14 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         )
         numbered = all(t.kind == "number" for t in old_valued + new_valued)
         stands = not numbered or len(old_keys & new_keys) >= SLOT_TERMS or announced or named_owner
+        # A plain word replaced beside a version its name owns ("version 14 in production" /
+        # "version 16 in staging"): perhaps the version of another thing. No tier settles it.
+        beside = anchored and reworded and len(old_plain) <= 1
+        reason = (
+            NARROWER if qualified else WORD_BESIDE if beside else "a value changed in the same slot"
+        )
         return Comparison(
-            "changed",
-            keeps_slot and pure and stands and not qualified,
-            NARROWER if qualified else "a value changed in the same slot",
-            overlap,
-            (region,),
+            "changed", keeps_slot and pure and stands and not qualified, reason, overlap, (region,)
         )
     valued_regions = [r for r in regions if r.valued]
     moved = _one_value_moved(regions, dropped, added)

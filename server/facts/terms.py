@@ -189,6 +189,7 @@ class _Lexicon:
     units: dict[str, str]  # word → canonical unit
     unit: regex.Pattern[str]
     value_class: dict[str, str]  # phrase → class
+    dimensions: dict[str, str]  # canonical unit → what it measures
     value: regex.Pattern[str]
     particles: tuple[str, ...]  # Korean particles, longest first
     ending: frozenset[str]  # negation cues that are change cues too ("no longer")
@@ -209,6 +210,7 @@ def lexicon() -> _Lexicon:
     numbers = dict(item.split(":") for item in lists["number"])
     units: dict[str, str] = {}
     classes: dict[str, str] = {}
+    dimensions: dict[str, str] = {}
     for line in _data_lines("values.txt"):
         key, _, values = line.partition("=")
         kind, _, name = key.strip().partition(".")
@@ -217,6 +219,8 @@ def lexicon() -> _Lexicon:
                 units.setdefault(word, name)
             elif kind == "value":
                 classes.setdefault(word, name)
+            elif kind == "dimension":
+                dimensions.setdefault(word, name)
     return _Lexicon(
         negation={k: _phrase_pattern(v) for k, v in by_language["negation"].items()},
         change={k: _phrase_pattern(v) for k, v in by_language["change"].items()},
@@ -226,6 +230,7 @@ def lexicon() -> _Lexicon:
         units=units,
         unit=_unit_pattern(units),
         value_class=classes,
+        dimensions=dimensions,
         value=_phrase_pattern(classes),
         particles=tuple(sorted(set(lists["particles"]), key=len, reverse=True)),
         ending=frozenset(lists["negation"]) & frozenset(lists["change"]),
@@ -237,6 +242,12 @@ def lexicon() -> _Lexicon:
 def canonical_units() -> frozenset[str]:
     """The units of data/values.txt, by their canonical names (h, min, d, mb, …)."""
     return frozenset(lexicon().units.values()) | {"time", "date", "pct"}
+
+
+def dimension(unit: str) -> str:
+    """What a canonical unit measures (s, min, h: a duration); a unit of no dimension of
+    data/values.txt is its own."""
+    return lexicon().dimensions.get(unit, unit)
 
 
 def _unit_pattern(units: dict[str, str]) -> regex.Pattern[str]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from memory_recall.server.facts.judgement import Judgement, Kind, MemoryText
-from memory_recall.server.facts.slots import ANNOUNCED_SHAPE, NARROWER, QUALIFIED
+from memory_recall.server.facts.slots import ANNOUNCED_SHAPE, NARROWER, QUALIFIED, WORD_BESIDE
 
 Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
 # What a model is asked, as the model channel's caller builds it: messages and a schema in,
@@ -47,7 +47,13 @@ DIFFERENT_BELOW = 0.35
 # vectors whether it is a change or a rewording: they leave it to a model.
 _WORD_SWAP = "a word changed"
 # Reasons of an unsure update a tier may not settle: the subject itself may have changed.
-_SUBJECT_DOUBT = ("where the subject stands", "several things differ", NARROWER, QUALIFIED)
+_SUBJECT_DOUBT = (
+    "where the subject stands",
+    "several things differ",
+    NARROWER,
+    QUALIFIED,
+    WORD_BESIDE,
+)
 # ... and that a tier may confirm as a link but never have rewritten: several values
 # changed at once may be another thing of the same shape.
 _LINK_ONLY = ("values changed in the same slot", ANNOUNCED_SHAPE)

@@ -350,6 +350,41 @@ def test_a_rule_said_again_with_a_qualifier_at_its_end_is_linked(old, new):
     assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
 
 
+def test_a_thing_added_at_the_end_is_linked_and_the_old_statement_kept() -> None:
+    # "… and the invoicing service" says a thing the old memory does not (its "service"
+    # is said again): dropped as known, Alice's second service was gone.
+    old = text("Alice owns the billing service.")
+    found = judge(text("Alice owns the billing service and the invoicing service."), old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    # An old statement's words said again after the new one's own word are no qualifier.
+    found = judge(
+        text("Não faça push direto na main: sempre abra um pull request."),
+        text("Nunca faça push direto na main; abra um pull request."),
+    )
+    assert (found.kind, found.sure) == ("duplicate", True), found.reason
+
+
+def test_a_value_that_qualified_the_one_said_again_is_not_left_out_silently() -> None:
+    # "every second Tuesday" / "every Tuesday": weekly now, perhaps. Never dropped as known.
+    found = judge(
+        text("The release branch is cut every Tuesday."),
+        text("The release branch is cut every second Tuesday."),
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+def test_a_plain_word_replaced_beside_a_version_is_perhaps_another_thing() -> None:
+    # "in production" / "in staging": the version of another environment, never written
+    # over production's; a verb reworded around a version its name owns is its update.
+    new = text("Postgres runs version 16 in staging.")
+    old = text("Postgres runs version 14 in production.")
+    found = judge(new, old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert settle(Question("p0", new, old, found), "update", "vectors") is None
+    found = judge(text("The backend was moved to Java 17."), text("The backend runs on Java 11."))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_a_word_or_a_value_added_at_the_end_is_no_qualifier() -> None:
     # One word more is mostly a rewording; a time added to a weekday, the slot's detail.
     found = judge(text("We use pnpm for the monorepo."), text("We use pnpm."))
@@ -469,6 +504,31 @@ def test_an_update_that_leaves_out_words_of_the_old_statement_keeps_them() -> No
         found = judge(text(new), text(old))
         assert (found.kind, found.sure) == ("update", True), found.reason
         assert rewrite(text(old), found).body == kept
+
+
+def test_a_duration_in_another_unit_is_the_same_slots_value_written_with_its_unit() -> None:
+    # Seconds and minutes measure one thing: "now 2 minutes" updates "30 seconds" (it was
+    # read as a value of another kind, a sure different fact, both delivered unmarked).
+    for old, new, written in (
+        ("The request timeout is 30 seconds.", "The request timeout is now 2 minutes.",
+         "The request timeout is now 2 minutes."),
+        ("请求超时为30秒。", "请求超时现在改为2分钟。", "请求超时为2分钟。"),
+    ):  # fmt: skip
+        found = judge(text(new), text(old))
+        assert (found.kind, found.sure) == ("update", True), found.reason
+        # Written in place, the number takes its unit along: never "请求超时为2秒".
+        assert rewrite(text(old), found).body == written
+    old = text("The request timeout is 30 seconds and is set in gateway.yaml.")
+    found = judge(text("The request timeout is now 2 minutes."), old)
+    assert found.kind == "update", found.reason
+    assert (
+        rewrite(old, found).body == "The request timeout is 2 minutes and is set in gateway.yaml."
+    )
+    # A size and a duration are still two properties.
+    found = judge(
+        text("The build cache now keeps entries for 2 hours."), text("The build cache holds 2 GB.")
+    )
+    assert found.kind == "independent", found.reason
 
 
 def test_one_value_for_two_of_its_kind_is_never_written_beside_the_other() -> None:
