@@ -59,7 +59,7 @@ WORD_BESIDE = "a value changed, and a word beside it"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # Plain words of its own a statement adds after all of another's to qualify it.
-QUALIFIER_WORDS = 2
+QUALIFIER_WORDS = 1
 # A value is short: a stretch longer than this on either side is a different property.
 VALUE_TERMS = 3
 # Terms two statements must share for a value changed between them to be sure: a subject

@@ -185,6 +185,7 @@ class _Lexicon:
     change: dict[str, regex.Pattern[str]]
     number_words: dict[str, str]
     number_word: regex.Pattern[str]
+    articles: frozenset[str]  # the number one before a unit ("an hour", "eine Stunde")
     capitalised_nouns: frozenset[str]
     units: dict[str, str]  # word → canonical unit
     unit: regex.Pattern[str]
@@ -226,6 +227,7 @@ def lexicon() -> _Lexicon:
         change={k: _phrase_pattern(v) for k, v in by_language["change"].items()},
         number_words=numbers,
         number_word=_phrase_pattern(numbers),
+        articles=frozenset(lists["article"]),
         capitalised_nouns=frozenset(lists["capitalised-nouns"]),
         units=units,
         unit=_unit_pattern(units),
@@ -450,6 +452,10 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 unit = _unit_after(text, end, taken)
                 terms.append(_number(lex.number_words[word], start, end, unit, terms))
                 continue
+            if word in lex.articles and _a_unit_after(text, end):
+                # "about an hour" / "about 40 minutes": one of a unit, a value.
+                terms.append(_number("1", start, end, _unit_after(text, end, taken), terms))
+                continue
             if word in function_words():
                 continue
             if _INNER_CAPITAL.match(surface) and len(surface) >= 2:
@@ -539,6 +545,15 @@ def _number(digits: str, start: int, end: int, unit: str, before: list[Term]) ->
     # The unit is part of the value: "2" in "v2" is not the "2" of "2 avril".
     key = _number_key(digits)
     return Term("number", f"{key} {unit}" if unit else key, start, end, unit, "value", owner)
+
+
+def _a_unit_after(text: str, end: int) -> bool:
+    """Whether a unit that measures something (a duration, a size) follows `end`."""
+    match = lexicon().unit.match(text, end)
+    if match is None:
+        return False
+    unit = lexicon().units.get(_norm(match.group().strip()))
+    return unit is not None and dimension(unit) != unit
 
 
 def _unit_after(text: str, end: int, taken: list[tuple[int, int]]) -> str:
