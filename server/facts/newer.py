@@ -12,7 +12,9 @@ the two unsure (`maybeSupersedes`), or the newer leaves out a value the older st
 beside the one it changes, both are delivered and the newer says it perhaps corrects the
 older: a lean is not a verdict, and a note that shares a subject word with
 another ("Bob took over billing" beside "billing deploys use Kustomize") must not take
-it out of the agent's sight.
+it out of the agent's sight. A short note the writer never judged (written by hand, by
+another agent, pulled from a teammate) is marked the same way when the rules lean so and
+its title and the older's say one subject.
 """
 
 from __future__ import annotations
@@ -25,11 +27,16 @@ from dataclasses import dataclass
 import regex
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.judgement import MemoryText, judge, read_memory, title_is_derived
+from memory_recall.server.facts.terms import read_terms
 from memory_recall.server.tokens import normalize
 
 # What of a memory is compared at recall: a delivered excerpt is at most 1,200
 # characters; a long memory's opening says what it is about.
 COMPARED_CHARS = 4_000
+# A note this short states a fact or two: two such notes the writer never linked are
+# still read as one correcting the other. Longer memories (session logs, runbooks) hold so
+# many statements that one of them reads as another's slot changed by chance.
+SHORT_NOTE_CHARS = 600
 # The front-matter key the writer sets on an unsure update, as the parser reads it.
 MAYBE_SUPERSEDES_KEY = "maybesupersedes"
 
@@ -103,6 +110,31 @@ def links(source: MemoryDocument, target: MemoryDocument, key: str) -> bool:
     return target.relative_path in source.paths_of(key)
 
 
+def _short(doc: MemoryDocument) -> bool:
+    return len(doc.body) <= SHORT_NOTE_CHARS
+
+
+def _titles_share(a: MemoryDocument, b: MemoryDocument) -> bool:
+    """Whether two titles share half the words of the shorter, values left out ("Staging
+    database" / "Staging DB moved", "Node version" / "Node 22 upgrade"): perhaps one
+    subject, so the pair is read. Not when a title is dated ("Session 2025-05-02: RTB
+    dispute"): a dated note tells what happened then, and a later one follows it, it
+    does not correct it."""
+    first, second = _title_terms(a.title), _title_terms(b.title)
+    if first is None or second is None or not first or not second:
+        return False
+    return 2 * len(first & second) >= min(len(first), len(second))
+
+
+@functools.lru_cache(maxsize=4096)
+def _title_terms(title: str) -> frozenset[str] | None:
+    """A title's plain words (None for a dated title)."""
+    terms = read_terms(title).terms
+    if any(t.shape == "date" for t in terms):
+        return None
+    return frozenset(t.key for t in terms if not t.valued)
+
+
 def _linked(a: MemoryDocument, b: MemoryDocument, key: str) -> bool:
     return links(a, b, key) or links(b, a, key)
 
@@ -125,13 +157,25 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             # Two titles given by hand that differ name two things unless the writer said
             # otherwise: a recall does not hide one on the rules' word alone. Such a pair
             # is not read at all (reading two memories new to the process is most of a
-            # first-time question's fast phase).
+            # first-time question's fast phase), unless the newer is `unseen` (below).
             titled_apart = (
                 title_key(older.title) != title_key(newer.title)
                 and _titled(older)
                 and _titled(newer)
             )
-            if titled_apart and not (confirmed or leaned):
+            # A newer note the writer never judged (no `created` date, which it always
+            # writes: a note written by hand, by another agent, pulled from a teammate) is
+            # judged here as the writer would have judged it, when both are short notes of
+            # one subject ("Staging database" / "Staging DB moved"). A note the writer did
+            # judge carries its verdict in its links.
+            unseen = (
+                not (confirmed or leaned)
+                and newer.date_of("created") is None
+                and _short(older)
+                and _short(newer)
+                and _titles_share(older, newer)
+            )
+            if titled_apart and not (confirmed or leaned or unseen):
                 continue
             verdict = _judge(_text(newer), _text(older))
             if verdict.kind != "update" or not verdict.replaces_value:
@@ -143,6 +187,11 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             if (verdict.sure and not titled_apart and whole) or (confirmed and whole):
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break
-            if (leaned or ((confirmed or verdict.sure) and not whole)) and older.path not in out:
+            # Both delivered, the newer marked as perhaps correcting the older: the writer's
+            # links, a sure verdict that leaves out a value or crosses two titles, and the
+            # rules' lean on a note the writer never judged. Not a lean between long
+            # memories: they hold so many statements that one reads as another's slot
+            # changed by chance.
+            if older.path not in out and (confirmed or leaned or verdict.sure or unseen):
                 out[older.path] = Superseded(older, newer, verdict.reason, settled=False)
     return out

@@ -912,6 +912,40 @@ def test_two_memories_titled_apart_by_hand_are_not_read_at_recall(monkeypatch) -
     assert reads
 
 
+def test_a_short_correction_the_writer_never_judged_is_marked_never_hidden() -> None:
+    def note(path: str, title: str, body: str, extra: str = "") -> MemoryDocument:
+        text_ = f"---\nname: {title}\ndescription: x\ntype: project\n{extra}---\n\n{body}\n"
+        return parse_memory(
+            text_, path=f"/m/{path}", relative_path=path, scope=Scope.PROJECT, mtime_ms=0
+        )
+
+    # Written by hand (no `created` date): no link says one corrects the other.
+    old = note(
+        "a.md",
+        "Staging database",
+        "The staging database is db-stg-7.internal, port 5432.",
+        "updated: 2025-01-01\n",
+    )
+    new = note(
+        "b.md",
+        "Staging DB moved",
+        "The staging database moved to db-stg-9.internal last week; port unchanged.",
+        "updated: 2025-03-01\n",
+    )
+    (found,) = superseded([old, new]).values()
+    assert (found.older.path, found.newer.path, found.settled) == ("/m/a.md", "/m/b.md", False)
+    # The writer judged a note it created: its links say what it found, nothing more.
+    judged = note("b.md", new.title, new.body, "created: 2025-03-01\nupdated: 2025-03-01\n")
+    assert superseded([old, judged]) == {}
+    # A dated note follows the one before it; a long one holds a slot of any other by chance.
+    dated = note("b.md", "Session 2025-03-01: staging DB", new.body, "updated: 2025-03-01\n")
+    assert superseded([note("a.md", "Session 2025-01-01: staging DB", old.body), dated]) == {}
+    long = note(
+        "b.md", new.title, new.body + " Nothing else changed." * 40, "updated: 2025-03-01\n"
+    )
+    assert superseded([old, long]) == {}
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.text(
