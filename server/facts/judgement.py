@@ -72,6 +72,7 @@ PARAPHRASE_AT_LEAST = 0.3
 RESTATED_AS_CHANGED = "its words said again, a change announced"
 # ... and one that says it again with fewer of its values of a kind, or of a narrower thing.
 FEWER_VALUES = "said again without values of a kind it names"
+OF_A_HEADING = "a new value of what a heading names"
 SAID_NARROWER = "said again of a narrower thing"
 
 
@@ -347,14 +348,22 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             for i, j, c in pairs
         ]
     changed: list[tuple[int, int, Comparison]] = []
+    headed = False  # a heading answered as if changed: it names a subject, states nothing
     for i, j, c in sorted(pairs, key=lambda p: -p[2].overlap):
         # Two new statements answering one old one: the closer is its change, the other
         # is said besides.
-        if c.relation in ("changed", "extends") and i not in {k for k, _, _ in changed}:
+        if c.relation in ("changed", "extends") and a.statements[i].heading:
+            headed = True
+        elif c.relation in ("changed", "extends") and i not in {k for k, _, _ in changed}:
             changed.append((i, j, c))
     changed.sort(key=lambda p: p[1])
     same = [(i, j, c) for i, j, c in pairs if c.relation == "same"]
     unrelated = [j for j in range(len(b.statements)) if j not in {p[1] for p in changed + same}]
+    if headed and not changed:
+        # "Marco now owns the staging environment" beside "Staging environment:" over a
+        # list that names its owner: the heading is no statement to write over, and the
+        # line it would change is not found. Linked, never rewritten.
+        return Judgement("update", False, OF_A_HEADING, similarity)
     if any(c.sure for c in different) and not changed:
         reason = next(c.reason for c in different if c.sure)
         return Judgement("independent", True, reason, similarity)

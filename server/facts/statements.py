@@ -45,6 +45,9 @@ class Statement:
     text: str
     line: int  # which line of the body (0-based)
     label: str = ""  # a label the line opens with, normalized ("why", "how to apply")
+    # A heading ("# Staging", "Staging environment:" over a list): it names what the lines
+    # under it are about and states nothing of its own, so no update replaces it.
+    heading: bool = False
 
     @property
     def span(self) -> tuple[int, int]:
@@ -79,9 +82,11 @@ def split_statements(body: str) -> list[Statement]:
         markup = _LINE_MARKUP.match(line)
         at = markup.end() if markup else 0
         label, skip = _label(line[at:])
-        at += skip
+        pieces = _sentences(line, at + skip)
+        # A line of markup "#", or one sentence alone on its line ending with a colon.
+        heading = "#" in line[:at] or (len(pieces) == 1 and stripped.endswith((":", "：")))
         first = True
-        for piece_start, piece_end in _sentences(line, at):
+        for piece_start, piece_end in pieces:
             text = line[piece_start:piece_end]
             out.append(
                 Statement(
@@ -90,6 +95,7 @@ def split_statements(body: str) -> list[Statement]:
                     text,
                     number,
                     label if first else "",
+                    heading,
                 )
             )
             first = False

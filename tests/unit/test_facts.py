@@ -396,6 +396,20 @@ def test_a_plain_word_replaced_beside_a_version_is_perhaps_another_thing() -> No
     assert (found.kind, found.sure) == ("update", True), found.reason
 
 
+def test_a_heading_is_never_written_over() -> None:
+    # "Staging environment:" names what the list is about; the owner is a line below.
+    old = text(
+        "Staging environment:\n- Database: db-stg-7.internal, port 5432\n"
+        "- Owner: platform team (Priya)"
+    )
+    assert [s.heading for s in split_statements(old.body)] == [True, False, False]
+    found = judge(text("Marco now owns the staging environment."), old)
+    assert (found.kind, found.sure, found.changes) == ("update", False, ()), found.reason
+    # A line under it is still answered, and written where it stands.
+    found = judge(text("The staging database is now db-stg-9.internal, port 5432."), old)
+    assert found.kind == "update" and all(not c.old.heading for c in found.changes)
+
+
 def test_a_value_added_at_the_end_is_no_qualifier() -> None:
     # A time added to a weekday is the slot's detail: its update.
     found = judge(
