@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.facts.newer import MAYBE_SUPERSEDES_KEY
 from memory_recall.server.network.holders import Holders, held, hold, release, size
 from memory_recall.server.network.keywords import keyword_candidates
 from memory_recall.server.network.links import (
@@ -128,7 +129,9 @@ class NetworkDocument:
         if related is None:
             related = doc.paths_of("related")
         if supersedes is None:
-            supersedes = doc.paths_of("supersedes")
+            # A correction the writer only leaned to (`maybeSupersedes`) is reached the same
+            # way: a question that finds the older note brings the newer one beside it.
+            supersedes = (*doc.paths_of("supersedes"), *doc.paths_of(MAYBE_SUPERSEDES_KEY))
         return cls(
             doc.path,
             doc.relative_path,

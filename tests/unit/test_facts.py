@@ -44,8 +44,10 @@ from memory_recall.server.facts.tiers import (
     settle,
     settle_all,
 )
+from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.ranking.view import CorpusView
+from memory_recall.server.recall.network import FixedNetwork
 from memory_recall.server.recall.service import RecallRequest, lexical_phases
 from memory_recall.server.roots import MemoryRoot, Scope
 from memory_recall.server.store.metadata import derive
@@ -885,6 +887,37 @@ def test_a_recall_delivers_a_leaned_pair_whole_and_says_which_perhaps_corrects()
     assert [m.relative_path for m in newer.perhaps_corrects or ()] == ["a.md"]
     assert "_Perhaps corrects “Alice owns the billing service" in refined.prompt
     assert "not settled, so given too" in refined.prompt
+
+
+def test_a_note_found_alone_brings_the_correction_the_writer_linked_to_it() -> None:
+    # The question matches the old note's words only ("bastion", "5432"): ranked alone,
+    # it was delivered without the note that perhaps corrects it.
+    old = doc(
+        "a.md",
+        "The staging database is db-stg-7.internal, port 5432; connect through the bastion host.",
+        "2025-01-01",
+    )
+    ci = doc("c.md", "Our CI runs on GitHub Actions with self-hosted runners.", "2025-02-01")
+    newer = doc(
+        "b.md",
+        "The staging database moved to db-stg-9.internal.",
+        "2025-03-01",
+        "related: [a.md]\nmaybeSupersedes: [a.md]\n",
+    )
+    docs = [old, ci, newer]
+    assert NetworkDocument.of(newer).supersedes == ("a.md",)
+    network = FixedNetwork.of(MemoryNetwork.build(NetworkDocument.of(d) for d in docs), docs)
+    fast, refined = lexical_phases(
+        CorpusView.of(docs),
+        RecallRequest(1, "which host does the bastion connect to, port 5432?"),
+        RANKERS[DEFAULT_RANKER],
+        network,
+    )
+    for phase in (fast, refined):
+        assert phase is not None
+        paths = [d.path for d in phase.docs]
+        assert paths[:2] == ["/m/a.md", "/m/b.md"], paths
+        assert "_Perhaps corrects “The staging database is db-stg-7" in phase.prompt
 
 
 def test_what_a_start_reads_ahead_is_all_that_judging_those_memories_reads(monkeypatch) -> None:
