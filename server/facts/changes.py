@@ -63,7 +63,10 @@ def substitute(text: str, changes: Iterable[Change]) -> str | None:
             if not present:
                 continue
             if len(old) == len(new):
-                pairs = list(zip(old, new, strict=True))
+                pairs = [
+                    _with_units(change, o, n) or (before, after)
+                    for o, n, before, after in zip(region.old, region.new, old, new, strict=True)
+                ]
             elif len(present) == 1:
                 pairs = [(present[0], " ".join(new))]
             else:
@@ -76,6 +79,16 @@ def substitute(text: str, changes: Iterable[Change]) -> str | None:
 def _put(text: str, before: str, after: str) -> str:
     """`text` with every `before` (in any case) written as `after`."""
     return regex.sub(regex.escape(before), lambda _m: after, text, flags=regex.I)
+
+
+def _with_units(change: Change, old: Term, new: Term) -> tuple[str, str] | None:
+    """Two numbers of one dimension in two units as written with their units ("30
+    seconds", "2 minutes"): put in place of the number alone, the old unit would stay
+    ("2 seconds"). None when their units are one, or not both units of data/values.txt."""
+    if old.shape == new.shape or not {old.shape, new.shape} <= canonical_units():
+        return None
+    before, after = _with_unit(said(change.old), old), _with_unit(said(change.new), new)
+    return (before, after) if before is not None and after is not None else None
 
 
 def _with_unit(text: str, term: Term) -> str | None:
@@ -143,9 +156,10 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     for o, n in pairs:
         if o.shape != n.shape and {o.shape, n.shape} <= canonical_units():
             # "30 秒" / "2 分钟": the unit is written with the number
-            before, after = _with_unit(said_old, o), _with_unit(said_new, n)
-            if before is None or after is None:
+            units = _with_units(change, o, n)
+            if units is None:
                 return replace(change, loses=doubt or "its unit changed, not written in place")
+            before, after = units
         else:
             before, after = said_old[o.start : o.end], said_new[n.start : n.end]
         text = _put(text, before, after)

@@ -561,6 +561,10 @@ def test_a_duration_in_another_unit_is_the_same_slots_value_written_with_its_uni
     assert (
         rewrite(old, found).body == "The request timeout is 2 minutes and is set in gateway.yaml."
     )
+    # The description follows with the unit too (it said "2 seconds", in MEMORY.md).
+    old = text("The request timeout is 30 seconds; it is set in gateway.yaml.")
+    done = rewrite(old, judge(text("The request timeout is now 2 minutes."), old))
+    assert "2 minutes" in done.description and "seconds" not in done.description
     # A size and a duration are still two properties.
     found = judge(
         text("The build cache now keeps entries for 2 hours."), text("The build cache holds 2 GB.")
