@@ -41,7 +41,15 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, canonical_units, dimension
+import regex
+from memory_recall.server.facts.terms import (
+    CJK_CHAR,
+    Term,
+    Terms,
+    canonical_units,
+    dimension,
+    lexicon,
+)
 
 Relation = Literal["same", "changed", "extends", "different", "unrelated"]
 
@@ -59,7 +67,7 @@ WORD_BESIDE = "a value changed, and a word beside it"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # Plain words of its own a statement adds after all of another's to qualify it.
-QUALIFIER_WORDS = 1
+QUALIFIER_WORDS = 2
 # A value is short: a stretch longer than this on either side is a different property.
 VALUE_TERMS = 3
 # Terms two statements must share for a value changed between them to be sure: a subject
@@ -235,11 +243,16 @@ def _narrowed(
 
 def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> bool:
     """Whether `new` says all of `old`, in its order, and then words of its own after
-    them, said nowhere in the old memory (`known`, its terms): a qualifier put at the end
-    ("Code review needs two approvals" / "… for changes to the payments service", "Always
-    squash merge pull requests" / "… touching billing"). Perhaps a narrower rule, perhaps
-    a detail: never the same fact for sure. Not where the new statement announces a change
-    the old one does not: a replacement names its new value last ("from Lee to Choi")."""
+    them, most of them said nowhere in the old memory (`known`, its terms): a qualifier
+    put at the end ("Code review needs two approvals" / "… for changes to the payments
+    service") or a thing added ("… and the invoicing service", "… et des paiements").
+    Perhaps a narrower rule, perhaps a detail: never the same fact for sure.
+
+    Two words at least, or one after a conjunction. In Chinese, Japanese and Korean the
+    verb and its endings come last ("火曜日に行います" / "火曜日です"), so there only a
+    stretch set off by a comma or a bracket, or after a conjunction, counts ("，针对支付服务
+    的改动", "（決済サービスの変更の場合）", "山本さんと中村さん"). Not where the new statement
+    announces a change the old one does not: a replacement names its new value last."""
     if not old.keys or len(new.keys) <= len(old.keys) or (new.change_cue and not old.change_cue):
         return False
     last = -1
@@ -252,9 +265,20 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> bool:
         return False  # not all of old, or not in its order
     after = [t for t in new.terms[last + 1 :] if t.kind in ("word", "name")]
     own = sum(1 for t in after if t.key not in known)
-    # Two words at least, most of them its own: "… and the invoicing service" adds a
-    # thing; "… : sempre abra um pull request" says an old statement's words again.
-    return own >= 1 and len(after) >= QUALIFIER_WORDS and 2 * own >= len(after)
+    if not own or 2 * own < len(after):
+        return False
+    cjk = bool(CJK_CHAR.match(after[0].key))
+    # What stands between: in CJK, pairs overlap and the first may hold the conjunction
+    # ("服务和支付": the pair 务和).
+    between = new.text[new.terms[last].end : after[0].end if cjk else after[0].start]
+    if lexicon().conjunction.search(between):
+        return True
+    if cjk:
+        return bool(_SET_OFF.search(between))
+    return len(after) >= QUALIFIER_WORDS
+
+
+_SET_OFF = regex.compile(r"[,，、(（\[【]")
 
 
 def _modifies_shared(terms: Terms, at: int, shared: set[str]) -> bool:

@@ -186,6 +186,7 @@ class _Lexicon:
     number_words: dict[str, str]
     number_word: regex.Pattern[str]
     articles: frozenset[str]  # the number one before a unit ("an hour", "eine Stunde")
+    conjunction: regex.Pattern[str]  # a word that adds an item ("and", "et", "と")
     capitalised_nouns: frozenset[str]
     units: dict[str, str]  # word → canonical unit
     unit: regex.Pattern[str]
@@ -228,6 +229,7 @@ def lexicon() -> _Lexicon:
         number_words=numbers,
         number_word=_phrase_pattern(numbers),
         articles=frozenset(lists["article"]),
+        conjunction=_phrase_pattern(lists["conjunction"]),
         capitalised_nouns=frozenset(lists["capitalised-nouns"]),
         units=units,
         unit=_unit_pattern(units),

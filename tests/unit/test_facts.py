@@ -358,17 +358,29 @@ def test_a_thing_added_at_the_end_is_linked_and_the_old_statement_kept() -> None
     old = text("Alice owns the billing service.")
     found = judge(text("Alice owns the billing service and the invoicing service."), old)
     assert (found.kind, found.sure) == ("update", False), found.reason
-    # One word of its own is enough: "et des paiements", "и платежи", "と中村さん". Its
-    # price: "We use pnpm for the monorepo" is linked too, never dropped as known.
+    # After a conjunction one word of its own is enough: "et des paiements", "и платежи",
+    # "と中村さん", "和支付服务".
     for old_text, new_text in (
         ("Marie est responsable de la facturation.",
          "Marie est responsable de la facturation et des paiements."),
         ("Иван отвечает за биллинг.", "Иван отвечает за биллинг и платежи."),
         ("リリース担当は山本さん。", "リリース担当は山本さんと中村さん。"),
-        ("We use pnpm.", "We use pnpm for the monorepo."),
+        ("张伟负责计费服务。", "张伟负责计费服务和支付服务。"),
     ):  # fmt: skip
         found = judge(text(new_text), text(old_text))
         assert (found.kind, found.sure) == ("update", False), found.reason
+    # Without one, one word is mostly a rewording; and in Japanese, Korean and Chinese the
+    # verb and its endings come last, so only a stretch set off by a comma or a bracket is
+    # a qualifier there.
+    for old_text, new_text in (
+        ("We use pnpm.", "We use pnpm for the monorepo."),
+        ("We deploy on Tuesdays.", "We deploy on Tuesdays as usual."),
+        ("デプロイは火曜日です。", "デプロイは火曜日に行います。"),
+        ("배포는 화요일이다.", "배포는 화요일에 진행한다."),
+        ("发布由张伟负责。", "发布由张伟负责管理。"),
+    ):  # fmt: skip
+        found = judge(text(new_text), text(old_text))
+        assert (found.kind, found.sure) == ("duplicate", True), found.reason
     # An old statement's words said again after the new one's own word are no qualifier.
     found = judge(
         text("Não faça push direto na main: sempre abra um pull request."),
