@@ -73,6 +73,7 @@ RESTATED_AS_CHANGED = "its words said again, a change announced"
 # ... and one that says it again with fewer of its values of a kind, or of a narrower thing.
 FEWER_VALUES = "said again without values of a kind it names"
 OF_A_HEADING = "a new value of what a heading names"
+ADDED = "the same statement, a thing added after it"
 SAID_NARROWER = "said again of a narrower thing"
 
 
@@ -400,10 +401,11 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         additions = tuple(b.statements[j] for j in unrelated)
         reasons = [c.reason for _, _, c in changed]
         if not _same_given_title(old, new) and any(
-            qualifies(a.terms[i], b.terms[j], a.keys) for i, j, _c in changed
+            qualifies(a.terms[i], b.terms[j], a.keys) == "narrower" for i, j, _c in changed
         ):
             # "Code reviews need two approvals for changes to the payments service" beside
             # "… need two approvals": a detail added, or the rule narrowed. Never rewritten.
+            # (A thing added after "and" leaves the old statement whole in the new one.)
             sure = False
             reasons.append(QUALIFIED)
         losing = [change.loses for change in changes if change.loses]
@@ -442,10 +444,30 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 # requests": a narrower rule, perhaps the old one corrected, never known
                 # (under one title given by hand, a word more is mostly a rewording).
                 return Judgement("update", False, SAID_NARROWER, similarity)
-            if not _same_given_title(old, new) and any(
-                qualifies(a.terms[i], b.terms[j], a.keys) for i, j, _c in same
-            ):
-                return Judgement("update", False, QUALIFIED, similarity)
+            if not _same_given_title(old, new):
+                said_more = [
+                    (i, j, c, qualifies(a.terms[i], b.terms[j], a.keys)) for i, j, c in same
+                ]
+                if any(kind == "narrower" for *_ij, kind in said_more):
+                    return Judgement("update", False, QUALIFIED, similarity)
+                grown = [(i, j, c) for i, j, c, kind in said_more if kind == "added"]
+                if grown:
+                    # "Alice owns the billing service and the invoicing service": the old
+                    # statement whole, and a thing added after "and". The old memory grows.
+                    changes = tuple(
+                        written_change(
+                            Change(
+                                a.statements[i],
+                                b.statements[j],
+                                Comparison("extends", True, ADDED, c.overlap),
+                            ),
+                            a.terms[i],
+                            b.terms[j],
+                        )
+                        for i, j, c in grown
+                    )
+                    sure = not any(change.loses for change in changes)
+                    return Judgement("update", sure, ADDED, similarity, changes)
             sure = all(c.sure for _, _, c in same) or similarity >= DUPLICATE_AT_LEAST
             return Judgement("duplicate", sure, "the same fact, reworded", similarity)
         if similarity >= PARAPHRASE_AT_LEAST:

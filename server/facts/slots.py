@@ -241,12 +241,13 @@ def _narrowed(
     return False
 
 
-def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> bool:
+def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added", "narrower"] | None:
     """Whether `new` says all of `old`, in its order, and then words of its own after
     them, most of them said nowhere in the old memory (`known`, its terms): a qualifier
     put at the end ("Code review needs two approvals" / "… for changes to the payments
-    service") or a thing added ("… and the invoicing service", "… et des paiements").
-    Perhaps a narrower rule, perhaps a detail: never the same fact for sure.
+    service": "narrower") or a thing added after a conjunction ("… and the invoicing
+    service", "… et des paiements": "added"); None if neither. Never the same fact for
+    sure.
 
     Two words at least, or one after a conjunction. In Chinese, Japanese and Korean the
     verb and its endings come last ("火曜日に行います" / "火曜日です"), so there only a
@@ -254,7 +255,7 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> bool:
     的改动", "（決済サービスの変更の場合）", "山本さんと中村さん"). Not where the new statement
     announces a change the old one does not: a replacement names its new value last."""
     if not old.keys or len(new.keys) <= len(old.keys) or (new.change_cue and not old.change_cue):
-        return False
+        return None
     last = -1
     at = 0
     for j, key in enumerate(new.keys):
@@ -262,20 +263,20 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> bool:
             at += 1
             last = j
     if at < len(old.keys):
-        return False  # not all of old, or not in its order
+        return None  # not all of old, or not in its order
     after = [t for t in new.terms[last + 1 :] if t.kind in ("word", "name")]
     own = sum(1 for t in after if t.key not in known)
     if not own or 2 * own < len(after):
-        return False
+        return None
     cjk = bool(CJK_CHAR.match(after[0].key))
     # What stands between: in CJK, pairs overlap and the first may hold the conjunction
     # ("服务和支付": the pair 务和).
     between = new.text[new.terms[last].end : after[0].end if cjk else after[0].start]
     if lexicon().conjunction.search(between):
-        return True
-    if cjk:
-        return bool(_SET_OFF.search(between))
-    return len(after) >= QUALIFIER_WORDS
+        return "added"
+    if (cjk and _SET_OFF.search(between)) or (not cjk and len(after) >= QUALIFIER_WORDS):
+        return "narrower"
+    return None
 
 
 _SET_OFF = regex.compile(r"[,，、(（\[【]")

@@ -352,15 +352,14 @@ def test_a_rule_said_again_with_a_qualifier_at_its_end_is_linked(old, new):
     assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
 
 
-def test_a_thing_added_at_the_end_is_linked_and_the_old_statement_kept() -> None:
+def test_a_thing_added_after_a_conjunction_grows_the_old_memory() -> None:
     # "… and the invoicing service" says a thing the old memory does not (its "service"
-    # is said again): dropped as known, Alice's second service was gone.
-    old = text("Alice owns the billing service.")
-    found = judge(text("Alice owns the billing service and the invoicing service."), old)
-    assert (found.kind, found.sure) == ("update", False), found.reason
-    # After a conjunction one word of its own is enough: "et des paiements", "и платежи",
-    # "と中村さん", "和支付服务".
+    # is said again): dropped as known, Alice's second service was gone. The old
+    # statement is whole in the new one, so the memory grows: one word of its own after
+    # the conjunction is enough ("et des paiements", "и платежи", "と中村さん", "和支付服务").
     for old_text, new_text in (
+        ("Alice owns the billing service.",
+         "Alice owns the billing service and the invoicing service."),
         ("Marie est responsable de la facturation.",
          "Marie est responsable de la facturation et des paiements."),
         ("Иван отвечает за биллинг.", "Иван отвечает за биллинг и платежи."),
@@ -368,7 +367,8 @@ def test_a_thing_added_at_the_end_is_linked_and_the_old_statement_kept() -> None
         ("张伟负责计费服务。", "张伟负责计费服务和支付服务。"),
     ):  # fmt: skip
         found = judge(text(new_text), text(old_text))
-        assert (found.kind, found.sure) == ("update", False), found.reason
+        assert (found.kind, found.sure) == ("update", True), found.reason
+        assert rewrite(text(old_text), found).body == new_text
     # Without one, one word is mostly a rewording; and in Japanese, Korean and Chinese the
     # verb and its endings come last, so only a stretch set off by a comma or a bracket is
     # a qualifier there.
