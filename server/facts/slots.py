@@ -66,8 +66,10 @@ QUALIFIED = "said again with a qualifier at its end"
 WORD_BESIDE = "a value changed, and a word beside it"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
-# Plain words of its own a statement adds after all of another's to qualify it.
+# Words of its own a statement adds after all of another's to qualify it (one is enough
+# after a conjunction); in CJK, a stretch set off by one of these marks.
 QUALIFIER_WORDS = 2
+_SET_OFF = regex.compile(r"[,，、(（\[【]")
 # A value is short: a stretch longer than this on either side is a different property.
 VALUE_TERMS = 3
 # Terms two statements must share for a value changed between them to be sure: a subject
@@ -277,9 +279,6 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added",
     if (cjk and _SET_OFF.search(between)) or (not cjk and len(after) >= QUALIFIER_WORDS):
         return "narrower"
     return None
-
-
-_SET_OFF = regex.compile(r"[,，、(（\[【]")
 
 
 def _modifies_shared(terms: Terms, at: int, shared: set[str]) -> bool:
