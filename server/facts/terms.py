@@ -274,7 +274,6 @@ _TOKEN = regex.compile(
     r"|(?P<email>(?<![\p{L}\p{N}])[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
     r"|(?P<path>(?<![\p{L}\p{N}/.~])(?:~|\.{1,2})?/[\p{L}\p{N}_.@%+-]+(?:/[\p{L}\p{N}_.@%+-]*)*)"
     r"|(?P<flag>(?<![\p{L}\p{N}-])--?[A-Za-z][A-Za-z0-9_-]*)"
-    r"|(?P<channel>(?<![\p{L}\p{N}&#/])#[\p{L}\p{N}](?:[\p{L}\p{N}_.-]*[\p{L}\p{N}])?)"
     rf"|(?P<ident>[[\p{{L}}\p{{N}}]--[{_CJK}]]+(?:[-_.:/@#+][[\p{{L}}\p{{N}}]--[{_CJK}]]+)+)"
     rf"|(?P<mixed>[[\p{{L}}]--[{_CJK}]]+\p{{N}}[[\p{{L}}\p{{N}}]--[{_CJK}]]*)"
     rf"|(?P<number>\p{{Nd}}+(?:[.,]\p{{Nd}}+)*(?P<glued>[[\p{{L}}]--[{_CJK}]]+|%)?)"
@@ -424,8 +423,6 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             else:
                 shape, role = ident_shape(inner)
                 terms.append(Term("ident", inner.lower(), start, end, shape, role))
-        elif kind == "channel":  # "#alerts", "#deploys": where something is posted, a value
-            terms.append(Term("ident", surface.lower(), start, end, "channel", "value"))
         elif kind in ("email", "path", "flag"):
             shape, role = ident_shape(surface)
             terms.append(Term("ident", surface.lower(), start, end, shape, role))
