@@ -258,14 +258,13 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added",
     announces a change the old one does not: a replacement names its new value last."""
     if not old.keys or len(new.keys) <= len(old.keys) or (new.change_cue and not old.change_cue):
         return None
-    last = -1
-    at = 0
-    for j, key in enumerate(new.keys):
-        if at < len(old.keys) and key == old.keys[at]:
-            at += 1
-            last = j
-    if at < len(old.keys):
-        return None  # not all of old, or not in its order
+    # All of old in its order; a word it says twice may be said once ("alerts go to
+    # #alerts" / "alerts go to #alerts-payments for …").
+    last = _said_in_order(old.keys, new.keys)
+    if last is None:
+        last = _said_in_order(list(dict.fromkeys(old.keys)), new.keys)
+    if last is None:
+        return None
     after = [t for t in new.terms[last + 1 :] if t.kind in ("word", "name")]
     own = sum(1 for t in after if t.key not in known)
     if not own or 2 * own < len(after):
@@ -279,6 +278,16 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added",
     if (cjk and _SET_OFF.search(between)) or (not cjk and len(after) >= QUALIFIER_WORDS):
         return "narrower"
     return None
+
+
+def _said_in_order(keys: Sequence[str], said: Sequence[str]) -> int | None:
+    """Where in `said` the last of `keys` is, when all of them are said in their order."""
+    last, at = -1, 0
+    for j, key in enumerate(said):
+        if at < len(keys) and key == keys[at]:
+            at += 1
+            last = j
+    return last if at == len(keys) else None
 
 
 def _modifies_shared(terms: Terms, at: int, shared: set[str]) -> bool:

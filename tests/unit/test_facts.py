@@ -424,6 +424,17 @@ def test_a_heading_is_never_written_over() -> None:
     assert found.kind == "update" and all(not c.old.heading for c in found.changes)
 
 
+def test_a_word_said_twice_in_the_old_statement_may_be_said_once() -> None:
+    # "alerts go to #alerts": the qualifier after "#alerts-payments" was missed, and the
+    # general channel written over.
+    found = judge(
+        text("Sentry alerts go to #alerts-payments for the payments service."),
+        text("Sentry alerts go to #alerts."),
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert QUALIFIED in found.reason
+
+
 def test_or_adds_an_item_as_and_does() -> None:
     # "or weekends" was dropped as known; the rule grows.
     found = judge(
