@@ -64,7 +64,7 @@ def substitute(text: str, changes: Iterable[Change]) -> str | None:
                 continue
             if len(old) == len(new):
                 pairs = [
-                    _with_units(change, o, n) or (before, after)
+                    (_units_differ(o, n) and _with_units(change, o, n)) or (before, after)
                     for o, n, before, after in zip(region.old, region.new, old, new, strict=True)
                 ]
             elif len(present) == 1:
@@ -81,12 +81,15 @@ def _put(text: str, before: str, after: str) -> str:
     return regex.sub(regex.escape(before), lambda _m: after, text, flags=regex.I)
 
 
+def _units_differ(old: Term, new: Term) -> bool:
+    """Whether two numbers are in two units of data/values.txt ("30 seconds" / "2 minutes")."""
+    return old.shape != new.shape and {old.shape, new.shape} <= canonical_units()
+
+
 def _with_units(change: Change, old: Term, new: Term) -> tuple[str, str] | None:
-    """Two numbers of one dimension in two units as written with their units ("30
+    """Two numbers in two units (`_units_differ`) as written with their units ("30
     seconds", "2 minutes"): put in place of the number alone, the old unit would stay
-    ("2 seconds"). None when their units are one, or not both units of data/values.txt."""
-    if old.shape == new.shape or not {old.shape, new.shape} <= canonical_units():
-        return None
+    ("2 seconds"). None when a unit is not found after one of them."""
     before, after = _with_unit(said(change.old), old), _with_unit(said(change.new), new)
     return (before, after) if before is not None and after is not None else None
 
@@ -154,7 +157,7 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     text = change.old.text
     said_new = said(change.new)
     for o, n in pairs:
-        if o.shape != n.shape and {o.shape, n.shape} <= canonical_units():
+        if _units_differ(o, n):
             # "30 秒" / "2 分钟": the unit is written with the number
             units = _with_units(change, o, n)
             if units is None:

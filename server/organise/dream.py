@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from memory_recall.server.documents import INDEX_FILE_NAME, MemoryDocument
+from memory_recall.server.facts.newer import MAYBE_SUPERSEDES_KEY
 from memory_recall.server.organise.consolidate import ConsolidationPlan
 from memory_recall.server.organise.organiser import Organiser
 from memory_recall.server.organise.prose import ProseMerger
@@ -177,7 +178,7 @@ def _rebuild_index(
             rel = _rel(doc)
             entries[rel] = IndexEntry(
                 rel, doc.title, doc.description, doc.flag("pinned"), edited_ms(doc),
-                doc.paths_of(MAYBE_SUPERSEDES.lower()),
+                doc.paths_of(MAYBE_SUPERSEDES_KEY),
             )  # fmt: skip
     for planned in store.changes:
         entry = planned.entry

@@ -32,7 +32,8 @@ from memory_recall.server.tokens import normalize
 
 VerdictKind = Literal["duplicate", "update", "independent"]
 # The front-matter key of a new memory that may replace older ones (an update the rules
-# could not settle): consolidation reads it.
+# could not settle), as written; a parsed memory's keys are lowercase
+# (facts.newer.MAYBE_SUPERSEDES_KEY): consolidation, newer-wins and the index read it so.
 MAYBE_SUPERSEDES = "maybeSupersedes"
 # Which candidate wins in `decide`: knowing the fact already beats replacing one.
 PRECEDENCE: dict[VerdictKind, int] = {"duplicate": 0, "update": 1, "independent": 2}

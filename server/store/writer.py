@@ -46,6 +46,7 @@ from memory_recall.server.documents import (
 )
 from memory_recall.server.facts.judgement import MemoryText as FactText
 from memory_recall.server.facts.judgement import judge as judge_facts
+from memory_recall.server.facts.newer import MAYBE_SUPERSEDES_KEY
 from memory_recall.server.facts.rewrite import rewrite
 from memory_recall.server.facts.tiers import Question, Tier, settle_all
 from memory_recall.server.pacing import paced
@@ -203,7 +204,7 @@ class _RootView:
 
 
 def _entry(rel: str, doc: MemoryDocument) -> IndexEntry:
-    corrects = doc.paths_of(MAYBE_SUPERSEDES.lower())
+    corrects = doc.paths_of(MAYBE_SUPERSEDES_KEY)
     return IndexEntry(rel, doc.title, doc.description, False, doc.mtime_ms, corrects)
 
 
