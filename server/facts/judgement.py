@@ -205,21 +205,29 @@ def _most_in_common(memory: MemoryText, keys: frozenset[str]) -> float | None:
         shared = sum(1 for key in keys if key in seen or last[key] > at)
         most = 2 * shared / (len(seen) + len(keys))
         if most <= UNRELATED_BELOW - 0.001:  # a margin for the rounding to 3 places
-            # ... unless one statement may hold most of the keys (`judge`): read on.
-            return None if _one_may_hold(keys, forms) else most
+            # ... unless one statement holds most of the keys (`judge`): read on.
+            return None if _one_holds(keys, forms, texts, capitals) else most
     return None
 
 
-def _one_may_hold(keys: frozenset[str], forms: list[tuple[str, str]]) -> bool:
-    """Whether one statement (its `witness_forms`) may hold RELATED_CONTAINED of `keys`:
-    those whose witness it holds, and those that have none (a number may be in any)."""
+def _one_holds(
+    keys: frozenset[str], forms: list[tuple[str, str]], texts: list[str], capitals: bool
+) -> bool:
+    """Whether one statement holds RELATED_CONTAINED of `keys`, as `judge` counts them.
+    Only a statement that may hold them is read: one whose `witness_forms` hold enough of
+    the keys' witnesses, counting those that have none (a number may be in any). In a long
+    memory whose words the new one shares, that is a few statements, not all of them."""
     witnesses = [key_witness(key) for key in keys]
     anywhere = sum(1 for w in witnesses if w is None)
-    need = RELATED_CONTAINED * len(keys) - anywhere
-    if need <= 0:
-        return True
+    held = RELATED_CONTAINED * len(keys)
+    need = held - anywhere
     found = [w for w in witnesses if w is not None]
-    return any(sum(1 for w in found if w in a or w in b) >= need for a, b in forms)
+    for (a, b), text in paced(zip(forms, texts, strict=True)):
+        if need > 0 and sum(1 for w in found if w in a or w in b) < need:
+            continue
+        if len(keys.intersection(read_terms(text, capitals).keys)) >= held:
+            return True
+    return False
 
 
 def _last_witnessed(keys: frozenset[str], forms: list[tuple[str, str]]) -> dict[str, int]:

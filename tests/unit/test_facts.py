@@ -1214,3 +1214,36 @@ def test_a_long_memory_is_read_only_as_far_as_the_judgement_needs(
         assert x.similarity >= y.similarity
         early += x.similarity != y.similarity
     assert early > 0  # the bound did cut some readings short
+
+
+def test_a_long_memory_whose_words_only_look_shared_is_not_read_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long memory holding the new memory's words only inside other words ("cat" in
+    "concatenate") in a few statements: those few are read to see that none holds half of
+    the new keys, not the whole memory; the judgement is the one a whole reading gives."""
+    from memory_recall.server.facts import judgement
+
+    filler = [
+        f"Node{n:03d} keeps ledger{n:03d}, shard{n:03d}, bucket{n:03d} and mirror{n:03d}."
+        for n in range(300)
+    ]
+    for at in (40, 150, 260):
+        filler[at] = "Concatenate the dogma of bowling antennas with crates."
+    old = MemoryText("Shard notes", "", "\n".join(filler), "project")
+    new = text("The cat and the dog watch the owl near the ant hill and the rat.")
+    read: list[str] = []
+    counted = judgement.read_terms
+
+    def counting(statement: str, capitals: bool | None = None):  # type: ignore[no-untyped-def]
+        read.append(statement)
+        return counted(statement, capitals)
+
+    read_terms.cache_clear()
+    monkeypatch.setattr(judgement, "read_terms", counting)
+    bounded = judge(new, old)
+    assert len(read) < 100, len(read)
+    monkeypatch.setattr(judgement, "read_against", lambda old, _new: read_memory(old))
+    whole = judge(new, old)
+    assert (bounded.kind, bounded.sure, bounded.reason) == (whole.kind, whole.sure, whole.reason)
+    assert bounded.kind == "independent"
