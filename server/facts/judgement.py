@@ -135,10 +135,32 @@ class Reading:
         return len(self.negations)
 
 
+def read_memory(memory: MemoryText, capitals: bool | None = None) -> Reading:
+    """The statements of a memory's body (its title and description when it has none).
+    `capitals`: whether a capital letter inside a sentence marks a name (by default, as
+    the memory's own words say: `capitals_of`)."""
+    return _reading(memory, capitals_of(memory) if capitals is None else capitals)
+
+
 @functools.lru_cache(maxsize=4096)
-def read_memory(memory: MemoryText) -> Reading:
-    """The statements of a memory's body (its title and description when it has none)."""
-    kept = list(_read_statements(memory))
+def capitals_of(memory: MemoryText) -> bool:
+    """Whether capitals mark names in a memory: not in a language that capitalises its
+    nouns (German), as far as its words tell (`capitals_mark_names`)."""
+    return capitals_mark_names(f"{memory.title}\n{memory.description}\n{_said_body(memory)}")
+
+
+def pair_capitals(new: MemoryText, old: MemoryText) -> bool:
+    """How a pair is read: capitals mark names only when neither memory reads as a
+    language that capitalises its nouns. One short German sentence has too few function
+    words to say so ("Passwörter brauchen jetzt mindestens 14 Zeichen"); read alone, its
+    "Zeichen" was a name while the longer memory's was a word, and the two counts of
+    characters fell into two slots."""
+    return capitals_of(new) and capitals_of(old)
+
+
+@functools.lru_cache(maxsize=4096)
+def _reading(memory: MemoryText, capitals: bool) -> Reading:
+    kept = list(_read_statements(memory, capitals))
     statements = tuple(s for s, _ in kept)
     terms = tuple(t for _, t in kept)
     keys = frozenset(k for t in terms for k in t.keys)
@@ -148,41 +170,42 @@ def read_memory(memory: MemoryText) -> Reading:
     )
 
 
-@functools.lru_cache(maxsize=64)
-def _said_statements(memory: MemoryText) -> tuple[tuple[tuple[Statement, str], ...], bool]:
-    """The statements of a memory's body (its title and description when it has none),
-    each with the text its terms are read from, and whether capitals mark names in it.
-    Kept for the few memories a remember reads twice (`_most_in_common`, then whole)."""
+def _said_body(memory: MemoryText) -> str:
     body = memory.body.strip()
-    if not body:
-        body = "\n".join(p for p in (memory.title, memory.description) if p)
-    capitals = capitals_mark_names(f"{memory.title}\n{memory.description}\n{body}")
-    return tuple((statement, said(statement)) for statement in split_statements(body)), capitals
+    return body or "\n".join(p for p in (memory.title, memory.description) if p)
 
 
-def _read_statements(memory: MemoryText) -> Iterator[tuple[Statement, Terms]]:
+@functools.lru_cache(maxsize=64)
+def _said_statements(memory: MemoryText) -> tuple[tuple[Statement, str], ...]:
+    """The statements of a memory's body (its title and description when it has none),
+    each with the text its terms are read from. Kept for the few memories a remember
+    reads twice (`_most_in_common`, then whole)."""
+    return tuple((statement, said(statement)) for statement in split_statements(_said_body(memory)))
+
+
+def _read_statements(memory: MemoryText, capitals: bool) -> Iterator[tuple[Statement, Terms]]:
     """Each statement that holds a term, in order, with its terms."""
-    statements, capitals = _said_statements(memory)
     # Paced: in a worker thread (a remember's read-ahead) a recall in flight goes first
     # between two statements, not after a whole memory of a hundred.
-    for statement, text in paced(statements):
+    for statement, text in paced(_said_statements(memory)):
         # Each statement's terms are read once (a long memory is most of a remember's time).
         terms = read_terms(text, capitals)
         if terms.terms:
             yield statement, terms
 
 
-def read_against(old: MemoryText, new: Reading) -> Reading | float:
+def read_against(old: MemoryText, new: Reading, capitals: bool) -> Reading | float:
     """What `judge` reads of `old` for `new`: its reading, or — when it is sure to share
     too little with `new` for their Dice to reach UNRELATED_BELOW — the most that Dice
     could be. Reading a long memory is most of a remember's conflict check, and the
-    candidates are nearly always unrelated (docs/performance.md)."""
-    most = _most_in_common(old, new.keys)
-    return read_memory(old) if most is None else most
+    candidates are nearly always unrelated (docs/performance.md). `capitals`: as the pair
+    is read (`pair_capitals`)."""
+    most = _most_in_common(old, new.keys, capitals)
+    return read_memory(old, capitals) if most is None else most
 
 
 @functools.lru_cache(maxsize=4096)
-def _most_in_common(memory: MemoryText, keys: frozenset[str]) -> float | None:
+def _most_in_common(memory: MemoryText, keys: frozenset[str], capitals: bool) -> float | None:
     """The most the Dice of `memory`'s terms and `keys` can be, once `memory` is read far
     enough for it to round below UNRELATED_BELOW; None if it never is (then it is read
     whole).
@@ -192,7 +215,7 @@ def _most_in_common(memory: MemoryText, keys: frozenset[str]) -> float | None:
     yet whose witness (`key_witness`) a statement still to come holds — so a memory that
     holds few of the keys is known unrelated after a few statements, however long it is.
     """
-    statements, capitals = _said_statements(memory)
+    statements = _said_statements(memory)
     texts = [text for _statement, text in statements]
     forms = [witness_forms(text) for text in texts]
     last = _last_witnessed(keys, forms)
@@ -334,8 +357,9 @@ def _folded_opening(body: str, length: int) -> str:
 
 def judge(new: MemoryText, old: MemoryText) -> Judgement:
     """How `new` relates to `old`, an existing memory of the same root."""
-    b = read_memory(new)
-    a = read_against(old, b) if b.statements else read_memory(old)
+    capitals = pair_capitals(new, old)
+    b = read_memory(new, capitals)
+    a = read_against(old, b, capitals) if b.statements else read_memory(old, capitals)
     if isinstance(a, float):  # sure to share too little: unrelated
         return Judgement("independent", True, "little in common", round(a, 3))
     similarity = round(dice(a.keys, b.keys), 3)

@@ -24,7 +24,12 @@ from typing import Literal
 
 import regex
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.facts.judgement import Judgement, read_against, read_memory
+from memory_recall.server.facts.judgement import (
+    Judgement,
+    pair_capitals,
+    read_against,
+    read_memory,
+)
 from memory_recall.server.facts.judgement import MemoryText as FactText
 from memory_recall.server.facts.judgement import judge as judge_facts
 from memory_recall.server.facts.terms import read_terms
@@ -83,12 +88,14 @@ def read_ahead(new: FactText, candidates: Iterable[FactText]) -> None:
     """Read now (off the event loop) what `judge(new, candidate)` will read soon after:
     the new memory's statements and as much of each candidate's as the judgement needs
     (`read_against`; what was read is kept, by the memory's text)."""
-    reading = read_memory(_plain(new))
-    for old in candidates:
+    new = _plain(new)
+    for old in map(_plain, candidates):
+        capitals = pair_capitals(new, old)
+        reading = read_memory(new, capitals)
         if reading.statements:
-            read_against(_plain(old), reading)
+            read_against(old, reading, capitals)
         else:
-            read_memory(_plain(old))
+            read_memory(old, capitals)
 
 
 def _plain(memory: FactText) -> FactText:

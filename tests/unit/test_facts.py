@@ -638,7 +638,9 @@ def test_a_pronoun_for_the_person_an_update_replaces_keeps_it_a_lean() -> None:
     ):  # fmt: skip
         found = judge(text(new), text(old))
         assert (found.kind, found.sure) == ("update", False), found.reason
-        assert found.changes[0].loses
+        # (German capitalises its nouns, so neither side reads "Jonas" as a name: the
+        # update stays unsure for its words said again around an announced change.)
+        assert found.changes[0].loses if "Bob" in new else not found.changes
     # A pronoun for the person who stays: the update is sure, whatever plain word changed.
     old = text("Alice runs the nightly job at 02:00. She also owns the alerts.")
     found = judge(text("Alice now runs the nightly job at 03:00."), old)
@@ -962,7 +964,7 @@ def test_what_a_start_reads_ahead_is_all_that_judging_those_memories_reads(monke
         doc("b.md", "Upload links expire after 6 h.", "2025-03-01"),
         doc("c.md", long_body, "2025-04-01"),
     ]
-    judgement.read_memory.cache_clear()  # nothing read before
+    judgement._reading.cache_clear()  # nothing read before
     read_ahead(docs)
 
     def no_more_reading(*_args):
@@ -984,7 +986,7 @@ def test_two_memories_titled_apart_by_hand_are_not_read_at_recall(monkeypatch) -
     reads: list[str] = []
     real = judgement._read_statements
     monkeypatch.setattr(judgement, "_read_statements", lambda *a: reads.append("x") or real(*a))
-    judgement.read_memory.cache_clear()
+    judgement._reading.cache_clear()
     assert superseded([old, new]) == {}  # two things named apart: neither hidden
     assert reads == []  # ... and neither read to find it out
     linked = titled("b.md", "Token policy", new.body, "supersedes: [a.md]\n")
@@ -1204,7 +1206,9 @@ def test_a_long_memory_is_read_only_as_far_as_the_judgement_needs(
         _as_text(p["new"]) for p in json.loads((CONFLICTS / "pairs.json").read_text())["pairs"]
     ]
     bounded = [judge(new, old) for new in news for old in olds[:25]]
-    monkeypatch.setattr(judgement, "read_against", lambda old, _new: read_memory(old))
+    monkeypatch.setattr(
+        judgement, "read_against", lambda old, _new, capitals: read_memory(old, capitals)
+    )
     whole = [judge(new, old) for new in news for old in olds[:25]]
     early = 0
     for x, y in zip(bounded, whole, strict=True):
@@ -1243,7 +1247,9 @@ def test_a_long_memory_whose_words_only_look_shared_is_not_read_whole(
     monkeypatch.setattr(judgement, "read_terms", counting)
     bounded = judge(new, old)
     assert len(read) < 100, len(read)
-    monkeypatch.setattr(judgement, "read_against", lambda old, _new: read_memory(old))
+    monkeypatch.setattr(
+        judgement, "read_against", lambda old, _new, capitals: read_memory(old, capitals)
+    )
     whole = judge(new, old)
     assert (bounded.kind, bounded.sure, bounded.reason) == (whole.kind, whole.sure, whole.reason)
     assert bounded.kind == "independent"

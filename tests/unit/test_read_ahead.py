@@ -70,7 +70,7 @@ def test_a_start_reads_ahead_the_memories_an_earlier_session_delivered(
     delivered = asyncio.run(first_session())
     assert str(gone) in delivered and len(delivered) >= 2
     gone.unlink()  # gone before the next start: nothing to read of it
-    judgement.read_memory.cache_clear()  # a new process has read nothing, judged nothing
+    judgement._reading.cache_clear()  # a new process has read nothing, judged nothing
     newer._judge.cache_clear()
 
     async def next_session() -> None:
