@@ -390,10 +390,13 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
         start, end = match.span()
         terms.append(Term("value", phrase, start, end, lex.value_class.get(phrase, ""), "value"))
         taken.append(match.span())
-    # Whether Latin words are foreign here (more letters of other scripts than Latin ones);
-    # never in ASCII text, most statements, whose letters need no counting.
+    # Whether Latin words are foreign here: at least half as many letters of other scripts
+    # as Latin ones (a Greek or Russian statement names its tools in Latin letters; at
+    # "more than as many", a correction naming one more tool read its Latin words as
+    # stemmed words while the old statement read them as names). Never in ASCII text,
+    # most statements, whose letters need no counting.
     foreign_text = not text.isascii() and (
-        len(_OTHER_SCRIPT.findall(text)) > len(_LATIN.findall(text))
+        2 * len(_OTHER_SCRIPT.findall(text)) >= len(_LATIN.findall(text))
     )
     if capitals is None:
         capitals = capitals_mark_names(text)

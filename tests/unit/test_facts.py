@@ -628,6 +628,30 @@ def test_one_value_for_two_of_its_kind_is_never_written_beside_the_other() -> No
     )
 
 
+def test_greek_rules_turned_round_and_values_changed_are_updates() -> None:
+    # Without Greek cues, "we no longer deploy on Friday" was the rule it turns round,
+    # reworded: a sure duplicate, the new rule dropped.
+    turned = judge(
+        text("Δεν κάνουμε πια deploy την Παρασκευή."), text("Κάνουμε deploy την Παρασκευή.")
+    )
+    assert turned.kind == "update", turned.reason
+    moved = judge(
+        text("Το deploy στην παραγωγή γίνεται πλέον την Πέμπτη."),
+        text("Το deploy στην παραγωγή γίνεται την Τρίτη."),
+    )
+    assert (moved.kind, moved.sure) == ("update", True), moved.reason
+    longer = judge(
+        text("Το timeout των αιτημάτων είναι πλέον 2 λεπτά."),
+        text("Το timeout των αιτημάτων είναι 30 δευτερόλεπτα."),
+    )
+    assert (longer.kind, longer.sure) == ("update", True), longer.reason
+
+
+def test_short_function_words_of_spaced_scripts_are_no_names() -> None:
+    for statement, word in (("На сервере 2 ядра.", "на"), ("Το deploy γίνεται την Τρίτη.", "το")):
+        assert word not in read_terms(statement).keys, statement
+
+
 def test_a_pronoun_for_the_person_an_update_replaces_keeps_it_a_lean() -> None:
     # Rewritten, "She" would be Bob, the person to ask about Terraform.
     for old, new in (
