@@ -41,6 +41,7 @@ from memory_recall.server.facts.slots import (
     compare,
     compatible,
     dice,
+    inserts_a_word,
     narrows,
     qualifies,
 )
@@ -75,6 +76,7 @@ FEWER_VALUES = "said again without values of a kind it names"
 OF_A_HEADING = "a new value of what a heading names"
 ADDED = "the same statement, a thing added after it"
 SAID_NARROWER = "said again of a narrower thing"
+SAID_WITH_A_WORD = "said again with a word of its own among its words"
 
 
 @dataclass(frozen=True)
@@ -476,6 +478,11 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 # requests": a narrower rule, perhaps the old one corrected, never known
                 # (under one title given by hand, a word more is mostly a rewording).
                 return Judgement("update", False, SAID_NARROWER, similarity)
+            if any(inserts_a_word(a.terms[i], b.terms[j], a.keys) for i, j, _c in same):
+                # "We deploy rarely on Fridays" beside "We deploy on Fridays", or a negation
+                # the cues do not know ("… niet meer …"): a word that may turn the rule
+                # round or say how often. Never dropped as known.
+                return Judgement("update", False, SAID_WITH_A_WORD, similarity)
             if not _same_given_title(old, new):
                 said_more = [
                     (i, j, c, qualifies(a.terms[i], b.terms[j], a.keys)) for i, j, c in same

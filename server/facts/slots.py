@@ -243,6 +243,39 @@ def _narrowed(
     return False
 
 
+def inserts_a_word(old: Terms, new: Terms, known: frozenset[str]) -> bool:
+    """Whether `new` says `old`'s terms in their order with a plain word of its own put
+    between two of them, one the old memory (`known`, its terms) says nowhere: "We
+    deploy rarely on Fridays" / "We deploy on Fridays", or a negation in a language the
+    cues do not know ("We deployen niet meer op vrijdag"). Such a word may turn the
+    statement round or say how often; it is never the same fact for sure. Words put
+    before all of the shared terms mostly say when or why, and those after them are
+    `qualifies`'s. Not in Chinese, Japanese or Korean, whose rewordings put pairs of
+    their own between the shared ones ("10秒でタイムアウトします" / "10秒を過ぎると
+    タイムアウトになります"), and whose negations the cues know."""
+    matcher = SequenceMatcher(None, old.keys, new.keys, autojunk=False)
+    said_before = set(old.keys)
+    opcodes = matcher.get_opcodes()
+    total = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
+    if total != sum(1 for t in new.terms if t.key in said_before):
+        return False  # terms moved: not said in the same order
+    shared = 0
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            shared += i2 - i1
+        elif (
+            tag == "insert"
+            and 0 < shared < total
+            and any(_own_spaced_word(t, known) for t in new.terms[j1:j2])
+        ):
+            return True
+    return False
+
+
+def _own_spaced_word(term: Term, known: frozenset[str]) -> bool:
+    return not term.valued and term.key not in known and not CJK_CHAR.match(term.key)
+
+
 def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added", "narrower"] | None:
     """Whether `new` says all of `old`, in its order, and then words of its own after
     them, most of them said nowhere in the old memory (`known`, its terms): a qualifier

@@ -628,6 +628,27 @@ def test_one_value_for_two_of_its_kind_is_never_written_beside_the_other() -> No
     )
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We deploy on Fridays.", "We deploy rarely on Fridays."),
+        ("We deployen op vrijdag.", "We deployen niet meer op vrijdag."),  # no Dutch cues
+        ("Vi deployar på fredagar.", "Vi deployar inte längre på fredagar."),  # nor Swedish
+        ("Wij gebruiken Jenkins voor CI.", "Wij gebruiken nooit Jenkins voor CI."),
+    ],
+)
+def test_a_word_of_its_own_among_the_words_said_again_is_never_known(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+def test_a_word_before_all_the_words_said_again_is_still_a_rewording() -> None:
+    found = judge(
+        text("The user really likes short answers."), text("The user likes short answers.")
+    )
+    assert (found.kind, found.sure) == ("duplicate", True), found.reason
+
+
 def test_greek_rules_turned_round_and_values_changed_are_updates() -> None:
     # Without Greek cues, "we no longer deploy on Friday" was the rule it turns round,
     # reworded: a sure duplicate, the new rule dropped.
