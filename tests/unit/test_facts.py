@@ -632,14 +632,28 @@ def test_one_value_for_two_of_its_kind_is_never_written_beside_the_other() -> No
     ("old", "new"),
     [
         ("We deploy on Fridays.", "We deploy rarely on Fridays."),
-        ("We deployen op vrijdag.", "We deployen niet meer op vrijdag."),  # no Dutch cues
-        ("Vi deployar på fredagar.", "Vi deployar inte längre på fredagar."),  # nor Swedish
-        ("Wij gebruiken Jenkins voor CI.", "Wij gebruiken nooit Jenkins voor CI."),
+        # Negations in languages the cues do not know (Danish, Norwegian):
+        ("Vi deployer om fredagen.", "Vi deployer ikke længere om fredagen."),
+        ("Vi bruker Jenkins for CI.", "Vi bruker ikke lenger Jenkins for CI."),
     ],
 )
 def test_a_word_of_its_own_among_the_words_said_again_is_never_known(old: str, new: str) -> None:
     found = judge(text(new), text(old))
     assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We gebruiken Jenkins voor CI.", "We gebruiken geen Jenkins meer voor CI."),
+        ("Vi använder Jenkins för CI.", "Vi använder aldrig Jenkins för CI."),
+        ("Kami deploy setiap hari Jumat.", "Kami tidak lagi deploy setiap hari Jumat."),
+        ("Ми деплоїмо магазин у п'ятницю.", "Ми більше не деплоїмо магазин у п'ятницю."),
+    ],
+)
+def test_a_rule_turned_round_in_more_languages_is_a_sure_update(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
 
 
 def test_a_word_before_all_the_words_said_again_is_still_a_rewording() -> None:
