@@ -36,7 +36,7 @@ apart by what the cases before it ruled out; split, the order would be lost.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
@@ -228,19 +228,28 @@ def narrows(old: Terms, new: Terms) -> bool:
 def _narrowed(
     old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
 ) -> bool:
+    return any(
+        _modifies_shared(new, j, old_keys)
+        for j in _inserted_between(old, new, opcodes)
+        if new.terms[j].key not in old_keys
+    )
+
+
+def _inserted_between(
+    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]]
+) -> Iterator[int]:
+    """The new statement's terms put between two of the terms it says again, when it says
+    them in the old statement's order (none when terms moved)."""
     said_before = set(old.keys)
     total = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
     if total != sum(1 for t in new.terms if t.key in said_before):
-        return False  # terms moved: not said in the same order
+        return  # terms moved: not said in the same order
     shared = 0
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             shared += i2 - i1
         elif tag == "insert" and 0 < shared < total:
-            own = (j for j in range(j1, j2) if new.terms[j].key not in old_keys)
-            if any(_modifies_shared(new, j, old_keys) for j in own):
-                return True
-    return False
+            yield from range(j1, j2)
 
 
 def inserts_a_word(old: Terms, new: Terms, known: frozenset[str]) -> bool:
@@ -253,27 +262,11 @@ def inserts_a_word(old: Terms, new: Terms, known: frozenset[str]) -> bool:
     `qualifies`'s. Not in Chinese, Japanese or Korean, whose rewordings put pairs of
     their own between the shared ones ("10秒でタイムアウトします" / "10秒を過ぎると
     タイムアウトになります"), and whose negations the cues know."""
-    matcher = SequenceMatcher(None, old.keys, new.keys, autojunk=False)
-    said_before = set(old.keys)
-    opcodes = matcher.get_opcodes()
-    total = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
-    if total != sum(1 for t in new.terms if t.key in said_before):
-        return False  # terms moved: not said in the same order
-    shared = 0
-    for tag, i1, i2, j1, j2 in opcodes:
-        if tag == "equal":
-            shared += i2 - i1
-        elif (
-            tag == "insert"
-            and 0 < shared < total
-            and any(_own_spaced_word(t, known) for t in new.terms[j1:j2])
-        ):
-            return True
-    return False
-
-
-def _own_spaced_word(term: Term, known: frozenset[str]) -> bool:
-    return not term.valued and term.key not in known and not CJK_CHAR.match(term.key)
+    opcodes = SequenceMatcher(None, old.keys, new.keys, autojunk=False).get_opcodes()
+    return any(
+        not term.valued and term.key not in known and not CJK_CHAR.match(term.key)
+        for term in (new.terms[j] for j in _inserted_between(old, new, opcodes))
+    )
 
 
 def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added", "narrower"] | None:
