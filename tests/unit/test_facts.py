@@ -649,6 +649,7 @@ def test_a_word_of_its_own_among_the_words_said_again_is_never_known(old: str, n
         ("Vi använder Jenkins för CI.", "Vi använder aldrig Jenkins för CI."),
         ("Kami deploy setiap hari Jumat.", "Kami tidak lagi deploy setiap hari Jumat."),
         ("Ми деплоїмо магазин у п'ятницю.", "Ми більше не деплоїмо магазин у п'ятницю."),
+        ("Chúng tôi deploy vào thứ Sáu.", "Chúng tôi không deploy vào thứ Sáu nữa."),
     ],
 )
 def test_a_rule_turned_round_in_more_languages_is_a_sure_update(old: str, new: str) -> None:
