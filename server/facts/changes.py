@@ -10,9 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import regex
-from memory_recall.server.facts.slots import Comparison, Region, compatible, digits
+from memory_recall.server.facts.slots import Comparison, Region, compatible, digits, said_for
 from memory_recall.server.facts.statements import Statement
-from memory_recall.server.facts.terms import Term, Terms, canonical_units, lexicon
+from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, canonical_units, lexicon
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,12 @@ class Change:
     # as written there: the new memory alone does not hold all the old one did (newer
     # wins hides nothing).
     left_out: tuple[str, ...] = ()
+    # A value of the old statement the new one names again beside a new value of its kind
+    # ("from Node 18 to Node 20", "Argo CD instead of Spinnaker"), as written there ("" when
+    # none): which old value the new one replaces is then the writer's to say. Put in place
+    # of the value the changed stretch aligned with, it would state what nobody said ("Node
+    # 18 and pnpm 20", "Jenkins at GitHub Actions").
+    restated: str = ""
 
     @property
     def written(self) -> str:
@@ -62,12 +68,14 @@ def substitute(text: str, changes: Iterable[Change]) -> str | None:
             present = [s for s in old if s and s.lower() in out.lower()]
             if not present:
                 continue
+            if change.restated:
+                return None
             if len(old) == len(new):
                 pairs = [
                     (_units_differ(o, n) and _with_units(change, o, n)) or (before, after)
                     for o, n, before, after in zip(region.old, region.new, old, new, strict=True)
                 ]
-            elif len(present) == 1:
+            elif len(present) == 1 and _one_shape(region):
                 pairs = [(present[0], " ".join(new))]
             else:
                 return None
@@ -76,9 +84,31 @@ def substitute(text: str, changes: Iterable[Change]) -> str | None:
     return out
 
 
+def _one_shape(region: Region) -> bool:
+    """Whether a stretch's new terms are all of the shape of its old one: a host for a host,
+    a name for a name ("db-stg-3" / "db-stg-5"), not a host for a product's name
+    ("ci.internal:8080" / "GitHub Actions": put in place, "Jenkins at GitHub Actions")."""
+    return len({t.shape for t in region.old + region.new}) == 1
+
+
 def _put(text: str, before: str, after: str) -> str:
-    """`text` with every `before` (in any case) written as `after`."""
-    return regex.sub(regex.escape(before), lambda _m: after, text, flags=regex.I)
+    """`text` with every `before` (in any case) written as `after` where it stands whole:
+    never the "8" of "18" or "v1.8", nor the "Go" of "Google" (a CJK word has no such
+    edge: 秒 may follow 30 directly)."""
+    head = "" if not before else _EDGE_BEFORE.get(_edge_class(before[0]), "")
+    tail = "" if not before else _EDGE_AFTER.get(_edge_class(before[-1]), "")
+    pattern = head + regex.escape(before) + tail
+    return regex.sub(pattern, lambda _m: after, text, flags=regex.I)
+
+
+def _edge_class(char: str) -> str:
+    if char.isdigit():
+        return "digit"
+    return "word" if regex.match(r"[\p{L}\p{M}]", char) and not CJK_CHAR.match(char) else ""
+
+
+_EDGE_BEFORE = {"digit": r"(?<!\d)(?<!\d[.,])", "word": r"(?<![\p{L}\p{M}\d])"}
+_EDGE_AFTER = {"digit": r"(?![.,]?\d)", "word": r"(?![\p{L}\p{M}\d])"}
 
 
 def _units_differ(old: Term, new: Term) -> bool:
@@ -110,6 +140,9 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     may hold two values where the new one says one ("at 02:00 and go to s3://backups" /
     "at 03:30") — the old statement is written instead, each changed value in its new
     form. That needs the new statement to say nothing else (it would be lost)."""
+    restated = _restated(change, old, new)
+    if restated:
+        change = replace(change, restated=restated)
     paired = [(r, o, n) for r in change.comparison.regions for o, n in _value_pairs(r)]
     pairs = [(o, n) for _r, o, n in paired]
     replaced = {o.key for o, _n in pairs}
@@ -154,6 +187,9 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     known = set(old.keys) | {n.key for _o, n in pairs}
     if not pairs or any(t.key not in known for t in new.terms):
         return replace(change, loses=f"{doubt} and says other words") if doubt else change
+    if change.restated:
+        restated = f"the new statement names {change.restated} again beside a new value"
+        return replace(change, loses=restated)
     text = change.old.text
     said_new = said(change.new)
     for o, n in pairs:
@@ -169,6 +205,27 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     if text == change.old.text:
         return replace(change, loses=doubt)
     return replace(change, in_place=text)
+
+
+def _restated(change: Change, old: Terms, new: Terms) -> str:
+    """The value of the old statement that the new one names again, outside its changed
+    stretches, beside a new value said in its place (`slots.said_for`), as the new
+    statement writes it ("18" of "from Node 18 to Node 20"); "" when there is none."""
+    brought = {t.start for r in change.comparison.regions for t in r.new if t.valued}
+    if not brought:
+        return ""
+    changed = {t.start for r in change.comparison.regions for t in r.new}
+    # The value a changed stretch replaces, named again ("from Kong 2.8 to Kong 3.4" read
+    # as 2.8 → 3.4): the new statement says which one it is.
+    replaced = {t.key for r in change.comparison.regions for t in r.old}
+    old_keys = set(old.keys) - replaced
+    terms = new.terms
+    for i, term in enumerate(terms):
+        if not term.valued or term.key not in old_keys or term.start in changed:
+            continue
+        if any(t.start in brought and said_for(terms, i, j) for j, t in enumerate(terms)):
+            return said(change.new)[term.start : term.end]
+    return ""
 
 
 def _value_pairs(region: Region) -> list[tuple[Term, Term]]:

@@ -29,7 +29,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from memory_recall.server.facts.judgement import Judgement, Kind, MemoryText
-from memory_recall.server.facts.slots import ANNOUNCED_SHAPE, NARROWER, QUALIFIED, WORD_BESIDE
+from memory_recall.server.facts.slots import (
+    ANNOUNCED_SHAPE,
+    FROM_TO,
+    NARROWER,
+    QUALIFIED,
+    WORD_BESIDE,
+)
 
 Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
 # What a model is asked, as the model channel's caller builds it: messages and a schema in,
@@ -55,8 +61,9 @@ _SUBJECT_DOUBT = (
     WORD_BESIDE,
 )
 # ... and that a tier may confirm as a link but never have rewritten: several values
-# changed at once may be another thing of the same shape.
-_LINK_ONLY = ("values changed in the same slot", ANNOUNCED_SHAPE)
+# changed at once may be another thing of the same shape; a value read as replaced by the
+# one beside it may be its subject or object.
+_LINK_ONLY = ("values changed in the same slot", ANNOUNCED_SHAPE, FROM_TO)
 # Characters of a memory a model is shown per pair.
 SHOWN_CHARS = 1_500
 

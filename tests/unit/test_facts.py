@@ -25,7 +25,7 @@ from memory_recall.server.facts.judgement import (
 )
 from memory_recall.server.facts.newer import read_ahead, superseded
 from memory_recall.server.facts.rewrite import _fit, rewrite
-from memory_recall.server.facts.slots import QUALIFIED, compare
+from memory_recall.server.facts.slots import FROM_TO, QUALIFIED, compare
 from memory_recall.server.facts.statements import split_statements
 from memory_recall.server.facts.terms import (
     _caseless,
@@ -733,6 +733,78 @@ def test_a_number_said_on_the_other_side_of_its_noun_with_the_host_left_out_is_l
     found = judge(text("스테이징 DB 포트가 6432로 바뀌었다."), old)
     assert (found.kind, found.sure) == ("update", False), found.reason
     assert rewrite(old, found).body == "스테이징 DB는 db-stg-2.internal 6432 포트에서 돈다."
+
+
+def test_a_value_is_put_in_place_only_where_it_stands_whole() -> None:
+    # The old statement is written with its number changed: never the "3" of "30".
+    old = text("The job retries 3 times and times out after 30 seconds.")
+    found = judge(text("The job now retries 5 times."), old)
+    assert found.kind == "update"
+    assert rewrite(old, found).body == "The job retries 5 times and times out after 30 seconds."
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The API gateway runs Kong 2.8 on gw-1.",
+         "We upgraded the API gateway from Kong 2.8 to Kong 3.4."),
+        ("The nightly backup runs at 02:00 and goes to s3://backups.",
+         "The nightly backup moved from 02:00 to 03:30."),
+        ("Die Datenbank läuft auf PostgreSQL 14 auf db-1.",
+         "Wir haben die Datenbank von PostgreSQL 14 auf 16 aktualisiert."),
+        ("El gateway usa Kong 2.8 en gw-1.",
+         "Actualizamos el gateway de Kong 2.8 a Kong 3.4."),
+    ],
+)  # fmt: skip
+def test_a_correction_from_one_value_to_another_is_linked_never_rewritten(
+    old: str, new: str
+) -> None:
+    # Read alone, the values differ in kind (a host against a version) and the pair was two
+    # facts, unlinked: the old version recalled as true. The new statement names the old
+    # value beside its replacement: a lean, linked, that no tier may write over.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert FROM_TO in found.reason
+    question = Question("q", text(new), text(old), found)
+    settled = settle(question, "update", "vectors")
+    assert settled is not None and settled.confirmed and not settled.sure
+
+
+def test_a_value_named_beside_its_replacement_is_never_written_over_another() -> None:
+    # Aligned word by word, "from Node 18 to Node 20" replaced pnpm's 8 (and, put in
+    # place, the 8 of 18 too: "Node 120 and pnpm 20"). Which values go is unclear: linked.
+    old = text("The build uses Node 18 and pnpm 8.")
+    found = judge(text("We moved the build from Node 18 to Node 20."), old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert all(c.loses for c in found.changes)
+    # Two parts of one date are no value and its replacement: still a sure update.
+    old = MemoryText("リリース日", "次のリリース", "v3.0 のリリースは 2025年4月10日 の予定。")
+    new = MemoryText("リリース日", "次のリリース", "v3.0 のリリースは 2025年5月8日 に延期された。")
+    found = judge(new, old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Our CI runs on Jenkins at ci.internal:8080.",
+         "We moved CI from Jenkins to GitHub Actions."),
+        ("Deploys go through Spinnaker on spin.internal.",
+         "Deploys now go through Argo CD instead of Spinnaker."),
+        ("Le CI tourne sur Jenkins à ci.interne:8080.",
+         "Nous avons migré le CI de Jenkins vers GitHub Actions."),
+    ],
+)  # fmt: skip
+def test_a_description_never_puts_a_new_value_where_an_old_one_of_another_shape_was(
+    old: str, new: str
+) -> None:
+    # Substituted, the host's place took the new tool: "Our CI runs on Jenkins at GitHub
+    # Actions". The statement is replaced whole, and the description follows it.
+    found = judge(text(new), text(old))
+    assert found.kind == "update", found.reason
+    done = rewrite(text(old), found)
+    assert done.description == new
+    assert done.body == new
 
 
 def test_a_description_follows_a_korean_update_without_its_particle() -> None:
