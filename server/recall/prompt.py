@@ -100,6 +100,7 @@ def render_prompt(
     excerpts: Sequence[Excerpt] | None = None,
     stale: Mapping[str, str] | None = None,
     supersedes: Mapping[str, Sequence[tuple[str, str, str, str, bool]]] | None = None,
+    corrected_by: Mapping[str, Sequence[tuple[str, str, str]]] | None = None,
 ) -> str:
     """`## Relevant memory` with one `### title (relative path)` section per document.
 
@@ -109,7 +110,9 @@ def render_prompt(
     already says it. `stale`: path → why a memory may be outdated (docs/organisation.md);
     its section says so. `supersedes`: path → (title, relative path, its date, this
     one's date, settled) of older memories it replaces (newer wins, docs/writing.md) —
-    or, not settled, perhaps corrects: both are delivered.
+    or, not settled, perhaps corrects: both are delivered. `corrected_by`: path → (title,
+    relative path, date) of the newer memories in the same prompt that perhaps correct it:
+    the older one says so where it is read, not only the newer one.
     """
     if not docs:
         return ""
@@ -122,6 +125,16 @@ def render_prompt(
         ]
         if stale and doc.path in stale:
             section.append(f"_May be outdated: it {stale[doc.path]}._")
+        newer_notes = (corrected_by or {}).get(doc.path, ())
+        if newer_notes:
+            named = "; ".join(
+                f"“{one_line(title, PROMPT_TITLE_CHARS)}” ({one_line(rel, 400)}, {date})"
+                for title, rel, date in newer_notes
+            )
+            section.append(
+                f"_Perhaps corrected by the newer {named}, given here too — not settled: "
+                "weigh the newer note first._"
+            )
         perhaps, written = [], ""
         for title, rel, older, newer, settled in (supersedes or {}).get(doc.path, ()):
             named = f"“{one_line(title, PROMPT_TITLE_CHARS)}” ({one_line(rel, 400)}, {older})"

@@ -232,11 +232,28 @@ class _Phases:
                     ]
                     for path, found in replaced.items()
                 },
+                corrected_by=_corrected_by(replaced, {s.document.path for s in docs}),
             ),
             elapsed_ms=self.timer.ms(),
             failure=failure,
             semantic=semantic,
         )
+
+
+def _corrected_by(
+    replaced: Mapping[str, Sequence[Superseded]], delivered: set[str]
+) -> dict[str, list[tuple[str, str, str]]]:
+    """Each delivered older memory a newer one of the same prompt perhaps corrects (not
+    settled): path → (the newer's title, relative path, date)."""
+    marks: dict[str, list[tuple[str, str, str]]] = {}
+    for path, found in replaced.items():
+        for item in found:
+            if not item.settled and item.older.path in delivered and path in delivered:
+                newer = item.newer
+                marks.setdefault(item.older.path, []).append(
+                    (newer.title, newer.relative_path, item.newer_date)
+                )
+    return marks
 
 
 def _newer_wins(

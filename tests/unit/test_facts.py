@@ -1056,6 +1056,12 @@ def test_a_recall_delivers_a_leaned_pair_whole_and_says_which_perhaps_corrects()
     assert [m.relative_path for m in newer.perhaps_corrects or ()] == ["a.md"]
     assert "_Perhaps corrects “Alice owns the billing service" in refined.prompt
     assert "not settled, so given too" in refined.prompt
+    # The older note says so where the agent reads it, not only the newer one.
+    paths, sections_text = [d.path for d in refined.docs], refined.prompt.split("### ")[1:]
+    sections = dict(zip(paths, sections_text, strict=True))
+    assert sections["/m/a.md"].startswith("Alice owns the billing service")
+    assert "_Perhaps corrected by the newer “Bob took over billing" in sections["/m/a.md"]
+    assert "Perhaps corrected" not in sections["/m/b.md"]
 
 
 def test_a_note_found_alone_brings_the_correction_the_writer_linked_to_it() -> None:
