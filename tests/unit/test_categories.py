@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from memory_recall.server.dev.category_eval import evaluate_categories, format_report
-from memory_recall.server.organise.categories import CategoryPath, parse_category
+from memory_recall.server.organise.categories import CategoryPath, infer_category, parse_category
 from memory_recall.server.organise.tree import TopicTree
 
 from tests.organise_docs import memory
@@ -102,3 +102,19 @@ def test_the_reasons_name_the_first_paths_a_memory_cites_in_its_order():
     assert (
         decision.why.index(cited[0]) < decision.why.index(cited[1]) < decision.why.index(cited[2])
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "took" and "from" were performance cues: every handover read as a slowdown.
+        ("Bob took over the billing service from Alice.", "project/people"),
+        # A rotation of people is no rotation of secrets.
+        ("The on-call rotation changes every Monday at 10:00 CET.", "project/people"),
+        ("We rotate the API keys every 90 days.", "conventions/security"),
+        ("The login page took 4 seconds to load before the cache.", "lessons/performance"),
+    ],
+)
+def test_everyday_words_do_not_place_a_memory(text: str, expected: str) -> None:
+    found = infer_category(type="project", title=text.rstrip("."), description=text, body=text)
+    assert found == parse_category(expected)
