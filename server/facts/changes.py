@@ -63,19 +63,25 @@ def substitute(text: str, changes: Iterable[Change]) -> str | None:
     out = text
     for change in changes:
         for region in change.comparison.regions:
-            old = surfaces(change.old, region.old)
-            new = surfaces(change.new, region.new)
-            present = [s for s in old if s and s.lower() in out.lower()]
+            olds, news = region.old, region.new
+            if any(t.valued for t in olds):
+                # The values, not the plain words the stretch swept along ("12:00 before
+                # a release" / "09:00"): "release" in the title "Release process" is none.
+                olds = tuple(t for t in olds if t.valued)
+                news = tuple(t for t in news if t.valued)
+            old = surfaces(change.old, olds)
+            new = surfaces(change.new, news)
+            present = [s for s in old if s and _whole(s).search(out)]
             if not present:
                 continue
-            if change.restated:
+            if change.restated or not new:
                 return None
             if len(old) == len(new):
                 pairs = [
                     (_units_differ(o, n) and _with_units(change, o, n)) or (before, after)
-                    for o, n, before, after in zip(region.old, region.new, old, new, strict=True)
+                    for o, n, before, after in zip(olds, news, old, new, strict=True)
                 ]
-            elif len(present) == 1 and _one_shape(region):
+            elif len(present) == 1 and _one_shape(olds + news):
                 pairs = [(present[0], " ".join(new))]
             else:
                 return None
@@ -84,21 +90,24 @@ def substitute(text: str, changes: Iterable[Change]) -> str | None:
     return out
 
 
-def _one_shape(region: Region) -> bool:
+def _one_shape(terms: tuple[Term, ...]) -> bool:
     """Whether a stretch's new terms are all of the shape of its old one: a host for a host,
     a name for a name ("db-stg-3" / "db-stg-5"), not a host for a product's name
     ("ci.internal:8080" / "GitHub Actions": put in place, "Jenkins at GitHub Actions")."""
-    return len({t.shape for t in region.old + region.new}) == 1
+    return len({t.shape for t in terms}) == 1
 
 
 def _put(text: str, before: str, after: str) -> str:
-    """`text` with every `before` (in any case) written as `after` where it stands whole:
-    never the "8" of "18" or "v1.8", nor the "Go" of "Google" (a CJK word has no such
-    edge: 秒 may follow 30 directly)."""
-    head = "" if not before else _EDGE_BEFORE.get(_edge_class(before[0]), "")
-    tail = "" if not before else _EDGE_AFTER.get(_edge_class(before[-1]), "")
-    pattern = head + regex.escape(before) + tail
-    return regex.sub(pattern, lambda _m: after, text, flags=regex.I)
+    """`text` with every `before` (in any case) written as `after` where it stands whole."""
+    return _whole(before).sub(lambda _m: after, text)
+
+
+def _whole(value: str) -> regex.Pattern[str]:
+    """`value` in any case where it stands whole: never the "8" of "18" or "v1.8", nor the
+    "Go" of "Google" (a CJK word has no such edge: 秒 may follow 30 directly)."""
+    head = "" if not value else _EDGE_BEFORE.get(_edge_class(value[0]), "")
+    tail = "" if not value else _EDGE_AFTER.get(_edge_class(value[-1]), "")
+    return regex.compile(head + regex.escape(value) + tail, flags=regex.I)
 
 
 def _edge_class(char: str) -> str:
@@ -176,12 +185,18 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
         near = o.start in at and abs(at[t.start] - at[o.start]) <= 2
         return near or t in region.old
 
+    def one_slot(t: Term, o: Term) -> bool:
+        # A frequency right before the day it changes says one schedule with it ("every
+        # second Tuesday", "毎週火曜日"): "every Wednesday" may have replaced both.
+        schedule = t.kind == o.kind == "value" and (t.shape, o.shape) == _SCHEDULE
+        return compatible((o,), (t,)) or (schedule and at.get(t.start, -2) + 1 == at[o.start])
+
     alike = [
         t for t in left_out
-        if any(beside(t, r, o) and compatible((o,), (t,)) for r, o, _n in paired)
+        if any(beside(t, r, o) and one_slot(t, o) for r, o, _n in paired)
     ]  # fmt: skip
     if alike:
-        also = said_old[alike[0].start : alike[0].end]
+        also = " and ".join(said_old[t.start : t.end] for t in alike)
         return replace(change, loses=f"the new statement may replace {also} too")
     doubt = f"the new statement leaves out {change.left_out[0]}" if left_out else ""
     known = set(old.keys) | {n.key for _o, n in pairs}
@@ -205,6 +220,10 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     if text == change.old.text:
         return replace(change, loses=doubt)
     return replace(change, in_place=text)
+
+
+# The shapes of a frequency and the day it qualifies ("every second" "Tuesday").
+_SCHEDULE = ("frequency", "weekday")
 
 
 def _restated(change: Change, old: Terms, new: Terms) -> str:

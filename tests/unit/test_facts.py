@@ -807,6 +807,27 @@ def test_a_description_never_puts_a_new_value_where_an_old_one_of_another_shape_
     assert done.body == new
 
 
+def test_a_title_given_by_hand_keeps_what_the_changed_stretch_swept_along() -> None:
+    # The stretch that changed was "12:00 before a release" for "09:00": its word
+    # "release" is no value, and "Release process" became "09:00 process" (or, refused,
+    # the changed statement itself).
+    body = (
+        "- Releases go out every second Tuesday.\n"
+        "- Builds are uploaded to TestFlight by the `release.yml` workflow.\n"
+        "- Merge freeze starts Monday 12:00 before a release.\n"
+    )
+    old = MemoryText("Release process", "How and when we ship the mobile app", body, "project")
+    found = judge(text("Merge freeze now starts Monday 09:00."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    done = rewrite(old, found)
+    assert (done.title, done.description) == (old.title, old.description)
+    assert "- Merge freeze starts Monday 09:00 before a release." in done.body
+    # "every Wednesday" for "every second Tuesday": written in place it kept "second".
+    found = judge(text("Releases now go out every Wednesday."), old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert "every second" in found.changes[0].loses
+
+
 def test_a_description_follows_a_korean_update_without_its_particle() -> None:
     old = text("스테이징 DB 포트는 5433이다.")
     found = judge(text("스테이징 DB 포트가 6432로 바뀌었다."), old)
