@@ -68,6 +68,7 @@ NARROWER = "a value changed, perhaps of a narrower thing"
 QUALIFIED = "said again with a qualifier at its end"
 WORD_BESIDE = "a value changed, and a word beside it"
 FROM_TO = "the new statement names an old value beside a new one of its kind"
+WITHIN_LONGER = "a new value announced for one of a longer statement"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # Words of its own a statement adds after all of another's to qualify it (one is enough
@@ -383,10 +384,35 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     # Two facts by their alignment, but the new statement says it replaced a value of the
     # old one: a lean, linked. Which value it replaced is read from two neighbours (a
     # subject and an object stand side by side too), so no tier rewrites it.
-    moved = _from_to(old, new)
-    if moved is None or _distinct_keys(old, new, set(new.keys), set(old.keys)):
+    if _distinct_keys(old, new, set(new.keys), set(old.keys)):
         return compared
-    return Comparison("changed", False, FROM_TO, compared.overlap, (moved,))
+    moved = _from_to(old, new)
+    if moved is not None:
+        return Comparison("changed", False, FROM_TO, compared.overlap, (moved,))
+    moved = _announced_within(old, new)
+    if moved is not None:
+        return Comparison("changed", False, WITHIN_LONGER, compared.overlap, (moved,))
+    return compared
+
+
+def _announced_within(old: Terms, new: Terms) -> Region | None:
+    """A short statement that announces a new value and says nothing the old one does not
+    but that value ("We now deploy on Wednesdays" beside "We deploy on Tuesdays once a week
+    and freeze the code the afternoon before", "现在每周三发布" beside "每周二发布一次，发布前一天
+    下午冻结代码"): too little in common with the whole sentence by Dice, yet perhaps a
+    correction of one of its values — the one of its kind, when there is one."""
+    if not new.change_cue or old.change_cue:
+        return None
+    old_keys = set(old.keys)
+    brought = [t for t in new.terms if t.key not in old_keys]
+    said = [t for t in new.terms if t.key in old_keys]
+    if len(brought) != 1 or not brought[0].valued or not any(not t.valued for t in said):
+        return None
+    kin = [
+        t for t in old.terms
+        if t.valued and t.key not in set(new.keys) and compatible((t,), (brought[0],))
+    ]  # fmt: skip
+    return Region((kin[0],), (brought[0],), 0, 0) if len(kin) == 1 else None
 
 
 def _from_to(old: Terms, new: Terms) -> Region | None:

@@ -34,6 +34,7 @@ from memory_recall.server.facts.slots import (
     FROM_TO,
     NARROWER,
     QUALIFIED,
+    WITHIN_LONGER,
     WORD_BESIDE,
 )
 
@@ -62,8 +63,9 @@ _SUBJECT_DOUBT = (
 )
 # ... and that a tier may confirm as a link but never have rewritten: several values
 # changed at once may be another thing of the same shape; a value read as replaced by the
-# one beside it may be its subject or object.
-_LINK_ONLY = ("values changed in the same slot", ANNOUNCED_SHAPE, FROM_TO)
+# one beside it may be its subject or object; a value of a longer statement may not be the
+# one a short announcement replaces.
+_LINK_ONLY = ("values changed in the same slot", ANNOUNCED_SHAPE, FROM_TO, WITHIN_LONGER)
 # Characters of a memory a model is shown per pair.
 SHOWN_CHARS = 1_500
 

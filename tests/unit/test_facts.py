@@ -25,7 +25,7 @@ from memory_recall.server.facts.judgement import (
 )
 from memory_recall.server.facts.newer import read_ahead, superseded
 from memory_recall.server.facts.rewrite import _fit, rewrite
-from memory_recall.server.facts.slots import FROM_TO, QUALIFIED, compare
+from memory_recall.server.facts.slots import FROM_TO, QUALIFIED, WITHIN_LONGER, compare
 from memory_recall.server.facts.statements import split_statements
 from memory_recall.server.facts.terms import (
     _caseless,
@@ -768,6 +768,30 @@ def test_a_correction_from_one_value_to_another_is_linked_never_rewritten(
     question = Question("q", text(new), text(old), found)
     settled = settle(question, "update", "vectors")
     assert settled is not None and settled.confirmed and not settled.sure
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We deploy on Tuesdays, after the standup, and the code freeze starts the afternoon"
+         " before at 14:00.", "We now deploy on Wednesdays."),
+        ("Wir deployen dienstags einmal pro Woche und frieren den Code am Nachmittag davor ein.",
+         "Wir deployen jetzt mittwochs."),
+        ("每周二发布一次，发布前一天下午冻结代码。", "现在每周三发布。"),
+    ],
+)  # fmt: skip
+def test_a_short_announced_value_against_a_long_sentence_is_linked(old: str, new: str) -> None:
+    # Too little in common with the whole sentence by Dice: "a different fact", unlinked,
+    # and the old day recalled as true. It says nothing the old one does not but a value
+    # of one of its kinds: a lean, linked, never rewritten by a tier.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert WITHIN_LONGER in found.reason
+    settled = settle(Question("q", text(new), text(old), found), "update", "vectors")
+    assert settled is not None and settled.confirmed and not settled.sure
+    # Another thing at another time is still another fact.
+    other = judge(text("Log rotation now runs at 03:00."), text("Backups run nightly at 02:00."))
+    assert other.kind == "independent"
 
 
 def test_a_value_named_beside_its_replacement_is_never_written_over_another() -> None:
