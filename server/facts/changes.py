@@ -189,7 +189,7 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
         # A frequency right before the day it changes says one schedule with it ("every
         # second Tuesday", "毎週火曜日"): "every Wednesday" may have replaced both.
         schedule = t.kind == o.kind == "value" and (t.shape, o.shape) == _SCHEDULE
-        return compatible((o,), (t,)) or (schedule and at.get(t.start, -2) + 1 == at[o.start])
+        return _kin(o, t) or (schedule and at.get(t.start, -2) + 1 == at[o.start])
 
     alike = [
         t for t in left_out
@@ -222,6 +222,13 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
     return replace(change, in_place=text)
 
 
+def _kin(a: Term, b: Term) -> bool:
+    """Two values that can fill one slot, names and identifiers of one shape only: a file
+    for a file, a host for a host, not a product's name for a file (TestFlight and
+    `release.yml` in "uploaded to TestFlight by the `release.yml` workflow")."""
+    return compatible((a,), (b,)) and (a.shape == b.shape or a.kind in ("number", "value"))
+
+
 # The shapes of a frequency and the day it qualifies ("every second" "Tuesday").
 _SCHEDULE = ("frequency", "weekday")
 
@@ -249,11 +256,14 @@ def _restated(change: Change, old: Terms, new: Terms) -> str:
 
 def _value_pairs(region: Region) -> list[tuple[Term, Term]]:
     """Each value of the new side with the first value of the old side that can fill its
-    slot, in order."""
+    slot, in order — one of its own shape first (`ship.yml` replaces `release.yml`, not the
+    TestFlight before it)."""
     olds = [t for t in region.old if t.valued]
     pairs = []
     for n in (t for t in region.new if t.valued):
-        match = next((o for o in olds if compatible((o,), (n,))), None)
+        match = next((o for o in olds if _kin(o, n)), None) or next(
+            (o for o in olds if compatible((o,), (n,))), None
+        )
         if match is not None:
             olds.remove(match)
             pairs.append((match, n))

@@ -852,6 +852,17 @@ def test_a_title_given_by_hand_keeps_what_the_changed_stretch_swept_along() -> N
     assert "every second" in found.changes[0].loses
 
 
+def test_a_value_replaces_one_of_its_own_shape_and_keeps_the_name_beside_it() -> None:
+    # `ship.yml` was paired with TestFlight (both "things a fact names"), and the file
+    # left out made the update a lean: the workflow file changed, the destination stays.
+    old = text("Builds are uploaded to TestFlight by the `release.yml` workflow.")
+    found = judge(text("Builds are now uploaded by the `ship.yml` workflow."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert rewrite(old, found).body == (
+        "Builds are uploaded to TestFlight by the `ship.yml` workflow."
+    )
+
+
 def test_a_description_follows_a_korean_update_without_its_particle() -> None:
     old = text("스테이징 DB 포트는 5433이다.")
     found = judge(text("스테이징 DB 포트가 6432로 바뀌었다."), old)
