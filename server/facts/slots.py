@@ -233,10 +233,33 @@ def narrows(old: Terms, new: Terms) -> bool:
 def _narrowed(
     old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
 ) -> bool:
-    return any(
+    return _named_before(old, new, opcodes, old_keys) or any(
         _modifies_shared(new, j, old_keys)
         for j in _inserted_between(old, new, opcodes)
         if new.terms[j].key not in old_keys
+    )
+
+
+def _named_before(
+    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
+) -> bool:
+    """Whether the new statement puts a name of its own right before the first word both
+    say, in a sentence said in the same order: the thing that word names is narrower ("The
+    Android build is uploaded to the Play Console" / "Builds are uploaded to TestFlight",
+    "The EU cluster runs 5 nodes" / "The cluster runs 3 nodes"). Words put first mostly say
+    when or why; a name right before the subject says whose."""
+    if len(opcodes) < 2 or opcodes[0][0] != "insert" or opcodes[1][0] != "equal":
+        return False
+    said = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
+    if said != sum(1 for t in new.terms if t.key in old_keys):
+        return False  # terms moved: not said in the same order
+    at = opcodes[0][4] - 1
+    name, after = new.terms[at], new.terms[at + 1]
+    return (
+        name.kind == "name"
+        and name.key not in old_keys
+        and after.kind == "word"
+        and not new.text[name.end : after.start].strip()
     )
 
 

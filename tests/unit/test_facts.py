@@ -863,6 +863,15 @@ def test_a_value_replaces_one_of_its_own_shape_and_keeps_the_name_beside_it() ->
     )
 
 
+def test_a_name_put_before_the_subject_is_a_narrower_thing_never_written_over() -> None:
+    # Written over, the iOS upload (TestFlight, `ship.yml`) was gone from the memory.
+    old = text("Builds are uploaded to TestFlight by the `ship.yml` workflow.")
+    new = text("The Android build is uploaded to the Play Console by the `android.yml` workflow.")
+    found = judge(new, old)
+    assert not found.sure and "narrower" in found.reason, found.reason
+    assert settle(Question("q", new, old, found), "update", "vectors") is None
+
+
 def test_a_description_follows_a_korean_update_without_its_particle() -> None:
     old = text("스테이징 DB 포트는 5433이다.")
     found = judge(text("스테이징 DB 포트가 6432로 바뀌었다."), old)
