@@ -233,33 +233,39 @@ def narrows(old: Terms, new: Terms) -> bool:
 def _narrowed(
     old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
 ) -> bool:
-    return _named_before(old, new, opcodes, old_keys) or any(
+    return any(
         _modifies_shared(new, j, old_keys)
         for j in _inserted_between(old, new, opcodes)
         if new.terms[j].key not in old_keys
     )
 
 
-def _named_before(
-    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
+def _put_before(
+    new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
 ) -> bool:
-    """Whether the new statement puts a name of its own right before the first word both
-    say, in a sentence said in the same order: the thing that word names is narrower ("The
-    Android build is uploaded to the Play Console" / "Builds are uploaded to TestFlight",
-    "The EU cluster runs 5 nodes" / "The cluster runs 3 nodes"). Words put first mostly say
-    when or why; a name right before the subject says whose."""
+    """Whether the new statement puts a word or a name of its own right before the first
+    word both say (spaces between), in a sentence said in the same order: the thing that
+    word names is narrower ("The Android build is uploaded to the Play Console" / "Builds
+    are uploaded to TestFlight", "The analytics database runs ClickHouse 23" / "The
+    database runs PostgreSQL 14", "Production deploys need two approvals" / "Deploys need
+    one approval"). Words put first and set off ("Since the upgrade last week, production
+    runs …") say when or why. Read where a value changed only: said again with nothing
+    changed, such a word mostly says how much ("The user really likes short answers")."""
     if len(opcodes) < 2 or opcodes[0][0] != "insert" or opcodes[1][0] != "equal":
         return False
     said = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
     if said != sum(1 for t in new.terms if t.key in old_keys):
         return False  # terms moved: not said in the same order
-    at = opcodes[0][4] - 1
-    name, after = new.terms[at], new.terms[at + 1]
+    if opcodes[0][4] != 1:
+        return False  # a longer opening ("После обновления в апреле продакшен …"): when
+    at = 0
+    word, after = new.terms[at], new.terms[at + 1]
     return (
-        name.kind == "name"
-        and name.key not in old_keys
+        word.kind in ("name", "word")
+        and word.key not in old_keys
+        and not CJK_CHAR.match(word.key)
         and after.kind == "word"
-        and not new.text[name.end : after.start].strip()
+        and not new.text[word.end : after.start].strip()
     )
 
 
@@ -614,8 +620,9 @@ def _aligned(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
             return Comparison("different", False, "other values, other places", overlap)
         return Comparison("same", sure, "the same statement, reworded", overlap)
 
-    # A plain word of its own before a word both say names a narrower thing (`narrows`).
-    qualified = _narrowed(old, new, opcodes, old_keys)
+    # A plain word of its own before a word both say names a narrower thing (`narrows`),
+    # and so does one put alone before the first of them, where a value changed.
+    qualified = _narrowed(old, new, opcodes, old_keys) or _put_before(new, opcodes, old_keys)
     shaped_alike = len(old.terms) == len(new.terms) and all(
         len(r.old) == len(r.new) for r in regions
     )

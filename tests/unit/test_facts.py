@@ -863,13 +863,29 @@ def test_a_value_replaces_one_of_its_own_shape_and_keeps_the_name_beside_it() ->
     )
 
 
-def test_a_name_put_before_the_subject_is_a_narrower_thing_never_written_over() -> None:
-    # Written over, the iOS upload (TestFlight, `ship.yml`) was gone from the memory.
-    old = text("Builds are uploaded to TestFlight by the `ship.yml` workflow.")
-    new = text("The Android build is uploaded to the Play Console by the `android.yml` workflow.")
-    found = judge(new, old)
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Builds are uploaded to TestFlight by the `ship.yml` workflow.",
+         "The Android build is uploaded to the Play Console by the `android.yml` workflow."),
+        ("The database runs PostgreSQL 14.", "The analytics database runs ClickHouse 23."),
+        ("Deploys need one approval.", "Production deploys need two approvals."),
+    ],
+)  # fmt: skip
+def test_a_word_put_before_the_subject_is_a_narrower_thing_never_written_over(
+    old: str, new: str
+) -> None:
+    # Written over, the other thing's fact (the iOS upload, the main database, every
+    # other deploy) was gone from the memory.
+    found = judge(text(new), text(old))
     assert not found.sure and "narrower" in found.reason, found.reason
-    assert settle(Question("q", new, old, found), "update", "vectors") is None
+    assert settle(Question("q", text(new), text(old), found), "update", "vectors") is None
+    # An opening of several words says when ("Since the upgrade last week, …"): no sign.
+    found = judge(
+        text("После обновления в апреле продакшен перешёл на PostgreSQL 16."),
+        text("Продакшен работает на PostgreSQL 13."),
+    )
+    assert "narrower" not in found.reason
 
 
 def test_a_description_follows_a_korean_update_without_its_particle() -> None:
