@@ -256,10 +256,14 @@ def _put_before(
     said = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
     if said != sum(1 for t in new.terms if t.key in old_keys):
         return False  # terms moved: not said in the same order
-    if opcodes[0][4] != 1:
+    put = new.terms[: opcodes[0][4]]
+    after = new.terms[len(put)]
+    if all(t.kind == "word" and CJK_CHAR.match(t.key) for t in (*put, after)):
+        # Pairs glued to the subject's first pair ("分析数据库" / "数据库"): a compound.
+        return len(put) <= CJK_QUALIFIER_PAIRS and put[-1].end > after.start
+    if len(put) != 1:
         return False  # a longer opening ("После обновления в апреле продакшен …"): when
-    at = 0
-    word, after = new.terms[at], new.terms[at + 1]
+    word = put[0]
     return (
         word.kind in ("name", "word")
         and word.key not in old_keys
@@ -267,6 +271,10 @@ def _put_before(
         and after.kind == "word"
         and not new.text[word.end : after.start].strip()
     )
+
+
+# Pairs a CJK word of up to three characters glued before another makes.
+CJK_QUALIFIER_PAIRS = 3
 
 
 def _inserted_between(

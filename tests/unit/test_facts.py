@@ -870,6 +870,7 @@ def test_a_value_replaces_one_of_its_own_shape_and_keeps_the_name_beside_it() ->
          "The Android build is uploaded to the Play Console by the `android.yml` workflow."),
         ("The database runs PostgreSQL 14.", "The analytics database runs ClickHouse 23."),
         ("Deploys need one approval.", "Production deploys need two approvals."),
+        ("数据库使用 PostgreSQL 14。", "分析数据库使用 ClickHouse 23。"),
     ],
 )  # fmt: skip
 def test_a_word_put_before_the_subject_is_a_narrower_thing_never_written_over(
