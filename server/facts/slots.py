@@ -68,6 +68,7 @@ NARROWER = "a value changed, perhaps of a narrower thing"
 QUALIFIED = "said again with a qualifier at its end"
 WORD_BESIDE = "a value changed, and a word beside it"
 FROM_TO = "the new statement names an old value beside a new one of its kind"
+FLIPPED_NARROWER = "the rule turned round for a narrower case"
 WITHIN_LONGER = "a new value announced for one of a longer statement"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
@@ -275,6 +276,22 @@ def _put_before(
 
 # Pairs a CJK word of up to three characters glued before another makes.
 CJK_QUALIFIER_PAIRS = 3
+
+
+def _said_then_more(old: Terms, new: Terms, added: Sequence[Term]) -> bool:
+    """Whether `new` says all of `old` in its order and then, right after the last of them
+    (no comma between), words of its own (`QUALIFIER_WORDS` at least): a qualifier put at
+    the end, whatever the new statement announces. A clause set off says what replaces
+    the rule ("ya no se escriben en español, sino en inglés"); in Chinese, Japanese and
+    Korean the two cannot be told apart by a comma, so never there."""
+    last = _said_in_order(old.keys, new.keys)
+    if last is None or not added:
+        return False
+    after = [t for t in new.terms[last + 1 :] if t in added]
+    if len(after) != len(added) or CJK_CHAR.match(after[0].key):
+        return False  # words of its own elsewhere too, or CJK
+    gap = new.text[new.terms[last].end : after[0].start]
+    return not _SET_OFF.search(gap) and ";" not in gap and len(after) >= QUALIFIER_WORDS
 
 
 def _inserted_between(
@@ -590,6 +607,11 @@ def _aligned(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
 
     if not regions:
         if flipped and overlap >= FLIP_AT_LEAST:
+            if _said_then_more(old, new, added):
+                # "We no longer squash merge pull requests in the docs repo" beside "We
+                # squash merge pull requests": an exception, perhaps, not the rule turned
+                # round. Written over, the rule for every other repo was gone.
+                return Comparison("changed", False, FLIPPED_NARROWER, overlap)
             return Comparison(
                 "changed", overlap >= SAME_AT_LEAST, "the rule's polarity flipped", overlap
             )

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from memory_recall.server.facts.judgement import Judgement, Kind, MemoryText
 from memory_recall.server.facts.slots import (
     ANNOUNCED_SHAPE,
+    FLIPPED_NARROWER,
     FROM_TO,
     NARROWER,
     QUALIFIED,
@@ -58,6 +59,7 @@ _SUBJECT_DOUBT = (
     "where the subject stands",
     "several things differ",
     NARROWER,
+    FLIPPED_NARROWER,
     QUALIFIED,
     WORD_BESIDE,
 )

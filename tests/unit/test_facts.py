@@ -25,7 +25,13 @@ from memory_recall.server.facts.judgement import (
 )
 from memory_recall.server.facts.newer import read_ahead, superseded
 from memory_recall.server.facts.rewrite import _fit, rewrite
-from memory_recall.server.facts.slots import FROM_TO, QUALIFIED, WITHIN_LONGER, compare
+from memory_recall.server.facts.slots import (
+    FLIPPED_NARROWER,
+    FROM_TO,
+    QUALIFIED,
+    WITHIN_LONGER,
+    compare,
+)
 from memory_recall.server.facts.statements import split_statements
 from memory_recall.server.facts.terms import (
     _caseless,
@@ -887,6 +893,23 @@ def test_a_word_put_before_the_subject_is_a_narrower_thing_never_written_over(
         text("Продакшен работает на PostgreSQL 13."),
     )
     assert "narrower" not in found.reason
+
+
+def test_a_rule_turned_round_for_a_narrower_case_is_never_written_over() -> None:
+    # Written over, the rule for every other repo was gone.
+    old = text("We squash merge pull requests.")
+    new = text("We no longer squash merge pull requests in the docs repo.")
+    found = judge(new, old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert settle(Question("q", new, old, found), "update", "vectors") is None
+    # Turned round whole, or with what replaces it set off, it is the rule's update.
+    found = judge(text("We no longer squash merge pull requests."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    found = judge(
+        text("Los comentarios del código ya no se escriben en español, sino en inglés."),
+        text("Los comentarios del código se escriben en español."),
+    )
+    assert FLIPPED_NARROWER not in found.reason
 
 
 def test_a_description_follows_a_korean_update_without_its_particle() -> None:
