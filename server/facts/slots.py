@@ -69,6 +69,7 @@ QUALIFIED = "said again with a qualifier at its end"
 WORD_BESIDE = "a value changed, and a word beside it"
 FROM_TO = "the new statement names an old value beside a new one of its kind"
 FLIPPED_NARROWER = "the rule turned round for a narrower case"
+REORDERED = "a value changed in a reordered sentence"
 WITHIN_LONGER = "a new value announced for one of a longer statement"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
@@ -644,9 +645,7 @@ def _aligned(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
                 # The sentence reordered around a value of one kind ("after 90 days logs
                 # are deleted" / "logs are kept 14 days"): perhaps the same slot.
                 region = Region(old_values, new_values, 0, 0)
-                return Comparison(
-                    "changed", False, "a value changed in a reordered sentence", overlap, (region,)
-                )
+                return Comparison("changed", False, REORDERED, overlap, (region,))
             return Comparison("different", False, "other values, other places", overlap)
         return Comparison("same", sure, "the same statement, reworded", overlap)
 

@@ -35,6 +35,7 @@ from memory_recall.server.facts.slots import (
     FROM_TO,
     NARROWER,
     QUALIFIED,
+    REORDERED,
     WITHIN_LONGER,
     WORD_BESIDE,
 )
@@ -66,8 +67,16 @@ _SUBJECT_DOUBT = (
 # ... and that a tier may confirm as a link but never have rewritten: several values
 # changed at once may be another thing of the same shape; a value read as replaced by the
 # one beside it may be its subject or object; a value of a longer statement may not be the
-# one a short announcement replaces.
-_LINK_ONLY = ("values changed in the same slot", ANNOUNCED_SHAPE, FROM_TO, WITHIN_LONGER)
+# one a short announcement replaces; in a sentence said the other way round, the value
+# paired with the new one may be a peer of the one replaced ("uses Slack for chat and Zoom
+# for calls" / "moved from Zoom to Google Meet for calls": Slack paired, and written over).
+_LINK_ONLY = (
+    "values changed in the same slot",
+    ANNOUNCED_SHAPE,
+    FROM_TO,
+    WITHIN_LONGER,
+    REORDERED,
+)
 # Characters of a memory a model is shown per pair.
 SHOWN_CHARS = 1_500
 

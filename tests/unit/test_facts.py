@@ -912,6 +912,17 @@ def test_a_rule_turned_round_for_a_narrower_case_is_never_written_over() -> None
     assert FLIPPED_NARROWER not in found.reason
 
 
+def test_a_value_changed_in_a_reordered_sentence_is_confirmed_as_a_link_only() -> None:
+    # Aligned, Google Meet replaced Slack (the first value dropped), while the new statement
+    # says it replaced Zoom. A tier that settled it rewrote the statement whole: Slack gone.
+    old = text("The team uses Slack for chat and Zoom for calls.")
+    new = text("The team moved from Zoom to Google Meet for calls.")
+    found = judge(new, old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    settled = settle(Question("q", new, old, found), "update", "vectors")
+    assert settled is not None and settled.confirmed and not settled.sure
+
+
 def test_a_description_follows_a_korean_update_without_its_particle() -> None:
     old = text("스테이징 DB 포트는 5433이다.")
     found = judge(text("스테이징 DB 포트가 6432로 바뀌었다."), old)
