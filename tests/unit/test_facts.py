@@ -923,6 +923,20 @@ def test_a_value_changed_in_a_reordered_sentence_is_confirmed_as_a_link_only() -
     assert settled is not None and settled.confirmed and not settled.sure
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Backups run at 02:00 UTC.", "Backups run at 02:00 UTC on weekdays."),
+        ("Die Backups laufen um 02:00 UTC.", "Die Backups laufen werktags um 02:00 UTC."),
+        ("Les backups tournent à 02:00.", "Les backups tournent à 02:00 en semaine."),
+    ],
+)  # fmt: skip
+def test_weekdays_only_is_a_new_value_never_dropped_as_known(old: str, new: str) -> None:
+    # "on weekdays" was no value: the correction was the same fact said again, dropped.
+    found = judge(text(new), text(old))
+    assert found.kind == "update", found.reason
+
+
 def test_a_description_follows_a_korean_update_without_its_particle() -> None:
     old = text("스테이징 DB 포트는 5433이다.")
     found = judge(text("스테이징 DB 포트가 6432로 바뀌었다."), old)
