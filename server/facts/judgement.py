@@ -31,6 +31,7 @@ from typing import Literal
 
 import regex
 from memory_recall.server.facts.changes import Change, said, written_change
+from memory_recall.server.facts.replaced import read_replaced
 from memory_recall.server.facts.slots import (
     NARROWER,
     OTHER_SUBJECT,
@@ -678,7 +679,9 @@ def _best(
     best: tuple[int, Comparison] | None = None
     moved: tuple[int, Comparison] | None = None  # the best statement whose value it changes
     for i in candidates:
-        found = compare(a.terms[i], new_terms, negation_differs)
+        found = read_replaced(
+            a.terms[i], new_terms, compare(a.terms[i], new_terms, negation_differs)
+        )
         if best is None or _rank(found) > _rank(best[1]):
             best = (i, found)
         if _changes_a_value(found) and (moved is None or _rank(found) > _rank(moved[1])):

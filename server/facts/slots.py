@@ -27,10 +27,7 @@ differ are read:
   no change announced: another subject, not linked;
 - the rest (reworded, a value and other words changed): unsure.
 
-A rule whose polarity flips ("squash" / "do not squash") is a change of its slot. Two
-facts by the alignment, but the new statement names an old value right beside a new one of
-its kind, announcing a change ("from Kong 2.8 to Kong 3.4"): perhaps that slot's
-correction, unsure, linked (`_from_to`).
+A rule whose polarity flips ("squash" / "do not squash") is a change of its slot.
 
 One job past 500 lines: every reading above is made on the one alignment of two
 statements (their stretches, what each drops, adds or moves), and each case is told
@@ -67,10 +64,8 @@ WORD_AT_SUBJECT = "a word changed where the subject stands"
 NARROWER = "a value changed, perhaps of a narrower thing"
 QUALIFIED = "said again with a qualifier at its end"
 WORD_BESIDE = "a value changed, and a word beside it"
-FROM_TO = "the new statement names an old value beside a new one of its kind"
 FLIPPED_NARROWER = "the rule turned round for a narrower case"
 REORDERED = "a value changed in a reordered sentence"
-WITHIN_LONGER = "a new value announced for one of a longer statement"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # Words of its own a statement adds after all of another's to qualify it (one is enough
@@ -195,7 +190,7 @@ def _worded(term: Term) -> bool:
     return bool(term.shape) and term.shape not in canonical_units()
 
 
-def _distinct_keys(old: Terms, new: Terms, new_keys: set[str], old_keys: set[str]) -> str:
+def distinct_keys(old: Terms, new: Terms, new_keys: set[str], old_keys: set[str]) -> str:
     """A key identifier on each side that the other side lacks: two different things."""
     old_only = sorted({t.key for t in old.terms if t.role == "key"} - new_keys)
     new_only = sorted({t.key for t in new.terms if t.role == "key"} - old_keys)
@@ -430,113 +425,15 @@ def _spaced_word(term: Term) -> bool:
 
 
 def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison:
-    """How the statement `new` relates to the statement `old`. `polarity_changed`: whether
-    the memories as a whole differ in polarity (a statement split otherwise than its
-    restatement may read as negated on one side only)."""
-    compared = _aligned(old, new, polarity_changed)
-    if compared.relation not in ("different", "unrelated") or not old.keys or not new.keys:
-        return compared
-    # Two facts by their alignment, but the new statement says it replaced a value of the
-    # old one: a lean, linked. Which value it replaced is read from two neighbours (a
-    # subject and an object stand side by side too), so no tier rewrites it.
-    if _distinct_keys(old, new, set(new.keys), set(old.keys)):
-        return compared
-    moved = _from_to(old, new)
-    if moved is not None:
-        return Comparison("changed", False, FROM_TO, compared.overlap, (moved,))
-    moved = _announced_within(old, new)
-    if moved is not None:
-        return Comparison("changed", False, WITHIN_LONGER, compared.overlap, (moved,))
-    return compared
-
-
-def _announced_within(old: Terms, new: Terms) -> Region | None:
-    """A short statement that announces a new value and says nothing the old one does not
-    but that value ("We now deploy on Wednesdays" beside "We deploy on Tuesdays once a week
-    and freeze the code the afternoon before", "现在每周三发布" beside "每周二发布一次，发布前一天
-    下午冻结代码"): too little in common with the whole sentence by Dice, yet perhaps a
-    correction of one of its values — the one of its kind, when there is one."""
-    if not new.change_cue or old.change_cue:
-        return None
-    old_keys = set(old.keys)
-    brought = [t for t in new.terms if t.key not in old_keys]
-    said = [t for t in new.terms if t.key in old_keys]
-    if len(brought) != 1 or not brought[0].valued or not any(not t.valued for t in said):
-        return None
-    kin = [
-        t for t in old.terms
-        if t.valued and t.key not in set(new.keys) and compatible((t,), (brought[0],))
-    ]  # fmt: skip
-    return Region((kin[0],), (brought[0],), 0, 0) if len(kin) == 1 else None
-
-
-def _from_to(old: Terms, new: Terms) -> Region | None:
-    """The old value a new statement says was replaced, and its replacement: a statement
-    that announces a change and names a value of the old one beside a value of its kind
-    the old one does not hold ("We upgraded the API gateway from Kong 2.8 to Kong 3.4"
-    beside "The API gateway runs Kong 2.8 on gw-1", "Argo CD instead of Spinnaker", "von
-    PostgreSQL 14 auf 16"). Whatever else the two say, the new one may correct that slot."""
-    if not new.change_cue or old.change_cue:
-        return None
-    olds = {t.key: t for t in old.terms if t.valued}
-    terms = new.terms
-    for i, term in enumerate(terms):
-        if term.key not in olds or not term.valued:
-            continue
-        for j, other in enumerate(terms):
-            if other.valued and other.key not in olds and said_for(terms, i, j):
-                # One term each: in a value of several ("GitHub Actions", "Argo CD") the
-                # neighbour may be part of it rather than what it replaced.
-                if _one_term(terms, i, j) and _one_term(terms, j, i):
-                    return Region((olds[term.key],), (other,), 0, 0)
-                return None
-    return None
-
-
-def _one_term(terms: Sequence[Term], at: int, partner: int) -> bool:
-    """Whether the value at `at` stands alone: no value of its kind and shape beside it but
-    the one said for it (`partner`)."""
-    return not any(
-        0 <= k < len(terms)
-        and k != partner
-        and terms[k].valued
-        and terms[k].shape == terms[at].shape
-        and compatible((terms[k],), (terms[at],))
-        for k in (at - 1, at + 1)
-    )
-
-
-# CJK pairs that may stand between a value and the one said for it ("14 升级到 16").
-CJK_BETWEEN = 2
-
-
-def said_for(terms: Sequence[Term], i: int, j: int) -> bool:
-    """Whether `terms[i]` and `terms[j]` stand as a value and the one said in its place: of
-    one kind and shape, side by side ("from Jenkins to GitHub", "Argo CD instead of
-    Spinnaker"; the words between are function words or cues, which are no terms), with
-    only the word before the first said again ("from Node 18 to Node 20"), or with a CJK
-    verb between ("从 14 升级到 16"). Not two parts of one date ("2025年5月")."""
-    first, last = sorted((i, j))
-    if first == last or terms[i].shape != terms[j].shape:
-        return False
-    if not compatible((terms[i],), (terms[j],)):
-        return False
-    between = terms[first + 1 : last]
-    if not between:
-        return True
-    if len(between) == 1 and first > 0 and between[0].key == terms[first - 1].key:
-        return True
-    return len(between) <= CJK_BETWEEN and all(
-        t.kind == "word" and CJK_CHAR.match(t.key) for t in between
-    )
-
-
-def _aligned(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
+    """How the statement `new` relates to the statement `old`, by the alignment of their
+    terms. `polarity_changed`: whether the memories as a whole differ in polarity (a
+    statement split otherwise than its restatement may read as negated on one side only).
+    What a new statement says it replaced is read apart (`replaced.py`)."""
     old_keys, new_keys = set(old.keys), set(new.keys)
     overlap = round(dice(old_keys, new_keys), 3)
     if not old_keys or not new_keys:
         return Comparison("unrelated", True, "nothing to compare", overlap)
-    distinct = _distinct_keys(old, new, new_keys, old_keys)
+    distinct = distinct_keys(old, new, new_keys, old_keys)
     if distinct:
         return Comparison("different", True, distinct, overlap)
     if overlap < UNRELATED_BELOW:

@@ -29,14 +29,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from memory_recall.server.facts.judgement import Judgement, Kind, MemoryText
+from memory_recall.server.facts.replaced import FROM_TO, WITHIN_LONGER
 from memory_recall.server.facts.slots import (
     ANNOUNCED_SHAPE,
     FLIPPED_NARROWER,
-    FROM_TO,
     NARROWER,
     QUALIFIED,
     REORDERED,
-    WITHIN_LONGER,
     WORD_BESIDE,
 )
 

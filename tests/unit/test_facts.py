@@ -24,14 +24,9 @@ from memory_recall.server.facts.judgement import (
     read_memory,
 )
 from memory_recall.server.facts.newer import read_ahead, superseded
+from memory_recall.server.facts.replaced import FROM_TO, WITHIN_LONGER, read_replaced
 from memory_recall.server.facts.rewrite import _fit, rewrite
-from memory_recall.server.facts.slots import (
-    FLIPPED_NARROWER,
-    FROM_TO,
-    QUALIFIED,
-    WITHIN_LONGER,
-    compare,
-)
+from memory_recall.server.facts.slots import FLIPPED_NARROWER, QUALIFIED, compare
 from memory_recall.server.facts.statements import split_statements
 from memory_recall.server.facts.terms import (
     _caseless,
@@ -1412,7 +1407,8 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
                 and not (not label and named and named <= set(new_terms.keys))
             ):
                 continue
-            found = compare(old_terms, new_terms, a.negated != b.negated or new_terms.ends_a_state)
+            polarity = a.negated != b.negated or new_terms.ends_a_state
+            found = read_replaced(old_terms, new_terms, compare(old_terms, new_terms, polarity))
             if best is None or _rank(found) > _rank(best[1]):
                 best = (i, found)
             valued = found.regions and all(r.valued for r in found.regions)
