@@ -236,7 +236,7 @@ _SCHEDULE = ("frequency", "weekday")
 
 def _restated(change: Change, old: Terms, new: Terms) -> str:
     """The value of the old statement that the new one names again, outside its changed
-    stretches, beside a new value said in its place (`slots.said_for`), as the new
+    stretches, beside a new value said in its place (`replaced.said_for`), as the new
     statement writes it ("18" of "from Node 18 to Node 20"); "" when there is none."""
     brought = {t.start for r in change.comparison.regions for t in r.new if t.valued}
     if not brought:
