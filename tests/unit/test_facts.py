@@ -16,6 +16,7 @@ from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.documents import MemoryDocument, parse_memory
 from memory_recall.server.facts import judgement
 from memory_recall.server.facts.judgement import (
+    Judgement,
     MemoryText,
     Reading,
     _rank,
@@ -62,6 +63,16 @@ CONFLICTS = Path(__file__).parents[2] / "fixtures" / "conflicts"
 def text(body: str) -> MemoryText:
     derived = derive(body)
     return MemoryText(derived.title, derived.description, body, derived.type)
+
+
+def _a_link_only_lean(old: str, new: str) -> Judgement:
+    """`judge(new, old)`: an unsure update that a tier may confirm as a link, never have
+    rewritten."""
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    settled = settle(Question("q", text(new), text(old), found), "update", "vectors")
+    assert settled is not None and settled.confirmed and not settled.sure
+    return found
 
 
 # -- statements and terms ----------------------------------------------------------------
@@ -763,12 +774,7 @@ def test_a_correction_from_one_value_to_another_is_linked_never_rewritten(
     # Read alone, the values differ in kind (a host against a version) and the pair was two
     # facts, unlinked: the old version recalled as true. The new statement names the old
     # value beside its replacement: a lean, linked, that no tier may write over.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
-    assert FROM_TO in found.reason
-    question = Question("q", text(new), text(old), found)
-    settled = settle(question, "update", "vectors")
-    assert settled is not None and settled.confirmed and not settled.sure
+    assert FROM_TO in _a_link_only_lean(old, new).reason
 
 
 @pytest.mark.parametrize(
@@ -785,11 +791,7 @@ def test_a_short_announced_value_against_a_long_sentence_is_linked(old: str, new
     # Too little in common with the whole sentence by Dice: "a different fact", unlinked,
     # and the old day recalled as true. It says nothing the old one does not but a value
     # of one of its kinds: a lean, linked, never rewritten by a tier.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
-    assert WITHIN_LONGER in found.reason
-    settled = settle(Question("q", text(new), text(old), found), "update", "vectors")
-    assert settled is not None and settled.confirmed and not settled.sure
+    assert WITHIN_LONGER in _a_link_only_lean(old, new).reason
     # Another thing at another time is still another fact.
     other = judge(text("Log rotation now runs at 03:00."), text("Backups run nightly at 02:00."))
     assert other.kind == "independent"
@@ -910,12 +912,10 @@ def test_a_rule_turned_round_for_a_narrower_case_is_never_written_over() -> None
 def test_a_value_changed_in_a_reordered_sentence_is_confirmed_as_a_link_only() -> None:
     # Aligned, Google Meet replaced Slack (the first value dropped), while the new statement
     # says it replaced Zoom. A tier that settled it rewrote the statement whole: Slack gone.
-    old = text("The team uses Slack for chat and Zoom for calls.")
-    new = text("The team moved from Zoom to Google Meet for calls.")
-    found = judge(new, old)
-    assert (found.kind, found.sure) == ("update", False), found.reason
-    settled = settle(Question("q", new, old, found), "update", "vectors")
-    assert settled is not None and settled.confirmed and not settled.sure
+    _a_link_only_lean(
+        "The team uses Slack for chat and Zoom for calls.",
+        "The team moved from Zoom to Google Meet for calls.",
+    )
 
 
 @pytest.mark.parametrize(
