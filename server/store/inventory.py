@@ -23,7 +23,7 @@ from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.view import CorpusView, input_order_key
 from memory_recall.server.roots import posix_relative
 from memory_recall.server.store.confined import is_regular
-from memory_recall.server.store.errors import WriteError, WriteFailed
+from memory_recall.server.store.errors import InvalidWrite, WriteError, WriteFailed
 from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target, root_key
 from memory_recall.server.store.index_file import (
     IndexReport,
@@ -205,7 +205,15 @@ def memory_history(writer: MemoryWriter, path: str) -> list[HistoryEntry]:
     if writer.journal is None:
         writer._committer()  # raises: the state store is off
     assert writer.journal is not None
-    index, rel = resolve_target(writer.roots, path, archived=True)
+    try:
+        index, rel = resolve_target(writer.roots, path, archived=True)
+    except InvalidWrite:
+        # A memory forgotten, or renamed by hand, is asked for by the path it had: the
+        # journal still knows it there.
+        journaled = _journaled(writer, path)
+        if journaled is None:
+            raise
+        index, rel = journaled
     root = writer.roots[index]
     root_id = writer.state_root_id(root)
     paths = [rel]
@@ -238,6 +246,19 @@ def memory_history(writer: MemoryWriter, path: str) -> list[HistoryEntry]:
                 )
             )
     return entries
+
+
+def _journaled(writer: MemoryWriter, path: str) -> tuple[int, str] | None:
+    """The first root whose journal holds changes to the relative `path` (no file there
+    now), as `resolve_target` answers; None for any other path."""
+    assert writer.journal is not None
+    rel = path.replace("\\", "/").strip("/")
+    if os.path.isabs(path) or not rel or ".." in rel.split("/"):
+        return None
+    for index, root in enumerate(writer.roots):
+        if writer.journal.history(writer.state_root_id(root), [rel]):
+            return index, rel
+    return None
 
 
 def _text(data: bytes | None) -> str | None:

@@ -56,6 +56,15 @@ def test_forget_and_restore(root: Path, capsys: pytest.CaptureFixture[str]) -> N
     (path,) = [p for p in root.glob("*.md") if p.name != "MEMORY.md"]
     code, out, _ = run(capsys, "forget", str(path), "--reason", "moved to the wiki", *at)
     assert code == 0 and out.startswith("archived") and not path.exists()
+    # Forgotten, it is still asked for by the path it had: the journal knows it there.
+    code, out, err = run(capsys, "history", path.name, *at)
+    assert code == 0, err
+    assert [line.split()[3:5] for line in out.splitlines()][:2] == [
+        ["remember", "created"],
+        ["forget", "archived"],
+    ]
+    code, _, err = run(capsys, "history", "never-written.md", *at)
+    assert code == 1 and "no memory at that relative path" in err
     code, out, _ = run(capsys, "restore", str(path), *at)
     assert code == 0 and out.startswith("restored") and path.exists()
 
