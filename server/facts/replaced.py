@@ -33,6 +33,8 @@ def read_replaced(old: Terms, new: Terms, compared: Comparison) -> Comparison:
     the correction the new statement says it is."""
     if compared.relation not in ("different", "unrelated") or not old.keys or not new.keys:
         return compared
+    if not new.change_cue or old.change_cue:
+        return compared  # both readings below are of a change the new statement announces
     if distinct_keys(old, new, set(new.keys), set(old.keys)):
         return compared
     moved = from_to(old, new)
@@ -50,16 +52,14 @@ def announced_within(old: Terms, new: Terms) -> Region | None:
     and freeze the code the afternoon before", "现在每周三发布" beside "每周二发布一次，发布前一天
     下午冻结代码"): too little in common with the whole sentence by Dice, yet perhaps a
     correction of one of its values — the one of its kind, when there is one."""
-    if not new.change_cue or old.change_cue:
-        return None
-    old_keys = set(old.keys)
+    old_keys, new_keys = set(old.keys), set(new.keys)
     brought = [t for t in new.terms if t.key not in old_keys]
     said = [t for t in new.terms if t.key in old_keys]
     if len(brought) != 1 or not brought[0].valued or not any(not t.valued for t in said):
         return None
     kin = [
         t for t in old.terms
-        if t.valued and t.key not in set(new.keys) and compatible((t,), (brought[0],))
+        if t.valued and t.key not in new_keys and compatible((t,), (brought[0],))
     ]  # fmt: skip
     return Region((kin[0],), (brought[0],), 0, 0) if len(kin) == 1 else None
 
@@ -70,8 +70,6 @@ def from_to(old: Terms, new: Terms) -> Region | None:
     the old one does not hold ("We upgraded the API gateway from Kong 2.8 to Kong 3.4"
     beside "The API gateway runs Kong 2.8 on gw-1", "Argo CD instead of Spinnaker", "von
     PostgreSQL 14 auf 16"). Whatever else the two say, the new one may correct that slot."""
-    if not new.change_cue or old.change_cue:
-        return None
     olds = {t.key: t for t in old.terms if t.valued}
     terms = new.terms
     for i, term in enumerate(terms):

@@ -250,8 +250,7 @@ def _put_before(
     changed, such a word mostly says how much ("The user really likes short answers")."""
     if len(opcodes) < 2 or opcodes[0][0] != "insert" or opcodes[1][0] != "equal":
         return False
-    said = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
-    if said != sum(1 for t in new.terms if t.key in old_keys):
+    if _said_again(new, opcodes, old_keys) is None:
         return False  # terms moved: not said in the same order
     put = new.terms[: opcodes[0][4]]
     after = new.terms[len(put)]
@@ -290,14 +289,23 @@ def _said_then_more(old: Terms, new: Terms, added: Sequence[Term]) -> bool:
     return not _SET_OFF.search(gap) and ";" not in gap and len(after) >= QUALIFIER_WORDS
 
 
+def _said_again(
+    new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
+) -> int | None:
+    """How many terms of the old statement `new` says again, when it says every one of
+    them in the old statement's order (the alignment's equal stretches hold them all);
+    None when terms moved."""
+    total = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
+    return total if total == sum(1 for t in new.terms if t.key in old_keys) else None
+
+
 def _inserted_between(
     old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]]
 ) -> Iterator[int]:
     """The new statement's terms put between two of the terms it says again, when it says
     them in the old statement's order (none when terms moved)."""
-    said_before = set(old.keys)
-    total = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
-    if total != sum(1 for t in new.terms if t.key in said_before):
+    total = _said_again(new, opcodes, set(old.keys))
+    if total is None:
         return  # terms moved: not said in the same order
     shared = 0
     for tag, i1, i2, j1, j2 in opcodes:

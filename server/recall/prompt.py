@@ -94,6 +94,11 @@ def _instruction_cue(text: str) -> str | None:
     return find_injection(text)
 
 
+def _named(title: str, relative_path: str, date: str) -> str:
+    """Another memory as a mark names it: “title” (relative path, date)."""
+    return f"“{one_line(title, PROMPT_TITLE_CHARS)}” ({one_line(relative_path, 400)}, {date})"
+
+
 def render_prompt(
     docs: Sequence[MemoryDocument],
     now_ms: float | None = None,
@@ -127,17 +132,14 @@ def render_prompt(
             section.append(f"_May be outdated: it {stale[doc.path]}._")
         newer_notes = (corrected_by or {}).get(doc.path, ())
         if newer_notes:
-            named = "; ".join(
-                f"“{one_line(title, PROMPT_TITLE_CHARS)}” ({one_line(rel, 400)}, {date})"
-                for title, rel, date in newer_notes
-            )
+            named = "; ".join(_named(title, rel, date) for title, rel, date in newer_notes)
             section.append(
                 f"_Perhaps corrected by the newer {named}, given here too — not settled: "
                 "weigh the newer note first._"
             )
         perhaps, written = [], ""
         for title, rel, older, newer, settled in (supersedes or {}).get(doc.path, ()):
-            named = f"“{one_line(title, PROMPT_TITLE_CHARS)}” ({one_line(rel, 400)}, {older})"
+            named = _named(title, rel, older)
             if settled:
                 section.append(
                     f"_Supersedes {named}: this note, of {newer}, states the newer value._"
