@@ -31,7 +31,9 @@ from memory_recall.server.store.index_file import (
     index_path,
     plan_index,
 )
+from memory_recall.server.store.journal import Journal
 from memory_recall.server.store.memory_file import MemoryFile
+from memory_recall.server.store.renames import RENAMED
 from memory_recall.server.store.state import MemoryStats
 from memory_recall.server.store.writer import MemoryWriter
 
@@ -216,16 +218,23 @@ def memory_history(writer: MemoryWriter, path: str) -> list[HistoryEntry]:
         index, rel = journaled
     root = writer.roots[index]
     root_id = writer.state_root_id(root)
-    paths = [rel]
+    paths = _earlier_names(writer.journal, root_id, rel)
     # Its archived copies, found through the forget operations that made them.
-    for record in writer.journal.history(root_id, [rel]):
+    for record in writer.journal.history(root_id, paths):
         if record.kind == "forget":
             paths += [c.path for c in record.changes if c.path.startswith(ARCHIVE_DIR + "/")]
     entries = []
     for record in writer.journal.history(root_id, list(dict.fromkeys(paths))):
-        for change in record.changes:
-            if change.path not in paths:
-                continue
+        changes = [c for c in record.changes if c.path in paths]
+        # A rename is one version: the new file's, with the old file's content before it.
+        left = next((c for c in changes if c.action == RENAMED and c.after_hash is None), None)
+        made = next((c for c in changes if c.action == RENAMED and c.before_hash is None), None)
+        for change in changes:
+            was = change
+            if left is not None and made is not None:
+                if change is left:
+                    continue
+                was = left if change is made else change
             entries.append(
                 HistoryEntry(
                     operation=record.id,
@@ -235,17 +244,41 @@ def memory_history(writer: MemoryWriter, path: str) -> list[HistoryEntry]:
                     action=change.action,
                     path=str(root.path / change.path),
                     title=change.title,
-                    before_hash=change.before_hash,
+                    before_hash=was.before_hash,
                     after_hash=change.after_hash,
-                    before=_text(change.before),
+                    before=_text(was.before),
                     after=_text(change.after),
-                    kept=change.kept,
+                    kept=change.kept and was.kept,
                     undone_by=record.undone_by,
                     undoes=record.undoes,
                     note=record.note,
                 )
             )
     return entries
+
+
+# How many renames back a memory's history is followed (each is one update).
+_RENAMES_FOLLOWED = 100
+
+
+def _earlier_names(journal: Journal, root_id: int, rel: str) -> list[str]:
+    """`rel` and the names the memory had before an update renamed it (store/renames.py):
+    each rename journals the new file's creation and the old one's removal together."""
+    names = [rel]
+    while len(names) <= _RENAMES_FOLLOWED:
+        earlier = None
+        for record in journal.history(root_id, [names[-1]]):
+            made = any(
+                c.path == names[-1] and c.action == RENAMED and c.before_hash is None
+                for c in record.changes
+            )
+            left = [c.path for c in record.changes if c.action == RENAMED and c.after_hash is None]
+            if made and left:
+                earlier = left[0]
+        if earlier is None or earlier in names:
+            break
+        names.append(earlier)
+    return names
 
 
 def _journaled(writer: MemoryWriter, path: str) -> tuple[int, str] | None:

@@ -49,7 +49,7 @@ class Change:
     """One file an operation changes: `before` must be on disk, `after` will be (None: absent)."""
 
     path: str  # inside the root, `/`-separated
-    action: str  # created | updated | merged | unchanged | archived | restored | deleted
+    action: str  # created | updated | merged | unchanged | archived | restored | renamed | deleted
     before: bytes | None
     after: bytes | None
     title: str | None = None

@@ -17,7 +17,8 @@ from memory_recall.server.store.edits import archive_changes, description_of, ti
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
 from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target, shown_path
 from memory_recall.server.store.index_file import IndexEntry, IndexReport, index_target
-from memory_recall.server.store.journal import APPLIED, Change, Journal
+from memory_recall.server.store.journal import APPLIED, Change, ChangeRecord, Journal
+from memory_recall.server.store.renames import RENAMED
 from memory_recall.server.store.requests import Action, ForgetRequest, WriteSettings
 from memory_recall.server.store.secrets import redact
 
@@ -153,6 +154,15 @@ def undo_targets(writer: Planner, operation: str) -> list[str]:
     return members
 
 
+def _renamed_to(changes: Sequence[ChangeRecord], change: ChangeRecord) -> str | None:
+    """For the old file of a rename (store/renames.py), coming back: the new name, whose
+    statistics go back with it."""
+    if change.action != RENAMED or change.after_hash is not None:
+        return None
+    made = [c.path for c in changes if c.action == RENAMED and c.before_hash is None]
+    return made[0] if made else None
+
+
 def plan_undo(writer: Planner, operation: str, batch: str | None = None) -> Plan:
     """`undo`: every file of one operation back to its before-state, as a new operation."""
     record = writer.require_journal().get(operation.strip())
@@ -201,6 +211,7 @@ def plan_undo(writer: Planner, operation: str, batch: str | None = None) -> Plan
                 Change(change.path, "undone", change.after, change.before, restored_title),
                 entry=entry,
                 stats="updated" if entry is not None else None,
+                moved_from=_renamed_to(record.changes, change),
             )
         )
         if not change.path.startswith(ARCHIVE_DIR + "/"):

@@ -411,10 +411,30 @@ class StateStore:
 
     @staticmethod
     def move_stats(tx: sqlite3.Connection, root_id: int, old: str, new: str) -> None:
-        """A memory moved (archived, restored): its statistics go with it."""
+        """A memory moved (archived, restored, renamed): its statistics go with it, and how
+        often it was used together with others."""
         tx.execute("DELETE FROM memory_stats WHERE root_id = ? AND path = ?", (root_id, new))
         tx.execute(
             "UPDATE memory_stats SET path = ? WHERE root_id = ? AND path = ?", (new, root_id, old)
+        )
+        where = "(root_a = ? AND path_a = ?) OR (root_b = ? AND path_b = ?)"
+        rows = tx.execute(
+            f"SELECT root_a, path_a, root_b, path_b, count, last_ms FROM co_use WHERE {where}",
+            (root_id, old, root_id, old),
+        ).fetchall()
+        tx.execute(f"DELETE FROM co_use WHERE {where}", (root_id, old, root_id, old))
+        moved = []
+        for root_a, path_a, root_b, path_b, count, last_ms in rows:
+            a = (root_a, new if (root_a, path_a) == (root_id, old) else path_a)
+            b = (root_b, new if (root_b, path_b) == (root_id, old) else path_b)
+            if a != b:  # a pair is kept in order, as record_use writes it
+                moved.append((*min(a, b), *max(a, b), count, last_ms))
+        tx.executemany(
+            "INSERT INTO co_use(root_a, path_a, root_b, path_b, count, last_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(root_a, path_a, root_b, path_b)"
+            " DO UPDATE SET count = count + excluded.count,"
+            " last_ms = MAX(last_ms, excluded.last_ms)",
+            moved,
         )
 
     def add_deliveries(self, counts: dict[tuple[str, str], tuple[int, int]]) -> None:

@@ -79,6 +79,7 @@ from memory_recall.server.store.index_file import IndexEntry, IndexReport
 from memory_recall.server.store.journal import Change, Journal, new_batch_id
 from memory_recall.server.store.memory_file import MemoryFile
 from memory_recall.server.store.metadata import derive
+from memory_recall.server.store.renames import rename_changes, renamed_slug
 from memory_recall.server.store.requests import (
     Action,
     ForgetRequest,
@@ -749,13 +750,19 @@ class MemoryWriter:
         after = memory.render().encode()
         corrects = tuple(memory.get_list(MAYBE_SUPERSEDES))
         entry = IndexEntry(rel, title, description, bool(request.pinned), float("inf"), corrects)
-        plan.changes.append(
-            PlannedChange(Change(rel, "updated", data, after, title), entry=entry, stats="updated")
-        )
-        plan.answers.append((0, "updated", title, f"updates {rel}: {verdict.reason}"))
-        plan.links.append((rel, rel, "supersedes"))
+        # The name follows the title where it said the old value (store/renames.py).
+        slug = renamed_slug(rel, old.title, title, self._root_view(plan.root_index).docs.values())
+        if slug is None:
+            change = Change(rel, "updated", data, after, title)
+            plan.changes.append(PlannedChange(change, entry=entry, stats="updated"))
+            source, reason = rel, f"updates {rel}: {verdict.reason}"
+        else:  # "": the first change's path, the new name chosen under the lock
+            plan.changes += rename_changes(rel, data, after, title, slug, entry)
+            source, reason = "", f"updates {rel}, renamed after its new title: {verdict.reason}"
+        plan.answers.append((0, "updated", title, reason))
+        plan.links.append((source, rel, "supersedes"))
         for other_rel in replaced:
-            plan.links.append((rel, other_rel, "supersedes"))
+            plan.links.append((source, other_rel, "supersedes"))
         for planned in moves:
             plan.changes.append(planned)
             if planned.change.after is None:  # the original's removal answers for it

@@ -56,11 +56,15 @@ async def test_remember_update_recall_undo_recall(tmp_path: Path, state_dir: Pat
         assert created.action == "created" and created.scope == "project"
         changed = await client.remember("The payments service deploys with Helm chart v4.0 now.")
         (updated,) = changed.operations
-        assert (updated.action, updated.path) == ("updated", created.path)
+        # Renamed after its new title: the old name said v3.2 (store/renames.py).
+        assert updated.action == "updated" and updated.path.endswith("helm-chart-v4-0-now.md")
         bodies = await recall_bodies(client, "which Helm chart does payments deploy with")
         assert bodies == ["The payments service deploys with Helm chart v4.0 now."]
-        (undone,) = (await client.undo(updated.operation)).operations
-        assert undone.path == created.path
+        undone = (await client.undo(updated.operation)).operations
+        assert {(u.action, u.path) for u in undone} == {
+            ("restored", created.path),
+            ("deleted", updated.path),
+        }
         bodies = await recall_bodies(client, "which Helm chart does payments deploy with")
         assert bodies == ["The payments service deploys with Helm chart v3.2."]
         history = await client.history(created.path)

@@ -150,20 +150,30 @@ def test_a_changed_fact_rewrites_the_memory_newer_wins_and_undo_brings_it_back(
     (old,) = world.remember("The web app builds with Node 18.").operations
     before = Path(old.path).read_bytes()
     (new,) = world.remember("The web app builds with Node 22 now.").operations
-    assert (new.action, new.path) == ("updated", old.path)
-    text = Path(old.path).read_text()
+    # The file the daemon named after the old title follows the new one (store/renames.py).
+    assert new.action == "updated" and Path(old.path).name in (new.reason or "")
+    assert Path(new.path).name == "the-web-app-builds-with-node-22-now.md"
+    assert world.files() == ["MEMORY.md", "the-web-app-builds-with-node-22-now.md"]
+    text = Path(new.path).read_text()
     assert "Node 22" in text and "Node 18" not in text
     bodies = world.recall("which Node version builds the web app")
     assert bodies == ["The web app builds with Node 22 now."]  # only the new fact
     links = world.state.links(str(world.project.resolve()), Path(old.path).name)
-    assert "supersedes" in {kind for _, _, kind in links}
-    history = memory_history(world.writer, old.path)
-    assert [h.action for h in history] == ["created", "updated"]
+    assert ("the-web-app-builds-with-node-22-now.md", Path(old.path).name, "supersedes") in links
+    history = memory_history(world.writer, new.path)
+    assert [(h.action, Path(h.path).name) for h in history] == [
+        ("created", Path(old.path).name),
+        ("renamed", Path(new.path).name),
+    ]
     assert history[1].before == before.decode()  # the old text stays in the journal
+    assert memory_history(world.writer, old.path)[0].action == "created"
 
-    (undone,) = world.writer.undo(new.operation).operations
-    assert undone.action == "updated" and "Node 18" in undone.title
-    assert Path(old.path).read_bytes() == before
+    undone = world.writer.undo(new.operation).operations
+    assert sorted((u.action, Path(u.path).name) for u in undone) == [
+        ("deleted", Path(new.path).name),
+        ("restored", Path(old.path).name),
+    ]
+    assert Path(old.path).read_bytes() == before and not Path(new.path).exists()
     assert world.recall("which Node version builds the web app") == [
         "The web app builds with Node 18."
     ]
@@ -202,6 +212,98 @@ def test_other_memories_the_new_fact_replaces_are_archived_and_listed(world: Wor
     # One operation: one undo puts both back.
     world.writer.undo(result.operations[0].operation)
     assert sorted(world.files()) == ["MEMORY.md", "building.md", "node.md"]
+
+
+# -- a name that follows its title (store/renames.py) --------------------------------------------
+
+
+def _node_18(world: World, name: str) -> Path:
+    world.project.mkdir(exist_ok=True)
+    path = world.project / name
+    path.write_text(
+        memory_text("The web app builds with Node 18", "The web app builds with Node 18.")
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "other"),
+    [
+        ("web-node.md", None),  # named by hand (or by another agent): never renamed
+        (
+            "the-web-app-builds-with-node-18.md",
+            "Build notes: [node](the-web-app-builds-with-node-18.md).",
+        ),
+        ("the-web-app-builds-with-node-18.md", "See [[the-web-app-builds-with-node-18]] first."),
+        (
+            "the-web-app-builds-with-node-18-2.md",
+            "CI notes: see [node][n].\n\n[n]: the-web-app-builds-with-node-18-2.md",
+        ),
+    ],
+)
+def test_a_name_given_by_hand_or_named_by_another_memory_stays(
+    world: World, name: str, other: str | None
+) -> None:
+    path = _node_18(world, name)
+    if other is not None:
+        (world.project / "ci.md").write_text(memory_text("CI notes", other))
+    world.catalog.scan()
+    (new,) = world.remember("The web app builds with Node 22 now.").operations
+    assert (new.action, Path(new.path)) == ("updated", path)
+    assert "Node 22" in path.read_text()
+
+
+def test_a_name_another_memory_lists_stays(world: World) -> None:
+    path = _node_18(world, "the-web-app-builds-with-node-18.md")
+    (world.project / "ci.md").write_text(
+        memory_text("CI notes", "CI runs on every push.", related=f"[{path.name}]")
+    )
+    world.catalog.scan()
+    (new,) = world.remember("The web app builds with Node 22 now.").operations
+    assert (new.action, Path(new.path)) == ("updated", path)
+
+
+def test_a_renamed_memory_keeps_its_statistics_and_co_use_and_undo_takes_them_back(
+    world: World,
+) -> None:
+    path = _node_18(world, "the-web-app-builds-with-node-18-2.md")  # beside a namesake once
+    (world.project / "ci.md").write_text(memory_text("CI notes", "CI runs on every push."))
+    world.catalog.scan()
+    key = str(world.project.resolve())
+    world.state.add_feedback([(key, path.name), (key, "ci.md")], [], 1_000)
+    (new,) = world.remember("The web app builds with Node 22 now.").operations
+    renamed = Path(new.path).name
+    assert renamed == "the-web-app-builds-with-node-22-now.md" and not path.exists()
+    index = (world.project / "MEMORY.md").read_text()
+    assert "(the-web-app-builds-with-node-22-now.md)" in index and path.name not in index
+    assert world.state.stats(key)[renamed].used == 1
+    assert path.name not in world.state.stats(key)
+    assert world.state.co_use([key]) == {((key, "ci.md"), (key, renamed)): 1}
+
+    world.writer.undo(new.operation)
+    assert path.exists() and not Path(new.path).exists()
+    assert world.state.stats(key)[path.name].used == 1
+    assert world.state.co_use([key]) == {((key, "ci.md"), (key, path.name)): 1}
+
+
+def test_a_rename_killed_between_its_two_files_loses_neither(world: World) -> None:
+    path = _node_18(world, "the-web-app-builds-with-node-18.md")
+    world.catalog.scan()
+
+    def die(at: str) -> None:
+        if at == "file:1":  # the new file written, the old one not yet removed
+            raise Killed
+
+    world.fault = die
+    with pytest.raises(Killed):
+        world.remember("The web app builds with Node 22 now.")
+    world.fault = lambda _s: None
+    assert path.exists() and (world.project / "the-web-app-builds-with-node-22-now.md").exists()
+    world.catalog.scan()
+    world.make_writer().remember(RememberRequest("Unrelated: the office closes at six."))
+    assert not Journal(world.state).pending(world.state.root_id(str(world.project.resolve())))
+    assert not path.exists()
+    assert "Node 22" in (world.project / "the-web-app-builds-with-node-22-now.md").read_text()
 
 
 def test_a_secret_is_never_written_nor_echoed(world: World) -> None:
