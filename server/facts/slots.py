@@ -366,6 +366,8 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added",
         return "added"
     if (cjk and _SET_OFF.search(between)) or (not cjk and len(after) >= QUALIFIER_WORDS):
         return "narrower"
+    if not cjk and lexicon().scope.search(between):  # "… 30 seconds for reads"
+        return "narrower"
     return None
 
 

@@ -187,6 +187,7 @@ class _Lexicon:
     number_word: regex.Pattern[str]
     articles: frozenset[str]  # the number one before a unit ("an hour", "eine Stunde")
     conjunction: regex.Pattern[str]  # a word that adds an item ("and", "et", "と")
+    scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
     capitalised_nouns: frozenset[str]
     units: dict[str, str]  # word → canonical unit
     unit: regex.Pattern[str]
@@ -230,6 +231,7 @@ def lexicon() -> _Lexicon:
         number_word=_phrase_pattern(numbers),
         articles=frozenset(lists["article"]),
         conjunction=_phrase_pattern(lists["conjunction"]),
+        scope=_phrase_pattern(lists["scope"]),
         capitalised_nouns=frozenset(lists["capitalised-nouns"]),
         units=units,
         unit=_unit_pattern(units),

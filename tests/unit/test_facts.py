@@ -353,6 +353,13 @@ def test_a_rule_said_again_of_a_narrower_thing_is_never_dropped_as_known() -> No
         # 変更 as a noun (the payment service's changes) announces no change.
         ("コードレビューには2つの承認が必要です。",
          "コードレビューには2つの承認が必要です（決済サービスの変更の場合）。"),
+        # One word of its own after a word of scope (cues.txt `scope`): dropped as known,
+        # the timeout was said of every request again.
+        ("The API timeout is 30 seconds.", "The API timeout is 30 seconds for reads."),
+        ("Tests must pass before merging.", "Tests must pass before merging to main."),
+        ("Das API-Timeout beträgt 30 Sekunden.",
+         "Das API-Timeout beträgt 30 Sekunden für Lesezugriffe."),
+        ("Тайм-аут API составляет 30 секунд.", "Тайм-аут API составляет 30 секунд для чтения."),
     ],
 )  # fmt: skip
 def test_a_rule_said_again_with_a_qualifier_at_its_end_is_linked(old, new):
@@ -381,11 +388,11 @@ def test_a_thing_added_after_a_conjunction_grows_the_old_memory() -> None:
         found = judge(text(new_text), text(old_text))
         assert (found.kind, found.sure) == ("update", True), found.reason
         assert rewrite(text(old_text), found).body == new_text
-    # Without one, one word is mostly a rewording; and in Japanese, Korean and Chinese the
-    # verb and its endings come last, so only a stretch set off by a comma or a bracket is
-    # a qualifier there.
+    # Without one, or a word of scope before it (below), one word is mostly a rewording;
+    # and in Japanese, Korean and Chinese the verb and its endings come last, so only a
+    # stretch set off by a comma or a bracket is a qualifier there.
     for old_text, new_text in (
-        ("We use pnpm.", "We use pnpm for the monorepo."),
+        ("Releases are tagged by CI.", "Releases are tagged by CI automatically."),
         ("We deploy on Tuesdays.", "We deploy on Tuesdays as usual."),
         ("デプロイは火曜日です。", "デプロイは火曜日に行います。"),
         ("배포는 화요일이다.", "배포는 화요일에 진행한다."),
