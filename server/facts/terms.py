@@ -188,6 +188,8 @@ class _Lexicon:
     articles: frozenset[str]  # the number one before a unit ("an hour", "eine Stunde")
     conjunction: regex.Pattern[str]  # a word that adds an item ("and", "et", "と")
     scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
+    short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
+    unwitnessed: frozenset[str]  # short forms some of whose words do not hold them ("db")
     capitalised_nouns: frozenset[str]
     units: dict[str, str]  # word → canonical unit
     unit: regex.Pattern[str]
@@ -211,6 +213,7 @@ def lexicon() -> _Lexicon:
         script = language if language in CJK_LANGUAGES else ""
         by_language[kind][script].extend(words)
     numbers = dict(item.split(":") for item in lists["number"])
+    short = dict(item.split(":") for item in lists["short"])
     units: dict[str, str] = {}
     classes: dict[str, str] = {}
     dimensions: dict[str, str] = {}
@@ -232,6 +235,8 @@ def lexicon() -> _Lexicon:
         articles=frozenset(lists["article"]),
         conjunction=_phrase_pattern(lists["conjunction"]),
         scope=_phrase_pattern(lists["scope"]),
+        short=short,
+        unwitnessed=frozenset(v for k, v in short.items() if v not in _caseless(k)),
         capitalised_nouns=frozenset(lists["capitalised-nouns"]),
         units=units,
         unit=_unit_pattern(units),
@@ -463,6 +468,9 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 # "about an hour" / "about 40 minutes": one of a unit, a value.
                 terms.append(_number("1", start, end, _unit_after(text, end, taken), terms))
                 continue
+            if word in lex.short:  # "database", "DB": one plain word
+                terms.append(Term("word", lex.short[word], start, end))
+                continue
             if word in function_words():
                 continue
             if _INNER_CAPITAL.match(surface) and len(surface) >= 2:
@@ -494,8 +502,9 @@ def key_witness(key: str) -> str | None:
     `witness_forms`: words, names, identifiers, value phrases and CJK pairs are cut from
     the statement's own text (a phrase with its spacing collapsed, so its first word).
     None for a number: number words, units, leading zeros and decimal commas are
-    rewritten, so its key may be in no text at all."""
-    if _NUMERAL.search(key):
+    rewritten, so its key may be in no text at all; nor is a short form in every word it
+    stands for ("db" for "database")."""
+    if _NUMERAL.search(key) or key in lexicon().unwitnessed:
         return None
     words = key.split()
     return _caseless(words[0]) if words else None

@@ -34,6 +34,7 @@ from memory_recall.server.facts.terms import (
     _norm,
     _phrase_pattern,
     key_witness,
+    lexicon,
     opening_pronoun,
     read_terms,
     witness_forms,
@@ -1489,6 +1490,37 @@ def test_a_long_memory_is_read_only_as_far_as_the_judgement_needs(
         assert x.similarity >= y.similarity
         early += x.similarity != y.similarity
     assert early > 0  # the bound did cut some readings short
+
+
+def test_a_short_form_and_its_word_are_one_term() -> None:
+    """ "DB" and "database", "prod" and "production" (cues.txt `short`): one term. "Staging
+    DB: db-stg-3" and "the staging database now runs on db-stg-5" were two facts, the
+    old host recalled beside the new one as true."""
+    for old, new in (
+        ("The prod database runs PostgreSQL 14.",
+         "The production database now runs PostgreSQL 16."),
+        ("Die DB für Staging läuft auf db-stg-3.",
+         "Die Datenbank für Staging läuft jetzt auf db-stg-5."),
+        ("Прод использует PostgreSQL 14.", "Продакшен теперь использует PostgreSQL 16."),
+    ):  # fmt: skip
+        found = judge(text(new), text(old))
+        assert (found.kind, found.sure) == ("update", True), found.reason
+    # The port left out: linked, never written over.
+    labelled = text("Staging DB: db-stg-3, port 5432.")
+    found = judge(text("The staging database now runs on db-stg-5."), labelled)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    # Two databases stay two facts.
+    found = judge(
+        text("The prod database runs on db-prod-1."), text("The dev database runs on db-dev-1.")
+    )
+    assert found.kind == "independent", found.reason
+    # The bound that stops reading a long memory early finds a key by a witness in the
+    # statement's text: "db" is in no text that says "database".
+    for word, short in lexicon().short.items():
+        said = f"The {word} is here."
+        assert short in read_terms(said).keys
+        witness = key_witness(short)
+        assert witness is None or witness in witness_forms(said)[1], (word, short)
 
 
 def test_a_long_memory_whose_words_only_look_shared_is_not_read_whole(
