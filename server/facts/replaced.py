@@ -7,7 +7,8 @@ beside "The API gateway runs Kong 2.8 on gw-1" (a host against a version), "We n
 on Wednesdays" beside a long sentence that says Tuesdays among other things. Two readings
 find such a correction anyway:
 
-- an old value named right beside a new one of its kind, the change announced (`from_to`);
+- an old value named right beside a new one of its kind, the change announced (`from_to`;
+  for plain words, `words_from_to`);
 - a short announcement that says nothing the old statement does not but one value, of a
   kind the old one holds exactly once (`announced_within`).
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory_recall.server.facts.slots import Comparison, Region, compatible, distinct_keys
-from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms
+from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, lexicon
 
 FROM_TO = "the new statement names an old value beside a new one of its kind"
 WITHIN_LONGER = "a new value announced for one of a longer statement"
@@ -37,7 +38,7 @@ def read_replaced(old: Terms, new: Terms, compared: Comparison) -> Comparison:
         return compared  # both readings below are of a change the new statement announces
     if distinct_keys(old, new, set(new.keys), set(old.keys)):
         return compared
-    moved = from_to(old, new)
+    moved = from_to(old, new) or words_from_to(old, new)
     if moved is not None:
         return Comparison("changed", False, FROM_TO, compared.overlap, (moved,))
     moved = announced_within(old, new)
@@ -82,6 +83,30 @@ def from_to(old: Terms, new: Terms) -> Region | None:
                 if _one_term(terms, i, j) and _one_term(terms, j, i):
                     return Region((olds[term.key],), (other,), 0, 0)
                 return None
+    return None
+
+
+def words_from_to(old: Terms, new: Terms) -> Region | None:
+    """`from_to` for a tool or a thing a team writes in lower case: a statement that
+    announces a change and names a plain word of the old one right beside a plain word the
+    old one does not hold, with a word of replacement between (`toward` in data/cues.txt:
+    "We switched from black to ruff" beside "We format Python with black", "passé de
+    webpack à vite", "ruff instead of black")."""
+    olds = {t.key: t for t in old.terms if t.kind == "word"}
+    terms = new.terms
+    for i, term in enumerate(terms):
+        if term.kind != "word" or term.key not in olds or CJK_CHAR.match(term.key):
+            continue
+        for j in (i - 1, i + 1):
+            if not 0 <= j < len(terms):
+                continue
+            other = terms[j]
+            if other.kind != "word" or other.key in olds or CJK_CHAR.match(other.key):
+                continue
+            first, last = sorted((term, other), key=lambda t: t.start)
+            between = " ".join(new.text[first.end : last.start].lower().split())
+            if between in lexicon().toward:  # "… black to ruff", "ruff instead of black"
+                return Region((olds[term.key],), (other,), 0, 0)
     return None
 
 

@@ -189,6 +189,7 @@ class _Lexicon:
     conjunction: regex.Pattern[str]  # a word that adds an item ("and", "et", "と")
     scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
+    toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
     unwitnessed: frozenset[str]  # short forms some of whose words do not hold them ("db")
     capitalised_nouns: frozenset[str]
     units: dict[str, str]  # word → canonical unit
@@ -236,6 +237,7 @@ def lexicon() -> _Lexicon:
         conjunction=_phrase_pattern(lists["conjunction"]),
         scope=_phrase_pattern(lists["scope"]),
         short=short,
+        toward=frozenset(lists["toward"]),
         unwitnessed=frozenset(v for k, v in short.items() if v not in _caseless(k)),
         capitalised_nouns=frozenset(lists["capitalised-nouns"]),
         units=units,

@@ -788,6 +788,32 @@ def test_a_correction_from_one_value_to_another_is_linked_never_rewritten(
 @pytest.mark.parametrize(
     ("old", "new"),
     [
+        ("We format Python with black.", "We switched from black to ruff."),
+        ("Use black for formatting and flake8 for linting.",
+         "We switched from black to ruff format."),
+        ("Les builds utilisent webpack.", "Nous sommes passés de webpack à vite."),
+        ("Wir formatieren mit black.", "Wir sind von black auf ruff umgestiegen."),
+    ],
+)  # fmt: skip
+def test_a_tool_in_lower_case_replaced_from_one_to_another_is_linked(old: str, new: str) -> None:
+    # Plain words, not names: the pair was two facts, unlinked (black recalled as the
+    # formatter). The new statement names the old word beside a new one with a word of
+    # replacement between ("to", "à", "auf": `toward` in data/cues.txt). A lean no tier
+    # may have rewritten (where the new statement leaves a word out, no tier settles it).
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False) and FROM_TO in found.reason
+    settled = settle(Question("q", text(new), text(old), found), "update", "vectors")
+    assert settled is None or (settled.confirmed and not settled.sure)
+
+
+def test_two_tools_said_together_are_no_replacement() -> None:
+    found = judge(text("We now run ruff with black."), text("We format Python with black."))
+    assert FROM_TO not in found.reason and found.kind == "independent", found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
         ("We deploy on Tuesdays, after the standup, and the code freeze starts the afternoon"
          " before at 14:00.", "We now deploy on Wednesdays."),
         ("Wir deployen dienstags einmal pro Woche und frieren den Code am Nachmittag davor ein.",
