@@ -66,6 +66,10 @@ QUALIFIED = "said again with a qualifier at its end"
 WORD_BESIDE = "a value changed, and a word beside it"
 FLIPPED_NARROWER = "the rule turned round for a narrower case"
 REORDERED = "a value changed in a reordered sentence"
+# "Deploys now go through GitHub Actions, workflow deploy.yml" / "Deploys go through GitLab
+# CI, job deploy-prod": after what both say first, a value and the words around it changed,
+# and the writer says so.
+ANNOUNCED_REWORDING = "a value and its wording changed, the change announced"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # Words of its own a statement adds after all of another's to qualify it (one is enough
@@ -612,6 +616,10 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
                 )
             return Comparison("different", False, "a value on one side only", overlap)
         if not small:
+            if valued and announced and region.left >= 1:
+                # A lean, linked: which of the words around the values went with them is
+                # not known, so it is never written in place.
+                return Comparison("changed", False, ANNOUNCED_REWORDING, overlap, (region,))
             if valued:  # perhaps a correction in other words; too loose to link as one
                 return Comparison("different", False, "a value and its wording changed", overlap)
             if announced and _cjk_name_sized(region):

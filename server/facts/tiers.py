@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from memory_recall.server.facts.judgement import Judgement, Kind, MemoryText
 from memory_recall.server.facts.replaced import FROM_TO, WITHIN_LONGER
 from memory_recall.server.facts.slots import (
+    ANNOUNCED_REWORDING,
     ANNOUNCED_SHAPE,
     FLIPPED_NARROWER,
     NARROWER,
@@ -72,6 +73,7 @@ _SUBJECT_DOUBT = (
 _LINK_ONLY = (
     "values changed in the same slot",
     ANNOUNCED_SHAPE,
+    ANNOUNCED_REWORDING,
     FROM_TO,
     WITHIN_LONGER,
     REORDERED,

@@ -27,7 +27,12 @@ from memory_recall.server.facts.judgement import (
 from memory_recall.server.facts.newer import read_ahead, superseded
 from memory_recall.server.facts.replaced import FROM_TO, WITHIN_LONGER, read_replaced
 from memory_recall.server.facts.rewrite import _fit, rewrite
-from memory_recall.server.facts.slots import FLIPPED_NARROWER, QUALIFIED, compare
+from memory_recall.server.facts.slots import (
+    ANNOUNCED_REWORDING,
+    FLIPPED_NARROWER,
+    QUALIFIED,
+    compare,
+)
 from memory_recall.server.facts.statements import split_statements
 from memory_recall.server.facts.terms import (
     _caseless,
@@ -804,6 +809,30 @@ def test_a_tool_in_lower_case_replaced_from_one_to_another_is_linked(old: str, n
     assert (found.kind, found.sure) == ("update", False) and FROM_TO in found.reason
     settled = settle(Question("q", text(new), text(old), found), "update", "vectors")
     assert settled is None or (settled.confirmed and not settled.sure)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Deploys go through GitLab CI, job deploy-prod.",
+         "Deploys now go through GitHub Actions, workflow deploy.yml."),
+        ("Les déploiements passent par GitLab CI, job deploy-prod.",
+         "Les déploiements passent maintenant par GitHub Actions, workflow deploy.yml."),
+    ],
+)  # fmt: skip
+def test_a_value_and_its_wording_changed_with_the_change_announced_is_linked(
+    old: str, new: str
+) -> None:
+    # After what both say first, a value and the words around it changed: "too loose to
+    # link" unless the writer says it changed; then a lean no tier may have rewritten.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert ANNOUNCED_REWORDING in found.reason
+    settled = settle(Question("q", text(new), text(old), found), "update", "vectors")
+    assert settled is None or (settled.confirmed and not settled.sure)
+    # Not announced, the same pair stays two facts.
+    unannounced = new.replace(" now", "").replace(" maintenant", "")
+    assert judge(text(unannounced), text(old)).kind == "independent"
 
 
 def test_two_tools_said_together_are_no_replacement() -> None:
