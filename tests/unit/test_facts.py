@@ -798,6 +798,8 @@ def test_a_correction_from_one_value_to_another_is_linked_never_rewritten(
          "We switched from black to ruff format."),
         ("Les builds utilisent webpack.", "Nous sommes passés de webpack à vite."),
         ("Wir formatieren mit black.", "Wir sind von black auf ruff umgestiegen."),
+        ("Per il build usiamo webpack.", "Siamo passati da webpack a vite."),
+        ("Os builds usam webpack.", "Passamos de webpack para vite."),
     ],
 )  # fmt: skip
 def test_a_tool_in_lower_case_replaced_from_one_to_another_is_linked(old: str, new: str) -> None:
