@@ -81,6 +81,16 @@ def _a_link_only_lean(old: str, new: str) -> Judgement:
     return found
 
 
+def _a_lean_no_tier_writes(old: str, new: str) -> Judgement:
+    """`judge(new, old)`: an unsure update that no tier may have rewritten (one that leaves
+    a word out no tier settles at all; any other a tier may only confirm as a link)."""
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    settled = settle(Question("q", text(new), text(old), found), "update", "vectors")
+    assert settled is None or (settled.confirmed and not settled.sure)
+    return found
+
+
 # -- statements and terms ----------------------------------------------------------------
 
 
@@ -806,11 +816,8 @@ def test_a_tool_in_lower_case_replaced_from_one_to_another_is_linked(old: str, n
     # Plain words, not names: the pair was two facts, unlinked (black recalled as the
     # formatter). The new statement names the old word beside a new one with a word of
     # replacement between ("to", "à", "auf": `toward` in data/cues.txt). A lean no tier
-    # may have rewritten (where the new statement leaves a word out, no tier settles it).
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False) and FROM_TO in found.reason
-    settled = settle(Question("q", text(new), text(old), found), "update", "vectors")
-    assert settled is None or (settled.confirmed and not settled.sure)
+    # may have rewritten.
+    assert FROM_TO in _a_lean_no_tier_writes(old, new).reason
 
 
 @pytest.mark.parametrize(
@@ -827,11 +834,7 @@ def test_a_value_and_its_wording_changed_with_the_change_announced_is_linked(
 ) -> None:
     # After what both say first, a value and the words around it changed: "too loose to
     # link" unless the writer says it changed; then a lean no tier may have rewritten.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
-    assert ANNOUNCED_REWORDING in found.reason
-    settled = settle(Question("q", text(new), text(old), found), "update", "vectors")
-    assert settled is None or (settled.confirmed and not settled.sure)
+    assert ANNOUNCED_REWORDING in _a_lean_no_tier_writes(old, new).reason
     # Not announced, the same pair stays two facts.
     unannounced = new.replace(" now", "").replace(" maintenant", "")
     assert judge(text(unannounced), text(old)).kind == "independent"
