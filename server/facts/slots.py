@@ -351,11 +351,13 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added",
     announces a change the old one does not: a replacement names its new value last."""
     if not old.keys or len(new.keys) <= len(old.keys) or (new.change_cue and not old.change_cue):
         return None
-    # All of old in its order; a word it says twice may be said once ("alerts go to
-    # #alerts" / "alerts go to #alerts-payments for …").
-    last = _said_in_order(old.keys, new.keys)
+    # All of old in its order; a word it says twice may be said once, and an identifier
+    # said again extended is said ("alerts go to #alerts" / "alerts go to #alerts-payments
+    # for …": a narrower channel, for a narrower case).
+    said = _extensions_as_said(old, new)
+    last = _said_in_order(old.keys, said)
     if last is None:
-        last = _said_in_order(list(dict.fromkeys(old.keys)), new.keys)
+        last = _said_in_order(list(dict.fromkeys(old.keys)), said)
     if last is None:
         return None
     after = [t for t in new.terms[last + 1 :] if t.kind in ("word", "name")]
@@ -373,6 +375,20 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added",
     if not cjk and lexicon().scope.search(between):  # "… 30 seconds for reads"
         return "narrower"
     return None
+
+
+def _extensions_as_said(old: Terms, new: Terms) -> list[str]:
+    """`new`'s keys, each identifier that extends one of `old`'s ("#alerts-payments" of
+    "#alerts", "jobs-high" of "jobs") read as that one."""
+    idents = [t.key for t in old.terms if t.kind == "ident"]
+    return [
+        next((k for k in idents if t.kind == "ident" and _extends(t.key, k)), t.key)
+        for t in new.terms
+    ]
+
+
+def _extends(key: str, base: str) -> bool:
+    return len(key) > len(base) + 1 and key.startswith(base) and key[len(base)] in "-_."
 
 
 def _said_in_order(keys: Sequence[str], said: Sequence[str]) -> int | None:

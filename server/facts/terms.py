@@ -283,6 +283,8 @@ _TOKEN = regex.compile(
     r"|(?P<email>(?<![\p{L}\p{N}])[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
     r"|(?P<path>(?<![\p{L}\p{N}/.~])(?:~|\.{1,2})?/[\p{L}\p{N}_.@%+-]+(?:/[\p{L}\p{N}_.@%+-]*)*)"
     r"|(?P<flag>(?<![\p{L}\p{N}-])--?[A-Za-z][A-Za-z0-9_-]*)"
+    # A chat channel ("#deploys", "#eng-oncall"); not an issue number ("#123"), not C#.
+    r"|(?P<channel>(?<![\p{L}\p{N}&#])#\p{L}[\p{L}\p{N}_-]*(?<![_-]))"
     rf"|(?P<ident>[[\p{{L}}\p{{N}}]--[{_CJK}]]+(?:[-_.:/@#+][[\p{{L}}\p{{N}}]--[{_CJK}]]+)+)"
     rf"|(?P<mixed>[[\p{{L}}]--[{_CJK}]]+\p{{N}}[[\p{{L}}\p{{N}}]--[{_CJK}]]*)"
     rf"|(?P<number>\p{{Nd}}+(?:[.,]\p{{Nd}}+)*(?P<glued>[[\p{{L}}]--[{_CJK}]]+|%)?)"
@@ -327,6 +329,8 @@ def ident_shape(surface: str) -> tuple[str, Role]:
         return "path", ""
     if surface.startswith("-"):
         return "flag", "key"
+    if surface.startswith("#"):
+        return "channel", "value"
     if _ENV.match(surface):
         return "env", "key"
     if _VERSION.match(surface):
@@ -435,7 +439,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             else:
                 shape, role = ident_shape(inner)
                 terms.append(Term("ident", inner.lower(), start, end, shape, role))
-        elif kind in ("email", "path", "flag"):
+        elif kind in ("email", "path", "flag", "channel"):
             shape, role = ident_shape(surface)
             terms.append(Term("ident", surface.lower(), start, end, shape, role))
         elif kind in ("ident", "mixed"):

@@ -1552,6 +1552,23 @@ def test_a_long_memory_is_read_only_as_far_as_the_judgement_needs(
     assert early > 0  # the bound did cut some readings short
 
 
+def test_a_chat_channel_is_a_value_never_the_same_fact_said_again() -> None:
+    # "#deploys" was read as the word "deploys": "Ping #releases before starting a deploy"
+    # was the same fact said again, and dropped. An issue number, C# and a heading are no
+    # channels.
+    terms = read_terms("Ping #deploys, see #123 and the C# client.").terms
+    assert [(t.key, t.shape) for t in terms if t.kind == "ident"] == [("#deploys", "channel")]
+    found = judge(
+        text("Ping #releases before starting a deploy."), text("Ping #deploys before starting.")
+    )
+    assert found.kind == "update", found.reason
+    found = judge(
+        text("Les incidents sont annoncés dans #crise."),
+        text("Les incidents sont annoncés dans #incidents."),
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_a_short_form_and_its_word_are_one_term() -> None:
     """ "DB" and "database", "prod" and "production" (cues.txt `short`): one term. "Staging
     DB: db-stg-3" and "the staging database now runs on db-stg-5" were two facts, the
