@@ -382,9 +382,16 @@ class _Planner:
                 self.undecided.append((older, newer, verdict.kind, why))
             elif corrects:
                 self.update_edges.append((older, newer))  # newer wins; the older is archived
-            elif leaned and verdict.kind == "update" and not verdict.decided:
-                # The writer's lean, still a lean: superseding takes a fact out of recall,
-                # only on a settled verdict (a shared subject word is not one).
+            elif (
+                leaned
+                and verdict.kind == "update"
+                and not (
+                    verdict.decided and _same_subject(memories[newer], memories[older], "update")
+                )
+            ):
+                # The writer's lean: superseding takes a fact out of recall, only on a
+                # settled verdict between memories of one subject (a shared subject word is
+                # not one). Settled now but under other titles, it is still reported.
                 self.undecided.append((older, newer, verdict.kind, verdict.reason))
             elif not _same_subject(memories[newer], memories[older], verdict.kind):
                 self.set_aside += 1  # taken as independent: see _same_subject

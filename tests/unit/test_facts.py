@@ -569,12 +569,18 @@ def test_an_update_that_leaves_out_a_value_keeps_it() -> None:
     # What the new statement says besides cannot go into the old one: unsure, created
     # beside it, and no tier may settle it (a rewrite or a hiding would lose the host).
     old = text("検証用の Redis は redis-stg.local のポート 6379 で動いている。")
-    found = judge(text("検証用の Redis のポートは 6380 に変わった。"), old)
+    said = "検証用の Redis のポートは 6380 に変わった、設定は redis.conf にある。"
+    found = judge(text(said), old)
     assert (found.kind, found.sure) == ("update", False)
     assert "leaves out redis-stg.local" in found.reason
-    q = Question("p0", text("検証用の Redis のポートは 6380 に変わった。"), old, found)
+    q = Question("p0", text(said), old, found)
     assert settle(q, "update", "vectors") is None
     assert parse_reconcile(json.dumps({"pairs": [{"id": "p0", "verdict": "update"}]}), [q]) == {}
+    # The port alone, 変わった announcing it: the old statement, the port changed in place.
+    found = judge(text("検証用の Redis のポートは 6380 に変わった。"), old)
+    assert (
+        rewrite(old, found).body == "検証用の Redis は redis-stg.local のポート 6380 で動いている。"
+    )
     # Nothing left out: the new statement is written as said.
     old = text("The test database is at db-test-2.internal, port 5433.")
     new = "The test database is now at db-test-2.internal, port 6432."
@@ -1567,6 +1573,21 @@ def test_a_chat_channel_is_a_value_never_the_same_fact_said_again() -> None:
         text("Les incidents sont annoncés dans #incidents."),
     )
     assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("ステージングは db-stg-3 です。", "ステージングは db-stg-5 に変わりました。"),
+        ("预发环境在 db-stg-3 上。", "预发环境搬到了 db-stg-5。"),
+    ],
+)  # fmt: skip
+def test_a_change_said_with_a_verb_of_change_is_announced(old: str, new: str) -> None:
+    # 変わった / 变成 / 搬到 announce a change: the pair was a value and its wording changed,
+    # two facts, unlinked (the old host recalled as true).
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert "db-stg-5" in rewrite(text(old), found).body
 
 
 def test_a_short_form_and_its_word_are_one_term() -> None:
