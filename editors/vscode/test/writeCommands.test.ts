@@ -37,7 +37,9 @@ describe('the write side in a stand-in VS Code', () => {
   const checklist = (extra: string) =>
     memoryText('Release checklist', 'What to check before a release', `- tag the release\n- update the changelog\n${extra}`);
   writeFileSync(join(root, 'release-a.md'), checklist('- bump the version'));
-  writeFileSync(join(root, 'release-b.md'), checklist('- announce it in #releases'));
+  // Two versions of one checklist, a merge: they differ by words only (a channel named
+  // `#releases` is a value, and two checklists that differ by a value stay two memories).
+  writeFileSync(join(root, 'release-b.md'), checklist('- announce it in the releases channel'));
 
   const memoryFiles = () =>
     readdirSync(root, { recursive: true, withFileTypes: true })
