@@ -5,10 +5,10 @@ A statement is read into typed terms, each with the span it was read from:
 - `ident`: something written as code or an address — an env var (`ORDERS_DB_URL`), a
   flag (`--runInBand`), a path, a URL or bucket (`s3://acme-backups`), a host
   (`db.internal:5432`), a code symbol (`new_checkout`, `fmt.Errorf`), a name with digits
-  or hyphens (`q7`, `jobs-high`), a command in backticks. Its `role` says what it
-  usually is in a fact: `key` (an env var, a flag, a code symbol: it names the thing the
-  fact is about), `value` (an address, a version: what a fact says of a thing), or
-  neither (a path, `jobs-high`: either);
+  or hyphens (`q7`, `jobs-high`), a chat channel (`#deploys`), a command in backticks.
+  Its `role` says what it usually is in a fact: `key` (an env var, a flag, a code
+  symbol: it names the thing the fact is about), `value` (an address, a version, a
+  channel: what a fact says of a thing), or neither (a path, `jobs-high`: either);
 - `number`: digits or a number word, with its unit ("24 h" = "24 hours" = "24 小时")
   and the term right before it (its owner: "PostgreSQL 16", "port 8081");
 - `value`: a word that is a value by itself, of a class (`nightly`/`hourly` are
@@ -16,8 +16,9 @@ A statement is read into typed terms, each with the span it was read from:
 - `name`: a proper name — a capitalised word inside a sentence (where capitals mark
   names: not in German), a word with inner capitals (`PostgreSQL`, `GitHub`), an
   acronym (`API`), a Latin word in Chinese, Japanese, Korean or Russian text;
-- `word`: any other content word, stemmed by truncation; CJK text gives its code-point
-  bigrams (function bigrams left out).
+- `word`: any other content word, stemmed by truncation ("DB" and "database", "prod" and
+  "production": one word, data/cues.txt `short`); CJK text gives its code-point bigrams
+  (function bigrams left out).
 
 Function words are left out (data/function_words.txt); negation and change cue words
 (data/cues.txt) are not terms either, they mark the statement as `negated` or as
