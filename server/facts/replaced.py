@@ -91,7 +91,8 @@ def words_from_to(old: Terms, new: Terms) -> Region | None:
     announces a change and names a plain word of the old one right beside a plain word the
     old one does not hold, with a word of replacement between (`toward` in data/cues.txt:
     "We switched from black to ruff" beside "We format Python with black", "passé de
-    webpack à vite", "ruff instead of black")."""
+    webpack à vite", "ruff instead of black"; "with", "for" or "by" after a verb of
+    swapping: "We replaced black with ruff")."""
     olds = {t.key: t for t in old.terms if t.kind == "word"}
     terms = new.terms
     for i, term in enumerate(terms):
@@ -105,9 +106,21 @@ def words_from_to(old: Terms, new: Terms) -> Region | None:
                 continue
             first, last = sorted((term, other), key=lambda t: t.start)
             between = " ".join(new.text[first.end : last.start].lower().split())
-            if between in lexicon().toward:  # "… black to ruff", "ruff instead of black"
+            if between in lexicon().toward or (  # "… black to ruff", "ruff instead of black"
+                between in _SWAPPED_WITH and first is term and _after_a_swap(new.text, term)
+            ):
                 return Region((olds[term.key],), (other,), 0, 0)
     return None
+
+
+# Between a thing replaced and its replacement after a verb of swapping ("replaced black
+# with ruff"); elsewhere "with" joins two things used together.
+_SWAPPED_WITH = frozenset({"with", "for", "by"})
+
+
+def _after_a_swap(text: str, term: Term) -> bool:
+    before = text[: term.start].split()
+    return bool(before) and before[-1].lower() in lexicon().swap
 
 
 def _one_term(terms: Sequence[Term], at: int, partner: int) -> bool:

@@ -191,6 +191,7 @@ class _Lexicon:
     scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
+    swap: frozenset[str]  # a verb after which "with" does too ("replaced black with ruff")
     unwitnessed: frozenset[str]  # short forms some of whose words do not hold them ("db")
     capitalised_nouns: frozenset[str]
     units: dict[str, str]  # word → canonical unit
@@ -239,6 +240,7 @@ def lexicon() -> _Lexicon:
         scope=_phrase_pattern(lists["scope"]),
         short=short,
         toward=frozenset(lists["toward"]),
+        swap=frozenset(lists["swap"]),
         unwitnessed=frozenset(v for k, v in short.items() if v not in _caseless(k)),
         capitalised_nouns=frozenset(lists["capitalised-nouns"]),
         units=units,

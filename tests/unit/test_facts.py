@@ -816,6 +816,8 @@ def test_a_correction_from_one_value_to_another_is_linked_never_rewritten(
         ("Wir formatieren mit black.", "Wir sind von black auf ruff umgestiegen."),
         ("Per il build usiamo webpack.", "Siamo passati da webpack a vite."),
         ("Os builds usam webpack.", "Passamos de webpack para vite."),
+        ("We format Python with black.", "We replaced black with ruff."),
+        ("We install packages with npm.", "We swapped npm for pnpm."),
     ],
 )  # fmt: skip
 def test_a_tool_in_lower_case_replaced_from_one_to_another_is_linked(old: str, new: str) -> None:
