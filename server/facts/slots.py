@@ -630,6 +630,8 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
                 return Comparison(
                     "changed", False, "a value changed, and other words", overlap, (moved,)
                 )
+            if announced and region.left >= 1:
+                return Comparison("changed", False, ANNOUNCED_REWORDING, overlap, (region,))
             return Comparison("different", False, "a value on one side only", overlap)
         if not small:
             if valued and announced and region.left >= 1:
