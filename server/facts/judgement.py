@@ -433,7 +433,13 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             )
             for i, j, c in changed
         )
-        additions = tuple(b.statements[j] for j in unrelated)
+        # A new statement that only says an old one again is no addition — unless that old
+        # one is written over by another: then its words would be gone ("LaunchDarkly is
+        # deprecated; feature flags now live in Unleash": the first said only "LaunchDarkly"
+        # again, and was dropped with the old statement it repeated).
+        replaced = {i for i, _, _ in changed}
+        kept = [j for i, j, _ in same if i in replaced and j not in {p[1] for p in changed}]
+        additions = tuple(b.statements[j] for j in sorted({*unrelated, *kept}))
         reasons = [c.reason for _, _, c in changed]
         if not _same_given_title(old, new) and any(
             qualifies(a.terms[i], b.terms[j], a.keys) == "narrower" for i, j, _c in changed

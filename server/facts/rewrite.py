@@ -24,6 +24,7 @@ from memory_recall.server.facts.terms import CJK_CHAR, function_words
 
 _END = regex.compile(r"[.!?。！？]+$")
 _FIRST_WORD = regex.compile(r"\p{Lu}\p{Ll}+(?!\w)")  # a capital, then lower case only
+_FIRST_LOWER = regex.compile(r"\p{Ll}+(?!\w)")  # a word in lower case only
 _LIST_MARKUP = regex.compile(r"^[ \t]*(?:[-*+•][ \t]+|\d{1,3}[.)][ \t]+)")
 
 
@@ -49,7 +50,31 @@ def _fit(new_text: str, old_text: str, old_body: str) -> str:
         # never a name.
         if lower in function_words() or regex.search(rf"(?<!\w){lower}(?!\w)", old_body):
             bare = lower + bare[len(word) :]
+    elif old_text[:1].isupper():
+        bare = _opening(bare, old_body)
     return bare + old_end.group() if old_end else bare
+
+
+def _opening(text: str, old_body: str) -> str:
+    """`text` opening a sentence: a first word the new memory wrote in lower case because it
+    went on a sentence there ("LaunchDarkly is deprecated; feature flags now live in
+    Unleash") gets its capital — a function word, or a word the old memory writes with one
+    ("Feature"); never a name written in lower case (`npm`, `pnpm`)."""
+    first = _FIRST_LOWER.match(text)
+    if first is None:
+        return text
+    word = first.group()
+    capital = word[:1].upper() + word[1:]
+    if word in function_words() or regex.search(rf"(?<!\w){capital}(?!\w)", old_body):
+        return capital + text[len(word) :]
+    return text
+
+
+def _said_alone(text: str, closing: str, old_body: str) -> str:
+    """An addition placed after a replaced statement: opening a sentence, and closed as that
+    statement is when the new memory's own punctuation was a semicolon or nothing."""
+    text = _opening(text.rstrip(";,；，"), old_body)
+    return text if _END.search(text) or not closing else text + closing
 
 
 def _join(before: str, addition: str) -> str:
@@ -68,7 +93,9 @@ def rewrite_body(old_body: str, judgement: Judgement) -> tuple[str, tuple[tuple[
         text = _fit(change.written, change.old.text, old_body)
         edits.append((change.old.start, change.old.end, text))
         replaced.append((change.old.text, text))
-    additions = [s.text.strip() for s in judgement.additions]
+    # Each said as a sentence of its own, as the statement it follows ends.
+    closing = next((m.group() for _, _, t in edits if (m := _END.search(t))), "")
+    additions = [_said_alone(s.text.strip(), closing, old_body) for s in judgement.additions]
     body = old_body
     anchor = max((e for _, e, _ in edits), default=None)
     for start, end, text in sorted(edits, reverse=True):

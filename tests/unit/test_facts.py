@@ -1595,6 +1595,18 @@ def test_a_change_said_with_a_verb_of_change_is_announced(old: str, new: str) ->
     assert "db-stg-5" in rewrite(text(old), found).body
 
 
+def test_a_statement_said_again_beside_the_one_written_over_it_is_kept() -> None:
+    # "LaunchDarkly is deprecated" only says "LaunchDarkly" again, and the old statement it
+    # repeats is written over by the second: it was dropped with it, and the statement put
+    # in place opened in lower case, as it went on a sentence in the new memory.
+    old = text("Feature flags live in LaunchDarkly.")
+    found = judge(text("LaunchDarkly is deprecated; feature flags now live in Unleash."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert rewrite(old, found).body == (
+        "Feature flags now live in Unleash. LaunchDarkly is deprecated."
+    )
+
+
 def test_a_short_form_and_its_word_are_one_term() -> None:
     """ "DB" and "database", "prod" and "production" (cues.txt `short`): one term. "Staging
     DB: db-stg-3" and "the staging database now runs on db-stg-5" were two facts, the
