@@ -535,10 +535,11 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
 
     if not regions:
         if flipped and overlap >= FLIP_AT_LEAST:
-            if _said_then_more(old, new, added):
+            if _said_then_more(old, new, added) or inserts_a_word(old, new, frozenset(old_keys)):
                 # "We no longer squash merge pull requests in the docs repo" beside "We
-                # squash merge pull requests": an exception, perhaps, not the rule turned
-                # round. Written over, the rule for every other repo was gone.
+                # squash merge pull requests", "It's fine to commit docs fixes directly to
+                # main" beside "Do not commit directly to main": an exception, perhaps, not
+                # the rule turned round. Written over, the rule for the rest was gone.
                 return Comparison("changed", False, FLIPPED_NARROWER, overlap)
             return Comparison(
                 "changed", overlap >= SAME_AT_LEAST, "the rule's polarity flipped", overlap

@@ -986,6 +986,20 @@ def test_a_rule_turned_round_for_a_narrower_case_is_never_written_over() -> None
         text("Los comentarios del código se escriben en español."),
     )
     assert FLIPPED_NARROWER not in found.reason
+    # The narrower thing said inside the rule, not after it: the same exception.
+    for old_text, new_text in (
+        ("Do not commit directly to main.", "It's fine to commit docs fixes directly to main."),
+        ("Never deploy on Fridays.", "You can deploy hotfixes on Fridays."),
+    ):
+        found = judge(text(new_text), text(old_text))
+        assert (found.kind, found.sure) == ("update", False), found.reason
+        assert FLIPPED_NARROWER in found.reason
+    # "geen … meer" is no word put inside: the Dutch rule turned round whole.
+    found = judge(
+        text("We gebruiken geen Jenkins meer voor de CI van de webshop."),
+        text("We gebruiken Jenkins voor de CI van de webshop."),
+    )
+    assert FLIPPED_NARROWER not in found.reason
 
 
 def test_a_value_changed_in_a_reordered_sentence_is_confirmed_as_a_link_only() -> None:
