@@ -437,8 +437,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         # one is written over by another: then its words would be gone ("LaunchDarkly is
         # deprecated; feature flags now live in Unleash": the first said only "LaunchDarkly"
         # again, and was dropped with the old statement it repeated).
-        replaced = {i for i, _, _ in changed}
-        kept = [j for i, j, _ in same if i in replaced and j not in {p[1] for p in changed}]
+        replaced, answering = {i for i, _, _ in changed}, {j for _, j, _ in changed}
+        kept = [j for i, j, _ in same if i in replaced and j not in answering]
         additions = tuple(b.statements[j] for j in sorted({*unrelated, *kept}))
         reasons = [c.reason for _, _, c in changed]
         if not _same_given_title(old, new) and any(

@@ -36,7 +36,7 @@ apart by what the cases before it ruled out; split, the order would be lost.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
@@ -330,6 +330,13 @@ def inserts_a_word(old: Terms, new: Terms, known: frozenset[str]) -> bool:
     their own between the shared ones ("10秒でタイムアウトします" / "10秒を過ぎると
     タイムアウトになります"), and whose negations the cues know."""
     opcodes = SequenceMatcher(None, old.keys, new.keys, autojunk=False).get_opcodes()
+    return _inserts(old, new, opcodes, known)
+
+
+def _inserts(
+    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], known: Iterable[str]
+) -> bool:
+    """`inserts_a_word` on an alignment already made."""
     return any(
         not term.valued and term.key not in known and not CJK_CHAR.match(term.key)
         for term in (new.terms[j] for j in _inserted_between(old, new, opcodes))
@@ -535,7 +542,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
 
     if not regions:
         if flipped and overlap >= FLIP_AT_LEAST:
-            if _said_then_more(old, new, added) or inserts_a_word(old, new, frozenset(old_keys)):
+            if _said_then_more(old, new, added) or _inserts(old, new, opcodes, old_keys):
                 # "We no longer squash merge pull requests in the docs repo" beside "We
                 # squash merge pull requests", "It's fine to commit docs fixes directly to
                 # main" beside "Do not commit directly to main": an exception, perhaps, not

@@ -33,7 +33,7 @@ from memory_recall.server.store.index_file import (
 )
 from memory_recall.server.store.journal import Journal
 from memory_recall.server.store.memory_file import MemoryFile
-from memory_recall.server.store.renames import RENAMED
+from memory_recall.server.store.renames import renamed_pair
 from memory_recall.server.store.state import MemoryStats
 from memory_recall.server.store.writer import MemoryWriter
 
@@ -227,14 +227,13 @@ def memory_history(writer: MemoryWriter, path: str) -> list[HistoryEntry]:
     for record in writer.journal.history(root_id, list(dict.fromkeys(paths))):
         changes = [c for c in record.changes if c.path in paths]
         # A rename is one version: the new file's, with the old file's content before it.
-        left = next((c for c in changes if c.action == RENAMED and c.after_hash is None), None)
-        made = next((c for c in changes if c.action == RENAMED and c.before_hash is None), None)
+        pair = renamed_pair(changes)
         for change in changes:
             was = change
-            if left is not None and made is not None:
-                if change is left:
+            if pair is not None:
+                if change is pair[0]:
                     continue
-                was = left if change is made else change
+                was = pair[0] if change is pair[1] else change
             entries.append(
                 HistoryEntry(
                     operation=record.id,
@@ -268,13 +267,9 @@ def _earlier_names(journal: Journal, root_id: int, rel: str) -> list[str]:
     while len(names) <= _RENAMES_FOLLOWED:
         earlier = None
         for record in journal.history(root_id, [names[-1]]):
-            made = any(
-                c.path == names[-1] and c.action == RENAMED and c.before_hash is None
-                for c in record.changes
-            )
-            left = [c.path for c in record.changes if c.action == RENAMED and c.after_hash is None]
-            if made and left:
-                earlier = left[0]
+            pair = renamed_pair(record.changes)
+            if pair is not None and pair[1].path == names[-1]:
+                earlier = pair[0].path
         if earlier is None or earlier in names:
             break
         names.append(earlier)

@@ -23,7 +23,7 @@ follows the memory across it (`inventory.memory_history`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.newer import MAYBE_SUPERSEDES_KEY
@@ -31,11 +31,20 @@ from memory_recall.server.roots import posix_relative
 from memory_recall.server.store.commit import PlannedChange
 from memory_recall.server.store.files import slugify
 from memory_recall.server.store.index_file import IndexEntry
-from memory_recall.server.store.journal import Change
+from memory_recall.server.store.journal import Change, ChangeRecord
 
 # The journal's action on both changes of a move to a new name: `memory_history` pairs
 # them by it (the new file's creation, the old one's removal, in one operation).
 RENAMED = "renamed"
+
+
+def renamed_pair(changes: Sequence[ChangeRecord]) -> tuple[ChangeRecord, ChangeRecord] | None:
+    """The two changes of a rename in one operation's journal: the old file's removal and
+    the new file's creation; None when the operation renamed nothing."""
+    left = next((c for c in changes if c.action == RENAMED and c.after_hash is None), None)
+    made = next((c for c in changes if c.action == RENAMED and c.before_hash is None), None)
+    return (left, made) if left is not None and made is not None else None
+
 
 _LIST_KEYS = ("related", "supersedes", MAYBE_SUPERSEDES_KEY)
 _WIKI = re.compile(r"\[\[([^\[\]|#\n]+)")

@@ -18,7 +18,7 @@ from memory_recall.server.store.errors import InvalidWrite, WriteFailed
 from memory_recall.server.store.files import ARCHIVE_DIR, read_or_none, resolve_target, shown_path
 from memory_recall.server.store.index_file import IndexEntry, IndexReport, index_target
 from memory_recall.server.store.journal import APPLIED, Change, ChangeRecord, Journal
-from memory_recall.server.store.renames import RENAMED
+from memory_recall.server.store.renames import renamed_pair
 from memory_recall.server.store.requests import Action, ForgetRequest, WriteSettings
 from memory_recall.server.store.secrets import redact
 
@@ -157,10 +157,8 @@ def undo_targets(writer: Planner, operation: str) -> list[str]:
 def _renamed_to(changes: Sequence[ChangeRecord], change: ChangeRecord) -> str | None:
     """For the old file of a rename (store/renames.py), coming back: the new name, whose
     statistics go back with it."""
-    if change.action != RENAMED or change.after_hash is not None:
-        return None
-    made = [c.path for c in changes if c.action == RENAMED and c.before_hash is None]
-    return made[0] if made else None
+    pair = renamed_pair(changes)
+    return pair[1].path if pair is not None and change is pair[0] else None
 
 
 def plan_undo(writer: Planner, operation: str, batch: str | None = None) -> Plan:
