@@ -405,8 +405,10 @@ def _runs(observed: Sequence[str], command: Sequence[str]) -> bool:
 
 # A recall's first result goes out within milliseconds of its arrival; a window
 # still open after this long belongs to a recall stuck elsewhere (a slow first
-# index), and must not hold suggestions back for good.
-FAST_WINDOW_CAP_S = 1.0
+# index), and must not hold suggestions back for good. Generous: on a loaded 2-core
+# machine a fast phase has taken over a second, and a suggestion sent then lands in
+# the prompt the host is assembling; one held a few seconds longer costs nothing.
+FAST_WINDOW_CAP_S = 5.0
 
 
 @dataclass

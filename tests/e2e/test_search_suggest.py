@@ -245,7 +245,7 @@ async def test_a_suggestion_waits_for_the_fast_result_not_the_model(
 
     record_suggestions(client)
     await start(client, [(memory, "project")], selector={"kind": "client"})
-    # A suggestion waits for a recall's fast result at most a second (a recall stuck
+    # A suggestion waits for a recall's fast result at most a few seconds (a recall stuck
     # elsewhere must not hold suggestions back for good): the first recall of a daemon
     # does its first-use work, which on a loaded machine can take that long.
     await request(client, methods.RECALL, {"query": "warm up", "token": "w"})
