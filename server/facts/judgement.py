@@ -44,6 +44,7 @@ from memory_recall.server.facts.slots import (
     dice,
     inserts_a_word,
     narrows,
+    narrows_first,
     qualifies,
 )
 from memory_recall.server.facts.statements import Statement, split_statements
@@ -479,7 +480,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 # restatement, or a correction that drops Thursdays. Never dropped as known.
                 return Judgement("update", False, f"{FEWER_VALUES}: {', '.join(fewer)}", similarity)
             if not _same_given_title(old, new) and any(
-                narrows(a.terms[i], b.terms[j]) for i, j, _c in same
+                narrows(a.terms[i], b.terms[j]) or narrows_first(a.terms[i], b.terms[j], a.keys)
+                for i, j, _c in same
             ):
                 # "Squash merge only small pull requests" beside "Always squash merge pull
                 # requests": a narrower rule, perhaps the old one corrected, never known

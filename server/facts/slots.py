@@ -277,6 +277,69 @@ def _put_before(
 CJK_QUALIFIER_PAIRS = 3
 
 
+# Words of its own a statement may put before what it says again and still name one
+# narrower thing ("integration tests", "the read API timeout"); a longer opening is a
+# clause of its own ("Since the upgrade last week production runs …").
+QUALIFIER_FIRST_WORDS = 2
+# What may stand between a CJK qualifier and the subject it names: nothing, or the
+# particle that makes a noun an attribute (Japanese の, Chinese 的, Korean 의).
+_ATTRIBUTIVE = frozenset(("", "の", "的", "의"))
+
+
+def narrows_first(old: Terms, new: Terms, known: frozenset[str]) -> bool:
+    """Whether `new` says all of `old` in its order after words of its own that name
+    what it holds for, with nothing changed: "Production backups are encrypted" /
+    "Backups are encrypted", "Integration tests must pass before merging", "The read API
+    timeout is 30 seconds", "For read requests the API timeout is …", "运营备份已加密" /
+    "备份已加密", "운영 백업은 …", "読み取りリクエストの API タイムアウトは …". Said of
+    all backups, the old rule does not say the new one is the rule for the rest; dropped
+    as known, the narrower rule was lost. Words set off before the rest ("Honestly,
+    backups …", "Since the upgrade: …") or a value ("In 2024 …") say when or how, not
+    what of; so does a word the old memory says elsewhere (`known`)."""
+    opcodes = SequenceMatcher(None, old.keys, new.keys, autojunk=False).get_opcodes()
+    if len(opcodes) < 2 or opcodes[0][0] != "insert" or opcodes[1][0] != "equal":
+        return False
+    if _said_again(new, opcodes, set(old.keys)) is None:
+        return False  # terms moved: not said in the same order
+    put = new.terms[: opcodes[0][4]]
+    first = new.terms[len(put)]
+    if any(t.valued or t.key in known for t in put):
+        return False
+    opening = new.text[: put[0].start]
+    gap = new.text[put[-1].end : first.start]
+    if CJK_CHAR.match(put[-1].key):
+        # Pairs: the qualifier glued to the subject, a space or an attributive particle
+        # before it ("读请求的 API", "リクエストの API", "운영 백업은"), never set off
+        # unless a word of scope says what it is ("对于读请求，API 超时是 …").
+        if lexicon().scope.search(new.text[: first.start]):
+            return True
+        return gap.strip() in _ATTRIBUTIVE and not _SET_OFF.search(new.text[: first.start])
+    if (
+        lexicon().scope.fullmatch(opening.strip(" \t*_`").casefold())
+        and len(put) <= QUALIFIER_WORDS
+        and (len(put) > 1 or _SET_OFF.search(gap))
+    ):
+        # "For read requests the API timeout …", "For reads, the API timeout …": where it
+        # holds, first. One word not set off may be a verb after a pronoun the scope words
+        # spell too ("On gère les migrations …").
+        return True
+    return (
+        len(put) <= QUALIFIER_FIRST_WORDS
+        and not gap.strip()
+        and not _SET_OFF.search(new.text[: first.start])
+        and all(t.kind in ("word", "name") for t in put)
+        and all(w in lexicon().determiners for w in _opening_words(opening))
+    )
+
+
+def _opening_words(text: str) -> list[str]:
+    """The words of a statement's opening, lower case; an elided article ("l'") is one."""
+    return [w.casefold() for w in _OPENING_WORD.findall(text)]
+
+
+_OPENING_WORD = regex.compile(r"\p{L}+'?")
+
+
 def _said_then_more(old: Terms, new: Terms, added: Sequence[Term]) -> bool:
     """Whether `new` says all of `old` in its order and then, right after the last of them
     (no comma between), words of its own (`QUALIFIER_WORDS` at least): a qualifier put at
@@ -328,7 +391,8 @@ def inserts_a_word(old: Terms, new: Terms, known: frozenset[str]) -> bool:
     before all of the shared terms mostly say when or why, and those after them are
     `qualifies`'s. Not in Chinese, Japanese or Korean, whose rewordings put pairs of
     their own between the shared ones ("10秒でタイムアウトします" / "10秒を過ぎると
-    タイムアウトになります"), and whose negations the cues know."""
+    タイムアウトになります"), and whose negations the cues know — unless the pairs put
+    there hold a particle of scope ("읽기 요청에 대해": `_inserts`)."""
     opcodes = SequenceMatcher(None, old.keys, new.keys, autojunk=False).get_opcodes()
     return _inserts(old, new, opcodes, known)
 
@@ -336,11 +400,26 @@ def inserts_a_word(old: Terms, new: Terms, known: frozenset[str]) -> bool:
 def _inserts(
     old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], known: Iterable[str]
 ) -> bool:
-    """`inserts_a_word` on an alignment already made."""
-    return any(
+    """`inserts_a_word` on an alignment already made; in Chinese, Japanese and Korean, a
+    stretch of pairs of its own put between that holds a word of scope ("API 타임아웃은
+    읽기 요청에 대해 30초입니다": "for read requests")."""
+    inserted = [new.terms[j] for j in _inserted_between(old, new, opcodes)]
+    if any(
         not term.valued and term.key not in known and not CJK_CHAR.match(term.key)
-        for term in (new.terms[j] for j in _inserted_between(old, new, opcodes))
+        for term in inserted
+    ):
+        return True
+    own = [t for t in inserted if CJK_CHAR.match(t.key) and t.key not in known]
+    return bool(own) and any(
+        lexicon().scope.search(new.text[t.start : _next_end(new, t)]) for t in own
     )
+
+
+def _next_end(terms: Terms, term: Term) -> int:
+    """Where the term after `term` ends (the text's end after the last): a particle of
+    scope stands between two terms ("요청에 대해": 요청, 에 대해, then 대해)."""
+    later = [t.end for t in terms.terms if t.start >= term.end]
+    return min(later) if later else len(terms.text)
 
 
 def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added", "narrower"] | None:

@@ -189,6 +189,7 @@ class _Lexicon:
     articles: frozenset[str]  # the number one before a unit ("an hour", "eine Stunde")
     conjunction: regex.Pattern[str]  # a word that adds an item ("and", "et", "と")
     scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
+    determiners: frozenset[str]  # what may open a statement before a qualifier ("the", "our")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
     swap: frozenset[str]  # a verb after which "with" does too ("replaced black with ruff")
@@ -238,6 +239,7 @@ def lexicon() -> _Lexicon:
         articles=frozenset(lists["article"]),
         conjunction=_phrase_pattern(lists["conjunction"]),
         scope=_phrase_pattern(lists["scope"]),
+        determiners=frozenset(lists["determiner"]),
         short=short,
         toward=frozenset(lists["toward"]),
         swap=frozenset(lists["swap"]),

@@ -1685,3 +1685,47 @@ def test_a_long_memory_whose_words_only_look_shared_is_not_read_whole(
     whole = judge(new, old)
     assert (bounded.kind, bounded.sure, bounded.reason) == (whole.kind, whole.sure, whole.reason)
     assert bounded.kind == "independent"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Backups are encrypted.", "Production backups are encrypted."),
+        ("Tests must pass before merging.", "Integration tests must pass before merging."),
+        ("The API timeout is 30 seconds.", "The read API timeout is 30 seconds."),
+        ("The API timeout is 30 seconds.", "For read requests the API timeout is 30 seconds."),
+        ("The API timeout is 30 seconds.", "For reads, the API timeout is 30 seconds."),
+        ("백업은 암호화됩니다.", "운영 백업은 암호화됩니다."),
+        ("API 타임아웃은 30초입니다.", "API 타임아웃은 읽기 요청에 대해 30초입니다."),
+        ("API 超时是 30 秒。", "读请求的 API 超时是 30 秒。"),
+        ("API 超时是 30 秒。", "对于读请求，API 超时是 30 秒。"),
+        ("API のタイムアウトは 30 秒です。", "読み取りリクエストの API タイムアウトは 30 秒です。"),
+    ],
+)
+def test_a_narrower_thing_named_before_or_inside_the_rule_is_never_dropped_as_known(
+    old: str, new: str
+) -> None:
+    # Said of all backups, the old rule does not say the new one is the rule for the
+    # rest: dropped as known, "production backups are encrypted" (perhaps: only those)
+    # was lost. Linked for consolidation, never a sure duplicate.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The user likes short answers.", "The user really likes short answers."),
+        (
+            "Les migrations de base se font avec Flyway.",
+            "On gère les migrations de la base avec Flyway.",
+        ),
+        ("배포는 매주 화요일에 합니다.", "배포는 매주 화요일에 진행합니다."),
+        ("API のタイムアウトは 30 秒です。", "API のタイムアウトは 30 秒になっています。"),
+    ],
+)
+def test_words_put_first_that_name_nothing_narrower_are_still_a_rewording(
+    old: str, new: str
+) -> None:
+    found = judge(text(new), text(old))
+    assert found.kind == "duplicate", found.reason
