@@ -375,6 +375,30 @@ def capitals_mark_names(text: str) -> bool:
     return len(words & lexicon().capitalised_nouns) < NOUN_LANGUAGE_EVIDENCE
 
 
+def _capitalised_inside(text: str, surface: str, at: int) -> bool:
+    """Whether a word of three letters or more is capitalised (and only that) inside a
+    sentence that is not written in title case ("Deploy To Production On Fridays")."""
+    return (
+        len(surface) >= 3
+        and surface[0].isupper()
+        and surface[1:].islower()
+        and _mid_sentence(text, at)
+        and not _title_case(text, at)
+    )
+
+
+def _title_case(text: str, at: int) -> bool:
+    """Whether the text capitalises its other function words after its first word, as a
+    heading does ("Deploy To Production On Fridays"), rather than only names ("Pasamos de
+    Jest a Vitest")."""
+    words = [m for m in _TITLE_WORD.finditer(text) if m.start() != at][1:]
+    closed = [m.group() for m in words if _norm(m.group()) in function_words()]
+    return bool(closed) and 2 * sum(1 for w in closed if w[0].isupper()) > len(closed)
+
+
+_TITLE_WORD = regex.compile(r"\p{L}{2,}")
+
+
 def _mid_sentence(text: str, at: int) -> bool:
     i = at - 1
     while i >= 0 and text[i] in " \t*_`":
@@ -483,6 +507,15 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 terms.append(Term("word", lex.short[word], start, end))
                 continue
             if word in function_words():
+                if not (
+                    (capitals and _capitalised_inside(text, surface, start))
+                    or (foreign_text and surface[0].isupper() and _LATIN.match(surface))
+                ):
+                    continue
+                # A word of some language's closed classes, written with a capital inside
+                # a sentence (anywhere in a statement in another script), names a tool: "We
+                # use Jest for tests", "Jest から Vitest に移行しました" (Polish "jest", "is").
+                terms.append(Term("name", word, start, end))
                 continue
             if _INNER_CAPITAL.match(surface) and len(surface) >= 2:
                 terms.append(Term("name", word, start, end))

@@ -1729,3 +1729,26 @@ def test_words_put_first_that_name_nothing_narrower_are_still_a_rewording(
 ) -> None:
     found = judge(text(new), text(old))
     assert found.kind == "duplicate", found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We use Jest for tests.", "We switched from Jest to Vitest."),
+        ("Usamos Jest para los tests.", "Pasamos de Jest a Vitest."),
+        ("我们用 Jest 做测试。", "我们从 Jest 换成了 Vitest。"),
+        ("テストには Jest を使っています。", "Jest から Vitest に移行しました。"),
+    ],
+)
+def test_a_tool_named_like_a_function_word_is_still_a_name(old: str, new: str) -> None:
+    # "jest" is Polish for "is": the tool was read as no word at all, and the
+    # replacement stood unlinked beside the note that still named Jest.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+def test_a_heading_in_title_case_reads_no_names_from_its_function_words() -> None:
+    found = judge(
+        text("Deploy To Production On Fridays."), text("Deploy to production on Fridays.")
+    )
+    assert found.kind == "duplicate", found.reason
