@@ -316,6 +316,13 @@ def test_function_words_are_listed_as_queries_are_normalized():
     assert set(recall_tokens("ทำไมถึงทำไม่ได้")) & QUERY_STOPWORDS  # NFKC splits its sara am
 
 
+def test_a_tool_named_like_a_function_word_is_searched_for():
+    # Polish "jest" ("is") was a question word: "do we still use jest" searched for
+    # "still use", and a new note about Jest found no earlier one to link to.
+    docs = [*FILLER, memory("jest", "Test runner", "We use Jest for the unit tests.")]
+    assert recall(docs, "do we still use jest")[0] == "jest"
+
+
 def test_a_hebrew_or_arabic_word_is_found_without_its_clitic():
     docs = [
         *FILLER,
