@@ -32,6 +32,7 @@ from typing import Literal
 import regex
 from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.replaced import read_replaced
+from memory_recall.server.facts.restated import inserts_a_word, narrows, narrows_first, qualifies
 from memory_recall.server.facts.slots import (
     NARROWER,
     OTHER_SUBJECT,
@@ -42,10 +43,6 @@ from memory_recall.server.facts.slots import (
     compare,
     compatible,
     dice,
-    inserts_a_word,
-    narrows,
-    narrows_first,
-    qualifies,
 )
 from memory_recall.server.facts.statements import Statement, split_statements
 from memory_recall.server.facts.terms import (

@@ -36,19 +36,22 @@ apart by what the cases before it ruled out; split, the order would be lost.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-import regex
+from memory_recall.server.facts.restated import (
+    inserts_aligned,
+    narrowed_aligned,
+    put_before,
+    said_then_more,
+)
 from memory_recall.server.facts.terms import (
     CJK_CHAR,
     Term,
     Terms,
     canonical_units,
     dimension,
-    lexicon,
 )
 
 Relation = Literal["same", "changed", "extends", "different", "unrelated"]
@@ -72,10 +75,6 @@ REORDERED = "a value changed in a reordered sentence"
 ANNOUNCED_REWORDING = "a value and its wording changed, the change announced"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
-# Words of its own a statement adds after all of another's to qualify it (one is enough
-# after a conjunction); in CJK, a stretch set off by one of these marks.
-QUALIFIER_WORDS = 2
-_SET_OFF = regex.compile(r"[,，、(（\[【]")
 # A value is short: a stretch longer than this on either side is a different property.
 VALUE_TERMS = 3
 # Terms two statements must share for a value changed between them to be sure: a subject
@@ -218,289 +217,6 @@ def _name_for_opening_word(region: Region, old: Terms, new: Terms) -> bool:
     )
 
 
-def narrows(old: Terms, new: Terms) -> bool:
-    """Whether `new` names a narrower thing than `old`: a plain word of its own put between
-    terms both say, right before a plain word both say ("per token" / "for internal
-    tokens", "the build" / "the frontend build", "squash merge pull requests" / "squash
-    merge only small pull requests"). Only in a sentence said in the same order: where
-    terms moved, what stands before a shared word is no sign ("Responses … are cached" /
-    "… keeps cached responses"); words put before all of them mostly say when or why
-    ("Since the upgrade last week, production runs …"), and one before a value, how
-    ("upgraded again: PostgreSQL 15")."""
-    matcher = SequenceMatcher(None, old.keys, new.keys, autojunk=False)
-    return _narrowed(old, new, matcher.get_opcodes(), set(old.keys))
-
-
-def _narrowed(
-    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
-) -> bool:
-    return any(
-        _modifies_shared(new, j, old_keys)
-        for j in _inserted_between(old, new, opcodes)
-        if new.terms[j].key not in old_keys
-    )
-
-
-def _put_before(
-    new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
-) -> bool:
-    """Whether the new statement puts a word or a name of its own right before the first
-    word both say (spaces between), in a sentence said in the same order: the thing that
-    word names is narrower ("The Android build is uploaded to the Play Console" / "Builds
-    are uploaded to TestFlight", "The analytics database runs ClickHouse 23" / "The
-    database runs PostgreSQL 14", "Production deploys need two approvals" / "Deploys need
-    one approval"). Words put first and set off ("Since the upgrade last week, production
-    runs …") say when or why. Read where a value changed only: said again with nothing
-    changed, such a word mostly says how much ("The user really likes short answers")."""
-    if len(opcodes) < 2 or opcodes[0][0] != "insert" or opcodes[1][0] != "equal":
-        return False
-    if _said_again(new, opcodes, old_keys) is None:
-        return False  # terms moved: not said in the same order
-    put = new.terms[: opcodes[0][4]]
-    after = new.terms[len(put)]
-    if all(t.kind == "word" and CJK_CHAR.match(t.key) for t in (*put, after)):
-        # Pairs glued to the subject's first pair ("分析数据库" / "数据库"): a compound.
-        return len(put) <= CJK_QUALIFIER_PAIRS and put[-1].end > after.start
-    if len(put) != 1:
-        return False  # a longer opening ("После обновления в апреле продакшен …"): when
-    word = put[0]
-    return (
-        word.kind in ("name", "word")
-        and word.key not in old_keys
-        and not CJK_CHAR.match(word.key)
-        and after.kind == "word"
-        and not new.text[word.end : after.start].strip()
-    )
-
-
-# Pairs a CJK word of up to three characters glued before another makes.
-CJK_QUALIFIER_PAIRS = 3
-
-
-# Words of its own a statement may put before what it says again and still name one
-# narrower thing ("integration tests", "the read API timeout"); a longer opening is a
-# clause of its own ("Since the upgrade last week production runs …").
-QUALIFIER_FIRST_WORDS = 2
-# What may stand between a CJK qualifier and the subject it names: nothing, or the
-# particle that makes a noun an attribute (Japanese の, Chinese 的, Korean 의).
-_ATTRIBUTIVE = frozenset(("", "の", "的", "의"))
-
-
-def narrows_first(old: Terms, new: Terms, known: frozenset[str]) -> bool:
-    """Whether `new` says all of `old` in its order after words of its own that name
-    what it holds for, with nothing changed: "Production backups are encrypted" /
-    "Backups are encrypted", "Integration tests must pass before merging", "The read API
-    timeout is 30 seconds", "For read requests the API timeout is …", "运营备份已加密" /
-    "备份已加密", "운영 백업은 …", "読み取りリクエストの API タイムアウトは …". Said of
-    all backups, the old rule does not say the new one is the rule for the rest; dropped
-    as known, the narrower rule was lost. Words set off before the rest ("Honestly,
-    backups …", "Since the upgrade: …") or a value ("In 2024 …") say when or how, not
-    what of; so does a word the old memory says elsewhere (`known`)."""
-    opcodes = SequenceMatcher(None, old.keys, new.keys, autojunk=False).get_opcodes()
-    if len(opcodes) < 2 or opcodes[0][0] != "insert" or opcodes[1][0] != "equal":
-        return False
-    if _said_again(new, opcodes, set(old.keys)) is None:
-        return False  # terms moved: not said in the same order
-    put = new.terms[: opcodes[0][4]]
-    first = new.terms[len(put)]
-    if any(t.valued or t.key in known for t in put):
-        return False
-    opening = new.text[: put[0].start]
-    gap = new.text[put[-1].end : first.start]
-    if CJK_CHAR.match(put[-1].key):
-        # Pairs: the qualifier glued to the subject, a space or an attributive particle
-        # before it ("读请求的 API", "リクエストの API", "운영 백업은"), never set off
-        # unless a word of scope says what it is ("对于读请求，API 超时是 …").
-        if lexicon().scope.search(new.text[: first.start]):
-            return True
-        return gap.strip() in _ATTRIBUTIVE and not _SET_OFF.search(new.text[: first.start])
-    if (
-        lexicon().scope.fullmatch(opening.strip(" \t*_`").casefold())
-        and len(put) <= QUALIFIER_WORDS
-        and (len(put) > 1 or _SET_OFF.search(gap))
-    ):
-        # "For read requests the API timeout …", "For reads, the API timeout …": where it
-        # holds, first. One word not set off may be a verb after a pronoun the scope words
-        # spell too ("On gère les migrations …").
-        return True
-    return (
-        len(put) <= QUALIFIER_FIRST_WORDS
-        and not gap.strip()
-        and not _SET_OFF.search(new.text[: first.start])
-        and all(t.kind in ("word", "name") for t in put)
-        and all(w in lexicon().determiners for w in _opening_words(opening))
-    )
-
-
-def _opening_words(text: str) -> list[str]:
-    """The words of a statement's opening, lower case; an elided article ("l'") is one."""
-    return [w.casefold() for w in _OPENING_WORD.findall(text)]
-
-
-_OPENING_WORD = regex.compile(r"\p{L}+'?")
-
-
-def _said_then_more(old: Terms, new: Terms, added: Sequence[Term]) -> bool:
-    """Whether `new` says all of `old` in its order and then, right after the last of them
-    (no comma between), words of its own (`QUALIFIER_WORDS` at least): a qualifier put at
-    the end, whatever the new statement announces. A clause set off says what replaces
-    the rule ("ya no se escriben en español, sino en inglés"); in Chinese, Japanese and
-    Korean the two cannot be told apart by a comma, so never there."""
-    last = _said_in_order(old.keys, new.keys)
-    if last is None or not added:
-        return False
-    after = [t for t in new.terms[last + 1 :] if t in added]
-    if len(after) != len(added) or CJK_CHAR.match(after[0].key):
-        return False  # words of its own elsewhere too, or CJK
-    gap = new.text[new.terms[last].end : after[0].start]
-    return not _SET_OFF.search(gap) and ";" not in gap and len(after) >= QUALIFIER_WORDS
-
-
-def _said_again(
-    new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
-) -> int | None:
-    """How many terms of the old statement `new` says again, when it says every one of
-    them in the old statement's order (the alignment's equal stretches hold them all);
-    None when terms moved."""
-    total = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
-    return total if total == sum(1 for t in new.terms if t.key in old_keys) else None
-
-
-def _inserted_between(
-    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]]
-) -> Iterator[int]:
-    """The new statement's terms put between two of the terms it says again, when it says
-    them in the old statement's order (none when terms moved)."""
-    total = _said_again(new, opcodes, set(old.keys))
-    if total is None:
-        return  # terms moved: not said in the same order
-    shared = 0
-    for tag, i1, i2, j1, j2 in opcodes:
-        if tag == "equal":
-            shared += i2 - i1
-        elif tag == "insert" and 0 < shared < total:
-            yield from range(j1, j2)
-
-
-def inserts_a_word(old: Terms, new: Terms, known: frozenset[str]) -> bool:
-    """Whether `new` says `old`'s terms in their order with a plain word of its own put
-    between two of them, one the old memory (`known`, its terms) says nowhere: "We
-    deploy rarely on Fridays" / "We deploy on Fridays", or a negation in a language the
-    cues do not know ("We deployen niet meer op vrijdag"). Such a word may turn the
-    statement round or say how often; it is never the same fact for sure. Words put
-    before all of the shared terms mostly say when or why, and those after them are
-    `qualifies`'s. Not in Chinese, Japanese or Korean, whose rewordings put pairs of
-    their own between the shared ones ("10秒でタイムアウトします" / "10秒を過ぎると
-    タイムアウトになります"), and whose negations the cues know — unless the pairs put
-    there hold a particle of scope ("읽기 요청에 대해": `_inserts`)."""
-    opcodes = SequenceMatcher(None, old.keys, new.keys, autojunk=False).get_opcodes()
-    return _inserts(old, new, opcodes, known)
-
-
-def _inserts(
-    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], known: Iterable[str]
-) -> bool:
-    """`inserts_a_word` on an alignment already made; in Chinese, Japanese and Korean, a
-    stretch of pairs of its own put between that holds a word of scope ("API 타임아웃은
-    읽기 요청에 대해 30초입니다": "for read requests")."""
-    inserted = [new.terms[j] for j in _inserted_between(old, new, opcodes)]
-    if any(
-        not term.valued and term.key not in known and not CJK_CHAR.match(term.key)
-        for term in inserted
-    ):
-        return True
-    own = [t for t in inserted if CJK_CHAR.match(t.key) and t.key not in known]
-    return bool(own) and any(
-        lexicon().scope.search(new.text[t.start : _next_end(new, t)]) for t in own
-    )
-
-
-def _next_end(terms: Terms, term: Term) -> int:
-    """Where the term after `term` ends (the text's end after the last): a particle of
-    scope stands between two terms ("요청에 대해": 요청, 에 대해, then 대해)."""
-    later = [t.end for t in terms.terms if t.start >= term.end]
-    return min(later) if later else len(terms.text)
-
-
-def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added", "narrower"] | None:
-    """Whether `new` says all of `old`, in its order, and then words of its own after
-    them, most of them said nowhere in the old memory (`known`, its terms): a qualifier
-    put at the end ("Code review needs two approvals" / "… for changes to the payments
-    service": "narrower") or a thing added after a conjunction ("… and the invoicing
-    service", "… et des paiements": "added"); None if neither. Never the same fact for
-    sure.
-
-    Two words at least, or one after a conjunction. In Chinese, Japanese and Korean the
-    verb and its endings come last ("火曜日に行います" / "火曜日です"), so there only a
-    stretch set off by a comma or a bracket, or after a conjunction, counts ("，针对支付服务
-    的改动", "（決済サービスの変更の場合）", "山本さんと中村さん"). Not where the new statement
-    announces a change the old one does not: a replacement names its new value last."""
-    if not old.keys or len(new.keys) <= len(old.keys) or (new.change_cue and not old.change_cue):
-        return None
-    # All of old in its order; a word it says twice may be said once, and an identifier
-    # said again extended is said ("alerts go to #alerts" / "alerts go to #alerts-payments
-    # for …": a narrower channel, for a narrower case).
-    said = _extensions_as_said(old, new)
-    last = _said_in_order(old.keys, said)
-    if last is None:
-        last = _said_in_order(list(dict.fromkeys(old.keys)), said)
-    if last is None:
-        return None
-    after = [t for t in new.terms[last + 1 :] if t.kind in ("word", "name")]
-    own = sum(1 for t in after if t.key not in known)
-    if not own or 2 * own < len(after):
-        return None
-    cjk = bool(CJK_CHAR.match(after[0].key))
-    # What stands between: in CJK, pairs overlap and the first may hold the conjunction
-    # ("服务和支付": the pair 务和).
-    between = new.text[new.terms[last].end : after[0].end if cjk else after[0].start]
-    if lexicon().conjunction.search(between):
-        return "added"
-    if (cjk and _SET_OFF.search(between)) or (not cjk and len(after) >= QUALIFIER_WORDS):
-        return "narrower"
-    if not cjk and lexicon().scope.search(between):  # "… 30 seconds for reads"
-        return "narrower"
-    return None
-
-
-def _extensions_as_said(old: Terms, new: Terms) -> list[str]:
-    """`new`'s keys, each identifier that extends one of `old`'s ("#alerts-payments" of
-    "#alerts", "jobs-high" of "jobs") read as that one."""
-    idents = [t.key for t in old.terms if t.kind == "ident"]
-    return [
-        next((k for k in idents if t.kind == "ident" and _extends(t.key, k)), t.key)
-        for t in new.terms
-    ]
-
-
-def _extends(key: str, base: str) -> bool:
-    return len(key) > len(base) + 1 and key.startswith(base) and key[len(base)] in "-_."
-
-
-def _said_in_order(keys: Sequence[str], said: Sequence[str]) -> int | None:
-    """Where in `said` the last of `keys` is, when all of them are said in their order."""
-    last, at = -1, 0
-    for j, key in enumerate(said):
-        if at < len(keys) and key == keys[at]:
-            at += 1
-            last = j
-    return last if at == len(keys) else None
-
-
-def _modifies_shared(terms: Terms, at: int, shared: set[str]) -> bool:
-    """Whether the plain term `at` stands right before a plain word of `shared` (spaces
-    between; terms are in reading order, and CJK pairs overlap: the next one past it)."""
-    term = terms.terms[at]
-    after = next((t for t in terms.terms[at + 1 :] if t.start >= term.end), None)
-    if term.valued or after is None:
-        return False
-    return (
-        after.kind == "word"
-        and after.key in shared
-        and not terms.text[term.end : after.start].strip()
-    )
-
-
 def _at_subject(region: Region) -> bool:
     """Whether a stretch of names or identifiers stands where a subject does (first)."""
     named = all(_value_class(t) == "named" for t in region.old + region.new if t.valued)
@@ -621,7 +337,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
 
     if not regions:
         if flipped and overlap >= FLIP_AT_LEAST:
-            if _said_then_more(old, new, added) or _inserts(old, new, opcodes, old_keys):
+            if said_then_more(old, new, added) or inserts_aligned(old, new, opcodes, old_keys):
                 # "We no longer squash merge pull requests in the docs repo" beside "We
                 # squash merge pull requests", "It's fine to commit docs fixes directly to
                 # main" beside "Do not commit directly to main": an exception, perhaps, not
@@ -665,7 +381,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
 
     # A plain word of its own before a word both say names a narrower thing (`narrows`),
     # and so does one put alone before the first of them, where a value changed.
-    qualified = _narrowed(old, new, opcodes, old_keys) or _put_before(new, opcodes, old_keys)
+    qualified = narrowed_aligned(old, new, opcodes, old_keys) or put_before(new, opcodes, old_keys)
     shaped_alike = len(old.terms) == len(new.terms) and all(
         len(r.old) == len(r.new) for r in regions
     )
