@@ -17,3 +17,21 @@ def data_lines(package: str, name: str) -> tuple[str, ...]:
     text = resources.files(package).joinpath("data").joinpath(name).read_text(encoding="utf-8")
     stripped = (line.strip() for line in text.splitlines())
     return tuple(line for line in stripped if line and not line.startswith("#"))
+
+
+@functools.cache
+def data_sections(package: str, name: str) -> tuple[tuple[str, ...], ...]:
+    """The sections of `<package>/data/<name>`: its runs of lines between blank lines,
+    each as its non-comment lines (a run of comments alone is no section)."""
+    text = resources.files(package).joinpath("data").joinpath(name).read_text(encoding="utf-8")
+    sections: list[tuple[str, ...]] = []
+    lines: list[str] = []
+    for line in (*text.splitlines(), ""):
+        line = line.strip()
+        if not line:
+            if lines:
+                sections.append(tuple(lines))
+            lines = []
+        elif not line.startswith("#"):
+            lines.append(line)
+    return tuple(sections)

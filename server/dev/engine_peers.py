@@ -37,7 +37,7 @@ from typing import Any
 
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.bm25f.index import Bm25Index
-from memory_recall.server.ranking.bm25f.query import scored_tokens
+from memory_recall.server.ranking.bm25f.query import function_words, scored_tokens
 from memory_recall.server.ranking.bm25f.scan import rank_scan
 from memory_recall.server.ranking.bm25f.terms import document_terms, whole_body
 from memory_recall.server.ranking.registry import RANKERS
@@ -118,8 +118,8 @@ def _base36(n: int) -> str:
 
 
 def query_terms(text: str) -> list[str]:
-    spec = RANKERS["bm25f"]
-    return scored_tokens(spec.tokenize(text), stem=True)
+    tokens = RANKERS["bm25f"].tokenize(text)
+    return scored_tokens(tokens, stem=True, functions=function_words(tokens))
 
 
 def _timed_queries(run: Callable[[str], Any], queries: Sequence[str], repeats: int) -> list[float]:

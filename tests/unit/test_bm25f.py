@@ -27,7 +27,7 @@ from memory_recall.server.ranking.bm25f.folding import (
     kept_exact_form,
 )
 from memory_recall.server.ranking.bm25f.index import Bm25Index
-from memory_recall.server.ranking.bm25f.query import compound_parts
+from memory_recall.server.ranking.bm25f.query import compound_parts, function_words
 from memory_recall.server.ranking.bm25f.tokens import ACRONYM_MARK, recall_tokens
 from memory_recall.server.ranking.index import WORD
 from memory_recall.server.ranking.postings import slots_of
@@ -321,6 +321,21 @@ def test_a_tool_named_like_a_function_word_is_searched_for():
     # "still use", and a new note about Jest found no earlier one to link to.
     docs = [*FILLER, memory("jest", "Test runner", "We use Jest for the unit tests.")]
     assert recall(docs, "do we still use jest")[0] == "jest"
+    # ... while in a Polish question it is the "is" it was listed for.
+    assert "jest" not in recall(docs, "jaka jest prowizja adyena")
+
+
+def test_a_function_word_of_another_language_is_a_word_in_an_english_question():
+    assert function_words(recall_tokens("do we still use jest")).said == {"jest"}
+    assert function_words(recall_tokens("where does Sinéad's son live")).said == {"son"}
+    # A question of that language, or with no English to go by: a function word still.
+    assert not function_words(recall_tokens("jaka jest prowizja adyena")).said
+    assert not function_words(recall_tokens("cuál es el puerto y son varios")).said
+    assert not function_words(recall_tokens("jest")).said
+    # English words in another language's question, quoted from a message, leave its
+    # own function words alone.
+    hindi = "crash: One of these should be specified — कैसे ठीक करें?"
+    assert not function_words(recall_tokens(hindi)).said
 
 
 def test_a_hebrew_or_arabic_word_is_found_without_its_clitic():

@@ -6,12 +6,13 @@ where a text holding a compound token holds its parts.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import regex
 from memory_recall.server.ranking.bm25f.tokens import MIN_PART, UNSPACED_CHAR, unspaced_grams
-from memory_recall.server.ranking.bm25f.words import data_lines, data_words
+from memory_recall.server.ranking.bm25f.words import data_lines, data_sections, data_words
 from memory_recall.server.ranking.index import WORD
 from memory_recall.server.tokens import CJK_CHAR, normalize
 
@@ -26,6 +27,48 @@ QUERY_STOPWORDS = frozenset(data_words("stopwords.txt")) | frozenset(
     for word in normalize(" ".join(data_words("stopwords_thai.txt"))).split()
     for gram in (word, *unspaced_grams(word))
 )
+
+# The languages each function word is one of: a section of data/stopwords.txt is one
+# language (or a few close ones, listed together); English is the first.
+_LANGUAGES_OF: dict[str, frozenset[int]] = {}
+for _at, _words in enumerate(data_sections("stopwords.txt")):
+    for _word in _words:
+        _LANGUAGES_OF[_word] = _LANGUAGES_OF.get(_word, frozenset()) | {_at}
+ENGLISH = 0
+assert "what" in data_sections("stopwords.txt")[ENGLISH]
+ENGLISH_EVIDENCE = 2  # English function words, besides the word read, that make a question English
+
+
+@dataclass(frozen=True)
+class FunctionWords:
+    """The function words of one query: `QUERY_STOPWORDS`, but for the listed words the
+    query says as words of its own (`said`)."""
+
+    said: frozenset[str] = frozenset()
+
+    def __contains__(self, token: object) -> bool:
+        return token in QUERY_STOPWORDS and token not in self.said
+
+
+def function_words(tokens: Sequence[str]) -> FunctionWords:
+    """The function words of a query. In an English question (its other function words
+    are English, two or more, more than of any other language), a word of ASCII letters
+    listed only for other languages is a word of its own: "jest" is Polish for "is" and
+    a test runner in "do we still use jest", "son" is Spanish for "are" and a son in
+    "where does Sinéad's son live". Not the other way round: an English word in another
+    language's question is most often quoted from a message ("… failed for …")."""
+    listed = [t for t in dict.fromkeys(tokens) if t in QUERY_STOPWORDS and t in _LANGUAGES_OF]
+    said: set[str] = set()
+    for token in listed:
+        if ENGLISH in _LANGUAGES_OF[token] or not token.isascii():
+            continue
+        votes = Counter(
+            language for other in listed if other != token for language in _LANGUAGES_OF[other]
+        )
+        english = votes.pop(ENGLISH, 0)
+        if english >= ENGLISH_EVIDENCE and english > max(votes.values(), default=0):
+            said.add(token)
+    return FunctionWords(frozenset(said))
 
 
 def names_a_lack(token: str, tokens: Sequence[str]) -> bool:
@@ -111,9 +154,10 @@ def is_spaced(token: str) -> bool:
     return not (CJK_CHAR.match(token) or UNSPACED_CHAR.search(token) or token[:1] < " ")
 
 
-def scored_tokens(tokens: Sequence[str], stem: bool) -> list[str]:
-    """The query tokens bm25f scores, in order: no function words, stemmed, distinct."""
-    kept = (t for t in tokens if t not in QUERY_STOPWORDS)
+def scored_tokens(tokens: Sequence[str], stem: bool, functions: FunctionWords) -> list[str]:
+    """The query tokens bm25f scores, in order: no function words (`function_words` of
+    the query), stemmed, distinct."""
+    kept = (t for t in tokens if t not in functions)
     return list(dict.fromkeys(light_stem(t) if stem else t for t in kept))
 
 

@@ -75,8 +75,8 @@ from memory_recall.server.ranking.bm25f.index import (
     CompoundCheck,
 )
 from memory_recall.server.ranking.bm25f.query import (
-    QUERY_STOPWORDS,
     compound_parts,
+    function_words,
     idf,
     is_spaced,
     names_a_lack,
@@ -710,7 +710,8 @@ class Bm25Ranker:
         n = len(index)
         terms: list[_Term] = []
         seen: set[str] = set()
-        for token in paced(scored_tokens(tokens, p.stem)):
+        functions = function_words(tokens)
+        for token in paced(scored_tokens(tokens, p.stem, functions)):
             found = self._find(index, token)
             if found is None:
                 continue
@@ -725,7 +726,7 @@ class Bm25Ranker:
             seen.add(token)
             folded = self._find_folded(index, token, anywhere)
             df = (anywhere | (folded.anywhere if folded else 0)).bit_count()
-            content = token not in QUERY_STOPWORDS and (df > 0 or names_a_lack(token, tokens))
+            content = token not in functions and (df > 0 or names_a_lack(token, tokens))
             weight = term_weight(token, df, n, p)
             kind = "acronym" if is_acronym(token) else "text"
             terms.append(_Term(token, weight, found, anywhere, content, kind, df=df))

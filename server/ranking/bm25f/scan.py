@@ -15,8 +15,8 @@ from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.ranking.bm25f.folding import FOLD_MARK, fold, is_folded
 from memory_recall.server.ranking.bm25f.frequency import body_norm, count_code, norm_code
 from memory_recall.server.ranking.bm25f.query import (
-    QUERY_STOPWORDS,
     compound_parts,
+    function_words,
     is_spaced,
     names_a_lack,
     scored_tokens,
@@ -166,7 +166,8 @@ def rank_scan(
     # (weight, share of it scored, where, content, counted in the mass, df)
     terms: list[tuple[float, float, list[Where | None], bool, bool, int]] = []
     seen: set[str] = set()
-    for token in scored_tokens(tokens, p.stem):
+    functions = function_words(tokens)
+    for token in scored_tokens(tokens, p.stem, functions):
         places = _lookup(docs, token)
         if places is None:
             continue
@@ -183,7 +184,7 @@ def rank_scan(
             for d, place in zip(docs, places, strict=True)
         ]
         df = sum(1 for place, other in zip(places, folded, strict=True) if place or other)
-        content = token not in QUERY_STOPWORDS and (df > 0 or names_a_lack(token, tokens))
+        content = token not in functions and (df > 0 or names_a_lack(token, tokens))
         weight = term_weight(token, df, n, p)
         terms.append((weight, 1.0, places, content, True, df))
         if any(folded):

@@ -17,3 +17,9 @@ def data_lines(name: str) -> list[str]:
 def data_words(name: str) -> list[str]:
     """Every word of `data/<name>`, in file order."""
     return [word for line in data_lines(name) for word in line.split()]
+
+
+def data_sections(name: str) -> list[list[str]]:
+    """The words of each section of `data/<name>` (sections are separated by blank lines)."""
+    sections = datafiles.data_sections("memory_recall.server.ranking.bm25f", name)
+    return [[word for line in section for word in line.split()] for section in sections]
