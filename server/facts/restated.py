@@ -10,7 +10,9 @@ the two statements (difflib over their terms, in reading order):
   ("Production backups …", "For read requests the API timeout …"): a narrower thing
   (`narrows`, `narrows_first`, `put_before`);
 - a plain word of its own among them ("We deploy rarely on Fridays"), or in Chinese,
-  Japanese and Korean a stretch holding a particle of scope (`inserts_a_word`);
+  Japanese and Korean a stretch holding a particle of scope (`inserts_a_word`); where a
+  value changed, a stretch among them opened by a word of scope ("The API rate limit for
+  the search endpoint is …": `scoped_between`);
 - words of its own after all of them: a qualifier, or a thing added after a conjunction
   (`qualifies`, `said_then_more`).
 
@@ -54,6 +56,69 @@ def narrowed_aligned(
         for j in _inserted_between(old, new, opcodes)
         if new.terms[j].key not in old_keys
     )
+
+
+def scoped_between(
+    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
+) -> bool:
+    """Whether the new statement puts, after a term it says again and before its new value
+    or another term said again, a stretch of its own opened by a word of scope: the value
+    it gives is a narrower thing's ("The API rate limit for the search endpoint is 20
+    requests per minute" / "… is 100 requests per minute", "The standup on Mondays is at
+    11:00" / "The standup is at 10:00"). In Chinese, Japanese and Korean the particle of
+    scope follows its words ("검색 API에 대해", "对于搜索接口"): a stretch of pairs of its
+    own holding one, up to the term after it."""
+    for run in _put_among(old, new, opcodes):
+        own = [j for j in run if new.terms[j].key not in old_keys and new.terms[j].kind != "number"]
+        if not own:
+            continue
+        first = new.terms[own[0]]
+        if CJK_CHAR.match(first.key):
+            stretch = new.text[first.start : _next_end(new, new.terms[run[-1]])]
+        else:
+            stretch = new.text[new.terms[own[0] - 1].end if own[0] else 0 : first.start]
+        if lexicon().scope.search(stretch):
+            return True
+    return False
+
+
+def _put_among(
+    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]]
+) -> Iterator[range]:
+    """Stretches of the new statement's terms put between two of the terms it says again,
+    and those put, after a term said again, where it replaces a value with more terms
+    than the value ("limit [for the search endpoint] 20" for "limit 100"), or, in an
+    unspaced script whose pairs straddle what was put in, where it says more (制是 →
+    制对, 对于, …, 口是). None where terms moved: a term of the old statement said
+    outside the alignment's equal stretches and not in them too (one said again in what
+    was put in, "API … 검색 API에 대해", is no move)."""
+    aligned = {t.key for tag, _, _, j1, j2 in opcodes if tag == "equal" for t in new.terms[j1:j2]}
+    if any(t.key in old.keys and t.key not in aligned for t in new.terms):
+        return
+    total = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
+    shared = 0
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            shared += i2 - i1
+        elif tag == "insert" and 0 < shared < total:
+            yield range(j1, j2)
+        elif tag == "replace" and shared and j2 - j1 > i2 - i1:
+            put = new.terms[j1:j2]
+            if all(CJK_CHAR.match(t.key) for t in put):
+                yield range(j1, j2)
+            elif all(t.valued for t in old.terms[i1:i2]) and put[-1].valued:
+                # What stands before the new value, words between: "Microsoft Teams"
+                # for "Slack" is a value of two names, "on Mondays is at 11:00" one.
+                apart = [k for k in range(1, len(put)) if _WORDS.search(_between(new, put, k))]
+                if apart:
+                    yield range(j1, j1 + apart[-1])
+
+
+_WORDS = regex.compile(r"\p{L}")
+
+
+def _between(terms: Terms, put: Sequence[Term], k: int) -> str:
+    return terms.text[put[k - 1].end : put[k].start]
 
 
 def put_before(

@@ -45,6 +45,7 @@ from memory_recall.server.facts.restated import (
     narrowed_aligned,
     put_before,
     said_then_more,
+    scoped_between,
 )
 from memory_recall.server.facts.terms import (
     CJK_CHAR,
@@ -380,8 +381,13 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         return Comparison("same", sure, "the same statement, reworded", overlap)
 
     # A plain word of its own before a word both say names a narrower thing (`narrows`),
-    # and so does one put alone before the first of them, where a value changed.
-    qualified = narrowed_aligned(old, new, opcodes, old_keys) or put_before(new, opcodes, old_keys)
+    # and so does one put alone before the first of them, or a stretch of scope put among
+    # them, where a value changed.
+    qualified = (
+        narrowed_aligned(old, new, opcodes, old_keys)
+        or put_before(new, opcodes, old_keys)
+        or scoped_between(old, new, opcodes, old_keys)
+    )
     shaped_alike = len(old.terms) == len(new.terms) and all(
         len(r.old) == len(r.new) for r in regions
     )

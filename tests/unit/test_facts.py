@@ -971,6 +971,36 @@ def test_a_word_put_before_the_subject_is_a_narrower_thing_never_written_over(
     assert "narrower" not in found.reason
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The standup is at 10:00.", "The standup on Mondays is at 11:00."),
+        ("The API rate limit is 100 requests per minute.",
+         "The API rate limit for the search endpoint is 20 requests per minute."),
+        ("Das API-Rate-Limit liegt bei 100 Anfragen pro Minute.",
+         "Das API-Rate-Limit für den Such-Endpunkt liegt bei 20 Anfragen pro Minute."),
+        ("API 速率限制是每分钟 100 次。", "API 速率限制对于搜索接口是每分钟 20 次。"),
+        ("API 레이트 리밋은 분당 100회입니다.", "API 레이트 리밋은 검색 API에 대해 분당 20회입니다."),
+    ],
+)  # fmt: skip
+def test_a_value_said_for_a_narrower_case_set_off_inside_the_rule_is_never_written_over(
+    old: str, new: str
+) -> None:
+    # Written over, the standup of every other day, the limit of every other endpoint, was
+    # gone from the memory (a sure update for the first, German, Chinese and Korean).
+    found = judge(text(new), text(old))
+    assert not found.sure and "narrower" in found.reason, found.reason
+    assert settle(Question("q", text(new), text(old), found), "update", "vectors") is None
+
+
+def test_a_new_value_of_several_words_after_a_word_of_scope_is_still_the_update() -> None:
+    # "on Microsoft Teams": the words after "on" are the new value, nothing narrower.
+    old = text("We talk on Slack.")
+    found = judge(text("We talk on Microsoft Teams now."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert "Slack" not in rewrite(old, found).body
+
+
 def test_a_rule_turned_round_for_a_narrower_case_is_never_written_over() -> None:
     # Written over, the rule for every other repo was gone.
     old = text("We squash merge pull requests.")
