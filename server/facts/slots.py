@@ -36,6 +36,7 @@ apart by what the cases before it ruled out; split, the order would be lost.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
@@ -310,12 +311,26 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     old_keys |= {
         t.key for t in new.terms if t.kind == "number" and digits(t) in old_numbers and _worded(t)
     }
+    # ... but a plain word put in another's place is no move where the alignment already
+    # holds each time the other statement says it: "Our main branch is now called main" /
+    # "… is called master" says "main" again in place of "master", it does not move the
+    # first. (A name said again names a new value: "from Kong 2.8 to Kong 3.4".)
+    aligned = Counter(
+        t.key for tag, i1, i2, _, _ in opcodes if tag == "equal" for t in old.terms[i1:i2]
+    )
+    in_old, in_new = Counter(old.keys), Counter(new.keys)
+
+    def said_elsewhere(term: Term, keys: set[str], said: Counter[str]) -> bool:
+        if term.key not in keys:
+            return False
+        return term.kind != "word" or term.key not in said or said[term.key] > aligned[term.key]
+
     regions = [
         r
         for r in (
             Region(
-                tuple(t for t in r.old if t.key not in new_keys),
-                tuple(t for t in r.new if t.key not in old_keys),
+                tuple(t for t in r.old if not said_elsewhere(t, new_keys, in_new)),
+                tuple(t for t in r.new if not said_elsewhere(t, old_keys, in_old)),
                 r.left,
                 r.right,
             )

@@ -1001,6 +1001,21 @@ def test_a_new_value_of_several_words_after_a_word_of_scope_is_still_the_update(
     assert "Slack" not in rewrite(old, found).body
 
 
+def test_a_new_value_the_old_statement_already_says_elsewhere_is_the_update() -> None:
+    # "main" replaces "master" and is also the branch's own word: read as moved, nothing
+    # had changed, and the old branch name stayed as truth beside a linked note.
+    old = text("Our main branch is called master.")
+    found = judge(text("Our main branch is now called main."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert "master" not in rewrite(old, found).body
+    # A name said again still heads its new value: "from Kong 2.8 to Kong 3.4".
+    found = judge(
+        text("We upgraded the API gateway from Kong 2.8 to Kong 3.4."),
+        text("The API gateway runs Kong 2.8 on gw-1."),
+    )
+    assert not found.sure, found.reason
+
+
 def test_a_rule_turned_round_for_a_narrower_case_is_never_written_over() -> None:
     # Written over, the rule for every other repo was gone.
     old = text("We squash merge pull requests.")
