@@ -61,22 +61,29 @@ def narrowed_aligned(
 def scoped_between(
     old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
 ) -> bool:
-    """Whether the new statement puts, after a term it says again and before its new value
-    or another term said again, a stretch of its own opened by a word of scope: the value
-    it gives is a narrower thing's ("The API rate limit for the search endpoint is 20
-    requests per minute" / "… is 100 requests per minute", "The standup on Mondays is at
-    11:00" / "The standup is at 10:00"). In Chinese, Japanese and Korean the particle of
-    scope follows its words ("검색 API에 대해", "对于搜索接口"): a stretch of pairs of its
-    own holding one, up to the term after it."""
-    for run in _put_among(old, new, opcodes):
+    """Whether the new statement puts, after a term it says again, a stretch of its own
+    opened by a word of scope: the value it gives is a narrower thing's ("The API rate
+    limit for the search endpoint is 20 requests per minute" / "… is 100 requests per
+    minute", "The standup on Mondays is at 11:00" / "The standup is at 10:00", "PRs need
+    1 approval for docs-only changes" / "PRs need 2 approvals"). Not a stretch that says
+    when ("… moved to eu-central-1 in March": `when` in data/cues.txt), nor, after
+    everything said again, one of values alone ("… at 03:00 UTC on weekdays") or one word
+    after a word that says what for ("needs Node 22 to build": `purpose`). In Chinese,
+    Japanese and Korean the particle of scope follows its words ("검색 API에 대해",
+    "对于搜索接口"): a stretch of pairs of its own holding one, up to the term after it."""
+    for run, last in _put_among(old, new, opcodes):
         own = [j for j in run if new.terms[j].key not in old_keys and new.terms[j].kind != "number"]
-        if not own:
+        if not own or all(_says_when(new, new.terms[j]) for j in own):
+            continue
+        if last and all(new.terms[j].kind == "value" for j in own):
             continue
         first = new.terms[own[0]]
         if CJK_CHAR.match(first.key):
             stretch = new.text[first.start : _next_end(new, new.terms[run[-1]])]
         else:
             stretch = new.text[new.terms[own[0] - 1].end if own[0] else 0 : first.start]
+        if last and len(own) == 1 and stretch.strip().lower() in lexicon().purpose:
+            continue  # "needs Node 22 to build": what for
         if lexicon().scope.search(stretch):
             return True
     return False
@@ -84,10 +91,10 @@ def scoped_between(
 
 def _put_among(
     old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]]
-) -> Iterator[range]:
-    """Stretches of the new statement's terms put between two of the terms it says again,
-    and those put, after a term said again, where it replaces a value with more terms
-    than the value ("limit [for the search endpoint] 20" for "limit 100"), or, in an
+) -> Iterator[tuple[range, bool]]:
+    """Stretches of the new statement's terms put after a term it says again — between two
+    of them, after all of them (then with True), or where it replaces a value with more
+    terms than the value ("limit [for the search endpoint] 20" for "limit 100"), or, in an
     unspaced script whose pairs straddle what was put in, where it says more (制是 →
     制对, 对于, …, 口是). None where terms moved: a term of the old statement said
     outside the alignment's equal stretches and not in them too (one said again in what
@@ -100,18 +107,36 @@ def _put_among(
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             shared += i2 - i1
-        elif tag == "insert" and 0 < shared < total:
-            yield range(j1, j2)
+        elif tag == "insert" and shared:
+            yield range(j1, j2), shared == total
         elif tag == "replace" and shared and j2 - j1 > i2 - i1:
             put = new.terms[j1:j2]
             if all(CJK_CHAR.match(t.key) for t in put):
-                yield range(j1, j2)
-            elif all(t.valued for t in old.terms[i1:i2]) and put[-1].valued:
-                # What stands before the new value, words between: "Microsoft Teams"
-                # for "Slack" is a value of two names, "on Mondays is at 11:00" one.
-                apart = [k for k in range(1, len(put)) if _WORDS.search(_between(new, put, k))]
-                if apart:
-                    yield range(j1, j1 + apart[-1])
+                yield range(j1, j2), False
+            elif all(t.valued for t in old.terms[i1:i2]):
+                yield from _around_value(new, j1, j2, {t.kind for t in old.terms[i1:i2]})
+
+
+def _around_value(terms: Terms, j1: int, j2: int, kinds: set[str]) -> Iterator[tuple[range, bool]]:
+    """The stretches of `terms[j1:j2]`, put where a value of `kinds` stood, around a new
+    value of those kinds: cut where words stand between two terms ("on Mondays | is at
+    11:00", "30 seconds | for the export endpoint"), each with whether it comes after the
+    new value. None when no stretch holds such a value: then all of it is the new value
+    ("Microsoft Teams" for "Slack", "GitHub Actions" for "ci.internal:8080")."""
+    put = terms.terms[j1:j2]
+    cuts = [k for k in range(1, len(put)) if _WORDS.search(_between(terms, put, k))]
+    stretches = list(zip([0, *cuts], [*cuts, len(put)], strict=True))
+    valued = [any(t.kind in kinds for t in put[a:b]) for a, b in stretches]
+    if not any(valued):
+        return
+    first = valued.index(True)
+    for at, (a, b) in enumerate(stretches):
+        if not valued[at]:
+            yield range(j1 + a, j1 + b), at > first
+
+
+def _says_when(terms: Terms, term: Term) -> bool:
+    return terms.text[term.start : term.end].lower() in lexicon().when
 
 
 _WORDS = regex.compile(r"\p{L}")

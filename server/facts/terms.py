@@ -203,6 +203,8 @@ class _Lexicon:
     particles: tuple[str, ...]  # Korean particles, longest first
     ending: frozenset[str]  # negation cues that are change cues too ("no longer")
     pronoun: regex.Pattern[str]  # a pronoun for a person, at the start of a statement
+    when: frozenset[str]  # words that say when: months, "yesterday" ("in March", "im Mai")
+    purpose: frozenset[str]  # scope words that say what for before one word ("to build")
 
 
 @functools.cache
@@ -253,6 +255,8 @@ def lexicon() -> _Lexicon:
         particles=tuple(sorted(set(lists["particles"]), key=len, reverse=True)),
         ending=frozenset(lists["negation"]) & frozenset(lists["change"]),
         pronoun=_phrase_pattern(lists["pronoun"]),
+        when=frozenset(lists["when"]),
+        purpose=frozenset(lists["purpose"]),
     )
 
 
@@ -298,6 +302,7 @@ _TOKEN = regex.compile(
     r"|(?P<percent>%)",
     flags=regex.VERSION1,
 )
+_VERBATIM = regex.compile(r"`[^`\n]+`|[a-zA-Z][a-zA-Z0-9+.-]*://\S+")
 _ENV = regex.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _VERSION = regex.compile(r"^[vV]?\d+(?:\.\d+)+$")
 _SHORT_VERSION = regex.compile(r"^[vV]\d+$")
@@ -415,17 +420,24 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     terms: list[Term] = []
     negations: list[str] = []
     change = False
+    # Cue and value words inside code or an address are its own ("`make migrate`" is a
+    # command, not a change announced).
+    verbatim = [m.span() for m in _VERBATIM.finditer(text)] if "`" in text or "://" in text else []
     # CJK cues only in their own language: the Japanese 交代 is in Chinese 提交代码.
     scripts = ["", _cjk_language(text)]
     for script in scripts:
         for match in lex.negation[script].finditer(text) if script in lex.negation else ():
+            if verbatim and _overlaps(match.span(), verbatim):
+                continue
             negations.append(" ".join(match.group().lower().split()))
             taken.append(match.span())
         for match in lex.change[script].finditer(text) if script in lex.change else ():
+            if verbatim and _overlaps(match.span(), verbatim):
+                continue
             change = True
             taken.append(match.span())
     for match in lex.value.finditer(text):
-        if _overlaps(match.span(), taken):
+        if _overlaps(match.span(), taken) or (verbatim and _overlaps(match.span(), verbatim)):
             continue
         phrase = _norm(match.group())
         phrase = " ".join(phrase.split())

@@ -993,6 +993,42 @@ def test_a_value_said_for_a_narrower_case_set_off_inside_the_rule_is_never_writt
     assert settle(Question("q", text(new), text(old), found), "update", "vectors") is None
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("PRs need 2 approvals.", "PRs need 1 approval for docs-only changes."),
+        ("PRs brauchen 2 Approvals.", "PRs brauchen 1 Approval für reine Doku-Änderungen."),
+        ("The on-call rotation changes every Monday.",
+         "The on-call rotation changes every Tuesday in the payments team."),
+    ],
+)  # fmt: skip
+def test_a_value_said_for_a_narrower_case_after_it_is_never_written_over(
+    old: str, new: str
+) -> None:
+    # Written over, every other change's approvals, every other team's rotation was gone.
+    found = judge(text(new), text(old))
+    assert not found.sure and "narrower" in found.reason, found.reason
+    assert settle(Question("q", text(new), text(old), found), "update", "vectors") is None
+
+
+def test_a_change_dated_or_given_a_purpose_after_a_word_of_scope_is_still_the_update() -> None:
+    old = text("The prod cluster is in eu-west-1.")
+    found = judge(text("The prod cluster moved to eu-central-1 in March."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    found = judge(text("The web app needs Node 22 to build."), text("The web app needs Node 18."))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+def test_cue_words_inside_code_are_the_code_s_own() -> None:
+    # "migrate" in the command read as a change announced, and the command as no term:
+    # the new command was dropped as a duplicate of the old.
+    old = text("Run migrations with `make migrate`.")
+    found = judge(text("Run migrations with `just migrate` now."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert "`just migrate`" in rewrite(old, found).body
+    assert not read_terms("Run migrations with `make migrate`.").change_cue
+
+
 def test_a_new_value_of_several_words_after_a_word_of_scope_is_still_the_update() -> None:
     # "on Microsoft Teams": the words after "on" are the new value, nothing narrower.
     old = text("We talk on Slack.")
