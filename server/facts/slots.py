@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
+import regex
 from memory_recall.server.facts.restated import (
     inserts_aligned,
     narrowed_aligned,
@@ -217,6 +218,31 @@ def _name_for_opening_word(region: Region, old: Terms, new: Terms) -> bool:
         and terms.text[word.start : word.start + 1].isupper()
         for word, terms, name in pairs
     )
+
+
+def _thing_and_value(region: Region, old: Terms, new: Terms) -> bool:
+    """Whether a stretch that differs is, on both sides alike, plain words then a value
+    with words between them ("payments | is at …/payments", "billing | is Sarah"): the
+    thing the value is of, and its value, both changed. Words of a spaced script: CJK pairs
+    around a value are its verb's endings ("16 にした" / "12 に戻した")."""
+    sides = (_stretches(old, region.old), _stretches(new, region.new))
+    if len(sides[0]) != len(sides[1]) or len(sides[0]) < 2:
+        return False
+    pairs = list(zip(*sides, strict=True))
+    return any(
+        all(t.kind == "word" and not CJK_CHAR.match(t.key) for t in a + b) for a, b in pairs
+    ) and any(any(t.valued for t in a) and any(t.valued for t in b) for a, b in pairs)
+
+
+def _stretches(terms: Terms, put: tuple[Term, ...]) -> list[tuple[Term, ...]]:
+    """`put`, cut where words stand between two of its terms."""
+    cuts = [
+        k for k in range(1, len(put)) if _LETTER.search(terms.text[put[k - 1].end : put[k].start])
+    ]
+    return [put[a:b] for a, b in zip([0, *cuts], [*cuts, len(put)], strict=True)]
+
+
+_LETTER = regex.compile(r"\p{L}")
 
 
 def _at_subject(region: Region) -> bool:
@@ -442,6 +468,10 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
         plain = not any(t.valued for t in region.old + region.new)
         if valued and not compatible(region.old, region.new):
             return Comparison("different", small, "values of different kinds", overlap)
+        if valued and not announced and _thing_and_value(region, old, new):
+            # "The Grafana dashboard for payments is at …/payments" / "… for checkout is at
+            # …/checkout": the thing the value is of changed with it, another thing's.
+            return Comparison("different", False, OTHER_SUBJECT, overlap)
         if _name_for_opening_word(region, old, new):
             # "Marie est la responsable…" / "Désormais, c'est Paul qui est responsable…":
             # a sentence's first word is not read as a name, but a capital there may be one.
