@@ -35,6 +35,7 @@ from memory_recall.server.facts.replaced import read_replaced
 from memory_recall.server.facts.restated import inserts_a_word, narrows, narrows_first, qualifies
 from memory_recall.server.facts.slots import (
     NARROWER,
+    ONE_MORE,
     OTHER_SUBJECT,
     QUALIFIED,
     SAME_SHAPE,
@@ -527,7 +528,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         and a.polarity == b.polarity
         and not announces
         and similarity >= PARAPHRASE_AT_LEAST
-        and not any(c.reason == OTHER_SUBJECT for c in different)
+        and not any(c.reason in (OTHER_SUBJECT, ONE_MORE) for c in different)
     ):
         return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
     if different:

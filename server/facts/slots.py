@@ -55,6 +55,7 @@ from memory_recall.server.facts.terms import (
     Terms,
     canonical_units,
     dimension,
+    lexicon,
 )
 
 Relation = Literal["same", "changed", "extends", "different", "unrelated"]
@@ -65,6 +66,7 @@ SAME_SHAPE = "the same shape about another subject"
 ANNOUNCED_SHAPE = "one shape, its change announced"
 SEVERAL = "several things differ"
 OTHER_SUBJECT = "the value of another subject"
+ONE_MORE = "said as one more besides it"
 AROUND_A_WORD = "different things around a common word"
 WORD_AT_SUBJECT = "a word changed where the subject stands"
 NARROWER = "a value changed, perhaps of a narrower thing"
@@ -288,7 +290,30 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     """How the statement `new` relates to the statement `old`, by the alignment of their
     terms. `polarity_changed`: whether the memories as a whole differ in polarity (a
     statement split otherwise than its restatement may read as negated on one side only).
-    What a new statement says it replaced is read apart (`replaced.py`)."""
+    What a new statement says it replaced is read apart (`replaced.py`).
+
+    A statement said as one more besides another ("Sarah also owns the invoicing service"
+    / "Sarah owns the billing service": `additive` in data/cues.txt) changes nothing of
+    it unless it announces a change ("We also moved logging to Loki") or turns it round
+    ("Los cambios de documentación también necesitan revisión" / "No hace falta
+    revisión para cambios de documentación")."""
+    found = _compare(old, new, polarity_changed)
+    if (
+        found.relation == "changed"
+        and not new.change_cue
+        and old.negated == new.negated
+        and _adds(new)
+        and not _adds(old)
+    ):
+        return Comparison("different", False, ONE_MORE, found.overlap)
+    return found
+
+
+def _adds(terms: Terms) -> bool:
+    return lexicon().additive.search(terms.text) is not None
+
+
+def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
     old_keys, new_keys = set(old.keys), set(new.keys)
     overlap = round(dice(old_keys, new_keys), 3)
     if not old_keys or not new_keys:

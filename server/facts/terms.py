@@ -188,6 +188,7 @@ class _Lexicon:
     number_word: regex.Pattern[str]
     articles: frozenset[str]  # the number one before a unit ("an hour", "eine Stunde")
     conjunction: regex.Pattern[str]  # a word that adds an item ("and", "et", "と")
+    additive: regex.Pattern[str]  # a word that says "one more" ("also", "auch", "也")
     scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
     determiners: frozenset[str]  # what may open a statement before a qualifier ("the", "our")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
@@ -240,6 +241,7 @@ def lexicon() -> _Lexicon:
         number_word=_phrase_pattern(numbers),
         articles=frozenset(lists["article"]),
         conjunction=_phrase_pattern(lists["conjunction"]),
+        additive=_phrase_pattern(lists["additive"]),
         scope=_phrase_pattern(lists["scope"]),
         determiners=frozenset(lists["determiner"]),
         short=short,

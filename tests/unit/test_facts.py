@@ -1039,6 +1039,25 @@ def test_a_value_of_another_thing_named_beside_it_is_another_fact(old: str, new:
     assert found.kind == "update", found.reason
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Sarah owns the billing service.", "Sarah also owns the invoicing service."),
+        ("Wir nutzen Redis als Cache.", "Wir nutzen auch Memcached als Cache."),
+        ("我们用 Redis 做缓存。", "我们也用 Memcached 做缓存。"),
+    ],
+)  # fmt: skip
+def test_a_fact_said_as_one_more_replaces_nothing(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert found.kind == "independent", found.reason
+    # Turned round, "también" ("as well") still corrects the rule.
+    found = judge(
+        text("Los cambios de documentación también necesitan revisión."),
+        text("No hace falta revisión para cambios de documentación."),
+    )
+    assert found.kind == "update", found.reason
+
+
 def test_cue_words_inside_code_are_the_code_s_own() -> None:
     # "migrate" in the command read as a change announced, and the command as no term:
     # the new command was dropped as a duplicate of the old.
