@@ -122,8 +122,13 @@ def join_fast(
             if r.activation < params.fast_min_activation:
                 break
             hop = r.hops[0]
-            if _leads_on(r) and hop.kind == "supersedes" and hop.source in paths:
-                return [*paths[: FAST_LIMIT - 1], r.path], r
+            kept = paths[: FAST_LIMIT - 1]
+            # The newer memory joins the one it corrects, never in its place: a correction
+            # the writer only leaned to, or one of a single line of a long memory, leaves
+            # the older holding the answer ("Deploys need two approvals" beside the line
+            # about Postgres a newer note perhaps corrects).
+            if _leads_on(r) and hop.kind == "supersedes" and hop.source in kept:
+                return [*kept, r.path], r
     best = _one_explicit_hop_from(paths[0], extra, params.fast_min_activation)
     if best is None:
         return paths, None

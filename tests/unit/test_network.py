@@ -366,3 +366,8 @@ def test_the_superseding_memory_follows_a_superseded_one_into_the_fast_result():
     # The other way round (from the new memory to the outdated one) never joins.
     fast = [("/r0/infra/new.md", 10.0)]
     assert join_fast(fast, spread(network, fast), JoinParams(fast_rule="superseded"))[1] is None
+    # Never in the place of the memory it corrects: second in the fast result, the older
+    # may hold the answer (a lean, or one line of a long memory corrected).
+    fast = [("/r0/misc/x.md", 10.0), ("/r0/infra/old.md", 9.0)]
+    rule = JoinParams(fast_rule="superseded")
+    assert join_fast(fast, spread(network, fast), rule)[0] == ["/r0/misc/x.md", "/r0/infra/old.md"]
