@@ -28,7 +28,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from memory_recall.server.facts.judgement import Judgement, Kind, MemoryText
+from memory_recall.server.facts.judgement import (
+    Judgement,
+    Kind,
+    MemoryText,
+    pair_capitals,
+    read_memory,
+)
 from memory_recall.server.facts.replaced import FROM_TO, WITHIN_LONGER
 from memory_recall.server.facts.slots import (
     ANNOUNCED_REWORDING,
@@ -121,9 +127,24 @@ def settle(question: Question, kind: Kind, by: str, *, overwrite: bool = True) -
             # The old memory holds a value the new one does not say: rewritten, or hidden
             # at recall as superseded, that value would be gone. It stays a lean.
             return None
-    if not overwrite or any(doubt in rules.reason for doubt in _LINK_ONLY):
+    if (
+        not overwrite
+        or any(doubt in rules.reason for doubt in _LINK_ONLY)
+        or (kind == "duplicate" and _says_more(question))
+    ):
         return replace(rules, confirmed=True, reason=f"{by} confirms: {rules.reason}")
     return replace(rules, sure=True, reason=f"{by}: {rules.reason}")
+
+
+def _says_more(question: Question) -> bool:
+    """Whether the new memory says a word the old one does not: a duplicate settled on
+    closeness alone would drop it ("I prefer detailed answers with a short summary" beside
+    "I prefer concise answers without summaries", "The user is a frontend engineer" beside
+    "… a backend engineer": a sentence encoder puts each pair above DUPLICATE_COSINE). It
+    is kept beside the old one, linked, for consolidation or the user to settle."""
+    capitals = pair_capitals(question.new, question.old)
+    new = read_memory(question.new, capitals).keys
+    return bool(new - read_memory(question.old, capitals).keys)
 
 
 def _text(memory: MemoryText) -> str:

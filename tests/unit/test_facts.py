@@ -48,6 +48,7 @@ from memory_recall.server.facts.tiers import (
     ModelTier,
     Question,
     VectorTier,
+    judge_by_cosine,
     parse_reconcile,
     settle,
     settle_all,
@@ -1553,6 +1554,23 @@ def test_a_models_update_is_only_a_link_and_its_independent_is_always_safe() -> 
     assert parse_reconcile('{"pairs": [{"id": "p0", "verdict": "duplicate"}]}', [q]) == {}
     assert parse_reconcile('{"pairs": [{"id": "p9", "verdict": "update"}, "x"]}', [q]) == {}
     assert parse_reconcile("not json", [q]) == {}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I prefer concise answers without summaries.",
+         "I prefer detailed answers with a short summary at the end."),
+        ("The user is a backend engineer.", "The user is a frontend engineer."),
+    ],
+)  # fmt: skip
+def test_vectors_never_drop_a_new_memory_that_says_a_word_the_old_does_not(
+    old: str, new: str
+) -> None:
+    # The measuring encoder put each pair at or above the duplicate cosine: settled sure,
+    # the new preference was dropped as known.
+    found = judge_by_cosine(question(old, new), 0.95)
+    assert found is not None and not found.sure and found.confirmed, found
 
 
 def test_a_failing_tier_leaves_the_rules_verdict() -> None:
