@@ -141,9 +141,12 @@ def _with_unit(text: str, term: Term) -> str | None:
     return text[term.start : unit.end()] if unit else None
 
 
-def written_change(change: Change, old: Terms, new: Terms) -> Change:
+def written_change(
+    change: Change, old: Terms, new: Terms, memory: frozenset[str] = frozenset()
+) -> Change:
     """A change of an old statement (terms `old`) by a new one (terms `new`) as the
     rewrite will write it (`in_place`), or why that would lose a value (`loses`).
+    `memory`: the terms of the whole old memory.
 
     The rewrite puts the new statement in the old one's place. When the new one leaves
     out a value of the old one besides those it changes — a stretch of the old statement
@@ -201,6 +204,12 @@ def written_change(change: Change, old: Terms, new: Terms) -> Change:
         return replace(change, loses=f"the new statement may replace {also} too")
     doubt = f"the new statement leaves out {change.left_out[0]}" if left_out else ""
     known = set(old.keys) | {n.key for _o, n in pairs}
+    if relabelled:
+        # Answering a labelled line, the new statement may name what the heading above it
+        # names ("La caché de staging ahora es redis-stg-4" under "Entorno de staging:"):
+        # said elsewhere in the memory, those words are not lost with the value changed
+        # where it stands.
+        known |= memory
     if not pairs or any(t.key not in known for t in new.terms):
         return replace(change, loses=f"{doubt} and says other words") if doubt else change
     if change.restated:

@@ -425,7 +425,9 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             sure = all(c.regions and c.reason not in _TITLE_DOUBTS for _, _, c in changed)
         changes = tuple(
             _repointing(
-                written_change(Change(a.statements[i], b.statements[j], c), a.terms[i], b.terms[j]),
+                written_change(
+                    Change(a.statements[i], b.statements[j], c), a.terms[i], b.terms[j], a.keys
+                ),
                 a.terms[i],
                 b.terms[j],
                 a.statements[i + 1] if i + 1 < len(a.statements) else None,

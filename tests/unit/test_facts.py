@@ -1300,6 +1300,17 @@ def test_a_plain_statement_answers_a_line_labelled_by_its_subject() -> None:
     # A `Why:` line is about no "why": a plain statement does not answer it.
     found = judge(text("The proxy cuts request bodies above 50 MB on the admin host."), old)
     assert found.kind == "independent"
+    # Under a heading, the statement may name what the heading names: only the value is
+    # changed where it stands (the whole sentence was written after the label).
+    old = MemoryText(
+        "Entorno de staging",
+        "Servicios de staging",
+        "Entorno de staging:\n- Base de datos: db-stg-7.internal, puerto 5432\n"
+        "- Caché: redis-stg-2\n- Responsable: equipo de plataforma (Priya)",
+    )
+    found = judge(text("La caché de staging ahora es redis-stg-4."), old)
+    assert found.sure and found.kind == "update", found.reason
+    assert "\n- Caché: redis-stg-4\n" in rewrite(old, found).body
 
 
 # -- newer wins at recall --------------------------------------------------------------------
