@@ -700,6 +700,11 @@ def _best(
     # extension of "Run the integration tests" when "they take about 6 minutes" follows.
     if moved is not None and best[1].relation in ("extends", "different"):
         return moved
+    # ... and before a heading, which names what the lines below it are about and holds no
+    # value ("The staging cache is now redis-stg-4" answers "- Cache: redis-stg-2" under
+    # "Staging environment:", not the heading).
+    if moved is not None and a.statements[best[0]].heading:
+        return moved
     return best
 
 

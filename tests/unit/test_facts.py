@@ -1311,6 +1311,14 @@ def test_a_plain_statement_answers_a_line_labelled_by_its_subject() -> None:
     found = judge(text("La caché de staging ahora es redis-stg-4."), old)
     assert found.sure and found.kind == "update", found.reason
     assert "\n- Caché: redis-stg-4\n" in rewrite(old, found).body
+    # A new value answers the line holding the value it replaces, not the heading above.
+    old = MemoryText(
+        "Staging environment",
+        "Staging services",
+        "Staging environment:\n- Database: db-stg-7.internal, port 5432\n- Cache: redis-stg-2",
+    )
+    found = judge(text("The staging cache is now redis-stg-4."), old)
+    assert [c.old.label for c in found.changes] == ["cache"], found.reason
 
 
 # -- newer wins at recall --------------------------------------------------------------------
