@@ -113,6 +113,8 @@ def _data_lines(name: str) -> Iterator[str]:
 
 
 def _norm(text: str) -> str:
+    if text.isascii():  # its own normal form: most words of most statements
+        return text.lower()
     return unicodedata.normalize("NFKC", text).lower()
 
 
@@ -204,6 +206,9 @@ class _Lexicon:
     particles: tuple[str, ...]  # Korean particles, longest first
     ending: frozenset[str]  # negation cues that are change cues too ("no longer")
     pronoun: regex.Pattern[str]  # a pronoun for a person, at the start of a statement
+    # The first ASCII run of letters and digits of each spaced-script negation, change and
+    # value phrase: an ASCII statement holding none of a kind's is not scanned for it.
+    openings: dict[str, frozenset[str]]
     when: frozenset[str]  # words that say when: months, "yesterday" ("in March", "im Mai")
     purpose: frozenset[str]  # scope words that say what for before one word ("to build")
 
@@ -257,9 +262,43 @@ def lexicon() -> _Lexicon:
         particles=tuple(sorted(set(lists["particles"]), key=len, reverse=True)),
         ending=frozenset(lists["negation"]) & frozenset(lists["change"]),
         pronoun=_phrase_pattern(lists["pronoun"]),
+        openings={
+            "negation": _openings(by_language["negation"][""]),
+            "change": _openings(by_language["change"][""]),
+            "value": _openings(classes),
+        },
         when=frozenset(lists["when"]),
         purpose=frozenset(lists["purpose"]),
     )
+
+
+_ASCII_RUN = regex.compile(r"[a-z0-9]+")
+
+
+def _openings(phrases: Iterable[str]) -> frozenset[str]:
+    """The first ASCII run of each phrase an ASCII text can match (`_Lexicon.openings`);
+    "" for one with no run, which is always scanned for. A phrase with a letter that has
+    no ASCII case variant ("pas encore" does, "déjà" does not) never matches ASCII text;
+    one whose letters all have one is read through them (the Turkish "ı" matches "I")."""
+    out: set[str] = set()
+    for phrase in phrases:
+        ascii_form = "".join(_ascii_variant(c) or "\0" for c in phrase)
+        if "\0" not in ascii_form:
+            out.add(next(iter(_ASCII_RUN.findall(ascii_form.lower())), ""))
+    return frozenset(out)
+
+
+def _ascii_variant(char: str) -> str | None:
+    if char.isascii():
+        return char
+    return next((v for v in (char.upper(), char.lower()) if len(v) == 1 and v.isascii()), None)
+
+
+def _may_hold(runs: frozenset[str] | None, openings: frozenset[str]) -> bool:
+    """Whether a text may hold a phrase of these `openings`: an ASCII text (its `runs`)
+    only if it holds one's first run as a run of its own — a phrase matches whole words,
+    so its first run is one of the text's. A text of any other letters: always."""
+    return runs is None or "" in openings or not runs.isdisjoint(openings)
 
 
 @functools.cache
@@ -418,6 +457,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     """The terms of one statement. `capitals`: whether a capital letter inside a sentence
     marks a name (`capitals_mark_names` of the whole memory; by default, of `text`)."""
     lex = lexicon()
+    closed = function_words()
     taken: list[tuple[int, int]] = []  # spans of cues and value words: no other terms there
     terms: list[Term] = []
     negations: list[str] = []
@@ -425,20 +465,26 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     # Cue and value words inside code or an address are its own ("`make migrate`" is a
     # command, not a change announced).
     verbatim = [m.span() for m in _VERBATIM.finditer(text)] if "`" in text or "://" in text else []
+    runs = frozenset(_ASCII_RUN.findall(text.lower())) if text.isascii() else None
     # CJK cues only in their own language: the Japanese 交代 is in Chinese 提交代码.
     scripts = ["", _cjk_language(text)]
     for script in scripts:
-        for match in lex.negation[script].finditer(text) if script in lex.negation else ():
-            if verbatim and _overlaps(match.span(), verbatim):
-                continue
-            negations.append(" ".join(match.group().lower().split()))
-            taken.append(match.span())
-        for match in lex.change[script].finditer(text) if script in lex.change else ():
-            if verbatim and _overlaps(match.span(), verbatim):
-                continue
-            change = True
-            taken.append(match.span())
-    for match in lex.value.finditer(text):
+        negation = lex.negation.get(script)
+        if negation is not None and _may_hold(runs, lex.openings["negation"]):
+            for match in negation.finditer(text):
+                if verbatim and _overlaps(match.span(), verbatim):
+                    continue
+                negations.append(" ".join(match.group().lower().split()))
+                taken.append(match.span())
+        changed = lex.change.get(script)
+        if changed is not None and _may_hold(runs, lex.openings["change"]):
+            for match in changed.finditer(text):
+                if verbatim and _overlaps(match.span(), verbatim):
+                    continue
+                change = True
+                taken.append(match.span())
+    values = lex.value.finditer(text) if _may_hold(runs, lex.openings["value"]) else ()
+    for match in values:
         if _overlaps(match.span(), taken) or (verbatim and _overlaps(match.span(), verbatim)):
             continue
         phrase = _norm(match.group())
@@ -520,7 +566,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             if word in lex.short:  # "database", "DB": one plain word
                 terms.append(Term("word", lex.short[word], start, end))
                 continue
-            if word in function_words():
+            if word in closed:
                 if not (
                     (capitals and _capitalised_inside(text, surface, start))
                     or (foreign_text and surface[0].isupper() and _LATIN.match(surface))

@@ -15,6 +15,7 @@ from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.documents import MemoryDocument, parse_memory
 from memory_recall.server.facts import judgement
+from memory_recall.server.facts import terms as terms_module
 from memory_recall.server.facts.judgement import (
     Judgement,
     MemoryText,
@@ -1546,6 +1547,32 @@ def test_a_bodys_folded_opening_is_the_start_of_its_whole_fold(body: str, length
         assert judgement.title_is_derived.__wrapped__(title, body) == (
             bool(key) and whole.startswith(key)
         )
+
+
+_CUE_WORDS = [
+    "not", "no", "never", "no longer", "don't", "now", "instead", "from", "daily", "every",
+    "week", "Tuesday", "NOW", "Never", "artIk", "anymore", "pas", "nicht", "mehr", "jetzt",
+    "the", "deploy", "db-stg-7", "`make migrate`", "https://x.io/now", "30", "seconds", "l'",
+    "api", "d'abord", "once a day", "twice", "on", "in", "at", "weekly", "nightly", "n't",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_CUE_WORDS), min_size=1, max_size=12), st.sampled_from(" ,.-/"))
+def test_an_ascii_statement_skips_only_the_cue_scans_it_cannot_match(
+    words: list[str], sep: str
+) -> None:
+    # `_may_hold` skips a kind's scan when the text holds none of its phrases' first runs:
+    # the terms read must be those of the full scan.
+    text = sep.join(words)
+    read = terms_module.read_terms.__wrapped__
+    fast = (read(text, True), read(text, False))
+    real = terms_module._may_hold
+    try:
+        terms_module._may_hold = lambda _runs, _openings: True
+        assert (read(text, True), read(text, False)) == fast
+    finally:
+        terms_module._may_hold = real
 
 
 # -- tiers -------------------------------------------------------------------------------------
