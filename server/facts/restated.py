@@ -77,6 +77,8 @@ def scoped_between(
             continue
         if last and all(new.terms[j].kind == "value" for j in own):
             continue
+        if not last and all(new.terms[j].shape in _WHEN_OF_A_THING for j in own):
+            return True  # "Les déploiements du vendredi …": Friday's deploys, whatever word
         first = new.terms[own[0]]
         if CJK_CHAR.match(first.key):
             stretch = new.text[first.start : _next_end(new, new.terms[run[-1]])]
@@ -124,7 +126,7 @@ def _around_value(terms: Terms, j1: int, j2: int, kinds: set[str]) -> Iterator[t
     new value. None when no stretch holds such a value: then all of it is the new value
     ("Microsoft Teams" for "Slack", "GitHub Actions" for "ci.internal:8080")."""
     put = terms.terms[j1:j2]
-    cuts = [k for k in range(1, len(put)) if _WORDS.search(_between(terms, put, k))]
+    cuts = [k for k in range(1, len(put)) if _APART.search(_between(terms, put, k))]
     stretches = list(zip([0, *cuts], [*cuts, len(put)], strict=True))
     valued = [any(t.kind in kinds for t in put[a:b]) for a, b in stretches]
     if not any(valued):
@@ -139,7 +141,9 @@ def _says_when(terms: Terms, term: Term) -> bool:
     return terms.text[term.start : term.end].lower() in lexicon().when
 
 
-_WORDS = regex.compile(r"\p{L}")
+# Days and parts of a day put among what a rule says name whose rule it is.
+_WHEN_OF_A_THING = frozenset(("weekday", "daypart"))
+_APART = regex.compile(r"\S")  # words or marks between two terms: two stretches
 
 
 def _between(terms: Terms, put: Sequence[Term], k: int) -> str:
@@ -168,10 +172,10 @@ def put_before(
         return False  # a longer opening ("После обновления в апреле продакшен …"): when
     word = put[0]
     return (
-        word.kind in ("name", "word")
+        word.kind in ("name", "word", "value")
         and word.key not in old_keys
         and not CJK_CHAR.match(word.key)
-        and after.kind == "word"
+        and after.kind in ("word", "name")
         and not new.text[word.end : after.start].strip()
     )
 

@@ -984,6 +984,11 @@ def test_a_word_put_before_the_subject_is_a_narrower_thing_never_written_over(
          "Das API-Rate-Limit für den Such-Endpunkt liegt bei 20 Anfragen pro Minute."),
         ("API 速率限制是每分钟 100 次。", "API 速率限制对于搜索接口是每分钟 20 次。"),
         ("API 레이트 리밋은 분당 100회입니다.", "API 레이트 리밋은 검색 API에 대해 분당 20회입니다."),
+        ("Deploys need two approvals.", "Friday deploys need three approvals."),
+        ("Les déploiements nécessitent deux validations.",
+         "Les déploiements du vendredi nécessitent trois validations."),
+        ("Таймаут API — 30 секунд.", "Таймаут API для чтения — 10 секунд."),
+        ("The API timeout is 30 seconds.", "For the admin API the timeout is 120 seconds."),
     ],
 )  # fmt: skip
 def test_a_value_said_for_a_narrower_case_set_off_inside_the_rule_is_never_written_over(
