@@ -88,6 +88,23 @@ def scoped_between(
             continue  # "needs Node 22 to build": what for
         if lexicon().scope.search(stretch):
             return True
+        turned = old.negated != new.negated
+        if last and turned and not CJK_CHAR.match(first.key) and _scoped_later(new, own):
+            return True
+    return False
+
+
+def _scoped_later(terms: Terms, own: list[int]) -> bool:
+    """Whether, after its first word, a stretch put after everything said again goes on
+    with a word of scope before words of its own that do not say when — read where the
+    rule turned round: "Force-pushing to main is allowed for the release bot" / "Never
+    force-push to main" is an exception for one case, not the rule turned round for all
+    (where nothing turned, "… since the move to Frankfurt" says why)."""
+    for at, j in enumerate(own[1:], start=1):
+        gap = terms.text[terms.terms[j - 1].end : terms.terms[j].start]
+        rest = [terms.terms[k] for k in own[at:]]
+        if lexicon().scope.search(gap) and not all(_says_when(terms, t) for t in rest):
+            return True
     return False
 
 
@@ -272,6 +289,28 @@ def said_then_more(old: Terms, new: Terms, added: Sequence[Term]) -> bool:
         return False  # words of its own elsewhere too, or CJK
     gap = new.text[new.terms[last].end : after[0].start]
     return not SET_OFF.search(gap) and ";" not in gap and len(after) >= QUALIFIER_WORDS
+
+
+def scoped_after(old: Terms, new: Terms) -> bool:
+    """Whether `new`, after the last term both say, goes on with words of its own, one of
+    them after a word of scope ("El force-push a main está permitido para el bot de
+    releases" / "Nunca hagas force-push a main"): where the rule turned round, for one
+    case only. Not in Chinese, Japanese or Korean, whose particles of scope follow."""
+    shared = [j for j, t in enumerate(new.terms) if t.key in old.keys]
+    if not shared:
+        return False
+    own = [
+        j for j in range(shared[-1] + 1, len(new.terms))
+        if new.terms[j].key not in old.keys and new.terms[j].kind != "number"
+    ]  # fmt: skip
+    if not own or CJK_CHAR.match(new.terms[own[0]].key):
+        return False
+    # A clause set off says what replaces the rule ("ya no se escriben en español, sino en
+    # inglés", "больше не пишем на английском, только на русском").
+    tail = new.text[new.terms[shared[-1]].end :]
+    if SET_OFF.search(tail) or ";" in tail:
+        return False
+    return _scoped_later(new, [shared[-1], *own])
 
 
 def _said_again(

@@ -47,6 +47,7 @@ from memory_recall.server.facts.restated import (
     narrowed_aligned,
     put_before,
     said_then_more,
+    scoped_after,
     scoped_between,
 )
 from memory_recall.server.facts.terms import (
@@ -404,7 +405,11 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
 
     if not regions:
         if flipped and overlap >= FLIP_AT_LEAST:
-            if said_then_more(old, new, added) or inserts_aligned(old, new, opcodes, old_keys):
+            if (
+                said_then_more(old, new, added)
+                or inserts_aligned(old, new, opcodes, old_keys)
+                or scoped_after(old, new)
+            ):
                 # "We no longer squash merge pull requests in the docs repo" beside "We
                 # squash merge pull requests", "It's fine to commit docs fixes directly to
                 # main" beside "Do not commit directly to main": an exception, perhaps, not

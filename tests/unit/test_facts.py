@@ -1113,6 +1113,18 @@ def test_a_rule_turned_round_for_a_narrower_case_is_never_written_over() -> None
         text("Los comentarios del código se escriben en español."),
     )
     assert FLIPPED_NARROWER not in found.reason
+    # Turned round for one case named after a word of scope, later in the statement.
+    for old_text, new_text in (
+        ("Never force-push to main.", "Force-pushing to main is allowed for the release bot."),
+        ("Nunca hagas force-push a main.",
+         "El force-push a main está permitido para el bot de releases."),
+    ):  # fmt: skip
+        found = judge(text(new_text), text(old_text))
+        assert (found.kind, found.sure) == ("update", False), found.reason
+        assert (
+            settle(Question("q", text(new_text), text(old_text), found), "update", "vectors")
+            is None
+        )
     # The narrower thing said inside the rule, not after it: the same exception.
     for old_text, new_text in (
         ("Do not commit directly to main.", "It's fine to commit docs fixes directly to main."),
