@@ -68,9 +68,12 @@ def scoped_between(
     1 approval for docs-only changes" / "PRs need 2 approvals"). Not a stretch that says
     when ("… moved to eu-central-1 in March": `when` in data/cues.txt), nor, after
     everything said again, one of values alone ("… at 03:00 UTC on weekdays") or one word
-    after a word that says what for ("needs Node 22 to build": `purpose`). In Chinese,
-    Japanese and Korean the particle of scope follows its words ("검색 API에 대해",
-    "对于搜索接口"): a stretch of pairs of its own holding one, up to the term after it."""
+    after a word that says what for ("needs Node 22 to build": `purpose`). A day or a
+    part of a day put inside needs no word of scope ("Les déploiements du vendredi …");
+    where the rule turned round, one later in a stretch after everything said again
+    counts too (`_scoped_later`). In Chinese, Japanese and Korean the particle of scope
+    follows its words ("검색 API에 대해", "对于搜索接口"): a stretch of pairs of its own
+    holding one, up to the term after it."""
     for run, last in _put_among(old, new, opcodes):
         own = [j for j in run if new.terms[j].key not in old_keys and new.terms[j].kind != "number"]
         if not own or all(_says_when(new, new.terms[j]) for j in own):
