@@ -311,7 +311,14 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
 
 
 def _adds(terms: Terms) -> bool:
-    return lexicon().additive.search(terms.text) is not None
+    """Whether a statement says it is one more: an `additive` word that is not part of a
+    conjunction ("as well" in "as well as" joins two things of one statement)."""
+    lex = lexicon()
+    joined = [m.span() for m in lex.conjunction.finditer(terms.text)]
+    return any(
+        not any(a <= m.start() and m.end() <= b for a, b in joined)
+        for m in lex.additive.finditer(terms.text)
+    )
 
 
 def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:

@@ -1032,6 +1032,12 @@ def test_a_value_of_another_thing_named_beside_it_is_another_fact(old: str, new:
 def test_a_fact_said_as_one_more_replaces_nothing(old: str, new: str) -> None:
     found = judge(text(new), text(old))
     assert found.kind == "independent", found.reason
+    # "as well as" joins two things of one statement: the owner still changed.
+    found = judge(
+        text("Bob owns the billing service as well as the invoicing service."),
+        text("Alice owns the billing service."),
+    )
+    assert found.kind == "update", found.reason
     # Turned round, "también" ("as well") still corrects the rule.
     found = judge(
         text("Los cambios de documentación también necesitan revisión."),
