@@ -185,6 +185,10 @@ def put_before(
     if opening is None:
         return False
     put, after = opening
+    if put[0].shape in _WHEN_OF_A_THING and all(CJK_CHAR.match(t.key) for t in put[1:]):
+        # A day before the subject, glued, with の/的/의 or a space: "周五的部署", "金曜日の
+        # デプロイ", "금요일 배포" (Friday's deploys).
+        return new.text[put[-1].end : after.start].strip() in _ATTRIBUTIVE
     if all(t.kind == "word" and CJK_CHAR.match(t.key) for t in (*put, after)):
         # Pairs glued to the subject's first pair ("分析数据库" / "数据库"): a compound.
         return len(put) <= CJK_QUALIFIER_PAIRS and put[-1].end > after.start
@@ -292,6 +296,22 @@ def said_then_more(old: Terms, new: Terms, added: Sequence[Term]) -> bool:
         return False  # words of its own elsewhere too, or CJK
     gap = new.text[new.terms[last].end : after[0].start]
     return not SET_OFF.search(gap) and ";" not in gap and len(after) >= QUALIFIER_WORDS
+
+
+def named_first(
+    new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
+) -> bool:
+    """Whether the new statement puts words of its own before everything it says again,
+    not set off by a comma: where the rule turned round, whose turn it is ("The release
+    bot can push directly to main" / "Never push directly to main", "发布机器人可以直接推送到
+    main"), not the rule turned round for all. Set off, they say when or why ("After the
+    migration, pushing directly to main is fine")."""
+    opening = _put_first(new, opcodes, old_keys)
+    if opening is None:
+        return False
+    put, after = opening
+    own = [t for t in put if t.key not in old_keys and t.kind != "number"]
+    return bool(own) and not SET_OFF.search(new.text[put[-1].end : after.start])
 
 
 def scoped_after(old: Terms, new: Terms) -> bool:

@@ -44,6 +44,7 @@ from typing import Literal
 import regex
 from memory_recall.server.facts.restated import (
     inserts_aligned,
+    named_first,
     narrowed_aligned,
     put_before,
     said_then_more,
@@ -416,6 +417,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
                 said_then_more(old, new, added)
                 or inserts_aligned(old, new, opcodes, old_keys)
                 or scoped_after(old, new)
+                or named_first(new, opcodes, old_keys)
             ):
                 # "We no longer squash merge pull requests in the docs repo" beside "We
                 # squash merge pull requests", "It's fine to commit docs fixes directly to

@@ -979,6 +979,8 @@ def test_an_opening_of_several_words_says_when_not_whose() -> None:
          "Les déploiements du vendredi nécessitent trois validations."),
         ("Таймаут API — 30 секунд.", "Таймаут API для чтения — 10 секунд."),
         ("The API timeout is 30 seconds.", "For the admin API the timeout is 120 seconds."),
+        ("デプロイには承認が 2 つ必要です。", "金曜日のデプロイには承認が 3 つ必要です。"),
+        ("배포에는 승인 2개가 필요합니다.", "금요일 배포에는 승인 3개가 필요합니다."),
         # ... or after the new value
         ("PRs need 2 approvals.", "PRs need 1 approval for docs-only changes."),
         ("PRs brauchen 2 Approvals.", "PRs brauchen 1 Approval für reine Doku-Änderungen."),
@@ -1099,6 +1101,9 @@ def test_a_rule_turned_round_for_a_narrower_case_is_never_written_over() -> None
         ("Never force-push to main.", "Force-pushing to main is allowed for the release bot."),
         ("Nunca hagas force-push a main.",
          "El force-push a main está permitido para el bot de releases."),
+        # ... or named before the rule's words
+        ("Never push directly to main.", "The release bot can push directly to main."),
+        ("禁止直接推送到 main。", "发布机器人可以直接推送到 main。"),
     ):  # fmt: skip
         found = judge(text(new_text), text(old_text))
         assert (found.kind, found.sure) == ("update", False), found.reason
