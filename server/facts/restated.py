@@ -310,7 +310,12 @@ def named_first(
     if opening is None:
         return False
     put, after = opening
-    own = [t for t in put if t.key not in old_keys and t.kind != "number"]
+    # A CJK pair reaching into the first word said again is no word of its own ("现在可以
+    # 直接…": 以直).
+    own = [
+        t for t in put
+        if t.key not in old_keys and t.kind != "number" and t.end <= after.start
+    ]  # fmt: skip
     return bool(own) and not SET_OFF.search(new.text[put[-1].end : after.start])
 
 

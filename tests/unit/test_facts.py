@@ -1111,6 +1111,9 @@ def test_a_rule_turned_round_for_a_narrower_case_is_never_written_over() -> None
             settle(Question("q", text(new_text), text(old_text), found), "update", "vectors")
             is None
         )
+    # Turned round for all: a CJK pair reaching into the rule's first word names no one.
+    found = judge(text("现在可以直接推送到 main。"), text("不要直接推送到 main。"))
+    assert (found.kind, found.sure) == ("update", True), found.reason
     # The narrower thing said inside the rule, not after it: the same exception.
     for old_text, new_text in (
         ("Do not commit directly to main.", "It's fine to commit docs fixes directly to main."),
