@@ -26,7 +26,14 @@ from dataclasses import dataclass
 
 import regex
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.facts.judgement import MemoryText, judge, read_memory, title_is_derived
+from memory_recall.server.facts.judgement import (
+    SAID_NARROWER,
+    MemoryText,
+    judge,
+    read_memory,
+    title_is_derived,
+)
+from memory_recall.server.facts.slots import FLIPPED_NARROWER, NARROWER, QUALIFIED
 from memory_recall.server.facts.terms import read_terms
 from memory_recall.server.tokens import normalize
 
@@ -53,12 +60,22 @@ class Superseded:
     settled: bool = True
 
     @property
+    def narrower(self) -> bool:
+        """Whether the newer says a value of a narrower case (an exception, a qualifier, a
+        narrower thing): both may hold, the older is not outdated by it."""
+        return any(mark in self.reason for mark in _NARROWER_REASONS)
+
+    @property
     def older_date(self) -> str:
         return written_on(self.older)
 
     @property
     def newer_date(self) -> str:
         return written_on(self.newer)
+
+
+# The judgement's reasons for a newer statement said of a narrower case than the older.
+_NARROWER_REASONS = (NARROWER, FLIPPED_NARROWER, QUALIFIED, SAID_NARROWER)
 
 
 def written_on(doc: MemoryDocument) -> str:

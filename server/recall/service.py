@@ -227,6 +227,7 @@ class _Phases:
                             x.older_date,
                             x.newer_date,
                             x.settled,
+                            x.narrower,
                         )
                         for x in found
                     ]
@@ -242,16 +243,16 @@ class _Phases:
 
 def _corrected_by(
     replaced: Mapping[str, Sequence[Superseded]], delivered: set[str]
-) -> dict[str, list[tuple[str, str, str]]]:
+) -> dict[str, list[tuple[str, str, str, bool]]]:
     """Each delivered older memory a newer one of the same prompt perhaps corrects (not
-    settled): path → (the newer's title, relative path, date)."""
-    marks: dict[str, list[tuple[str, str, str]]] = {}
+    settled): path → (the newer's title, relative path, date, said of a narrower case)."""
+    marks: dict[str, list[tuple[str, str, str, bool]]] = {}
     for path, found in replaced.items():
         for item in found:
             if not item.settled and item.older.path in delivered and path in delivered:
                 newer = item.newer
                 marks.setdefault(item.older.path, []).append(
-                    (newer.title, newer.relative_path, item.newer_date)
+                    (newer.title, newer.relative_path, item.newer_date, item.narrower)
                 )
     return marks
 

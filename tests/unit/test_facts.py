@@ -1429,6 +1429,29 @@ def test_a_recall_delivers_a_leaned_pair_whole_and_says_which_perhaps_corrects()
     assert "Perhaps corrected" not in sections["/m/b.md"]
 
 
+def test_a_recall_says_a_leaned_narrower_case_does_not_outdate_the_rule() -> None:
+    # "Perhaps corrected by" read the rule as perhaps outdated by its own exception.
+    rule = doc("a.md", "Never force-push to main.", "2025-01-01")
+    exception = doc(
+        "b.md",
+        "Force-pushing to main is allowed for the release bot.",
+        "2025-03-01",
+        "maybeSupersedes: [a.md]\n",
+    )
+    _fast, refined = lexical_phases(
+        CorpusView.of([rule, exception]),
+        RecallRequest(1, "can we force-push to main"),
+        RANKERS[DEFAULT_RANKER],
+    )
+    paths, sections_text = [d.path for d in refined.docs], refined.prompt.split("### ")[1:]
+    sections = dict(zip(paths, sections_text, strict=True))
+    assert set(sections) == {"/m/a.md", "/m/b.md"}
+    assert "perhaps says a narrower case" in sections["/m/a.md"]
+    assert "Perhaps corrected" not in sections["/m/a.md"]
+    assert "_Perhaps a narrower case of “Never force-push to main" in sections["/m/b.md"]
+    assert "Perhaps corrects" not in sections["/m/b.md"]
+
+
 def test_a_note_found_alone_brings_the_correction_the_writer_linked_to_it() -> None:
     # The question matches the old note's words only ("bastion", "5432"): ranked alone,
     # it was delivered without the note that perhaps corrects it.
