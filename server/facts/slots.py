@@ -547,7 +547,11 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
                 # replaces the tabs. Announced and one word for one, a lean; else one word
                 # in common ("Priya owns the payments service" / "Python services target
                 # Python 3.12") is another subject.
-                if announced and pure:
+                # So is one word for one in a statement of two ("The user is a backend
+                # engineer" / "… a frontend engineer": the subject a function word): a lean.
+                one_for_one = len(region.old) == len(region.new) == 1
+                two_terms = len(old.terms) == len(new.terms) == 2
+                if pure and (announced or (two_terms and one_for_one)):
                     return Comparison("changed", False, WORD_AT_SUBJECT, overlap, (region,))
                 if len(old_keys & new_keys) < SHARED_AT_LEAST:
                     return Comparison("unrelated", False, AROUND_A_WORD, overlap)
