@@ -249,15 +249,19 @@ async def test_a_suggestion_waits_for_the_fast_result_not_the_model(
     # elsewhere must not hold suggestions back for good): the first recall of a daemon
     # does its first-use work, which on a loaded machine can take that long.
     await request(client, methods.RECALL, {"query": "warm up", "token": "w"})
-    recall = asyncio.ensure_future(
-        request(client, methods.RECALL, {"query": "ioredis redis NAT", "token": "r"})
+    # The recall on the wire first, the observe right after it: pygls' own `send_request`
+    # writes as it is called. (pytest-lsp's `send_request_async` is a coroutine, and
+    # `request` runs it in a task of its own: the recall was written after the observe,
+    # and when the daemon matched the edit before the recall arrived, the suggestion
+    # rightly went first — this test failed one CI run in three on a loaded machine.)
+    recall = asyncio.wrap_future(
+        client.protocol.send_request(methods.RECALL, {"query": "ioredis redis NAT", "token": "r"})
     )
-    await asyncio.sleep(0)  # the recall is on the wire first, the observe right after it
     client.protocol.notify(methods.OBSERVE, {"event": "edit", "path": "src/lib/redis.ts"})
     rec = client.recorder  # type: ignore[attr-defined]
     await rec.wait_for(None, methods.SUGGESTION)
     release.set()
-    await recall
+    await asyncio.wait_for(recall, WAIT)
     phases = (methods.FAST_RESULT, methods.REFINED_RESULT)
     order = [m for m, p in rec.all
              if m == methods.SUGGESTION or (m in phases and p.get("token") == "r")]  # fmt: skip
