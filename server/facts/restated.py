@@ -146,8 +146,7 @@ def _around_value(terms: Terms, j1: int, j2: int, kinds: set[str]) -> Iterator[t
     new value. None when no stretch holds such a value: then all of it is the new value
     ("Microsoft Teams" for "Slack", "GitHub Actions" for "ci.internal:8080")."""
     put = terms.terms[j1:j2]
-    cuts = [k for k in range(1, len(put)) if _APART.search(_between(terms, put, k))]
-    stretches = list(zip([0, *cuts], [*cuts, len(put)], strict=True))
+    stretches = cut_apart(terms, put, _APART)
     valued = [any(t.kind in kinds for t in put[a:b]) for a, b in stretches]
     if not any(valued):
         return
@@ -166,8 +165,15 @@ _WHEN_OF_A_THING = frozenset(("weekday", "daypart"))
 _APART = regex.compile(r"\S")  # words or marks between two terms: two stretches
 
 
-def _between(terms: Terms, put: Sequence[Term], k: int) -> str:
-    return terms.text[put[k - 1].end : put[k].start]
+def cut_apart(
+    terms: Terms, put: Sequence[Term], apart: regex.Pattern[str]
+) -> list[tuple[int, int]]:
+    """`put` (terms of `terms`, in order) as stretches, (start, end) in `put`, cut between
+    two terms where the text between them holds `apart`."""
+    cuts = [
+        k for k in range(1, len(put)) if apart.search(terms.text[put[k - 1].end : put[k].start])
+    ]
+    return list(zip([0, *cuts], [*cuts, len(put)], strict=True))
 
 
 def put_before(

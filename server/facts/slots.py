@@ -43,6 +43,7 @@ from typing import Literal
 
 import regex
 from memory_recall.server.facts.restated import (
+    cut_apart,
     inserts_aligned,
     named_first,
     narrowed_aligned,
@@ -240,10 +241,7 @@ def _thing_and_value(region: Region, old: Terms, new: Terms) -> bool:
 
 def _stretches(terms: Terms, put: tuple[Term, ...]) -> list[tuple[Term, ...]]:
     """`put`, cut where words stand between two of its terms."""
-    cuts = [
-        k for k in range(1, len(put)) if _LETTER.search(terms.text[put[k - 1].end : put[k].start])
-    ]
-    return [put[a:b] for a, b in zip([0, *cuts], [*cuts, len(put)], strict=True)]
+    return [put[a:b] for a, b in cut_apart(terms, put, _LETTER)]
 
 
 _LETTER = regex.compile(r"\p{L}")
