@@ -94,8 +94,10 @@ def substitute(text: str, changes: Iterable[Change]) -> str | None:
 def _one_shape(terms: tuple[Term, ...]) -> bool:
     """Whether a stretch's new terms are all of the shape of its old one: a host for a host,
     a name for a name ("db-stg-3" / "db-stg-5"), not a host for a product's name
-    ("ci.internal:8080" / "GitHub Actions": put in place, "Jenkins at GitHub Actions")."""
-    return len({t.shape for t in terms}) == 1
+    ("ci.internal:8080" / "GitHub Actions": put in place, "Jenkins at GitHub Actions"),
+    nor a number for a name and a number ("Django 4" / "Django 5", its name read as a
+    plain word on one side: "Django Django 5")."""
+    return len({(t.kind, t.shape) for t in terms}) == 1
 
 
 def _put(text: str, before: str, after: str) -> str:

@@ -34,6 +34,7 @@ from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.replaced import read_replaced
 from memory_recall.server.facts.restated import inserts_a_word, narrows, narrows_first, qualifies
 from memory_recall.server.facts.slots import (
+    BROADER,
     NARROWER,
     ONE_MORE,
     OTHER_SUBJECT,
@@ -296,7 +297,12 @@ def _raw_values(memory: MemoryText) -> set[str]:
 
 # Changes a shared title does not settle: a plain word swapped (a tool, or a verb
 # reworded), a name where the subject stands, a value said of a narrower thing.
-_TITLE_DOUBTS = ("a word changed", "a name changed where the subject stands", NARROWER)
+_TITLE_DOUBTS = (
+    "a word changed",
+    "a name changed where the subject stands",
+    NARROWER,
+    BROADER,
+)
 
 
 def _under_one_title(c: Comparison) -> Comparison:

@@ -78,15 +78,23 @@ def scoped_between(
         own = [j for j in run if new.terms[j].key not in old_keys and new.terms[j].kind != "number"]
         if not own or all(_says_when(new, new.terms[j]) for j in own):
             continue
-        if last and all(new.terms[j].kind == "value" for j in own):
-            continue
-        if not last and all(new.terms[j].shape in _WHEN_OF_A_THING for j in own):
-            return True  # "Les déploiements du vendredi …": Friday's deploys, whatever word
         first = new.terms[own[0]]
         if CJK_CHAR.match(first.key):
             stretch = new.text[first.start : _next_end(new, new.terms[run[-1]])]
         else:
             stretch = new.text[new.terms[own[0] - 1].end if own[0] else 0 : first.start]
+        # "Les déploiements du vendredi …": Friday's deploys, whatever word; after the new
+        # value, after a word of scope ("… is at 11:00 on Mondays", "… on weekends").
+        if all(new.terms[j].shape in _WHEN_OF_A_THING for j in own) and not last:
+            return True
+        if (
+            last
+            and all(new.terms[j].shape in SCOPE_SHAPES for j in own)
+            and lexicon().scope.search(new.text[first.start - len(stretch) : first.end])
+        ):
+            return True
+        if last and all(new.terms[j].kind == "value" for j in own):
+            continue
         if last and len(own) == 1 and stretch.strip().lower() in lexicon().purpose:
             continue  # "needs Node 22 to build": what for
         if lexicon().scope.search(stretch):
@@ -162,6 +170,9 @@ def _says_when(terms: Terms, term: Term) -> bool:
 
 # Days and parts of a day put among what a rule says name whose rule it is.
 _WHEN_OF_A_THING = frozenset(("weekday", "daypart"))
+# ... and so may how often, where nothing else says it is the rule's value ("周末值班的是
+# Bob", "On weekends, …").
+SCOPE_SHAPES = _WHEN_OF_A_THING | {"frequency"}
 _APART = regex.compile(r"\S")  # words or marks between two terms: two stretches
 
 
@@ -177,7 +188,11 @@ def cut_apart(
 
 
 def put_before(
-    new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
+    new: Terms,
+    opcodes: Sequence[tuple[str, int, int, int, int]],
+    old_keys: set[str],
+    *,
+    of_names: bool = True,
 ) -> bool:
     """Whether the new statement puts a word or a name of its own right before the first
     word both say (spaces between), in a sentence said in the same order: the thing that
@@ -186,12 +201,16 @@ def put_before(
     database runs PostgreSQL 14", "Production deploys need two approvals" / "Deploys need
     one approval"). Words put first and set off ("Since the upgrade last week, production
     runs …") say when or why. Read where a value changed only: said again with nothing
-    changed, such a word mostly says how much ("The user really likes short answers")."""
+    changed, such a word mostly says how much ("The user really likes short answers").
+    `of_names` False: only a plain word narrows, not a name ("Используем PostgreSQL 13":
+    a verb before it) nor CJK pairs glued to it."""
     opening = _put_first(new, opcodes, old_keys)
     if opening is None:
         return False
     put, after = opening
-    if put[0].shape in _WHEN_OF_A_THING and all(CJK_CHAR.match(t.key) for t in put[1:]):
+    if not of_names and (after.kind != "word" or CJK_CHAR.match(after.key)):
+        return False
+    if put[0].shape in SCOPE_SHAPES and all(CJK_CHAR.match(t.key) for t in put[1:]):
         # A day before the subject, glued, with の/的/의 or a space: "周五的部署", "金曜日の
         # デプロイ", "금요일 배포" (Friday's deploys).
         return new.text[put[-1].end : after.start].strip() in _ATTRIBUTIVE
@@ -323,6 +342,44 @@ def named_first(
         if t.key not in old_keys and t.kind != "number" and t.end <= after.start
     ]  # fmt: skip
     return bool(own) and not SET_OFF.search(new.text[put[-1].end : after.start])
+
+
+def scoped_first(
+    new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
+) -> bool:
+    """Whether the new statement opens, before everything it says again, with words of its
+    own that say where or for what it holds: a word of scope first, the opening set off by
+    a comma ("On weekends, on-call is Bob" / "On-call is Alice", "For hotfixes, deploys
+    need one approval", "In the payments repo, …"), a day or a part of a day ("Mondays:
+    …", "Nachts …"), or how often, set off ("Le week-end, …"); in Chinese, Japanese and
+    Korean, an opening holding a particle of scope ("对于热修复，…"). The rule the old
+    statement gave still holds for the rest. Not an opening that says when it changed ("In
+    March, …", "In 2024, …", "Yesterday, …"), nor one with no word of scope ("After the
+    migration, …", "Since the upgrade, …")."""
+    opening = _put_first(new, opcodes, old_keys)
+    if opening is None:
+        return False
+    put, after = opening
+    own = [
+        t for t in put
+        if t.key not in old_keys and t.kind != "number" and t.end <= after.start
+    ]  # fmt: skip
+    if not own or all(_says_when(new, t) for t in own):
+        return False
+    head = new.text[: after.start]
+    if all(t.shape in _WHEN_OF_A_THING for t in own):
+        return True  # "Mondays: …", "Nachts …"
+    set_off = SET_OFF.search(new.text[put[-1].end : after.start])
+    if CJK_CHAR.match(own[0].key):
+        scoped = lexicon().scope.search(head)
+        return bool(scoped or (set_off and all(t.shape == "frequency" for t in own)))
+    scoped = lexicon().scope.match(head.lstrip(" \t*_`"))
+    if all(t.shape == "frequency" for t in own):
+        return bool(set_off or scoped)  # "Le week-end, l'astreinte …", "Am Wochenende ist …"
+    # Set off by a comma, or naming a thing ("В staging тайм-аут …"): a plain word not set
+    # off may be a verb after a pronoun the scope words spell ("On écrit les messages …").
+    named = all(t.kind in ("name", "ident") for t in own)
+    return bool(scoped and (set_off or named))
 
 
 def scoped_after(old: Terms, new: Terms) -> bool:

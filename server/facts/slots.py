@@ -37,12 +37,14 @@ apart by what the cases before it ruled out; split, the order would be lost.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
 import regex
 from memory_recall.server.facts.restated import (
+    SCOPE_SHAPES,
     cut_apart,
     inserts_aligned,
     named_first,
@@ -51,6 +53,7 @@ from memory_recall.server.facts.restated import (
     said_then_more,
     scoped_after,
     scoped_between,
+    scoped_first,
 )
 from memory_recall.server.facts.terms import (
     CJK_CHAR,
@@ -76,7 +79,13 @@ NARROWER = "a value changed, perhaps of a narrower thing"
 QUALIFIED = "said again with a qualifier at its end"
 WORD_BESIDE = "a value changed, and a word beside it"
 FLIPPED_NARROWER = "the rule turned round for a narrower case"
+# "For hotfixes, deploys need one approval" / "Deploys need three approvals": the new value
+# is said of all of them, the older of a narrower case, which may still hold.
+BROADER = "a value changed, the older perhaps of a narrower thing"
 REORDERED = "a value changed in a reordered sentence"
+# "Deploys need two approvals" / "Deploys need an approval": the count of a thing still
+# said is left out (an article may say one).
+COUNT_LEFT_OUT = "a count left out of a thing still said"
 # "Deploys now go through GitHub Actions, workflow deploy.yml" / "Deploys go through GitLab
 # CI, job deploy-prod": after what both say first, a value and the words around it changed,
 # and the writer says so.
@@ -190,6 +199,56 @@ def _one_value_moved(
     if len(fitting) == 1:
         return Region((fitting[0],), (gained[0],), 0, 0)
     return None
+
+
+def _narrower(
+    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
+) -> bool:
+    """Whether `new`, aligned with `old` by `opcodes`, says its value of a narrower thing."""
+    return (
+        narrowed_aligned(old, new, opcodes, old_keys)
+        or put_before(new, opcodes, old_keys)
+        or scoped_first(new, opcodes, old_keys)
+        or scoped_between(old, new, opcodes, old_keys)
+    )
+
+
+def _broader(
+    old: Terms,
+    new: Terms,
+    opcodes: Sequence[tuple[str, int, int, int, int]],
+    old_keys: set[str],
+    new_keys: set[str],
+) -> bool:
+    """Whether the older statement said its value of a narrower thing than the new one
+    (`_narrower` read from its side): "For hotfixes, deploys need one approval", "The API
+    rate limit for the search endpoint is 20 …", "Production deploys need two approvals"
+    beside a new value said of all. Only where each value the older says alone has one in
+    its place: an older statement that says more values ("… is at db-test-2.internal,
+    port 5433" / "… port changed to 6432") holds more, it is not of a narrower thing; nor
+    is a name the older puts a word before ("Используем PostgreSQL 13")."""
+    old_values = [
+        t for t in old.terms
+        if t.key not in new_keys and t.valued and t.shape not in SCOPE_SHAPES
+    ]  # fmt: skip
+    new_values = [t for t in new.terms if t.key not in old_keys and t.valued]
+    if len(old_values) != len(new_values):
+        return False
+    mirrored = _mirrored(opcodes)
+    return (
+        narrowed_aligned(new, old, mirrored, new_keys)
+        or put_before(old, mirrored, new_keys, of_names=False)
+        or scoped_first(old, mirrored, new_keys)
+        or scoped_between(new, old, mirrored, new_keys)
+    )
+
+
+def _mirrored(
+    opcodes: Sequence[tuple[str, int, int, int, int]],
+) -> list[tuple[str, int, int, int, int]]:
+    """The same alignment read from the other statement's side."""
+    swap = {"insert": "delete", "delete": "insert"}
+    return [(swap.get(tag, tag), j1, j2, i1, i2) for tag, i1, i2, j1, j2 in opcodes]
 
 
 def digits(term: Term) -> str:
@@ -416,6 +475,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
                 or inserts_aligned(old, new, opcodes, old_keys)
                 or scoped_after(old, new)
                 or named_first(new, opcodes, old_keys)
+                or scoped_first(new, opcodes, old_keys)
             ):
                 # "We no longer squash merge pull requests in the docs repo" beside "We
                 # squash merge pull requests", "It's fine to commit docs fixes directly to
@@ -443,6 +503,15 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
         sure = overlap >= SAME_AT_LEAST or contained >= CONTAINED_AT_LEAST
         old_values = tuple(t for t in dropped if t.valued)
         new_values = tuple(t for t in added if t.valued)
+        if not new_values and any(
+            t.kind == "number" and _worded(t) and t.shape in new_keys for t in old_values
+        ):
+            # "Les déploiements nécessitent deux validations" / "… une validation": a new
+            # count, perhaps (the article says one); called the same fact, the correction
+            # was dropped as known. For a narrower case, perhaps ("Pour les correctifs
+            # urgents, …").
+            narrower = _narrower(old, new, opcodes, old_keys)
+            return Comparison("changed", False, NARROWER if narrower else COUNT_LEFT_OUT, overlap)
         # A value of one kind for another, announced, in a sentence said the other way
         # round ("我们每周二和周四发布" / "发布现在只在周三进行"): perhaps the same slot.
         reordered = announced and old_values and new_values and compatible(old_values, new_values)
@@ -459,12 +528,15 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
         return Comparison("same", sure, "the same statement, reworded", overlap)
 
     # A plain word of its own before a word both say names a narrower thing (`narrows`),
-    # and so does one put alone before the first of them, or a stretch of scope put among
-    # them, where a value changed.
+    # and so does one put alone before the first of them, a stretch of scope opening the
+    # statement or put among them, where a value changed; said by the older statement
+    # only, the older was of a narrower thing. Either is a lean, never written.
     qualified = (
-        narrowed_aligned(old, new, opcodes, old_keys)
-        or put_before(new, opcodes, old_keys)
-        or scoped_between(old, new, opcodes, old_keys)
+        NARROWER
+        if _narrower(old, new, opcodes, old_keys)
+        else BROADER
+        if _broader(old, new, opcodes, old_keys, new_keys)
+        else ""
     )
     shaped_alike = len(old.terms) == len(new.terms) and all(
         len(r.old) == len(r.new) for r in regions
@@ -556,7 +628,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
             # Two plain words: a tool swapped ("black" → "ruff") reads like a verb reworded
             # ("ausführen" → "laufen"); only an announced change settles it.
             sure = announced and pure and keeps_slot and not qualified
-            reason = NARROWER if qualified else "a word changed"
+            reason = qualified or "a word changed"
             return Comparison("changed", sure, reason, overlap, (region,))
         if _at_subject(region) and region.right >= 2 and not announced:
             return Comparison(
@@ -596,9 +668,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
         # A plain word replaced beside a version its name owns ("version 14 in production" /
         # "version 16 in staging"): perhaps the version of another thing. No tier settles it.
         beside = anchored and reworded and len(old_plain) <= 1
-        reason = (
-            NARROWER if qualified else WORD_BESIDE if beside else "a value changed in the same slot"
-        )
+        reason = qualified or (WORD_BESIDE if beside else "a value changed in the same slot")
         return Comparison(
             "changed", keeps_slot and pure and stands and not qualified, reason, overlap, (region,)
         )
@@ -629,7 +699,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
             and not _at_subject(value)
             and not qualified
         )
-        reason = NARROWER if qualified else "a value changed, and other words"
+        reason = qualified or "a value changed, and other words"
         return Comparison("changed", sure, reason, overlap, tuple(valued_regions))
     if (
         len(valued_regions) == len(regions)

@@ -350,6 +350,7 @@ _SHORT_VERSION = regex.compile(r"^[vV]\d+$")
 _NUMERIC = regex.compile(r"^\d+(?:[.:,/-]\d+)*$")
 _HOST = regex.compile(r"^[\w-]+(?:\.[\w-]+)*\.[A-Za-z][\w-]*(?::\d+)?$|^[\w.-]+:\d+$")
 _CAMEL = regex.compile(r"^[a-z]+[A-Z]")
+_ACRONYM_PLURAL = regex.compile(r"\p{Lu}{2,}s")
 _INNER_CAPITAL = regex.compile(r"^.\p{Ll}*\p{Lu}|^\p{Lu}{2,}$")
 _SENTENCE_END = frozenset(".!?:;\n|-•*(\"'“«「")
 _FUNCTION_BIGRAM = regex.compile(r"^\p{Hiragana}+$|\p{P}")
@@ -578,7 +579,9 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 terms.append(Term("name", word, start, end))
                 continue
             if _INNER_CAPITAL.match(surface) and len(surface) >= 2:
-                terms.append(Term("name", word, start, end))
+                # An acronym's plural names what it does: "ORMs" / "the ORM", "PRs" / "PR".
+                plural = _ACRONYM_PLURAL.fullmatch(surface)
+                terms.append(Term("name", word[:-1] if plural else word, start, end))
             elif len(surface) == 1:
                 # A capital letter alone inside a sentence labels a thing ("Team A", "Plan
                 # B", "团队A"): without it "Team B standup is now at 10:00" rewrote team A's.

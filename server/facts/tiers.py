@@ -39,6 +39,7 @@ from memory_recall.server.facts.replaced import FROM_TO, WITHIN_LONGER
 from memory_recall.server.facts.slots import (
     ANNOUNCED_REWORDING,
     ANNOUNCED_SHAPE,
+    BROADER,
     FLIPPED_NARROWER,
     NARROWER,
     QUALIFIED,
@@ -66,6 +67,7 @@ _SUBJECT_DOUBT = (
     "where the subject stands",
     "several things differ",
     NARROWER,
+    BROADER,
     FLIPPED_NARROWER,
     QUALIFIED,
     WORD_BESIDE,

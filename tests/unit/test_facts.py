@@ -986,6 +986,35 @@ def test_an_opening_of_several_words_says_when_not_whose() -> None:
         ("PRs brauchen 2 Approvals.", "PRs brauchen 1 Approval für reine Doku-Änderungen."),
         ("The on-call rotation changes every Monday.",
          "The on-call rotation changes every Tuesday in the payments team."),
+        ("The standup is at 10:00.", "The standup is at 11:00 on Mondays."),
+        # ... or before all of it, opened by a word of scope, a day, or how often
+        ("On-call is Alice.", "On weekends, on-call is Bob."),
+        ("On-call is Alice.", "During holidays, on-call is Bob."),
+        ("Deploys need two approvals.", "For hotfixes, deploys need one approval."),
+        ("Deploys need two approvals.", "In the payments repo, deploys need three approvals."),
+        ("The standup is at 10:00.", "On Mondays the standup is at 11:00."),
+        ("The nightly job runs at 2am UTC.", "On Sundays the nightly job runs at 3am UTC."),
+        ("Deploys need two approvals.", "Deploys need three approvals on weekends."),
+        ("Die Rufbereitschaft hat Alice.", "Am Wochenende hat die Rufbereitschaft Bob."),
+        ("Тайм-аут запроса — 30 секунд.", "В staging тайм-аут запроса — 60 секунд."),
+        ("值班的是 Alice。", "周末值班的是 Bob。"),
+        ("值班的是 Alice。", "周末，值班的是 Bob。"),
+        ("当番は Alice です。", "週末の当番は Bob です。"),
+        ("당번은 Alice입니다.", "주말 당번은 Bob입니다."),
+        ("L'astreinte est assurée par Alice.", "Le week-end, l'astreinte est assurée par Bob."),
+        ("Les déploiements nécessitent deux validations.",
+         "Pour les correctifs urgents, les déploiements nécessitent une validation."),
+        ("Los despliegues necesitan dos aprobaciones.",
+         "Para los hotfixes, los despliegues necesitan una aprobación."),
+        # ... and the older said of a narrower thing than the new value's
+        ("For hotfixes, deploys need one approval.", "Deploys need three approvals."),
+        ("Для хотфиксов деплой требует одного согласования.", "Деплой требует трёх согласований."),
+        ("On weekends, on-call is Alice.", "On-call is Bob."),
+        ("Le week-end, l'astreinte est assurée par Alice.", "L'astreinte est assurée par Bob."),
+        ("Production deploys need two approvals.", "Deploys need one approval."),
+        ("The API rate limit for the search endpoint is 20 requests per minute.",
+         "The API rate limit is 100 requests per minute."),
+        ("The standup on Mondays is at 11:00.", "The standup is at 10:00."),
     ],
 )  # fmt: skip
 def test_a_value_said_of_a_narrower_thing_is_never_written_over(old: str, new: str) -> None:
@@ -1002,6 +1031,58 @@ def test_a_change_dated_or_given_a_purpose_after_a_word_of_scope_is_still_the_up
     assert (found.kind, found.sure) == ("update", True), found.reason
     found = judge(text("The web app needs Node 22 to build."), text("The web app needs Node 18."))
     assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "In 2025, deploys need three approvals.",
+        "Since the audit, deploys need three approvals.",
+        "After the incident, deploys need three approvals.",
+        "As of today, deploys need three approvals.",
+        "From now on, deploys need three approvals.",
+    ],
+)
+def test_an_opening_that_says_when_or_why_keeps_the_update(new: str) -> None:
+    found = judge(text(new), text("Deploys need two approvals."))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Les déploiements nécessitent deux validations.",
+         "Les déploiements nécessitent une validation."),
+        ("Deploys need two approvals.", "Deploys need an approval."),
+    ],
+)  # fmt: skip
+def test_a_count_left_out_of_a_thing_still_said_is_no_duplicate(old: str, new: str) -> None:
+    # "une validation": the article says one. Called the same fact, the correction was
+    # dropped as known.
+    found = judge(text(new), text(old))
+    assert found.kind == "update" and not found.sure, (found.kind, found.reason)
+
+
+def test_an_acronyms_plural_is_the_acronym() -> None:
+    # "ORMs" / "the ORM" read as two names: a value changed, and the description kept
+    # "Don't use ORM" beside a body that says the ORM is fine now.
+    old = text("Don't use ORMs in the billing service.")
+    found = judge(text("Using the ORM in the billing service is fine now."), old)
+    assert (found.kind, found.sure, found.reason) == (
+        "update",
+        True,
+        "the rule's polarity flipped",
+    ), found.reason
+    assert "Don't" not in rewrite(old, found).description
+
+
+def test_a_value_put_in_a_description_is_of_its_own_kind() -> None:
+    # "Backend: Django 4" (Django read as a plain word) / "… now on Django 5" (a name): the
+    # number put in place of "4" gave "Backend: Django Django 5".
+    old = text("Frontend: React 18. Backend: Django 4.")
+    found = judge(text("The backend is now on Django 5."), old)
+    assert found.kind == "update", found.reason
+    assert "Django Django" not in rewrite(old, found).description
 
 
 @pytest.mark.parametrize(
