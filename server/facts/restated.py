@@ -299,6 +299,19 @@ def narrows_first(old: Terms, new: Terms, known: frozenset[str]) -> bool:
     )
 
 
+def said_by_a_pronoun(terms: Terms) -> bool:
+    """Whether a statement opens, before its first term, with a pronoun of who writes
+    where its subject would stand ("We use React 17", "Wir nutzen …", "我们使用 …";
+    `speaker` in data/cues.txt). A statement that names a subject there instead ("The
+    admin app uses React 18") says its value of that thing, not of all "we" use."""
+    if not terms.terms:
+        return False
+    opening = terms.text[: terms.terms[0].start]
+    if CJK_CHAR.search(opening):
+        return any(w in opening for w in lexicon().speakers if CJK_CHAR.match(w))
+    return any(w in lexicon().speakers for w in _opening_words(opening))
+
+
 def _opening_words(text: str) -> list[str]:
     """The words of a statement's opening, lower case; an elided article ("l'") is one."""
     return [w.casefold() for w in _OPENING_WORD.findall(text)]

@@ -50,6 +50,7 @@ from memory_recall.server.facts.restated import (
     named_first,
     narrowed_aligned,
     put_before,
+    said_by_a_pronoun,
     said_then_more,
     scoped_after,
     scoped_between,
@@ -83,6 +84,8 @@ FLIPPED_NARROWER = "the rule turned round for a narrower case"
 # is said of all of them, the older of a narrower case, which may still hold.
 BROADER = "a value changed, the older perhaps of a narrower thing"
 REORDERED = "a value changed in a reordered sentence"
+# "Use feature flags for risky changes" / "Use feature flags for all changes".
+UNQUALIFIED = "said again without a word that narrowed the older"
 # "Deploys need two approvals" / "Deploys need an approval": the count of a thing still
 # said is left out (an article may say one).
 COUNT_LEFT_OUT = "a count left out of a thing still said"
@@ -210,6 +213,7 @@ def _narrower(
         or put_before(new, opcodes, old_keys)
         or scoped_first(new, opcodes, old_keys)
         or scoped_between(old, new, opcodes, old_keys)
+        or (said_by_a_pronoun(old) and named_first(new, opcodes, old_keys))
     )
 
 
@@ -525,6 +529,10 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
                 region = Region(old_values, new_values, 0, 0)
                 return Comparison("changed", False, REORDERED, overlap, (region,))
             return Comparison("different", False, "other values, other places", overlap)
+        if narrowed_aligned(new, old, _mirrored(opcodes), new_keys):
+            # "Use feature flags for risky changes" / "… for all changes": the new rule
+            # leaves out what narrowed the old one. Dropped as known, it was lost.
+            return Comparison("changed", False, UNQUALIFIED, overlap)
         return Comparison("same", sure, "the same statement, reworded", overlap)
 
     # A plain word of its own before a word both say names a narrower thing (`narrows`),

@@ -193,6 +193,7 @@ class _Lexicon:
     additive: regex.Pattern[str]  # a word that says "one more" ("also", "auch", "也")
     scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
     determiners: frozenset[str]  # what may open a statement before a qualifier ("the", "our")
+    speakers: frozenset[str]  # the pronouns of who writes ("we", "wir", "我们")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
     swap: frozenset[str]  # a verb after which "with" does too ("replaced black with ruff")
@@ -249,6 +250,7 @@ def lexicon() -> _Lexicon:
         additive=_phrase_pattern(lists["additive"]),
         scope=_phrase_pattern(lists["scope"]),
         determiners=frozenset(lists["determiner"]),
+        speakers=frozenset(lists["speaker"]),
         short=short,
         toward=frozenset(lists["toward"]),
         swap=frozenset(lists["swap"]),

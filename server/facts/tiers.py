@@ -44,6 +44,7 @@ from memory_recall.server.facts.slots import (
     NARROWER,
     QUALIFIED,
     REORDERED,
+    UNQUALIFIED,
     WORD_BESIDE,
 )
 
@@ -68,6 +69,7 @@ _SUBJECT_DOUBT = (
     "several things differ",
     NARROWER,
     BROADER,
+    UNQUALIFIED,
     FLIPPED_NARROWER,
     QUALIFIED,
     WORD_BESIDE,

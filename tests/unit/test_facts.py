@@ -1001,6 +1001,10 @@ def test_an_opening_of_several_words_says_when_not_whose() -> None:
         ("值班的是 Alice。", "周末，值班的是 Bob。"),
         ("当番は Alice です。", "週末の当番は Bob です。"),
         ("당번은 Alice입니다.", "주말 당번은 Bob입니다."),
+        # ... or a subject named where the older said who writes
+        ("We use React 17.", "The admin app uses React 18."),
+        ("Nous utilisons React 17.", "L'application admin utilise React 18."),
+        ("Мы используем React 17.", "Админка использует React 18."),
         ("L'astreinte est assurée par Alice.", "Le week-end, l'astreinte est assurée par Bob."),
         ("Les déploiements nécessitent deux validations.",
          "Pour les correctifs urgents, les déploiements nécessitent une validation."),
@@ -1061,6 +1065,16 @@ def test_a_count_left_out_of_a_thing_still_said_is_no_duplicate(old: str, new: s
     # dropped as known.
     found = judge(text(new), text(old))
     assert found.kind == "update" and not found.sure, (found.kind, found.reason)
+
+
+def test_a_rule_said_again_without_what_narrowed_it_is_never_dropped_as_known() -> None:
+    # "for all changes" said again of "for risky changes" was the same fact, sure: the
+    # broader rule was dropped.
+    old = text("Use feature flags for risky changes.")
+    found = judge(text("Use feature flags for all changes."), old)
+    assert found.kind == "update" and not found.sure, (found.kind, found.reason)
+    question = Question("q", text("Use feature flags for all changes."), old, found)
+    assert settle(question, "duplicate", "vectors") is None
 
 
 def test_an_acronyms_plural_is_the_acronym() -> None:
