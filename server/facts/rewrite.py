@@ -20,7 +20,7 @@ import regex
 from memory_recall.server.facts.changes import Change, substitute
 from memory_recall.server.facts.headline import derive_description, derive_title
 from memory_recall.server.facts.judgement import Judgement, MemoryText, title_is_derived
-from memory_recall.server.facts.terms import CJK_CHAR, function_words
+from memory_recall.server.facts.terms import CJK_CHAR, function_words, lexicon
 
 _END = regex.compile(r"[.!?。！？]+$")
 _FIRST_WORD = regex.compile(r"\p{Lu}\p{Ll}+(?!\w)")  # a capital, then lower case only
@@ -58,14 +58,17 @@ def _fit(new_text: str, old_text: str, old_body: str) -> str:
 def _opening(text: str, old_body: str) -> str:
     """`text` opening a sentence: a first word the new memory wrote in lower case because it
     went on a sentence there ("LaunchDarkly is deprecated; feature flags now live in
-    Unleash") gets its capital — a function word, or a word the old memory writes with one
-    ("Feature"); never a name written in lower case (`npm`, `pnpm`)."""
+    Unleash") gets its capital — a function word or a word that announces a change ("now"),
+    or a word the old memory writes with one ("Feature"); never a name written in lower
+    case (`npm`, `pnpm`)."""
     first = _FIRST_LOWER.match(text)
     if first is None:
         return text
     word = first.group()
     capital = word[:1].upper() + word[1:]
-    if word in function_words() or regex.search(rf"(?<!\w){capital}(?!\w)", old_body):
+    # "now Bob owns it": a word that announces a change is no name.
+    common = word in function_words() or any(p.fullmatch(word) for p in lexicon().change.values())
+    if common or regex.search(rf"(?<!\w){capital}(?!\w)", old_body):
         return capital + text[len(word) :]
     return text
 
@@ -147,10 +150,18 @@ def rewrite(
         else:
             title = _follow(old.title, changes, derive_title(lead))
     if description is None:
-        description = _follow(old.description, changes, derive_description(body))
-        if description == old.description and old.description == derive_description(old.body):
-            # Derived, and no value in it to put in its new form (a statement replaced
-            # whole: "Our CI runs on GitHub Actions" by "We moved CI … to Buildkite"): it
-            # follows the body, or it would still state the old fact.
+        derived = old.description == derive_description(old.body)
+        values_only = all(r.valued for c in changes for r in c.comparison.regions)
+        if derived and not values_only:
+            # Derived, and plain words changed: it follows the body. Put in its old words,
+            # they garbled it ("Alice owns …" / "Bob took over …": "Alice Bob the billing
+            # service").
             description = derive_description(body)
+        else:
+            description = _follow(old.description, changes, derive_description(body))
+            if description == old.description and derived:
+                # Derived, and no value in it to put in its new form (a statement replaced
+                # whole: "Our CI runs on GitHub Actions" by "We moved CI … to Buildkite"):
+                # it follows the body, or it would still state the old fact.
+                description = derive_description(body)
     return Rewritten(body, title, description, replaced)

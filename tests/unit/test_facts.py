@@ -1077,6 +1077,25 @@ def test_a_rule_said_again_without_what_narrowed_it_is_never_dropped_as_known() 
     assert settle(question, "duplicate", "vectors") is None
 
 
+def test_a_date_that_slipped_is_the_update() -> None:
+    # "slipped" announced nothing: two regions of one shape were another subject's date,
+    # and March 3 stayed unmarked beside March 10.
+    old = text("The release is scheduled for March 3.")
+    found = judge(text("The release slipped to March 10."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert "March 10" in rewrite(old, found).body
+
+
+def test_a_derived_description_follows_the_body_where_plain_words_changed() -> None:
+    # Written over by a tier, the description put "Bob" where "owns" stood: "Alice Bob the
+    # billing service"; and "; now Bob owns it" opened a sentence in lower case.
+    old = text("Alice owns the billing service.")
+    found = judge(text("Bob took over the billing service from Alice."), old)
+    assert rewrite(old, found).description == "Bob took over the billing service from Alice."
+    found = judge(text("Alice owned the billing service until last week; now Bob owns it."), old)
+    assert "Now Bob owns it" in rewrite(old, found).body
+
+
 def test_an_acronyms_plural_is_the_acronym() -> None:
     # "ORMs" / "the ORM" read as two names: a value changed, and the description kept
     # "Don't use ORM" beside a body that says the ORM is fine now.
