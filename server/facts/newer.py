@@ -23,6 +23,7 @@ import datetime
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import regex
 from memory_recall.server.documents import MemoryDocument
@@ -33,7 +34,13 @@ from memory_recall.server.facts.judgement import (
     read_memory,
     title_is_derived,
 )
-from memory_recall.server.facts.slots import FLIPPED_NARROWER, NARROWER, QUALIFIED
+from memory_recall.server.facts.slots import (
+    BROADER,
+    FLIPPED_NARROWER,
+    NARROWER,
+    QUALIFIED,
+    UNQUALIFIED,
+)
 from memory_recall.server.facts.terms import read_terms
 from memory_recall.server.tokens import normalize
 
@@ -66,6 +73,16 @@ class Superseded:
         return any(mark in self.reason for mark in _NARROWER_REASONS)
 
     @property
+    def case(self) -> Case:
+        """How the two relate where the rules leaned: the newer "narrower" (the older may
+        still hold for the rest), "broader" (the older said of a narrower case, which may
+        still hold for it: "For hotfixes, deploys need one approval" / "Deploys need three
+        approvals"), or "" (the newer perhaps corrects the older)."""
+        if self.narrower:
+            return "narrower"
+        return "broader" if any(mark in self.reason for mark in _BROADER_REASONS) else ""
+
+    @property
     def older_date(self) -> str:
         return written_on(self.older)
 
@@ -74,8 +91,11 @@ class Superseded:
         return written_on(self.newer)
 
 
-# The judgement's reasons for a newer statement said of a narrower case than the older.
+# The judgement's reasons for a newer statement said of a narrower case than the older...
 _NARROWER_REASONS = (NARROWER, FLIPPED_NARROWER, QUALIFIED, SAID_NARROWER)
+# ... and for an older one said of a narrower case than the newer.
+_BROADER_REASONS = (BROADER, UNQUALIFIED)
+Case = Literal["", "narrower", "broader"]
 
 
 def written_on(doc: MemoryDocument) -> str:

@@ -104,8 +104,8 @@ def render_prompt(
     now_ms: float | None = None,
     excerpts: Sequence[Excerpt] | None = None,
     stale: Mapping[str, str] | None = None,
-    supersedes: Mapping[str, Sequence[tuple[str, str, str, str, bool, bool]]] | None = None,
-    corrected_by: Mapping[str, Sequence[tuple[str, str, str, bool]]] | None = None,
+    supersedes: Mapping[str, Sequence[tuple[str, str, str, str, bool, str]]] | None = None,
+    corrected_by: Mapping[str, Sequence[tuple[str, str, str, str]]] | None = None,
 ) -> str:
     """`## Relevant memory` with one `### title (relative path)` section per document.
 
@@ -114,13 +114,13 @@ def render_prompt(
     when the body goes on; the description is given before it unless the excerpt
     already says it. `stale`: path → why a memory may be outdated (docs/organisation.md);
     its section says so. `supersedes`: path → (title, relative path, its date, this
-    one's date, settled, narrower) of older memories it replaces (newer wins,
+    one's date, settled, case) of older memories it replaces (newer wins,
     docs/writing.md) — or, not settled, perhaps corrects: both are delivered.
-    `corrected_by`: path → (title, relative path, date, narrower) of the newer memories
-    in the same prompt that perhaps correct it: the older one says so where it is read,
-    not only the newer one. `narrower`: the newer says a value of a narrower case (an
-    exception, a qualifier): both may hold, and the lines say so rather than that the
-    older is perhaps outdated.
+    `corrected_by`: path → (title, relative path, date, case) of the newer memories in
+    the same prompt that perhaps correct it: the older one says so where it is read, not
+    only the newer one. `case` "narrower": the newer says a value of a narrower case (an
+    exception, a qualifier); "broader": the older did, the newer says the rule for all.
+    Both may hold, and the lines say so rather than that the older is perhaps outdated.
     """
     if not docs:
         return ""
@@ -134,8 +134,9 @@ def render_prompt(
         if stale and doc.path in stale:
             section.append(f"_May be outdated: it {stale[doc.path]}._")
         newer_notes = (corrected_by or {}).get(doc.path, ())
-        corrects = [_named(t, rel, date) for t, rel, date, narrower in newer_notes if not narrower]
-        narrows = [_named(t, rel, date) for t, rel, date, narrower in newer_notes if narrower]
+        corrects = [_named(t, rel, date) for t, rel, date, case in newer_notes if not case]
+        narrows = [_named(t, rel, date) for t, rel, date, case in newer_notes if case == "narrower"]
+        widens = [_named(t, rel, date) for t, rel, date, case in newer_notes if case == "broader"]
         if corrects:
             section.append(
                 f"_Perhaps corrected by the newer {'; '.join(corrects)}, given here too — not "
@@ -146,18 +147,23 @@ def render_prompt(
                 f"_The newer {'; '.join(narrows)}, given here too, perhaps says a narrower "
                 "case: for that case weigh it first; this note may still hold for the rest._"
             )
-        perhaps: list[str] = []
-        narrowed: list[str] = []
+        if widens:
+            section.append(
+                f"_The newer {'; '.join(widens)}, given here too, perhaps says the rule for "
+                "every case: this note, of a narrower case, may still hold for that case._"
+            )
+        leaned: dict[str, list[str]] = {"": [], "narrower": [], "broader": []}
         written = ""
-        for title, rel, older, newer, settled, narrower in (supersedes or {}).get(doc.path, ()):
+        for title, rel, older, newer, settled, case in (supersedes or {}).get(doc.path, ()):
             named = _named(title, rel, older)
             if settled:
                 section.append(
                     f"_Supersedes {named}: this note, of {newer}, states the newer value._"
                 )
             else:
-                (narrowed if narrower else perhaps).append(named)
+                leaned[case].append(named)
                 written = newer
+        perhaps, narrowed, widened = leaned[""], leaned["narrower"], leaned["broader"]
         if perhaps:
             section.append(
                 f"_Perhaps corrects {'; '.join(perhaps)} — not settled, so given too: this "
@@ -167,6 +173,12 @@ def render_prompt(
             section.append(
                 f"_Perhaps a narrower case of {'; '.join(narrowed)} — given too, which may "
                 f"still hold for the rest: this note is of {written}._"
+            )
+        if widened:
+            section.append(
+                f"_Perhaps the rule for every case beside {'; '.join(widened)}, a narrower "
+                f"case given too, which may still hold for that case: this note is of "
+                f"{written}._"
             )
         excerpt = excerpts[i] if excerpts is not None else opening(doc.body, exact=True)
         passage = doc.body[excerpt.start : excerpt.end]

@@ -227,7 +227,7 @@ class _Phases:
                             x.older_date,
                             x.newer_date,
                             x.settled,
-                            x.narrower,
+                            x.case,
                         )
                         for x in found
                     ]
@@ -243,16 +243,16 @@ class _Phases:
 
 def _corrected_by(
     replaced: Mapping[str, Sequence[Superseded]], delivered: set[str]
-) -> dict[str, list[tuple[str, str, str, bool]]]:
+) -> dict[str, list[tuple[str, str, str, str]]]:
     """Each delivered older memory a newer one of the same prompt perhaps corrects (not
-    settled): path → (the newer's title, relative path, date, said of a narrower case)."""
-    marks: dict[str, list[tuple[str, str, str, bool]]] = {}
+    settled): path → (the newer's title, relative path, date, `Superseded.case`)."""
+    marks: dict[str, list[tuple[str, str, str, str]]] = {}
     for path, found in replaced.items():
         for item in found:
             if not item.settled and item.older.path in delivered and path in delivered:
                 newer = item.newer
                 marks.setdefault(item.older.path, []).append(
-                    (newer.title, newer.relative_path, item.newer_date, item.narrower)
+                    (newer.title, newer.relative_path, item.newer_date, item.case)
                 )
     return marks
 

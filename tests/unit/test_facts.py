@@ -1574,6 +1574,25 @@ def test_a_recall_says_a_leaned_narrower_case_does_not_outdate_the_rule() -> Non
     assert "Perhaps corrects" not in sections["/m/b.md"]
 
 
+def test_a_recall_says_a_leaned_general_rule_leaves_the_older_exception_standing() -> None:
+    # The older exception was "perhaps corrected by" the general rule, "weigh the newer
+    # note first": asked about hotfixes, an agent would answer with the general rule.
+    exception = doc("a.md", "For hotfixes, deploys need one approval.", "2025-01-01")
+    rule = doc("b.md", "Deploys need three approvals.", "2025-03-01", "maybeSupersedes: [a.md]\n")
+    _fast, refined = lexical_phases(
+        CorpusView.of([exception, rule]),
+        RecallRequest(1, "how many approvals does a hotfix deploy need"),
+        RANKERS[DEFAULT_RANKER],
+    )
+    paths, sections_text = [d.path for d in refined.docs], refined.prompt.split("### ")[1:]
+    sections = dict(zip(paths, sections_text, strict=True))
+    assert set(sections) == {"/m/a.md", "/m/b.md"}
+    assert "perhaps says the rule for every case" in sections["/m/a.md"]
+    assert "Perhaps corrected" not in sections["/m/a.md"]
+    assert "_Perhaps the rule for every case beside “For hotfixes" in sections["/m/b.md"]
+    assert "Perhaps corrects" not in sections["/m/b.md"]
+
+
 def test_a_note_found_alone_brings_the_correction_the_writer_linked_to_it() -> None:
     # The question matches the old note's words only ("bastion", "5432"): ranked alone,
     # it was delivered without the note that perhaps corrects it.
