@@ -212,6 +212,14 @@ def written_change(
         # said elsewhere in the memory, those words are not lost with the value changed
         # where it stands.
         known |= memory
+    if not pairs and not doubt:
+        # Plain words changed in one clause of an old statement of two, and the new one
+        # leaves out words of the other ("The user's name is Sam and they work on the
+        # payments team" / "Sam moved to the search team"): written over, "the user's
+        # name is Sam" was gone.
+        apart = _other_clause(change, old, stated, said_old)
+        if apart:
+            doubt = f"the new statement leaves out {apart}"
     if not pairs or any(t.key not in known for t in new.terms):
         return replace(change, loses=f"{doubt} and says other words") if doubt else change
     if change.restated:
@@ -232,6 +240,30 @@ def written_change(
     if text == change.old.text:
         return replace(change, loses=doubt)
     return replace(change, in_place=text)
+
+
+def _other_clause(change: Change, old: Terms, stated: set[str], said_old: str) -> str:
+    """A word of the old statement the new one does not say, in a clause the change does
+    not touch: across a conjunction or a semicolon from every term the change replaces
+    ("… is Sam and they work on the payments team"); "" when there is none."""
+    changed = [t for r in change.comparison.regions for t in r.old]
+    if not changed or CJK_CHAR.search(said_old):
+        return ""  # in CJK a conjunction may sit inside a pair ("Spark 和 Airflow")
+    cuts = [m.start() for m in lexicon().conjunction.finditer(said_old)]
+    cuts += [m.start() for m in _CLAUSE_MARK.finditer(said_old)]
+    for cut in cuts:
+        before = all(t.end <= cut for t in changed)
+        after = all(t.start >= cut for t in changed)
+        if not (before or after):
+            continue
+        for t in old.terms:
+            other_side = t.start >= cut if before else t.end <= cut
+            if other_side and not t.valued and t.key not in stated:
+                return said_old[t.start : t.end]
+    return ""
+
+
+_CLAUSE_MARK = regex.compile(r"[;；]")
 
 
 def _kin(a: Term, b: Term) -> bool:

@@ -1077,6 +1077,23 @@ def test_a_rule_said_again_without_what_narrowed_it_is_never_dropped_as_known() 
     assert settle(question, "duplicate", "vectors") is None
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The user's name is Sam and they work on the payments team.",
+         "Sam moved to the search team."),
+        ("Alice leads the platform team and mentors new hires.",
+         "Bob leads the platform team now."),
+    ],
+)  # fmt: skip
+def test_a_clause_the_change_leaves_alone_is_never_written_over(old: str, new: str) -> None:
+    # The new statement was written in the old one's place: "the user's name is Sam" and
+    # "Alice mentors new hires" were gone.
+    found = judge(text(new), text(old))
+    assert found.kind == "update", found.reason
+    assert all(c.loses for c in found.changes), found.reason
+
+
 def test_a_date_that_slipped_is_the_update() -> None:
     # "slipped" announced nothing: two regions of one shape were another subject's date,
     # and March 3 stayed unmarked beside March 10.
