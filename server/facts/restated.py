@@ -363,8 +363,9 @@ def scoped_first(
     """Whether the new statement opens, before everything it says again, with words of its
     own that say where or for what it holds: a word of scope first, the opening set off by
     a comma ("On weekends, on-call is Bob" / "On-call is Alice", "For hotfixes, deploys
-    need one approval", "In the payments repo, …"), a day or a part of a day ("Mondays:
-    …", "Nachts …"), or how often, set off ("Le week-end, …"); in Chinese, Japanese and
+    need one approval", "In the payments repo, …"; "Voor hotfixes hebben …" needs no comma,
+    but "On" does), a day or a part of a day ("Mondays:
+    …", "Nachts …"), or how often ("Le week-end, …", "По выходным …"); in Chinese, Japanese and
     Korean, an opening holding a particle of scope ("对于热修复，…"). The rule the old
     statement gave still holds for the rest. Not an opening that says when it changed ("In
     March, …", "In 2024, …", "Yesterday, …"), nor one with no word of scope ("After the
@@ -382,17 +383,32 @@ def scoped_first(
     head = new.text[: after.start]
     if all(t.shape in _WHEN_OF_A_THING for t in own):
         return True  # "Mondays: …", "Nachts …"
+    if all(t.shape == "frequency" for t in own):
+        return True  # "Le week-end, l'astreinte …", "Am Wochenende ist …", "По выходным …"
     set_off = SET_OFF.search(new.text[put[-1].end : after.start])
     if CJK_CHAR.match(own[0].key):
-        scoped = lexicon().scope.search(head)
-        return bool(scoped or (set_off and all(t.shape == "frequency" for t in own)))
+        return bool(lexicon().scope.search(head))
     scoped = lexicon().scope.match(head.lstrip(" \t*_`"))
-    if all(t.shape == "frequency" for t in own):
-        return bool(set_off or scoped)  # "Le week-end, l'astreinte …", "Am Wochenende ist …"
-    # Set off by a comma, or naming a thing ("В staging тайм-аут …"): a plain word not set
-    # off may be a verb after a pronoun the scope words spell ("On écrit les messages …").
+    if not scoped:
+        return False
+    # "On" not set off may be the French pronoun before a verb ("On écrit les messages …"),
+    # unless a name follows it ("On staging the timeout …").
     named = all(t.kind in ("name", "ident") for t in own)
-    return bool(scoped and (set_off or named))
+    return bool(set_off or named or scoped.group().casefold() != "on")
+
+
+def opens_scoped(terms: Terms, other_keys: set[str]) -> bool:
+    """Whether a statement opens with a word of scope before a word the other statement
+    does not say, in whatever order the rest goes ("Für Hotfixes brauchen die Deploys eine
+    Freigabe" beside "Die Deploys brauchen drei Freigaben"): its rule is for that case."""
+    if not terms.terms:
+        return False
+    first = terms.terms[0]
+    if first.key in other_keys or first.kind == "number" or _says_when(terms, first):
+        return False
+    opening = terms.text[: first.start].lstrip(" \t*_`")
+    scoped = lexicon().scope.fullmatch(opening.rstrip())
+    return bool(scoped) and scoped.group().casefold() != "on"
 
 
 def scoped_after(old: Terms, new: Terms) -> bool:

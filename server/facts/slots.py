@@ -49,6 +49,7 @@ from memory_recall.server.facts.restated import (
     inserts_aligned,
     named_first,
     narrowed_aligned,
+    opens_scoped,
     put_before,
     said_by_a_pronoun,
     said_then_more,
@@ -239,11 +240,23 @@ def _broader(
     if len(old_values) != len(new_values):
         return False
     mirrored = _mirrored(opcodes)
+    return _older_narrower(old, new, opcodes, new_keys) or scoped_between(
+        new, old, mirrored, new_keys
+    )
+
+
+def _older_narrower(
+    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], new_keys: set[str]
+) -> bool:
+    """Whether the older statement names a narrower thing than the new one, before or
+    inside what both say ("Production deploys …", "For hotfixes, deploys …" / "Deploys
+    …"), read from its side of the alignment."""
+    mirrored = _mirrored(opcodes)
     return (
         narrowed_aligned(new, old, mirrored, new_keys)
         or put_before(old, mirrored, new_keys, of_names=False)
         or scoped_first(old, mirrored, new_keys)
-        or scoped_between(new, old, mirrored, new_keys)
+        or opens_scoped(old, new_keys)
     )
 
 
@@ -500,6 +513,10 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
                 (Region((), tuple(added), 0, 0),),
             )  # fmt: skip
         if added_values and not any(t.valued for t in dropped):
+            if _older_narrower(old, new, opcodes, new_keys):
+                # "Für Hotfixes brauchen die Deploys eine Freigabe" / "Die Deploys brauchen
+                # drei Freigaben": said of all, not more of the hotfixes' rule.
+                return Comparison("changed", False, BROADER, overlap)
             # A one-term statement ("how we deploy") is contained in almost anything.
             sure = len(dropped) <= DROPPED_AT_MOST and len(old_keys & new_keys) >= SHARED_AT_LEAST
             return Comparison("extends", sure, "the new statement says more", overlap)

@@ -1001,6 +1001,12 @@ def test_an_opening_of_several_words_says_when_not_whose() -> None:
         ("值班的是 Alice。", "周末，值班的是 Bob。"),
         ("当番は Alice です。", "週末の当番は Bob です。"),
         ("당번은 Alice입니다.", "주말 당번은 Bob입니다."),
+        ("De deploys hebben twee goedkeuringen nodig.",
+         "Voor hotfixes hebben de deploys één goedkeuring nodig."),
+        ("Οι αναπτύξεις χρειάζονται δύο εγκρίσεις.",
+         "Τα Σαββατοκύριακα, οι αναπτύξεις χρειάζονται τρεις εγκρίσεις."),
+        ("Для деплоя нужны два аппрува.", "По выходным для деплоя нужны три аппрува."),
+        ("Für Hotfixes brauchen die Deploys eine Freigabe.", "Die Deploys brauchen drei Freigaben."),
         # ... or a subject named where the older said who writes
         ("We use React 17.", "The admin app uses React 18."),
         ("Nous utilisons React 17.", "L'application admin utilise React 18."),
