@@ -692,13 +692,19 @@ def _best(
 ) -> tuple[int, Comparison]:
     best: tuple[int, Comparison] | None = None
     moved: tuple[int, Comparison] | None = None  # the best statement whose value it changes
+    ranks: dict[int, tuple[float, int, int]] = {}
     for i in candidates:
+        # Under a heading, its words are said of the line too, and a line whose heading
+        # the new statement names comes first of equals ("The production DB moved to
+        # pg-prod-3" answers "- DB: pg-prod-1" under "## Production", not the staging one).
+        around = _heading_keys(a, i)
         found = read_replaced(
-            a.terms[i], new_terms, compare(a.terms[i], new_terms, negation_differs)
+            a.terms[i], new_terms, compare(a.terms[i], new_terms, negation_differs, around)
         )
-        if best is None or _rank(found) > _rank(best[1]):
+        ranks[i] = (*_rank(found), len(around.intersection(new_terms.keys)))
+        if best is None or ranks[i] > ranks[best[0]]:
             best = (i, found)
-        if _changes_a_value(found) and (moved is None or _rank(found) > _rank(moved[1])):
+        if _changes_a_value(found) and (moved is None or ranks[i] > ranks[moved[0]]):
             moved = (i, found)
     assert best is not None
     # A new value answers the statement holding the value it replaces, before one it only
@@ -712,6 +718,14 @@ def _best(
     if moved is not None and a.statements[best[0]].heading:
         return moved
     return best
+
+
+def _heading_keys(a: Reading, i: int) -> frozenset[str]:
+    """The terms of the heading statement `i` stands under (the nearest one before it)."""
+    for k in range(i - 1, -1, -1):
+        if a.statements[k].heading:
+            return frozenset(a.terms[k].keys)
+    return frozenset()
 
 
 def _changes_a_value(c: Comparison) -> bool:

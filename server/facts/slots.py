@@ -362,10 +362,15 @@ def _spaced_word(term: Term) -> bool:
     return term.kind == "word" and not CJK_CHAR.match(term.key)
 
 
-def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison:
+def compare(
+    old: Terms, new: Terms, polarity_changed: bool = True, around: frozenset[str] = frozenset()
+) -> Comparison:
     """How the statement `new` relates to the statement `old`, by the alignment of their
     terms. `polarity_changed`: whether the memories as a whole differ in polarity (a
     statement split otherwise than its restatement may read as negated on one side only).
+    `around`: the terms of the heading the old statement stands under — said of it too,
+    so a new statement that names them ("The staging cache is now redis-stg-4" / "- Cache:
+    redis-stg-2" under "Staging environment:") names no narrower thing by them.
     What a new statement says it replaced is read apart (`replaced.py`).
 
     A statement said as one more besides another ("Sarah also owns the invoicing service"
@@ -373,7 +378,7 @@ def compare(old: Terms, new: Terms, polarity_changed: bool = True) -> Comparison
     it unless it announces a change ("We also moved logging to Loki") or turns it round
     ("Los cambios de documentación también necesitan revisión" / "No hace falta
     revisión para cambios de documentación")."""
-    found = _compare(old, new, polarity_changed)
+    found = _compare(old, new, polarity_changed, around)
     if (
         found.relation == "changed"
         and not new.change_cue
@@ -396,7 +401,7 @@ def _adds(terms: Terms) -> bool:
     )
 
 
-def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
+def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[str]) -> Comparison:
     old_keys, new_keys = set(old.keys), set(new.keys)
     overlap = round(dice(old_keys, new_keys), 3)
     if not old_keys or not new_keys:
@@ -558,7 +563,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool) -> Comparison:
     # only, the older was of a narrower thing. Either is a lean, never written.
     qualified = (
         NARROWER
-        if _narrower(old, new, opcodes, old_keys)
+        if _narrower(old, new, opcodes, old_keys | around)
         else BROADER
         if _broader(old, new, opcodes, old_keys, new_keys)
         else ""

@@ -1100,6 +1100,33 @@ def test_a_clause_the_change_leaves_alone_is_never_written_over(old: str, new: s
     assert all(c.loses for c in found.changes), found.reason
 
 
+def test_a_line_under_a_heading_the_new_statement_names_is_its_update() -> None:
+    # "staging" said by the heading only read as a narrower thing: a lean, the old cache
+    # left in the memory and recalled as truth; and the production DB's new value answered
+    # the staging section's line (first of equals), a lean too.
+    old = MemoryText(
+        "Staging environment",
+        "Staging services",
+        "Staging environment:\n- Database: db-stg-7.internal, port 5432\n- Cache: redis-stg-2",
+    )
+    found = judge(text("The staging cache is now redis-stg-4."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert "\n- Cache: redis-stg-4" in rewrite(old, found).body
+    body = (
+        "# Environments\n\n## Staging\n- URL: https://stg.example.com\n- DB: pg-stg-1\n\n"
+        "## Production\n- URL: https://example.com\n- DB: pg-prod-1\n"
+    )
+    old = MemoryText("Environments", "Where each environment lives", body)
+    found = judge(text("The production DB moved to pg-prod-3."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    written = rewrite(old, found).body
+    assert "- DB: pg-stg-1" in written and "- DB: pg-prod-3" in written, written
+    # ... but a section the new statement does not name is no line of it.
+    old = MemoryText("Staging", "Staging", "## Staging\n- DB: pg-stg-1\n")
+    found = judge(text("The production DB is pg-prod-3."), old)
+    assert not found.sure, found.reason
+
+
 def test_a_date_that_slipped_is_the_update() -> None:
     # "slipped" announced nothing: two regions of one shape were another subject's date,
     # and March 3 stayed unmarked beside March 10.
@@ -1878,16 +1905,21 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
             ):
                 continue
             polarity = a.negated != b.negated or new_terms.ends_a_state
-            found = read_replaced(old_terms, new_terms, compare(old_terms, new_terms, polarity))
-            if best is None or _rank(found) > _rank(best[1]):
-                best = (i, found)
+            heading = next((k for k in range(i - 1, -1, -1) if a.statements[k].heading), None)
+            around = frozenset(a.terms[heading].keys) if heading is not None else frozenset()
+            found = read_replaced(
+                old_terms, new_terms, compare(old_terms, new_terms, polarity, around)
+            )
+            rank = (*_rank(found), len(around & set(new_terms.keys)))
+            if best is None or rank > best[2]:
+                best = (i, found, rank)
             valued = found.regions and all(r.valued for r in found.regions)
-            if (found.relation == "changed" and valued) and (
-                moved is None or _rank(found) > _rank(moved[1])
-            ):
-                moved = (i, found)
+            if (found.relation == "changed" and valued) and (moved is None or rank > moved[2]):
+                moved = (i, found, rank)
         if best and moved and best[1].relation in ("extends", "different"):
             best = moved  # a value answers the statement holding the one it replaces
+        if best and moved and a.statements[best[0]].heading:
+            best = moved  # ... and a heading holds none
         if best is not None:
             pairs.append((best[0], j, best[1]))
     return pairs
