@@ -155,6 +155,10 @@ def written_change(
     may hold two values where the new one says one ("at 02:00 and go to s3://backups" /
     "at 03:30") — the old statement is written instead, each changed value in its new
     form. That needs the new statement to say nothing else (it would be lost)."""
+    if _tells_the_past(old) and not _tells_the_past(new):
+        # "… because the pool size was 10. We raised it to 50." / "The payments DB pool
+        # size is now 80": written in, the incident's history said the pool was 80.
+        return replace(change, loses="the old statement tells what was")
     restated = _restated(change, old, new)
     if restated:
         change = replace(change, restated=restated)
@@ -240,6 +244,11 @@ def written_change(
     if text == change.old.text:
         return replace(change, loses=doubt)
     return replace(change, in_place=text)
+
+
+def _tells_the_past(terms: Terms) -> bool:
+    """Whether a statement tells what was (`past` in data/cues.txt)."""
+    return bool(lexicon().past.search(terms.text))
 
 
 def _other_clause(change: Change, old: Terms, stated: set[str], said_old: str) -> str:

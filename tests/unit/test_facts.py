@@ -1127,6 +1127,23 @@ def test_a_line_under_a_heading_the_new_statement_names_is_its_update() -> None:
     assert not found.sure, found.reason
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Incident 2024-03-02: the payments DB ran out of connections because the pool size "
+         "was 10. We raised it to 50.", "The payments DB pool size is now 80."),
+        ("Der Ausfall passierte, weil die Pool-Größe 10 war.", "Die Pool-Größe ist jetzt 80."),
+        ("Сбой произошёл, потому что размер пула был 10.", "Размер пула теперь 80."),
+        ("事故原因是当时连接池大小为 10。", "连接池大小现在是 80。"),
+    ],
+)  # fmt: skip
+def test_a_new_value_is_never_written_into_what_was(old: str, new: str) -> None:
+    # Written in, the incident's record said the pool was 80 when it failed.
+    found = judge(text(new), text(old))
+    assert found.kind == "update" and not found.sure, found.reason
+    assert all(c.loses for c in found.changes), found.reason
+
+
 def test_a_date_that_slipped_is_the_update() -> None:
     # "slipped" announced nothing: two regions of one shape were another subject's date,
     # and March 3 stayed unmarked beside March 10.
