@@ -260,6 +260,23 @@ def _older_narrower(
     )
 
 
+def _compound_of(region: Region) -> bool:
+    """Whether a stretch replaces a word or name with a compound holding it ("PRs" /
+    "Doku-PRs", "API" / "search-API"): a narrower thing of that name."""
+    parts = {
+        part for t in region.new if t.kind == "ident" for part in regex.split(r"[-_./]", t.key)
+    }
+    return any(
+        t.kind in ("word", "name") and (t.key in parts or f"{t.key}s" in parts) for t in region.old
+    )
+
+
+def _restricts(terms: Terms) -> bool:
+    """Whether a statement says "only" (`only` in data/cues.txt): what it says holds for
+    some of a thing, not all of it."""
+    return bool(lexicon().only.search(terms.text))
+
+
 def _mirrored(
     opcodes: Sequence[tuple[str, int, int, int, int]],
 ) -> list[tuple[str, int, int, int, int]]:
@@ -504,6 +521,11 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
                 # main" beside "Do not commit directly to main": an exception, perhaps, not
                 # the rule turned round. Written over, the rule for the rest was gone.
                 return Comparison("changed", False, FLIPPED_NARROWER, overlap)
+            if _restricts(new) and not _restricts(old) and not new.change_cue:
+                # "PR нужно ревьюить" / "PR только с документацией ревьюить не нужно": turned
+                # round for only some of it, not for all. (Announced, "only" names what
+                # replaces it: "… больше не пишем на английском, только на русском".)
+                return Comparison("changed", False, FLIPPED_NARROWER, overlap)
             return Comparison(
                 "changed", overlap >= SAME_AT_LEAST, "the rule's polarity flipped", overlap
             )
@@ -563,7 +585,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
     # only, the older was of a narrower thing. Either is a lean, never written.
     qualified = (
         NARROWER
-        if _narrower(old, new, opcodes, old_keys | around)
+        if _narrower(old, new, opcodes, old_keys | around) or any(map(_compound_of, regions))
         else BROADER
         if _broader(old, new, opcodes, old_keys, new_keys)
         else ""
@@ -655,6 +677,12 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
                     return Comparison("changed", False, WORD_AT_SUBJECT, overlap, (region,))
                 if len(old_keys & new_keys) < SHARED_AT_LEAST:
                     return Comparison("unrelated", False, AROUND_A_WORD, overlap)
+            more = len(region.new) > len(region.old) or (_restricts(new) and not _restricts(old))
+            if flipped and not new.change_cue and more:
+                # "Les PR nécessitent une revue" / "Les PR de documentation n'ont pas besoin
+                # de revue": the verb reworded as the rule turned round, and a word more or
+                # an "only" — perhaps for whom it turned round, not for all.
+                return Comparison("changed", False, FLIPPED_NARROWER, overlap, (region,))
             # Two plain words: a tool swapped ("black" → "ruff") reads like a verb reworded
             # ("ausführen" → "laufen"); only an announced change settles it.
             sure = announced and pure and keeps_slot and not qualified

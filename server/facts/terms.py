@@ -192,6 +192,7 @@ class _Lexicon:
     conjunction: regex.Pattern[str]  # a word that adds an item ("and", "et", "と")
     additive: regex.Pattern[str]  # a word that says "one more" ("also", "auch", "也")
     past: regex.Pattern[str]  # a word that tells what was ("was", "war", "当时")
+    only: regex.Pattern[str]  # a word that restricts to some of a thing ("only", "nur")
     scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
     determiners: frozenset[str]  # what may open a statement before a qualifier ("the", "our")
     speakers: frozenset[str]  # the pronouns of who writes ("we", "wir", "我们")
@@ -250,6 +251,7 @@ def lexicon() -> _Lexicon:
         conjunction=_phrase_pattern(lists["conjunction"]),
         additive=_phrase_pattern(lists["additive"]),
         past=_phrase_pattern(lists["past"]),
+        only=_phrase_pattern(lists["only"]),
         scope=_phrase_pattern(lists["scope"]),
         determiners=frozenset(lists["determiner"]),
         speakers=frozenset(lists["speaker"]),

@@ -1144,6 +1144,23 @@ def test_a_new_value_is_never_written_into_what_was(old: str, new: str) -> None:
     assert all(c.loses for c in found.changes), found.reason
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Les PR nécessitent une revue.", "Les PR de documentation n'ont pas besoin de revue."),
+        ("PRs brauchen ein Review.", "Reine Doku-PRs brauchen kein Review."),
+        ("PR нужно ревьюить.", "PR только с документацией ревьюить не нужно."),
+        ("PR은 리뷰가 필요합니다.", "문서만 바꾼 PR은 리뷰가 필요 없습니다."),
+    ],
+)  # fmt: skip
+def test_a_rule_turned_round_for_some_of_it_is_never_written_over(old: str, new: str) -> None:
+    # Sure updates (or, in Korean, one a tier could settle): every PR's review rule was
+    # gone for the docs PRs' exception.
+    found = judge(text(new), text(old))
+    assert found.kind == "update" and not found.sure, found.reason
+    assert settle(Question("q", text(new), text(old), found), "update", "vectors") is None
+
+
 def test_a_date_that_slipped_is_the_update() -> None:
     # "slipped" announced nothing: two regions of one shape were another subject's date,
     # and March 3 stayed unmarked beside March 10.
