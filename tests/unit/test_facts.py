@@ -1161,6 +1161,23 @@ def test_a_rule_turned_round_for_some_of_it_is_never_written_over(old: str, new:
     assert settle(Question("q", text(new), text(old), found), "update", "vectors") is None
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Wdrożenia wymagają dwóch zatwierdzeń.", "Wdrożenia wymagają trzech zatwierdzeń."),
+        ("Deploy için iki onay gerekir.", "Deploy için üç onay gerekir."),
+        ("Deploy cần hai phê duyệt.", "Deploy cần ba phê duyệt."),
+    ],
+)  # fmt: skip
+def test_a_count_said_in_words_is_a_value_in_polish_turkish_and_vietnamese(
+    old: str, new: str
+) -> None:
+    # The number words were plain words: "a value on one side only", both kept unlinked
+    # and the old count recalled as truth.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_a_date_that_slipped_is_the_update() -> None:
     # "slipped" announced nothing: two regions of one shape were another subject's date,
     # and March 3 stayed unmarked beside March 10.
