@@ -18,6 +18,11 @@ the two statements (difflib over their terms, in reading order):
 
 `slots.compare` reads the same words where a value changed or a rule turned round; the
 judgement reads them where it would otherwise drop the new statement as known.
+
+One module past 500 lines on purpose: every reading here asks one question of one
+alignment — which words of its own a statement says, and where they stand — and they
+share its helpers (`_put_first`, `_own_opening`, `_put_among`, `cut_apart`); split by
+where the words stand, each part would need the others' helpers back.
 """
 
 from __future__ import annotations
@@ -344,17 +349,28 @@ def named_first(
     bot can push directly to main" / "Never push directly to main", "发布机器人可以直接推送到
     main"), not the rule turned round for all. Set off, they say when or why ("After the
     migration, pushing directly to main is fine")."""
-    opening = _put_first(new, opcodes, old_keys)
+    opening = _own_opening(new, opcodes, old_keys)
     if opening is None:
         return False
+    put, after, own = opening
+    return bool(own) and not SET_OFF.search(new.text[put[-1].end : after.start])
+
+
+def _own_opening(
+    new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
+) -> tuple[tuple[Term, ...], Term, list[Term]] | None:
+    """`_put_first`'s opening, the first term said again, and the opening's words of its
+    own: not said by the old statement, not a number, and not a CJK pair reaching into
+    the first word said again ("现在可以直接…": 以直)."""
+    opening = _put_first(new, opcodes, old_keys)
+    if opening is None:
+        return None
     put, after = opening
-    # A CJK pair reaching into the first word said again is no word of its own ("现在可以
-    # 直接…": 以直).
     own = [
         t for t in put
         if t.key not in old_keys and t.kind != "number" and t.end <= after.start
     ]  # fmt: skip
-    return bool(own) and not SET_OFF.search(new.text[put[-1].end : after.start])
+    return put, after, own
 
 
 def scoped_first(
@@ -364,20 +380,16 @@ def scoped_first(
     own that say where or for what it holds: a word of scope first, the opening set off by
     a comma ("On weekends, on-call is Bob" / "On-call is Alice", "For hotfixes, deploys
     need one approval", "In the payments repo, …"; "Voor hotfixes hebben …" needs no comma,
-    but "On" does), a day or a part of a day ("Mondays:
-    …", "Nachts …"), or how often ("Le week-end, …", "По выходным …"); in Chinese, Japanese and
-    Korean, an opening holding a particle of scope ("对于热修复，…"). The rule the old
-    statement gave still holds for the rest. Not an opening that says when it changed ("In
-    March, …", "In 2024, …", "Yesterday, …"), nor one with no word of scope ("After the
-    migration, …", "Since the upgrade, …")."""
-    opening = _put_first(new, opcodes, old_keys)
+    but "On" does), a day or a part of a day ("Mondays: …", "Nachts …"), or how often ("Le
+    week-end, …", "По выходным …"); in Chinese, Japanese and Korean, an opening holding a
+    particle of scope ("对于热修复，…"). The rule the old statement gave still holds for
+    the rest. Not an opening that says when it changed ("In March, …", "In 2024, …",
+    "Yesterday, …"), nor one with no word of scope ("After the migration, …", "Since the
+    upgrade, …")."""
+    opening = _own_opening(new, opcodes, old_keys)
     if opening is None:
         return False
-    put, after = opening
-    own = [
-        t for t in put
-        if t.key not in old_keys and t.kind != "number" and t.end <= after.start
-    ]  # fmt: skip
+    put, after, own = opening
     if not own or all(_says_when(new, t) for t in own):
         return False
     head = new.text[: after.start]
