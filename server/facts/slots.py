@@ -558,7 +558,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # count, perhaps (the article says one); called the same fact, the correction
             # was dropped as known. For a narrower case, perhaps ("Pour les correctifs
             # urgents, …").
-            narrower = _narrower(old, new, opcodes, old_keys)
+            narrower = _narrower(old, new, opcodes, old_keys | around)
             return Comparison("changed", False, NARROWER if narrower else COUNT_LEFT_OUT, overlap)
         # A value of one kind for another, announced, in a sentence said the other way
         # round ("我们每周二和周四发布" / "发布现在只在周三进行"): perhaps the same slot.
