@@ -164,8 +164,11 @@ def written_change(
         change = replace(change, restated=restated)
     paired = [(r, o, n) for r in change.comparison.regions for o, n in _value_pairs(r)]
     pairs = [(o, n) for _r, o, n in paired]
-    replaced = {o.key for o, _n in pairs}
     stated = set(new.keys) | {digits(t) for t in new.terms if t.kind == "number"}
+    # A name of several words ("GitHub Actions", "Google Cloud") is one value: the words
+    # of it the new statement does not say go with the one it replaces.
+    names = {o: _name_run(old, o, stated) for o, _n in pairs if o.kind == "name"}
+    replaced = {o.key for o, _n in pairs} | {t.key for run in names.values() for t in run}
     left_out = [
         t for t in old.terms
         if t.valued and t.key not in replaced and t.key not in stated
@@ -239,11 +242,29 @@ def written_change(
                 return replace(change, loses=doubt or "its unit changed, not written in place")
             before, after = units
         else:
-            before, after = said_old[o.start : o.end], said_new[n.start : n.end]
+            run = names.get(o, [o])
+            before, after = said_old[run[0].start : run[-1].end], said_new[n.start : n.end]
         text = _put(text, before, after)
     if text == change.old.text:
         return replace(change, loses=doubt)
     return replace(change, in_place=text)
+
+
+def _name_run(terms: Terms, name: Term, stated: set[str]) -> list[Term]:
+    """`name` and the names next to it (nothing but spaces between) that `stated` does not
+    hold, in order: the words of one name ("GitHub Actions")."""
+    at = terms.terms.index(name)
+    run = [name]
+    for step in (-1, 1):
+        k = at + step
+        while 0 <= k < len(terms.terms):
+            t, near = terms.terms[k], run[0] if step < 0 else run[-1]
+            gap = terms.text[t.end : near.start] if step < 0 else terms.text[near.end : t.start]
+            if t.kind != "name" or t.key in stated or gap.strip():
+                break
+            run.insert(0, t) if step < 0 else run.append(t)
+            k += step
+    return run
 
 
 def _tells_the_past(terms: Terms) -> bool:

@@ -222,6 +222,12 @@ def put_before(
     if all(t.kind == "word" and CJK_CHAR.match(t.key) for t in (*put, after)):
         # Pairs glued to the subject's first pair ("分析数据库" / "数据库"): a compound.
         return len(put) <= CJK_QUALIFIER_PAIRS and put[-1].end > after.start
+    if all(t.kind == "word" and CJK_CHAR.match(t.key) for t in put) and not CJK_CHAR.match(
+        after.key
+    ):
+        # A CJK word before a subject in Latin letters ("夜间 CI", "夜間の CI"): a qualifier.
+        gap = new.text[put[-1].end : after.start].strip()
+        return of_names and len(put) <= CJK_QUALIFIER_PAIRS and gap in _ATTRIBUTIVE
     if len(put) != 1:
         return False  # a longer opening ("После обновления в апреле продакшен …"): when
     word = put[0]

@@ -1178,6 +1178,19 @@ def test_a_count_said_in_words_is_a_value_in_polish_turkish_and_vietnamese(
     assert (found.kind, found.sure) == ("update", True), found.reason
 
 
+def test_a_name_of_several_words_is_one_value() -> None:
+    # "Cloud" was left out beside "Sentry" (the new statement "may replace Cloud too"):
+    # never written, and "Sentry Cloud" stayed the error tracker.
+    old = text("Our error tracker is Sentry Cloud.")
+    found = judge(text("Our error tracker is now Rollbar."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert "Sentry" not in rewrite(old, found).body
+    # ... but a CJK word before a subject in Latin letters names a narrower thing, which
+    # the left-out word had only hidden ("夜间 CI": the nightly CI).
+    found = judge(text("夜间 CI 跑在 Buildkite 上。"), text("CI 跑在 GitHub Actions 上。"))
+    assert not found.sure and "narrower" in found.reason, found.reason
+
+
 def test_a_date_that_slipped_is_the_update() -> None:
     # "slipped" announced nothing: two regions of one shape were another subject's date,
     # and March 3 stayed unmarked beside March 10.
