@@ -29,6 +29,7 @@ import regex
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.judgement import (
     SAID_NARROWER,
+    Judgement,
     MemoryText,
     judge,
     read_memory,
@@ -122,6 +123,18 @@ def read_ahead(docs: Iterable[MemoryDocument]) -> None:
     (docs/performance.md, "A question asked for the first time")."""
     for doc in docs:
         read_memory(_text(doc))
+
+
+def _holds_more(older: MemoryDocument, verdict: Judgement) -> bool:
+    """Whether the older memory states a value in a statement the newer does not change."""
+    changed = {c.old.span for c in verdict.changes}
+    reading = read_memory(_text(older))
+    return any(
+        statement.span not in changed
+        and not statement.heading
+        and any(term.valued for term in terms.terms)
+        for statement, terms in zip(reading.statements, reading.terms, strict=True)
+    )
 
 
 def _newness(doc: MemoryDocument) -> tuple[str, float, str]:
@@ -219,8 +232,10 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
                 continue
             # The newer may leave out a value the older states beside the one it changes
             # ("the test database port is now 6432" / "…at db-test-2.internal, port
-            # 5433"): hiding the older would take that value out of sight.
-            whole = not verdict.left_out
+            # 5433"), or in statements of its own ("The staging cache is now redis-stg-4"
+            # / a list of the staging database, cache and owner): hiding the older would
+            # take those values out of sight.
+            whole = not verdict.left_out and not _holds_more(older, verdict)
             if (verdict.sure and not titled_apart and whole) or (confirmed and whole):
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break

@@ -1584,6 +1584,26 @@ def test_the_newer_of_two_statements_of_one_slot_wins_at_recall() -> None:
     assert (found["/m/a.md"].newer.path, found["/m/a.md"].older_date) == ("/m/b.md", "2025-01-01")
 
 
+def test_a_newer_memory_that_changes_one_statement_of_several_does_not_hide_the_older() -> None:
+    # Hidden, the older's other facts were out of the agent's sight: asked for the
+    # staging database, the agent got only the note about the cache.
+    old = doc(
+        "a.md",
+        "The staging cache is redis-stg-2. The staging database is db-stg-7.internal.",
+        "2025-01-01",
+    )
+    new = doc("b.md", "The staging cache is now redis-stg-4.", "2025-03-01")
+    (found,) = superseded([old, new]).values()
+    assert (found.older.path, found.settled) == ("/m/a.md", False)
+    listed = doc(
+        "c.md",
+        "Staging environment:\n- Database: db-stg-7.internal\n- Cache: redis-stg-2",
+        "2025-01-01",
+    )
+    (found,) = superseded([listed, new]).values()
+    assert (found.older.path, found.settled) == ("/m/c.md", False)
+
+
 def test_a_newer_memory_that_leaves_out_a_value_does_not_hide_the_older() -> None:
     old = doc("a.md", "The test database is at db-test-2.internal, port 5433.", "2025-01-01")
     new = doc("b.md", "The test database port changed to 6432.", "2025-03-01")
