@@ -138,6 +138,22 @@ class Reading:
         return len(self.negations)
 
 
+def holds_more(old: MemoryText, new: MemoryText, judgement: Judgement) -> bool:
+    """Whether `old` states a value, in a statement `judgement` (of `new` against `old`)
+    does not change, that `new` does not say: the new memory alone does not hold all the
+    old one did ("The staging cache is now redis-stg-4" beside a note of the staging cache
+    and database). Hidden or archived as superseded, the old memory would take that value
+    out of recall."""
+    changed = {c.old.span for c in judgement.changes}
+    reading, said = read_memory(old), read_memory(new).keys
+    return any(
+        statement.span not in changed
+        and not statement.heading
+        and any(term.valued and term.key not in said for term in terms.terms)
+        for statement, terms in zip(reading.statements, reading.terms, strict=True)
+    )
+
+
 def read_memory(memory: MemoryText, capitals: bool | None = None) -> Reading:
     """The statements of a memory's body (its title and description when it has none).
     `capitals`: whether a capital letter inside a sentence marks a name (by default, as

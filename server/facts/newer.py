@@ -29,8 +29,8 @@ import regex
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.judgement import (
     SAID_NARROWER,
-    Judgement,
     MemoryText,
+    holds_more,
     judge,
     read_memory,
     title_is_derived,
@@ -123,18 +123,6 @@ def read_ahead(docs: Iterable[MemoryDocument]) -> None:
     (docs/performance.md, "A question asked for the first time")."""
     for doc in docs:
         read_memory(_text(doc))
-
-
-def _holds_more(older: MemoryDocument, verdict: Judgement) -> bool:
-    """Whether the older memory states a value in a statement the newer does not change."""
-    changed = {c.old.span for c in verdict.changes}
-    reading = read_memory(_text(older))
-    return any(
-        statement.span not in changed
-        and not statement.heading
-        and any(term.valued for term in terms.terms)
-        for statement, terms in zip(reading.statements, reading.terms, strict=True)
-    )
 
 
 def _newness(doc: MemoryDocument) -> tuple[str, float, str]:
@@ -235,7 +223,7 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             # 5433"), or in statements of its own ("The staging cache is now redis-stg-4"
             # / a list of the staging database, cache and owner): hiding the older would
             # take those values out of sight.
-            whole = not verdict.left_out and not _holds_more(older, verdict)
+            whole = not verdict.left_out and not holds_more(_text(older), _text(newer), verdict)
             if (verdict.sure and not titled_apart and whole) or (confirmed and whole):
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break

@@ -43,6 +43,7 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from memory_recall.server.documents import MemoryDocument
+from memory_recall.server.facts.judgement import holds_more
 from memory_recall.server.facts.newer import MAYBE_SUPERSEDES_KEY, links
 from memory_recall.server.organise.merge import covers, merge_bodies
 from memory_recall.server.organise.pairs import Vocabulary, candidate_pairs, contains
@@ -373,12 +374,19 @@ class _Planner:
                 # One title, no value changed, only a word or two: a merge keeps every line
                 # of both, so nothing is lost whichever it was.
                 verdict = replace(verdict, kind="duplicate")
-            left_out = verdict.judgement.left_out if verdict.judgement is not None else ()
-            if verdict.kind == "update" and left_out and (corrects or verdict.decided):
+            judged = verdict.judgement
+            left_out = judged.left_out if judged is not None else ()
+            # ... or a statement of its own with a value ("The staging cache is now
+            # redis-stg-4" / a note of the staging cache and database).
+            more = judged is not None and holds_more(
+                MemoryText.of(memories[older].doc), MemoryText.of(memories[newer].doc), judged
+            )
+            if verdict.kind == "update" and (left_out or more) and (corrects or verdict.decided):
                 # The newer leaves out a value the older states besides the one it changes
                 # ("port 6432" / "…at db-test-2.internal, port 5433"): archiving the older
                 # would take that value out of recall. Reported, left as is.
-                why = f"{verdict.reason}; the newer leaves out {left_out[0]}"
+                what = left_out[0] if left_out else "a statement of the older"
+                why = f"{verdict.reason}; the newer leaves out {what}"
                 self.undecided.append((older, newer, verdict.kind, why))
             elif corrects:
                 self.update_edges.append((older, newer))  # newer wins; the older is archived
