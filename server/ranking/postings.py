@@ -32,6 +32,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
+import threading
 from array import array
 from bisect import bisect_left, insort
 from collections import Counter, defaultdict, deque
@@ -42,6 +43,10 @@ from operator import or_
 from typing import Any, ClassVar, NamedTuple
 
 from memory_recall.server.documents import MemoryDocument
+
+# Held while a document is added to or removed from any index, and while a search stores a
+# cache it built (`_dense_bits`): a search may run in a worker thread beside the changes.
+_CHANGING = threading.Lock()
 
 GRAM = 3  # the shortest word, so every one of them has a trigram
 CODE_BITS = 8  # a weighted posting: slot << CODE_BITS | code
@@ -539,6 +544,10 @@ class TermIndex:
 
     def add(self, doc: MemoryDocument) -> None:
         """Index one document. The caller removes an older version of the same path first."""
+        with _CHANGING:
+            self._add(doc)
+
+    def _add(self, doc: MemoryDocument) -> None:
         slot = heapq.heappop(self._free) if self._free else self._next_slot
         self._next_slot = max(self._next_slot, slot + 1)
         bit = 1 << slot
@@ -581,6 +590,10 @@ class TermIndex:
 
     def remove_many(self, paths: Iterable[str]) -> int:
         """Drop documents by path; returns how many were indexed."""
+        with _CHANGING:
+            return self._remove_many(paths)
+
+    def _remove_many(self, paths: Iterable[str]) -> int:
         slots = [self._slot_of.pop(path) for path in paths if path in self._slot_of]
         if not slots:
             return 0
@@ -823,7 +836,15 @@ class TermIndex:
 
     def _dense_bits(self, field: int, term: str, held: array[int]) -> Any:
         """The cached form of a long posting list: a bitmap, or (weighted) the counts as
-        bit-sliced counters (one bitmap per bit of the count: a few, not one per count)."""
+        bit-sliced counters (one bitmap per bit of the count: a few, not one per count).
+
+        A search in a worker thread (a remember's candidates) may build it while the event
+        loop changes the index: it is kept only if no change began since its list was
+        read. Kept regardless, a removed document's slot stayed in it for good — written
+        into the snapshot, read back by every later daemon: a term held by more slots than
+        there are documents had a negative IDF, and every remember failed."""
+        before = self.version
+        held = self._postings[field].get(term, held)
         cached: Any
         if self.WEIGHTED[field]:
             cached = Counters()
@@ -831,7 +852,9 @@ class TermIndex:
                 cached.put(bitmap, code)
         else:
             cached = bitmap_of(held, self._next_slot)
-        self._dense[field][term] = cached
+        with _CHANGING:
+            if self.version == before:
+                self._dense[field][term] = cached
         return cached
 
     def _dense_threshold(self) -> int:

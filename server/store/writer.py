@@ -591,7 +591,7 @@ class MemoryWriter:
         try:
             docs = await asyncio.to_thread(find_and_read)
         except Exception as exc:  # the catalog moved under the search: the plan searches
-            log.debug("conflict candidates found again on the event loop: %r", exc)
+            log.debug("conflict candidates found again on the event loop: %r", exc, exc_info=exc)
             return None
         return _Candidates(index, snapshot, docs)
 

@@ -124,7 +124,7 @@ async def start_daemon(
     roots: list[tuple[Path | str, str]] | None = None,
     *,
     ceiling_ms: int | None = None,
-    log_level: str = "INFO",
+    log_level: str = os.environ.get("MR_TEST_LOG", "INFO"),
     prefix: Sequence[str] = (),
     client_class: type[RecordingClient] | None = None,
     **kwargs: Any,

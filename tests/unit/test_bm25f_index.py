@@ -230,3 +230,30 @@ def test_count_codes_kept_for_one_question_serve_the_next_whatever_it_asked_firs
             tokens = recall_tokens(query)
             got = ranker.rank(snapshot.index(Bm25Index), tokens)
             assert as_pairs(got) == as_pairs(rank_scan(snapshot.documents, tokens)), (first, query)
+
+
+def test_a_cache_built_while_the_index_changes_is_not_kept(monkeypatch):
+    """A search in a worker thread (a remember's candidates) built a long list's cached
+    bitmap while the event loop removed a document: kept, the removed slot stayed in it
+    for good (and in the snapshot), a term held by more slots than there were documents
+    had a negative IDF, and every remember of every later daemon failed."""
+    from memory_recall.server.ranking import postings
+    from memory_recall.server.ranking.bm25f.index import BODY
+    from memory_recall.server.ranking.bm25f.query import idf
+
+    docs = [make_doc(f"Note {i}", "", f"common words {i}") for i in range(80)]
+    index = Bm25Index.of(docs)
+    index._dense[BODY].pop("common", None)
+    building = postings.code_bitmaps
+
+    def removed_meanwhile(*args, **kwargs):
+        index.remove(docs[0].path)  # the event loop, between the read and the store
+        return building(*args, **kwargs)
+
+    monkeypatch.setattr(postings, "code_bitmaps", removed_meanwhile)
+    index.field_sums(BODY, ["common"])
+    monkeypatch.setattr(postings, "code_bitmaps", building)
+    slots = [index.slot(doc.path) for doc in docs]
+    live = sum(1 << slot for slot in slots if slot is not None)
+    assert index.field_any(BODY, ["common"]) & ~live == 0
+    assert idf(5, 3) >= 0  # more holders than documents: read as all of them

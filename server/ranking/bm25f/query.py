@@ -145,7 +145,11 @@ def without_clitic(word: str) -> str | None:
 
 
 def idf(df: int, n: int) -> float:
-    """BM25's IDF, never negative."""
+    """BM25's IDF, never negative: a count of holders above the documents counted (an
+    index read back from a snapshot a killed daemon left, holding a slot its documents
+    no longer do) is read as every document. A negative weight made a coverage counter
+    loop on a negative value and every remember of that daemon fail (IndexError)."""
+    df = min(df, n)
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
