@@ -383,7 +383,21 @@ class TermIndex:
             raise ValueError("no index parts")
         # The same strings as the postings' keys (a word's string is then held once).
         index._word_fields = {canonical[word]: n for word, n in word_fields.items()}
+        index._drop_stale_caches()
         return index
+
+    def _drop_stale_caches(self) -> None:
+        """Drop every cached bitmap that holds a slot no document holds (a snapshot written
+        by a version that could keep one: `_dense_bits`); it is built again from its list
+        when next asked."""
+        live = bitmap_of(self._slot_of.values(), self._next_slot)
+        for field, dense in enumerate(self._dense):
+            for term, cached in list(dense.items()):
+                bits = 0
+                for bitmap in cached.slices if self.WEIGHTED[field] else (cached,):
+                    bits |= bitmap
+                if bits & ~live:
+                    del dense[term]
 
     def relink(self, documents: Mapping[str, MemoryDocument]) -> None:
         """After `from_parts`: attach the documents, by path.

@@ -257,3 +257,19 @@ def test_a_cache_built_while_the_index_changes_is_not_kept(monkeypatch):
     live = sum(1 << slot for slot in slots if slot is not None)
     assert index.field_any(BODY, ["common"]) & ~live == 0
     assert idf(5, 3) >= 0  # more holders than documents: read as all of them
+
+
+def test_a_stale_cache_read_back_from_a_snapshot_is_dropped():
+    """A snapshot written before the fix above may hold a cached bitmap with a removed
+    slot: read back, that cache is dropped (built again from its list when asked)."""
+    from memory_recall.server.ranking.bm25f.index import BODY
+
+    docs = [make_doc(f"Note {i}", "", f"common words {i}") for i in range(80)]
+    index = Bm25Index.of(docs)
+    index.field_sums(BODY, ["common"])  # builds the cache
+    index.remove(docs[0].path)
+    gone = 1 << 200  # a slot no document holds, as a stale cache kept it
+    index._dense[BODY]["common"].slices[0] |= gone
+    again = Bm25Index.from_parts(index.parts())
+    again.relink({doc.path: doc for doc in docs[1:]})
+    assert again.field_any(BODY, ["common"]) & gone == 0
