@@ -104,11 +104,15 @@ def run(
     *,
     stdin_fd: int = 0,
     stdout_fd: int = 1,
+    gone: Callable[[], None] | None = None,
 ) -> BaseException | None:
     """Run `prepare` (the imports) in a thread; meanwhile read stdin, cut it into message
     bodies with `split` (bodies, rest), answer what `respond` answers (`write` frames a
     reply). Returns when `prepare` is done, with the opening recorded for `taken()`; the
-    exception `prepare` raised, if any, is returned for the caller to raise."""
+    exception `prepare` raised, if any, is returned for the caller to raise. `gone`: called
+    at once when stdin ends and every message read was the opening's to answer (the client
+    went away before the server had anything to do: waiting for the imports first kept a
+    dead client's daemon alive for a second or more); it is not expected to return."""
     global _taken
     opening = Opening()
     failure: list[BaseException] = []
@@ -145,6 +149,8 @@ def run(
             chunk = b""
         if not chunk:
             at_eof = True
+            if gone is not None and answering and not pending:
+                gone()
             continue
         held += chunk
         if not answering:

@@ -9,6 +9,7 @@ first message that is a well-formed `initialize` is answered early.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from memory_recall.protocol import limits
@@ -23,13 +24,19 @@ DEFAULT_ENCODING = "utf-16"
 
 
 class InitializeResponder:
-    """Answers the first message when it is `initialize`; nothing after it."""
+    """Answers the first message when it is `initialize`; nothing after it but the
+    `initialized` notification that follows it, which needs no answer (the server reads
+    it from what was held)."""
 
     def __init__(self) -> None:
         self.done = False
+        self.noted = False
 
     def __call__(self, message: dict[str, Any]) -> dict[str, Any] | None:
         if self.done:
+            if not self.noted and message.get("method") == "initialized" and "id" not in message:
+                self.noted = True
+                return None
             return opening.STOP
         self.done = True
         return initialize_reply(message) or opening.STOP
@@ -135,4 +142,13 @@ def _encoding(capabilities: dict[str, Any]) -> str | None:
 
 def start(prepare: Any) -> BaseException | None:
     """Run the opening for `memory-recall serve` on stdio while `prepare` imports."""
-    return opening.run(prepare, opening.split_frames, InitializeResponder(), opening.frame_lsp)
+    return opening.run(
+        prepare, opening.split_frames, InitializeResponder(), opening.frame_lsp, gone=_gone
+    )
+
+
+def _gone() -> None:
+    """The client closed stdin during the opening, with no request left for the server:
+    exit as the server does for a client gone without `exit` (code 1), without waiting for
+    the imports."""
+    os._exit(1)

@@ -70,8 +70,45 @@ def test_what_pygls_might_refuse_is_left_to_it() -> None:
 def test_only_the_first_lsp_message_is_answered() -> None:
     respond = InitializeResponder()
     assert respond(init(BARE)) is not None
+    assert respond({"jsonrpc": "2.0", "method": "initialized"}) is None  # no answer needed
     assert respond(init(BARE)) is opening.STOP
     assert InitializeResponder()({"jsonrpc": "2.0", "method": "initialized"}) is opening.STOP
+
+
+def test_a_client_gone_during_the_opening_ends_it_before_the_imports() -> None:
+    """stdin closed after `initialize` and `initialized`: nothing is left for the server,
+    so the opening calls `gone` at once; the daemon waited for its imports (a second or
+    more) before it noticed. A request held for the server keeps it waiting for them."""
+    import os
+    import threading
+
+    def run(messages: list[dict]) -> list[str]:
+        read, write = os.pipe()
+        out_r, out_w = os.pipe()
+        os.write(write, b"".join(frame(m) for m in messages))
+        os.close(write)
+        imported = threading.Event()
+        seen: list[str] = []
+
+        def gone() -> None:
+            seen.append("gone" if not imported.is_set() else "gone after the imports")
+            imported.set()
+
+        def prepare() -> None:
+            imported.wait(1)  # the imports end once `gone` was called, else after 1 s
+            seen.append("imported")
+
+        opening.run(prepare, opening.split_frames, InitializeResponder(), opening.frame_lsp,
+                    stdin_fd=read, stdout_fd=out_w, gone=gone)  # fmt: skip
+        for fd in (read, out_r, out_w):
+            os.close(fd)
+        opening.taken()
+        return seen
+
+    initialized = {"jsonrpc": "2.0", "method": "initialized"}
+    assert run([init(BARE), initialized]) == ["gone", "imported"]
+    recall = {"jsonrpc": "2.0", "id": 2, "method": "memory/recall", "params": {}}
+    assert run([init(BARE), initialized, recall]) == ["imported"]
 
 
 def mcp_init(version: str) -> dict:
