@@ -125,6 +125,8 @@ class Reading:
     keys: frozenset[str]
     values: frozenset[str]
     negations: tuple[str, ...]  # every statement's negation cues, sorted (Terms.negations)
+    # Per statement, the terms of the heading it stands under (the nearest one before it).
+    headings: tuple[frozenset[str], ...] = ()
 
     @property
     def negated(self) -> bool:
@@ -184,9 +186,14 @@ def _reading(memory: MemoryText, capitals: bool) -> Reading:
     terms = tuple(t for _, t in kept)
     keys = frozenset(k for t in terms for k in t.keys)
     values = frozenset(term.key for t in terms for term in t.terms if term.valued)
-    return Reading(
-        statements, terms, keys, values, tuple(sorted(n for t in terms for n in t.negations))
-    )
+    headings: list[frozenset[str]] = []
+    above: frozenset[str] = frozenset()
+    for statement, t in kept:
+        headings.append(above)
+        if statement.heading:
+            above = frozenset(t.keys)
+    negations = tuple(sorted(n for t in terms for n in t.negations))
+    return Reading(statements, terms, keys, values, negations, tuple(headings))
 
 
 def _said_body(memory: MemoryText) -> str:
@@ -713,7 +720,7 @@ def _best(
         # Under a heading, its words are said of the line too, and a line whose heading
         # the new statement names comes first of equals ("The production DB moved to
         # pg-prod-3" answers "- DB: pg-prod-1" under "## Production", not the staging one).
-        around = _heading_keys(a, i)
+        around = a.headings[i]
         found = read_replaced(
             a.terms[i], new_terms, compare(a.terms[i], new_terms, negation_differs, around)
         )
@@ -734,14 +741,6 @@ def _best(
     if moved is not None and a.statements[best[0]].heading:
         return moved
     return best
-
-
-def _heading_keys(a: Reading, i: int) -> frozenset[str]:
-    """The terms of the heading statement `i` stands under (the nearest one before it)."""
-    for k in range(i - 1, -1, -1):
-        if a.statements[k].heading:
-            return frozenset(a.terms[k].keys)
-    return frozenset()
 
 
 def _changes_a_value(c: Comparison) -> bool:

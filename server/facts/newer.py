@@ -223,8 +223,12 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             # 5433"), or in statements of its own ("The staging cache is now redis-stg-4"
             # / a list of the staging database, cache and owner): hiding the older would
             # take those values out of sight.
-            whole = not verdict.left_out and not holds_more(_text(older), _text(newer), verdict)
-            if (verdict.sure and not titled_apart and whole) or (confirmed and whole):
+            settles = (verdict.sure and not titled_apart) or confirmed
+            if (
+                settles
+                and not verdict.left_out
+                and not holds_more(_text(older), _text(newer), verdict)
+            ):
                 out[older.path] = Superseded(older, newer, verdict.reason)
                 break
             # Both delivered, the newer marked as perhaps correcting the older: the writer's

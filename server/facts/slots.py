@@ -240,18 +240,17 @@ def _broader(
     if len(old_values) != len(new_values):
         return False
     mirrored = _mirrored(opcodes)
-    return _older_narrower(old, new, opcodes, new_keys) or scoped_between(
+    return _older_narrower(old, new, mirrored, new_keys) or scoped_between(
         new, old, mirrored, new_keys
     )
 
 
 def _older_narrower(
-    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], new_keys: set[str]
+    old: Terms, new: Terms, mirrored: Sequence[tuple[str, int, int, int, int]], new_keys: set[str]
 ) -> bool:
     """Whether the older statement names a narrower thing than the new one, before or
     inside what both say ("Production deploys …", "For hotfixes, deploys …" / "Deploys
-    …"), read from its side of the alignment."""
-    mirrored = _mirrored(opcodes)
+    …"), read on the alignment from its side (`_mirrored`)."""
     return (
         narrowed_aligned(new, old, mirrored, new_keys)
         or put_before(old, mirrored, new_keys, of_names=False)
@@ -540,7 +539,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
                 (Region((), tuple(added), 0, 0),),
             )  # fmt: skip
         if added_values and not any(t.valued for t in dropped):
-            if _older_narrower(old, new, opcodes, new_keys):
+            if _older_narrower(old, new, _mirrored(opcodes), new_keys):
                 # "Für Hotfixes brauchen die Deploys eine Freigabe" / "Die Deploys brauchen
                 # drei Freigaben": said of all, not more of the hotfixes' rule.
                 return Comparison("changed", False, BROADER, overlap)

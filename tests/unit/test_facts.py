@@ -11,6 +11,7 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from memory_recall.protocol.messages import PhaseResult
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.documents import MemoryDocument, parse_memory
@@ -1678,11 +1679,24 @@ def test_a_recall_delivers_a_leaned_pair_whole_and_says_which_perhaps_corrects()
     assert "_Perhaps corrects “Alice owns the billing service" in refined.prompt
     assert "not settled, so given too" in refined.prompt
     # The older note says so where the agent reads it, not only the newer one.
-    paths, sections_text = [d.path for d in refined.docs], refined.prompt.split("### ")[1:]
-    sections = dict(zip(paths, sections_text, strict=True))
+    sections = _sections(refined)
     assert sections["/m/a.md"].startswith("Alice owns the billing service")
     assert "_Perhaps corrected by the newer “Bob took over billing" in sections["/m/a.md"]
     assert "Perhaps corrected" not in sections["/m/b.md"]
+
+
+def _refined(docs: list[MemoryDocument], question: str) -> PhaseResult:
+    """The refined phase of a recall of `docs` with no model (the lexical phases)."""
+    _fast, refined = lexical_phases(
+        CorpusView.of(docs), RecallRequest(1, question), RANKERS[DEFAULT_RANKER]
+    )
+    return refined
+
+
+def _sections(refined: PhaseResult) -> dict[str, str]:
+    """A phase's prompt cut into its sections, by the path of the memory each gives."""
+    texts = refined.prompt.split("### ")[1:]
+    return dict(zip([d.path for d in refined.docs], texts, strict=True))
 
 
 def test_a_recall_says_a_leaned_narrower_case_does_not_outdate_the_rule() -> None:
@@ -1694,13 +1708,7 @@ def test_a_recall_says_a_leaned_narrower_case_does_not_outdate_the_rule() -> Non
         "2025-03-01",
         "maybeSupersedes: [a.md]\n",
     )
-    _fast, refined = lexical_phases(
-        CorpusView.of([rule, exception]),
-        RecallRequest(1, "can we force-push to main"),
-        RANKERS[DEFAULT_RANKER],
-    )
-    paths, sections_text = [d.path for d in refined.docs], refined.prompt.split("### ")[1:]
-    sections = dict(zip(paths, sections_text, strict=True))
+    sections = _sections(_refined([rule, exception], "can we force-push to main"))
     assert set(sections) == {"/m/a.md", "/m/b.md"}
     assert "perhaps says a narrower case" in sections["/m/a.md"]
     assert "Perhaps corrected" not in sections["/m/a.md"]
@@ -1713,13 +1721,9 @@ def test_a_recall_says_a_leaned_general_rule_leaves_the_older_exception_standing
     # note first": asked about hotfixes, an agent would answer with the general rule.
     exception = doc("a.md", "For hotfixes, deploys need one approval.", "2025-01-01")
     rule = doc("b.md", "Deploys need three approvals.", "2025-03-01", "maybeSupersedes: [a.md]\n")
-    _fast, refined = lexical_phases(
-        CorpusView.of([exception, rule]),
-        RecallRequest(1, "how many approvals does a hotfix deploy need"),
-        RANKERS[DEFAULT_RANKER],
+    sections = _sections(
+        _refined([exception, rule], "how many approvals does a hotfix deploy need")
     )
-    paths, sections_text = [d.path for d in refined.docs], refined.prompt.split("### ")[1:]
-    sections = dict(zip(paths, sections_text, strict=True))
     assert set(sections) == {"/m/a.md", "/m/b.md"}
     assert "perhaps says the rule for every case" in sections["/m/a.md"]
     assert "Perhaps corrected" not in sections["/m/a.md"]
