@@ -119,8 +119,13 @@ def _edge_class(char: str) -> str:
     return "word" if regex.match(r"[\p{L}\p{M}]", char) and not CJK_CHAR.match(char) else ""
 
 
-_EDGE_BEFORE = {"digit": r"(?<!\d)(?<!\d[.,])", "word": r"(?<![\p{L}\p{M}\d])"}
-_EDGE_AFTER = {"digit": r"(?![.,]?\d)", "word": r"(?![\p{L}\p{M}\d])"}
+# A word never inside an address, a path or a host either: the "alice" of
+# "alice@example.com" is not the name Alice.
+_EDGE_BEFORE = {
+    "digit": r"(?<!\d)(?<!\d[.,])",
+    "word": r"(?<![\p{L}\p{M}\d@/_])(?<![\p{L}\d][.-])",
+}
+_EDGE_AFTER = {"digit": r"(?![.,]?\d)", "word": r"(?![\p{L}\p{M}\d@/_])(?![.-][\p{L}\d])"}
 
 
 def _units_differ(old: Term, new: Term) -> bool:
@@ -212,6 +217,13 @@ def written_change(
         also = " and ".join(said_old[t.start : t.end] for t in alike)
         return replace(change, loses=f"the new statement may replace {also} too")
     doubt = f"the new statement leaves out {change.left_out[0]}" if left_out else ""
+    runs = [names.get(o, [o]) for o, _n in pairs]
+    unsaid = [t for t in old.terms if t.key not in stated and not any(t in run for run in runs)]
+    own = _said_of(said_old, unsaid, runs)
+    if own:
+        # "Search: Alice (alice@example.com)" / "The search owner is now Carol": the address
+        # is Alice's. Kept where it stands it would be Carol's, and dropped it is gone.
+        return replace(change, loses=f"the new statement leaves out {own}, said of the old value")
     known = set(old.keys) | {n.key for _o, n in pairs}
     if relabelled:
         # Answering a labelled line, the new statement may name what the heading above it
@@ -234,7 +246,11 @@ def written_change(
         return replace(change, loses=restated)
     text = change.old.text
     said_new = said(change.new)
+    put_old: set[Term] = set()
+    put_new: set[Term] = set()
     for o, n in pairs:
+        if o in put_old or n in put_new:
+            continue  # a word of a name already put whole ("Anna Schmidt" → "Jonas Weber")
         if _units_differ(o, n):
             # "30 秒" / "2 分钟": the unit is written with the number
             units = _with_units(change, o, n)
@@ -243,11 +259,34 @@ def written_change(
             before, after = units
         else:
             run = names.get(o, [o])
-            before, after = said_old[run[0].start : run[-1].end], said_new[n.start : n.end]
+            into = _name_run(new, n, set(old.keys)) if o.kind == n.kind == "name" else [n]
+            put_old.update(run)
+            put_new.update(into)
+            before = said_old[run[0].start : run[-1].end]
+            after = said_new[into[0].start : into[-1].end]
         text = _put(text, before, after)
     if text == change.old.text:
         return replace(change, loses=doubt)
     return replace(change, in_place=text)
+
+
+def _said_of(text: str, unsaid: list[Term], runs: list[list[Term]]) -> str:
+    """A term the new statement does not say that is said of a value the change replaces:
+    in brackets right after it ("Alice (alice@example.com)", "Alice (she owns search)"):
+    what the brackets hold, as written; "" when none is."""
+    for run in runs:
+        opening = _BRACKET_AFTER.match(text, run[-1].end)
+        if opening is None:
+            continue
+        closing = text.find(_CLOSING[opening.group().strip()], opening.end())
+        inside = len(text) if closing < 0 else closing
+        if any(opening.end() <= t.start and t.end <= inside for t in unsaid):
+            return text[opening.end() : inside].strip()
+    return ""
+
+
+_BRACKET_AFTER = regex.compile(r"[ \t]*[(\[（]")
+_CLOSING = {"(": ")", "[": "]", "（": "）"}
 
 
 def _name_run(terms: Terms, name: Term, stated: set[str]) -> list[Term]:
@@ -318,7 +357,10 @@ def _restated(change: Change, old: Terms, new: Terms) -> str:
     # The value a changed stretch replaces, named again ("from Kong 2.8 to Kong 3.4" read
     # as 2.8 → 3.4): the new statement says which one it is.
     replaced = {t.key for r in change.comparison.regions for t in r.old}
-    old_keys = set(old.keys) - replaced
+    # The label of a labelled line is what the value is of, said again as the subject
+    # ("SRE: Lena" / "The SRE is now Jonas"), not an old value named beside the new one.
+    label = {t.key for t in old.terms if t.end <= len(change.old.label)}
+    old_keys = set(old.keys) - replaced - label
     terms = new.terms
     for i, term in enumerate(terms):
         if not term.valued or term.key not in old_keys or term.start in changed:

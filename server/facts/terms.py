@@ -452,6 +452,37 @@ def _title_case(text: str, at: int) -> bool:
 _TITLE_WORD = regex.compile(r"\p{L}{2,}")
 
 
+def _named_values(text: str, closed: frozenset[str]) -> tuple[int, ...]:
+    """Where the words of a value that follows a label's colon and is a name stand: one to
+    three capitalised words and nothing else up to a bracket, a comma or the end ("Backend
+    lead: Omar", "Search: Alice (alice@…)", "Owner: Mary Jane"). After a colon a capital
+    opens a sentence too ("Why: We had an outage"), so a capitalised word there is a name
+    only when no word of a sentence is beside it."""
+    starts: list[int] = []
+    for colon in _LABEL_COLON.finditer(text):
+        value = _BARE_VALUE.match(text, colon.end())
+        if value is None:
+            continue
+        words = list(_LETTERS.finditer(value.group()))
+        if not 1 <= len(words) <= NAMED_VALUE_WORDS or any(
+            not (w.group()[0].isupper() and len(w.group()) >= 2) or _norm(w.group()) in closed
+            for w in words
+        ):
+            continue
+        starts.extend(value.start() + w.start() for w in words)
+    return tuple(starts)
+
+
+NAMED_VALUE_WORDS = 3
+_LABEL_COLON = regex.compile(r"[:：][ \t]*")
+# A value up to what closes it: a bracket, a comma, a semicolon, a colon (the next label's:
+# "Frontend: React 18. Backend: Django 4"), a sentence's end or the line's.
+_BARE_VALUE = regex.compile(
+    r"[^\s(\[（,，;；:：\n][^(\[（,，;；:：\n]*?"
+    r"(?=\s*(?:[(\[（,，;；:：\n]|[.!?。！？](?:\s|$)|$))"
+)
+
+
 def _mid_sentence(text: str, at: int) -> bool:
     i = at - 1
     while i >= 0 and text[i] in " \t*_`":
@@ -509,6 +540,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     )
     if capitals is None:
         capitals = capitals_mark_names(text)
+    named = _named_values(text, closed) if capitals and (":" in text or "：" in text) else ()
     for match in _TOKEN.finditer(text):
         start, end = match.span()
         kind = match.lastgroup
@@ -597,8 +629,10 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 # Two-letter words: `is`, `de`, `на` say nothing; `uv`, `go`, `k9` name tools.
                 if len(surface) == 2 and word not in COMMON_TWO_LETTER_WORDS:
                     terms.append(Term("name", word, start, end))
-            elif (foreign_text and _LATIN.match(surface)) or (
-                capitals and surface[0].isupper() and _mid_sentence(text, start)
+            elif (
+                (foreign_text and _LATIN.match(surface))
+                or (capitals and surface[0].isupper() and _mid_sentence(text, start))
+                or start in named
             ):
                 terms.append(Term("name", word, start, end))
             else:

@@ -17,6 +17,7 @@ from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.documents import MemoryDocument, parse_memory
 from memory_recall.server.facts import judgement
 from memory_recall.server.facts import terms as terms_module
+from memory_recall.server.facts.changes import _put
 from memory_recall.server.facts.judgement import (
     Judgement,
     MemoryText,
@@ -1527,6 +1528,66 @@ def test_a_value_of_another_subject_sharing_a_verb_is_not_linked() -> None:
         text("Wir nutzen Elasticsearch 7 für die Suche."),
     )
     assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+CONTACTS = "Team contacts:\n- Frontend lead: Mei\n- Backend lead: Omar\n- SRE: Lena"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        (CONTACTS, "The backend lead is now Priya.", "- Backend lead: Priya\n"),
+        (CONTACTS, "The SRE is now Jonas.", "- SRE: Jonas"),  # the label said again
+        ("Main contact: Anna Schmidt", "The main contact is now Jonas Weber.",
+         "Main contact: Jonas Weber"),
+        ("Équipe :\n- Responsable backend : Omar\n- Responsable frontend : Mei",
+         "Le responsable backend est maintenant Priya.", "- Responsable backend : Priya\n"),
+        ("Verantwortliche:\n- Suche: Alice\n- Abrechnung: Bob",
+         "Die Suche verantwortet jetzt Carol.", "- Suche: Carol\n"),
+    ],
+)  # fmt: skip
+def test_a_name_after_a_label_s_colon_is_a_value_changed_where_it_stands(
+    old: str, new: str, line: str
+) -> None:
+    # A capital after a colon opens a sentence too, so the name was read as a plain word:
+    # a lean whose rewrite wrote "Backend lead: The backend lead is now Priya", or left
+    # "Suche: Alice" as it was.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    body = rewrite(text(old), found).body
+    assert line in body
+    assert len(body.splitlines()) == len(old.splitlines())
+
+
+def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
+    said = read_terms("why: We had an outage during the freeze.")
+    assert [t.kind for t in said.terms if t.key == "we"] == []
+    assert {t.kind for t in read_terms("owner: Platform team").terms} == {"word"}
+    assert {t.kind for t in read_terms("backend lead: Omar").terms if t.key == "omar"} == {"name"}
+
+
+@pytest.mark.parametrize(
+    "old",
+    [
+        "The on-call engineer is Alice (alice@example.com).",
+        "Service owners:\n- On-call engineer: Alice (alice@example.com)\n- Billing: Bob",
+        "Contact for the on-call engineer: Alice (she owns the search service)",
+    ],
+)
+def test_what_brackets_say_of_a_replaced_value_is_never_given_to_the_new_one(old: str) -> None:
+    # The old code wrote a sure "The on-call engineer is Bob (Bob@example.com).": an address
+    # nobody gave. Kept where it stands it would be Bob's; dropped, Alice's is gone.
+    found = judge(text("The on-call engineer is now Bob."), text(old))
+    assert found.kind == "update" and not found.sure, found.reason
+    assert any("said of the old value" in change.loses for change in found.changes)
+
+
+def test_a_name_is_never_put_inside_an_address_a_path_or_a_host() -> None:
+    said = "Alice (alice@example.com, /home/alice/notes, alice.example.com, alice-box)."
+    assert _put(said, "Alice", "Bob") == (
+        "Bob (alice@example.com, /home/alice/notes, alice.example.com, alice-box)."
+    )
+    assert _put("- Alice. Then alice", "Alice", "Bob") == "- Bob. Then Bob"
 
 
 def test_a_plain_statement_answers_a_line_labelled_by_its_subject() -> None:
