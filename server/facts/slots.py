@@ -317,6 +317,35 @@ def _name_for_opening_word(region: Region, old: Terms, new: Terms) -> bool:
     )
 
 
+NAMED_ANEW_ADDED = 2  # the capitalised opening and its verb
+
+
+def _named_anew(old: Terms, new: Terms, old_values: tuple[Term, ...], added: list[Term]) -> bool:
+    """Whether the old statement is a labelled line whose values are names the new one
+    drops, every word of its label is said again, and the new one opens with a capitalised
+    word of its own and says at most one word more (its verb): where a sentence names who
+    does a thing now ("Carol now owns search" beside "Search: Alice"; "Carol now owns the
+    billing dashboard" says more). The one word more may be no verb: "Redis is now used
+    for caching the database" beside "Database: Postgres" is linked too (a link loses
+    nothing; unlinked, the owner replaced was recalled unmarked)."""
+    opening = new.terms[0] if new.terms else None
+    colon = regex.search(r"[:：]", old.text)
+    return (
+        colon is not None  # a labelled line: its words, a colon, its names
+        and all(t.end <= colon.start() for t in old.terms if not t.valued)
+        and all(t.start > colon.start() for t in old_values)
+        and bool(old_values)
+        and len(old_values) <= VALUE_TERMS
+        and all(t.kind == "name" for t in old_values)
+        and opening is not None
+        and opening.kind == "word"
+        and opening in added
+        and len(added) <= NAMED_ANEW_ADDED
+        and new.text[opening.start : opening.start + 1].isupper()
+        and all(t.key in new.keys for t in old.terms if not t.valued)
+    )
+
+
 def _thing_and_value(region: Region, old: Terms, new: Terms) -> bool:
     """Whether a stretch that differs is, on both sides alike, plain words then a value
     with words between them ("payments | is at …/payments", "billing | is Sarah"): the
@@ -562,6 +591,13 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
         # A value of one kind for another, announced, in a sentence said the other way
         # round ("我们每周二和周四发布" / "发布现在只在周三进行"): perhaps the same slot.
         reordered = announced and old_values and new_values and compatible(old_values, new_values)
+        if announced and _named_anew(old, new, old_values, added):
+            # "Search: Alice" / "Carol now owns search": the labelled line's subject said
+            # again, a change announced, and a capital opening the sentence where its name
+            # was — perhaps a name (a sentence's first word is not read as one). A lean,
+            # linked: unmarked, the old owner was recalled as the owner.
+            region = Region(old_values, (new.terms[0],), 0, 0)
+            return Comparison("changed", False, ANNOUNCED_REWORDING, overlap, (region,))
         if not sure and dropped and added and not reordered:
             # Each says things the other does not, around a word or two in common.
             return Comparison("unrelated", False, AROUND_A_WORD, overlap)

@@ -1559,6 +1559,23 @@ def test_a_name_after_a_label_s_colon_is_a_value_changed_where_it_stands(
     assert len(body.splitlines()) == len(old.splitlines())
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Service owners:\n- Search: Alice\n- Billing: Bob", "Carol now owns search."),
+        ("Stack:\n- Frontend: React\n- Backend: Django", "Svelte is now used for the frontend."),
+    ],
+)
+def test_who_does_a_labelled_line_s_thing_now_is_a_lean(old: str, new: str) -> None:
+    # The name opens the sentence, so it is read as a word: two facts, unlinked, and the
+    # old owner recalled as the owner, unmarked.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert ANNOUNCED_REWORDING in found.reason
+    # Said without a change, or with more words of its own, it is another fact.
+    assert judge(text("Carol works on search."), text(old)).kind == "independent"
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
