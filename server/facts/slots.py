@@ -346,6 +346,20 @@ def _named_anew(old: Terms, new: Terms, old_values: tuple[Term, ...], added: lis
     )
 
 
+OWN_WORDS_AROUND = 2  # plain words of the old statement's own around its value
+
+
+def _opens_with_its_own_words(old: Terms, new: Terms, added: list[Term]) -> bool:
+    """Whether the new statement opens with plain words of its own (of a spaced script:
+    "訂正：" is a label), said nowhere in the old one, before the first term both say,
+    while the old one opens with that term."""
+    old_keys = set(old.keys)
+    first = next((i for i, t in enumerate(new.terms) if t.key in old_keys), None)
+    if not first or not old.terms or old.terms[0].key != new.terms[first].key:
+        return False
+    return all(not t.valued and t in added and _spaced_word(t) for t in new.terms[:first])
+
+
 def _thing_and_value(region: Region, old: Terms, new: Terms) -> bool:
     """Whether a stretch that differs is, on both sides alike, plain words then a value
     with words between them ("payments | is at …/payments", "billing | is Sarah"): the
@@ -667,6 +681,16 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
         if valued and not announced and _thing_and_value(region, old, new):
             # "The Grafana dashboard for payments is at …/payments" / "… for checkout is at
             # …/checkout": the thing the value is of changed with it, another thing's.
+            return Comparison("different", False, OTHER_SUBJECT, overlap)
+        if (
+            valued
+            and not announced
+            and len(old_plain) >= OWN_WORDS_AROUND
+            and _opens_with_its_own_words(old, new, added)
+        ):
+            # "Pagos usa Adyen como pasarela" / "El líder técnico de pagos es Iker": words of
+            # its own before what both say, and words of the old one's own around its value,
+            # name two attributes of the subject.
             return Comparison("different", False, OTHER_SUBJECT, overlap)
         if _name_for_opening_word(region, old, new):
             # "Marie est la responsable…" / "Désormais, c'est Paul qui est responsable…":

@@ -1576,6 +1576,20 @@ def test_who_does_a_labelled_line_s_thing_now_is_a_lean(old: str, new: str) -> N
     assert judge(text("Carol works on search."), text(old)).kind == "independent"
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Pagos usa Adyen como pasarela desde enero.", "El líder técnico de pagos es Iker."),
+        ("Search runs Elasticsearch on three nodes.", "The product owner of search is Maya."),
+    ],
+)
+def test_words_of_its_own_before_the_subject_name_another_attribute(old: str, new: str) -> None:
+    # The gateway and the tech lead of payments: a lean on the code before, linked, and a
+    # tier that confirmed it hid the gateway at recall.
+    found = judge(text(new), text(old))
+    assert found.kind == "independent", found.reason
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
