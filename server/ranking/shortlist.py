@@ -52,7 +52,8 @@ class Ranker(Protocol):
 
     A ranker may also offer `ranking(snapshot, tokens, keep, limit) -> Ranking`,
     with every document's score and excerpt (`Ranking`); one that does not
-    delivers the body window.
+    delivers the body window. And one with a silence rule offers `candidates(snapshot,
+    tokens, keep, limit)`, its ranking without that rule (a writer's conflict search).
     """
 
     def __call__(

@@ -674,7 +674,9 @@ class MemoryWriter:
         tokens = self.ranker.tokenize(query)
         candidates: dict[str, MemoryDocument] = {}
         if tokens:
-            for scored in self.ranker.rank(
+            # Not silenced (`Bm25Ranker.candidates`): a correction's new value is in no memory.
+            find = getattr(self.ranker.rank, "candidates", self.ranker.rank)
+            for scored in find(
                 snapshot, tokens, lambda d: d.root_index == index, CONFLICT_CANDIDATES
             ):
                 candidates[scored.document.path] = scored.document

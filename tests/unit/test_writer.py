@@ -181,6 +181,26 @@ def test_a_changed_fact_rewrites_the_memory_newer_wins_and_undo_brings_it_back(
         world.writer.undo(new.operation)
 
 
+def test_a_correction_whose_new_value_no_memory_holds_finds_the_memory_it_corrects(
+    world: World,
+) -> None:
+    # "Jonas" is in no memory and "SRE" only in a body: as a recall, the query is silent
+    # (most of its weight is a word found nowhere), and the writer's conflict search was
+    # the recall's, so the update was never seen — two facts, Lena still the SRE.
+    world.remember(
+        "- Frontend lead: Mei\n- Backend lead: Omar\n- SRE: Lena",
+        title="Team contacts", description="Who leads what on the team",
+    )  # fmt: skip
+    assert world.recall("The SRE is now Jonas.") == []
+    (op,) = world.remember("The SRE is now Jonas.").operations
+    assert op.action == "updated", op.reason
+    assert (
+        Path(op.path)
+        .read_text()
+        .endswith("- Frontend lead: Mei\n- Backend lead: Omar\n- SRE: Jonas\n")
+    )
+
+
 def test_other_memories_the_new_fact_replaces_are_archived_and_listed(world: World) -> None:
     world.project.mkdir()
     # The same fact written twice by hand, as piles of memories have it.

@@ -425,6 +425,22 @@ class Bm25Ranker:
             if term.anywhere and not isinstance(term.found.counts, dict):
                 index.count_codes(term.found.counts)
 
+    def candidates(
+        self,
+        snapshot: CorpusView,
+        tokens: Sequence[str],
+        keep: Callable[[MemoryDocument], bool],
+        limit: int | None = None,
+    ) -> list[ScoredDocument]:
+        """The ranking without the silence rule: what a new memory may conflict with. A
+        correction names a value no memory holds ("The SRE is now Jonas"), so most of its
+        weight is a word found nowhere and the rule, which silences a question about what
+        the memories never mention, silenced the memory it corrects."""
+        index = snapshot.index(self.index_kind)
+        if not isinstance(index, Bm25Index):
+            index = self.index_kind.of(snapshot.documents)
+        return self.rank_index(index, tokens, keep, limit, silence=False).ranked
+
     def rank(
         self,
         index: Bm25Index,
@@ -441,6 +457,8 @@ class Bm25Ranker:
         tokens: Sequence[str],
         keep: Callable[[MemoryDocument], bool],
         limit: int | None,
+        *,
+        silence: bool = True,
     ) -> Ranking:
         n = len(index)
         if not tokens or not n or limit == 0:
@@ -479,7 +497,7 @@ class Bm25Ranker:
         for term in terms:
             if term.content and 0 < term.df <= rare:
                 anchors |= term.found.title | term.found.description
-        if not (covered.at_least(coverage_needed(mass, p), window) or anchors & window):
+        if silence and not (covered.at_least(coverage_needed(mass, p), window) or anchors & window):
             return Ranking.empty()
         head = [(score, index.order_key(slot), slot) for slot, score in first[:NEAR_TIE_WINDOW]]
         if p.recency_band:
