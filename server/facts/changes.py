@@ -187,7 +187,12 @@ def written_change(
     # #deploys" / "Deploys now take about 20 minutes end to end"): written over, they
     # would be gone; with only the values changed where they stand, nothing is.
     words_left = any(not t.valued and t.key not in stated for t in old.terms)
-    if not left_out and not relabelled and not words_left:
+    # A table row ("| staging | db-stg-2 | 5432 |") is written only with its values changed
+    # where they stand: a sentence put in its place broke the table, and put in place of
+    # the header row ("| Service | Owner |") it took the column names with it.
+    tabled = bool(_TABLE_ROW.match(change.old.text)) and not _TABLE_ROW.match(change.new.text)
+    in_place_only = "a table row is written only with its values changed where they stand"
+    if not left_out and not relabelled and not words_left and not tabled:
         return change
     said_old = said(change.old)
     change = replace(change, left_out=tuple(said_old[t.start : t.end] for t in left_out))
@@ -225,7 +230,7 @@ def written_change(
         # is Alice's. Kept where it stands it would be Carol's, and dropped it is gone.
         return replace(change, loses=f"the new statement leaves out {own}, said of the old value")
     known = set(old.keys) | {n.key for _o, n in pairs}
-    if relabelled:
+    if relabelled or tabled:  # (a table's column names are in its header row)
         # Answering a labelled line, the new statement may name what the heading above it
         # names ("La caché de staging ahora es redis-stg-4" under "Entorno de staging:"):
         # said elsewhere in the memory, those words are not lost with the value changed
@@ -240,6 +245,8 @@ def written_change(
         if apart:
             doubt = f"the new statement leaves out {apart}"
     if not pairs or any(t.key not in known for t in new.terms):
+        if tabled:
+            return replace(change, loses=doubt or in_place_only)
         return replace(change, loses=f"{doubt} and says other words") if doubt else change
     if change.restated:
         restated = f"the new statement names {change.restated} again beside a new value"
@@ -266,7 +273,7 @@ def written_change(
             after = said_new[into[0].start : into[-1].end]
         text = _put(text, before, after)
     if text == change.old.text:
-        return replace(change, loses=doubt)
+        return replace(change, loses=doubt or (in_place_only if tabled else ""))
     return replace(change, in_place=text)
 
 
@@ -285,6 +292,7 @@ def _said_of(text: str, unsaid: list[Term], runs: list[list[Term]]) -> str:
     return ""
 
 
+_TABLE_ROW = regex.compile(r"\s*\|")
 _BRACKET_AFTER = regex.compile(r"[ \t]*[(\[（]")
 _CLOSING = {"(": ")", "[": "]", "（": "）"}
 

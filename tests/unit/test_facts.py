@@ -1590,6 +1590,24 @@ def test_words_of_its_own_before_the_subject_name_another_attribute(old: str, ne
     assert found.kind == "independent", found.reason
 
 
+HOSTS = "| Env | Host |\n|---|---|\n| staging | db-stg-2 |\n| prod | db-prod-1 |"
+
+
+@pytest.mark.parametrize("new", ["The staging host is now db-stg-5.", "Staging moved to db-stg-5."])
+def test_a_table_row_is_written_with_its_values_changed_where_they_stand(new: str) -> None:
+    # The code before put the sentence in the row's place: the table broke.
+    found = judge(text(new), text(HOSTS))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert rewrite(text(HOSTS), found).body == HOSTS.replace("db-stg-2", "db-stg-5")
+
+
+def test_a_table_row_that_cannot_take_the_values_in_place_is_never_written() -> None:
+    owners = "| Service | Owner |\n| --- | --- |\n| search | Alice |\n| billing | Bob |"
+    found = judge(text("The search service is now owned by Carol."), text(owners))
+    assert found.kind == "update" and not found.sure
+    assert any("table row" in change.loses for change in found.changes)
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
