@@ -209,6 +209,8 @@ def written_change(
         return near or t in region.old
 
     def one_slot(t: Term, o: Term) -> bool:
+        if t.kind == o.kind == "number" and t.owner and o.owner and t.owner != o.owner:
+            return False  # "Python 3.11, Node 20": each its own thing's version
         # A frequency right before the day it changes says one schedule with it ("every
         # second Tuesday", "毎週火曜日"): "every Wednesday" may have replaced both.
         schedule = t.kind == o.kind == "value" and (t.shape, o.shape) == _SCHEDULE

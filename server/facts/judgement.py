@@ -700,13 +700,22 @@ def _named_by_label(a: Reading) -> list[tuple[int, frozenset[str]]]:
     """The labelled statements of `a` with their label's terms: a plain statement that holds
     them all answers the line as well as those of no label ("Staging database:
     db-stg-7.internal, port 5433" is about the staging database; a `Why:` line is about
-    no "why")."""
+    no "why"). So does one that names a thing the line gives a number of ("Versions:
+    Python 3.11, Node 20, Postgres 15" is about Node's version too: "Node is now on 22";
+    "Ports: API 8080, admin 9090" about the admin port)."""
     out = []
     for i, statement in enumerate(a.statements):
         if statement.label:
             keys = frozenset(read_terms(statement.label).keys)
             if keys:
                 out.append((i, keys))
+            terms = a.terms[i].terms
+            owners = {t.owner for t in terms if t.kind == "number" and t.owner}
+            out += [
+                (i, frozenset((t.key,)))
+                for t in terms
+                if t.kind in ("name", "word") and t.key in owners
+            ]
     return out
 
 

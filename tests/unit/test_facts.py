@@ -1608,6 +1608,16 @@ def test_a_table_row_that_cannot_take_the_values_in_place_is_never_written() -> 
     assert any("table row" in change.loses for change in found.changes)
 
 
+@pytest.mark.parametrize("new", ["Node is now on 22.", "We upgraded Node to 22."])
+def test_a_statement_naming_a_thing_a_labelled_line_gives_a_number_of_answers_it(new: str) -> None:
+    # Two facts, unlinked, on the code before: Node 20 recalled unmarked. The other
+    # numbers are other things' versions, not values the new one may replace too.
+    old = text("Versions: Python 3.11, Node 20, Postgres 15.")
+    found = judge(text(new), old)
+    assert found.kind == "update", found.reason
+    assert rewrite(old, found).body == "Versions: Python 3.11, Node 22, Postgres 15."
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
@@ -2096,10 +2106,13 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
         for i, old_terms in enumerate(a.terms):
             label, old_label = b.statements[j].label, a.statements[i].label
             named = set(read_terms(old_label).keys)
+            owners = {t.owner for t in old_terms.terms if t.kind == "number" and t.owner}
+            owned = {t.key for t in old_terms.terms if t.kind in ("name", "word")} & owners
             if (
                 old_label
                 and old_label != label
                 and not (not label and named and named <= set(new_terms.keys))
+                and not (not label and owned & set(new_terms.keys))
             ):
                 continue
             polarity = a.negated != b.negated or new_terms.ends_a_state
