@@ -48,6 +48,7 @@ from memory_recall.server.facts.slots import (
 )
 from memory_recall.server.facts.statements import Statement, split_statements
 from memory_recall.server.facts.terms import (
+    Term,
     Terms,
     capitals_mark_names,
     key_witness,
@@ -659,6 +660,7 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
             holding.setdefault(key, []).append(i)
     by_label: dict[str, tuple[list[int], frozenset[int]]] = {}
     named_by_label = _named_by_label(a)
+    partly_named = _partly_named(a)
     pairs: list[tuple[int, int, Comparison]] = []
     for j, new_terms in enumerate(b.terms):
         label = b.statements[j].label
@@ -667,8 +669,14 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
             chosen = [i for i, s in enumerate(a.statements) if not s.label or s.label == label]
             by_label[label] = (chosen, frozenset(chosen))
         eligible, eligible_set = by_label[label]
-        if not label and named_by_label:
+        if not label and (named_by_label or partly_named):
             named = {i for i, keys in named_by_label if keys <= new_keys}
+            new_values = tuple(t for t in new_terms.terms if t.valued)
+            named |= {
+                i
+                for i, keys, values in partly_named
+                if keys & new_keys and new_values and compatible(values, new_values)
+            }
             if named:
                 eligible_set = eligible_set | named
                 eligible = sorted(eligible_set)
@@ -694,6 +702,24 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
             best = _best(a, eligible, new_terms, flips)
         pairs.append((best[0], j, best[1]))
     return pairs
+
+
+def _partly_named(a: Reading) -> list[tuple[int, frozenset[str], tuple[Term, ...]]]:
+    """The lines of `a` labelled by several words, with their label's terms and their
+    values: a plain statement that says a word of the label and a value of the line's kind
+    answers the line too ("Deploy time: 10:00 UTC" / "Deploys now happen at 14:00 UTC":
+    the label's "time" is the kind of its value, which the new statement gives)."""
+    out = []
+    for i, statement in enumerate(a.statements):
+        if statement.label:
+            keys = frozenset(read_terms(statement.label).keys)
+            values = tuple(t for t in a.terms[i].terms if t.valued)
+            if len(keys) >= PARTLY_NAMED_LABEL and values:
+                out.append((i, keys, values))
+    return out
+
+
+PARTLY_NAMED_LABEL = 2  # words of a label one of which a statement may leave unsaid
 
 
 def _named_by_label(a: Reading) -> list[tuple[int, frozenset[str]]]:

@@ -35,6 +35,7 @@ from memory_recall.server.facts.slots import (
     FLIPPED_NARROWER,
     QUALIFIED,
     compare,
+    compatible,
 )
 from memory_recall.server.facts.statements import split_statements
 from memory_recall.server.facts.terms import (
@@ -1618,6 +1619,22 @@ def test_a_statement_naming_a_thing_a_labelled_line_gives_a_number_of_answers_it
     assert rewrite(old, found).body == "Versions: Python 3.11, Node 22, Postgres 15."
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Deploy time: 10:00 UTC", "Deploys now happen at 14:00 UTC."),
+        ("Release day: Tuesday", "Releases now go out on Wednesday."),
+    ],
+)
+def test_a_word_of_a_label_and_a_value_of_its_kind_answer_the_line(old: str, new: str) -> None:
+    # Two facts, unlinked, on the code before: the label's second word is the kind of
+    # its value, which the new statement gives instead of saying.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    freeze = judge(text("The deploy freeze starts at 18:00 on Friday."), text(old))
+    assert freeze.kind == "independent"
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
@@ -2108,11 +2125,21 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
             named = set(read_terms(old_label).keys)
             owners = {t.owner for t in old_terms.terms if t.kind == "number" and t.owner}
             owned = {t.key for t in old_terms.terms if t.kind in ("name", "word")} & owners
+            values = tuple(t for t in old_terms.terms if t.valued)
+            new_values = tuple(t for t in new_terms.terms if t.valued)
+            partly = (
+                len(named) >= 2
+                and named & set(new_terms.keys)
+                and values
+                and new_values
+                and compatible(values, new_values)
+            )
             if (
                 old_label
                 and old_label != label
                 and not (not label and named and named <= set(new_terms.keys))
                 and not (not label and owned & set(new_terms.keys))
+                and not (not label and partly)
             ):
                 continue
             polarity = a.negated != b.negated or new_terms.ends_a_state
