@@ -677,6 +677,15 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
                 for i, keys, values in partly_named
                 if keys & new_keys and new_values and compatible(values, new_values)
             }
+            if new_terms.change_cue:
+                # "We now use testcontainers instead of the docker test DB" beside "**How to
+                # apply:** use the docker test DB for integration tests": a change announced
+                # of what a labelled line says, most of its words the line's.
+                named |= {
+                    i
+                    for i, s in enumerate(a.statements)
+                    if s.label and len(new_keys & old_keys[i]) >= RELATED_CONTAINED * len(new_keys)
+                }
             if named:
                 eligible_set = eligible_set | named
                 eligible = sorted(eligible_set)

@@ -1635,6 +1635,20 @@ def test_a_word_of_a_label_and_a_value_of_its_kind_answer_the_line(old: str, new
     assert freeze.kind == "independent"
 
 
+def test_a_change_announced_of_what_a_how_to_apply_line_says_is_linked() -> None:
+    old = MemoryText(
+        "Don't mock the database in tests",
+        "Integration tests hit a real database",
+        "Don't mock the database in tests.\n**Why:** the mocks hid a broken migration last "
+        "quarter.\n**How to apply:** use the docker test DB for integration tests.",
+        "feedback",
+    )
+    found = judge(text("We now use testcontainers instead of the docker test DB."), old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    found = judge(text("The migration now runs in CI before every deploy."), old)
+    assert found.kind == "independent"
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
@@ -2134,12 +2148,15 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
                 and new_values
                 and compatible(values, new_values)
             )
+            keys = set(new_terms.keys)
+            announced = new_terms.change_cue and len(keys & set(old_terms.keys)) >= len(keys) / 2
             if (
                 old_label
                 and old_label != label
-                and not (not label and named and named <= set(new_terms.keys))
-                and not (not label and owned & set(new_terms.keys))
+                and not (not label and named and named <= keys)
+                and not (not label and owned & keys)
                 and not (not label and partly)
+                and not (not label and announced)
             ):
                 continue
             polarity = a.negated != b.negated or new_terms.ends_a_state
