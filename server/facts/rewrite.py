@@ -19,7 +19,12 @@ from dataclasses import dataclass
 import regex
 from memory_recall.server.facts.changes import Change, substitute
 from memory_recall.server.facts.headline import derive_description, derive_title
-from memory_recall.server.facts.judgement import Judgement, MemoryText, title_is_derived
+from memory_recall.server.facts.judgement import (
+    Judgement,
+    MemoryText,
+    read_memory,
+    title_is_derived,
+)
 from memory_recall.server.facts.terms import CJK_CHAR, function_words, lexicon
 
 _END = regex.compile(r"[.!?。！？]+$")
@@ -128,6 +133,13 @@ def _follow(line: str, changes: tuple[Change, ...], fallback: str) -> str:
     return fallback if substituted is None else substituted
 
 
+def _replaces_whole(old: MemoryText, judgement: Judgement) -> bool:
+    """Whether the update changes every statement of the old memory (headings aside)."""
+    changed = {(c.old.start, c.old.end) for c in judgement.changes}
+    stated = [s for s in read_memory(old).statements if not s.heading]
+    return all((s.start, s.end) in changed for s in stated)
+
+
 def rewrite(
     old: MemoryText,
     judgement: Judgement,
@@ -136,7 +148,12 @@ def rewrite(
     description: str | None = None,
 ) -> Rewritten:
     """The next version of `old` after the update `judgement` found (title and description
-    as given, when given)."""
+    as given, when given and the update replaces the whole memory)."""
+    if (title is not None or description is not None) and not _replaces_whole(old, judgement):
+        # A title given with the new memory names its fact: put over a memory of which one
+        # statement changed ("Backend lead" over "Team contacts", its list of leads), it
+        # took the memory's own name. It follows the new fact instead, as below.
+        title = description = None
     body, replaced = rewrite_body(old.body, judgement)
     changes = judgement.changes
     lead = changes[0].written if changes else body

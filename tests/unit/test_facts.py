@@ -1649,6 +1649,20 @@ def test_a_change_announced_of_what_a_how_to_apply_line_says_is_linked() -> None
     assert found.kind == "independent"
 
 
+def test_a_title_given_with_a_new_fact_never_renames_a_memory_it_changes_one_line_of() -> None:
+    # "Backend lead" / "Priya leads the backend" were put over "Team contacts" / "Who leads
+    # what on the team": the list of every lead named after one of them.
+    old = MemoryText("Team contacts", "Who leads what on the team", CONTACTS, "project")
+    found = judge(text("The backend lead is now Priya."), old)
+    done = rewrite(old, found, title="Backend lead", description="Priya leads the backend")
+    assert (done.title, done.description) == ("Team contacts", "Who leads what on the team")
+    # A memory of one fact, replaced whole, takes the title given with its new version.
+    single = MemoryText("Node version", "Node 18", "The web app builds with Node 18.", "project")
+    found = judge(text("The web app builds with Node 22 now."), single)
+    done = rewrite(single, found, title="Web app Node", description="Node 22")
+    assert (done.title, done.description) == ("Web app Node", "Node 22")
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
