@@ -27,6 +27,7 @@ where the words stand, each part would need the others' helpers back.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from difflib import SequenceMatcher
 from typing import Literal
@@ -192,6 +193,9 @@ def cut_apart(
     return list(zip([0, *cuts], [*cuts, len(put)], strict=True))
 
 
+COMPOUND_QUALIFIER_WORDS = 3
+
+
 def put_before(
     new: Terms,
     opcodes: Sequence[tuple[str, int, int, int, int]],
@@ -228,8 +232,22 @@ def put_before(
         # A CJK word before a subject in Latin letters ("夜间 CI", "夜間の CI"): a qualifier.
         gap = new.text[put[-1].end : after.start].strip()
         return of_names and len(put) <= CJK_QUALIFIER_PAIRS and gap in _ATTRIBUTIVE
+    if not _opens_plainly(new, put[0]):
+        return False  # "После миграции фронтенд …": a preposition opens, the words say when
     if len(put) != 1:
-        return False  # a longer opening ("После обновления в апреле продакшен …"): when
+        # A noun compound of a few plain words right before the subject, nothing but spaces
+        # between ("The search service owner" / "The owner"): a narrower thing too. A longer
+        # opening, or one with words between ("После обновления в апреле продакшен …"),
+        # says when.
+        run = (*put, after)
+        return (
+            len(put) <= COMPOUND_QUALIFIER_WORDS
+            and all(
+                t.kind in ("word", "name") and t.key not in old_keys and not CJK_CHAR.match(t.key)
+                for t in put
+            )
+            and all(not new.text[a.end : b.start].strip() for a, b in itertools.pairwise(run))
+        )
     word = put[0]
     return (
         word.kind in ("name", "word", "value")
@@ -242,6 +260,17 @@ def put_before(
 
 # Pairs a CJK word of up to three characters glued before another makes.
 CJK_QUALIFIER_PAIRS = 3
+
+
+def _opens_plainly(new: Terms, first: Term) -> bool:
+    """Whether what stands before the statement's first term is nothing or determiners
+    ("The search service owner …"), not a function word that makes the words after it
+    say when or why ("After migration …", "После миграции …")."""
+    before = _WORD.findall(new.text[: first.start].lower())
+    return all(word in lexicon().determiners for word in before)
+
+
+_WORD = regex.compile(r"[\p{L}']+")
 
 
 def _put_first(

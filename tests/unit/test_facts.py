@@ -1663,6 +1663,22 @@ def test_a_title_given_with_a_new_fact_never_renames_a_memory_it_changes_one_lin
     assert (done.title, done.description) == ("Web app Node", "Node 22")
 
 
+@pytest.mark.parametrize(
+    "body", ["The owner is Alice.\nThe repo is github.com/acme/billing.", "Owner: Alice\nRepo: x"]
+)
+def test_a_noun_compound_before_the_subject_names_another_thing(body: str) -> None:
+    # The code before wrote Bob over the billing service's owner: a sure update.
+    old = MemoryText("Billing service", "Who owns billing", body, "project")
+    for new in ("The search service owner is now Bob.", "Search service owner is now Bob."):
+        found = judge(text(new), old)
+        assert not (found.kind == "update" and found.sure), found.reason
+    # A preposition opening says when: "После обновления" (after the upgrade).
+    found = judge(
+        text("После обновления бэкенд работает на Django 5."), text("Бэкенд работает на Django 4.")
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
