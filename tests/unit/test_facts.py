@@ -1669,7 +1669,11 @@ def test_a_title_given_with_a_new_fact_never_renames_a_memory_it_changes_one_lin
 def test_a_noun_compound_before_the_subject_names_another_thing(body: str) -> None:
     # The code before wrote Bob over the billing service's owner: a sure update.
     old = MemoryText("Billing service", "Who owns billing", body, "project")
-    for new in ("The search service owner is now Bob.", "Search service owner is now Bob."):
+    for new in (
+        "The search service owner is now Bob.",
+        "Search service owner is now Bob.",
+        "The owner of the search service is now Bob.",
+    ):
         found = judge(text(new), old)
         assert not (found.kind == "update" and found.sure), found.reason
     # A preposition opening says when: "После обновления" (after the upgrade).
