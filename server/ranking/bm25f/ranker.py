@@ -413,10 +413,13 @@ class Bm25Ranker:
         keep: Callable[[MemoryDocument], bool],
         limit: int | None = None,
     ) -> Ranking:
+        return self.rank_index(self._index(snapshot), tokens, keep, limit)
+
+    def _index(self, snapshot: CorpusView) -> Bm25Index:
         index = snapshot.index(self.index_kind)
         if not isinstance(index, Bm25Index):  # the catalog moved on after this snapshot
             index = self.index_kind.of(snapshot.documents)
-        return self.rank_index(index, tokens, keep, limit)
+        return index
 
     def prepare(self, index: Bm25Index, tokens: Sequence[str]) -> None:
         """Look `tokens` up as a recall would, and make their count codes: what the first
@@ -436,10 +439,7 @@ class Bm25Ranker:
         correction names a value no memory holds ("The SRE is now Jonas"), so most of its
         weight is a word found nowhere and the rule, which silences a question about what
         the memories never mention, silenced the memory it corrects."""
-        index = snapshot.index(self.index_kind)
-        if not isinstance(index, Bm25Index):
-            index = self.index_kind.of(snapshot.documents)
-        return self.rank_index(index, tokens, keep, limit, silence=False).ranked
+        return self.rank_index(self._index(snapshot), tokens, keep, limit, silence=False).ranked
 
     def rank(
         self,
@@ -541,9 +541,7 @@ class Bm25Ranker:
         """One document's score as the ranker computes it: per term its impact (IDF,
         saturated weighted frequency), split over the fields by their share of the
         term's weighted frequency; the silence rule's coverage of the query."""
-        index = snapshot.index(self.index_kind)
-        if not isinstance(index, Bm25Index):
-            index = self.index_kind.of(snapshot.documents)
+        index = self._index(snapshot)
         p = self.params
         slot = index.slot(doc.path)
         if not tokens or slot is None or index.document(slot) is not doc:
