@@ -568,6 +568,11 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
                 # round for only some of it, not for all. (Announced, "only" names what
                 # replaces it: "… больше не пишем на английском, только на русском".)
                 return Comparison("changed", False, FLIPPED_NARROWER, overlap)
+            if any(t.valued or old.text[t.start : t.start + 1].isupper() for t in dropped):
+                # "Bob no longer reviews PRs" / "Alice and Bob review PRs": turned round for
+                # one of the values (or names: a capital opening the sentence) it held.
+                # Written over, Alice's part was gone.
+                return Comparison("changed", False, FLIPPED_NARROWER, overlap)
             return Comparison(
                 "changed", overlap >= SAME_AT_LEAST, "the rule's polarity flipped", overlap
             )
@@ -786,9 +791,11 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
         # "version 16 in staging"): perhaps the version of another thing. No tier settles it.
         beside = anchored and reworded and len(old_plain) <= 1
         reason = qualified or (WORD_BESIDE if beside else "a value changed in the same slot")
-        return Comparison(
-            "changed", keeps_slot and pure and stands and not qualified, reason, overlap, (region,)
-        )
+        # One statement negates and the other does not ("Bob no longer reviews PRs" /
+        # "Reviewers: Alice, Bob"): what is negated may be a value kept, not the one
+        # replaced. A lean.
+        sure = keeps_slot and pure and stands and not qualified and not flipped
+        return Comparison("changed", sure, reason, overlap, (region,))
     valued_regions = [r for r in regions if r.valued]
     moved = _one_value_moved(regions, dropped, added)
     if len(valued_regions) != 1 and moved is not None:

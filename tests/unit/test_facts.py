@@ -1683,6 +1683,14 @@ def test_a_noun_compound_before_the_subject_names_another_thing(body: str) -> No
     assert (found.kind, found.sure) == ("update", True), found.reason
 
 
+@pytest.mark.parametrize("old", ["Alice and Bob review PRs.", "Reviewers: Alice, Bob"])
+def test_a_statement_turned_round_for_one_of_its_names_is_a_lean(old: str) -> None:
+    # Written over, Alice's part was gone ("Bob no longer reviews PRs."), or the list read
+    # "Reviewers: PRs, Bob".
+    found = judge(text("Bob no longer reviews PRs."), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
