@@ -460,27 +460,23 @@ def _named_values(text: str, closed: frozenset[str]) -> tuple[int, ...]:
     only when no word of a sentence is beside it."""
     starts: list[int] = []
     for colon in _LABEL_COLON.finditer(text):
-        value = _BARE_VALUE.match(text, colon.end())
-        if value is None:
-            continue
-        words = list(_LETTERS.finditer(value.group()))
+        end = _VALUE_END.search(text, colon.end())
+        value = text[colon.end() : end.start() if end else len(text)]
+        words = list(_LETTERS.finditer(value))
         if not 1 <= len(words) <= NAMED_VALUE_WORDS or any(
             not (w.group()[0].isupper() and len(w.group()) >= 2) or _norm(w.group()) in closed
             for w in words
         ):
             continue
-        starts.extend(value.start() + w.start() for w in words)
+        starts.extend(colon.end() + w.start() for w in words)
     return tuple(starts)
 
 
 NAMED_VALUE_WORDS = 3
-_LABEL_COLON = regex.compile(r"[:：][ \t]*")
-# A value up to what closes it: a bracket, a comma, a semicolon, a colon (the next label's:
-# "Frontend: React 18. Backend: Django 4"), a sentence's end or the line's.
-_BARE_VALUE = regex.compile(
-    r"[^\s(\[（,，;；:：\n][^(\[（,，;；:：\n]*?"
-    r"(?=\s*(?:[(\[（,，;；:：\n]|[.!?。！？](?:\s|$)|$))"
-)
+_LABEL_COLON = regex.compile(r"[:：]")
+# What closes a value: a bracket, a comma, a semicolon, a colon (the next label's: "Frontend:
+# React 18. Backend: Django 4"), a sentence's end or the line's.
+_VALUE_END = regex.compile(r"[(\[（,，;；:：\n]|[.!?。！？](?=\s|$)")
 
 
 def _mid_sentence(text: str, at: int) -> bool:
