@@ -551,7 +551,16 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         if similarity >= PARAPHRASE_AT_LEAST:
             return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
     restated = {i for i, _, c in same if c.sure}
-    if same and unrelated and len(restated) == len(a.statements) and not different:
+    # ... unless a statement said again announces a change ("`requests` is deprecated
+    # here; use `httpx`" beside "Use `requests` for HTTP calls": "with more said", the
+    # memory told both to use requests and to use httpx).
+    if (
+        same
+        and unrelated
+        and len(restated) == len(a.statements)
+        and not different
+        and not any(b.terms[j].change_cue for _, j, _c in same)
+    ):
         # Every old statement restated, and something added: the old memory grows.
         additions = tuple(b.statements[j] for j in unrelated)
         return Judgement("update", True, "the same fact, with more said", similarity, (), additions)

@@ -1691,6 +1691,15 @@ def test_a_statement_turned_round_for_one_of_its_names_is_a_lean(old: str) -> No
     assert (found.kind, found.sure) == ("update", False), found.reason
 
 
+def test_a_statement_said_again_with_a_change_announced_is_no_restatement() -> None:
+    # The code before: "the same fact, with more said", written as "Use `requests` for HTTP
+    # calls. Use `httpx`." — both, and the deprecation gone.
+    found = judge(
+        text("`requests` is deprecated here; use `httpx`."), text("Use `requests` for HTTP calls.")
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
