@@ -37,7 +37,7 @@ apart by what the cases before it ruled out; split, the order would be lost.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
@@ -416,6 +416,13 @@ def _cjk_name_sized(region: Region) -> bool:
     )
 
 
+def _said_words(terms: Iterable[Term]) -> int:
+    """How many plain words of a spaced script `terms` hold, words that say when aside
+    ("seit Juni Fatma" says one person)."""
+    when = lexicon().when
+    return sum(1 for t in terms if _spaced_word(t) and t.key not in when)
+
+
 def _spaced_word(term: Term) -> bool:
     """A plain word of a script that spaces its words (not a CJK pair or particle)."""
     return term.kind == "word" and not CJK_CHAR.match(term.key)
@@ -749,7 +756,11 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
                 return Comparison("changed", False, FLIPPED_NARROWER, overlap, (region,))
             # Two plain words: a tool swapped ("black" → "ruff") reads like a verb reworded
             # ("ausführen" → "laufen"); only an announced change settles it.
-            sure = announced and pure and keeps_slot and not qualified
+            # More words for one ("Der Owner ist Alice" / "Der Owner des Suchdienstes ist
+            # jetzt Bob": whose owner, and who) is no swap of one word: a lean. (Words of a
+            # spaced script: CJK pairs differ by where the pair cuts.)
+            wider = _said_words(region.new) > max(1, _said_words(region.old))
+            sure = announced and pure and keeps_slot and not qualified and not wider
             reason = qualified or "a word changed"
             return Comparison("changed", sure, reason, overlap, (region,))
         if _at_subject(region) and region.right >= 2 and not announced:

@@ -1700,6 +1700,14 @@ def test_a_statement_said_again_with_a_change_announced_is_no_restatement() -> N
     assert (found.kind, found.sure) == ("update", False), found.reason
 
 
+def test_more_plain_words_for_one_are_no_word_swapped() -> None:
+    # German capitals mark no names: "Alice" and "Bob" are plain words, and the code
+    # before wrote the search service's owner over the billing service's.
+    old = MemoryText("Abrechnungsdienst", "Wer ihn betreut", "Der Owner ist Alice.", "project")
+    found = judge(text("Der Owner des Suchdienstes ist jetzt Bob."), old)
+    assert not (found.kind == "update" and found.sure), found.reason
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
