@@ -36,6 +36,7 @@ from memory_recall.server.facts.restated import inserts_a_word, narrows, narrows
 from memory_recall.server.facts.slots import (
     BROADER,
     NARROWER,
+    NEGATED_SWAP,
     ONE_MORE,
     OTHER_SUBJECT,
     QUALIFIED,
@@ -326,6 +327,7 @@ _TITLE_DOUBTS = (
     "a name changed where the subject stands",
     NARROWER,
     BROADER,
+    NEGATED_SWAP,
 )
 
 

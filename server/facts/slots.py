@@ -94,6 +94,7 @@ COUNT_LEFT_OUT = "a count left out of a thing still said"
 # CI, job deploy-prod": after what both say first, a value and the words around it changed,
 # and the writer says so.
 ANNOUNCED_REWORDING = "a value and its wording changed, the change announced"
+NEGATED_SWAP = "a value changed where one statement negates"
 # Below this share of common terms (Dice), two statements are not about one thing.
 UNRELATED_BELOW = 0.2
 # A value is short: a stretch longer than this on either side is a different property.
@@ -801,10 +802,17 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
         # A plain word replaced beside a version its name owns ("version 14 in production" /
         # "version 16 in staging"): perhaps the version of another thing. No tier settles it.
         beside = anchored and reworded and len(old_plain) <= 1
-        reason = qualified or (WORD_BESIDE if beside else "a value changed in the same slot")
         # One statement negates and the other does not ("Bob no longer reviews PRs" /
         # "Reviewers: Alice, Bob"): what is negated may be a value kept, not the one
-        # replaced. A lean.
+        # replaced. A lean; when the new one negates, one no tier settles (put in place,
+        # "Reviewers: PRs, Bob").
+        reason = qualified or (
+            NEGATED_SWAP
+            if flipped and new.negated
+            else WORD_BESIDE
+            if beside
+            else "a value changed in the same slot"
+        )
         sure = keeps_slot and pure and stands and not qualified and not flipped
         return Comparison("changed", sure, reason, overlap, (region,))
     valued_regions = [r for r in regions if r.valued]

@@ -42,6 +42,7 @@ from memory_recall.server.facts.slots import (
     BROADER,
     FLIPPED_NARROWER,
     NARROWER,
+    NEGATED_SWAP,
     QUALIFIED,
     REORDERED,
     UNQUALIFIED,
@@ -63,7 +64,8 @@ DIFFERENT_BELOW = 0.35
 # A plain word swapped ("black" → "ruff", "ausführen" → "laufen") is as close for the
 # vectors whether it is a change or a rewording: they leave it to a model.
 _WORD_SWAP = "a word changed"
-# Reasons of an unsure update a tier may not settle: the subject itself may have changed.
+# Reasons of an unsure update a tier may not settle: the subject itself may have changed,
+# or the value a rewrite would replace may not be the one changed (across a negation).
 _SUBJECT_DOUBT = (
     "where the subject stands",
     "several things differ",
@@ -73,6 +75,7 @@ _SUBJECT_DOUBT = (
     FLIPPED_NARROWER,
     QUALIFIED,
     WORD_BESIDE,
+    NEGATED_SWAP,
 )
 # ... and that a tier may confirm as a link but never have rewritten: several values
 # changed at once may be another thing of the same shape; a value read as replaced by the
