@@ -653,13 +653,13 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
 
     Every eligible pair is compared in principle (a labelled line — Why:, How to apply: —
     answers only a line of its own label or none; a plain statement, a line of no label or
-    of a label it names: `_named_by_label`). A pair that shares no term has overlap 0: it
-    is `different` when both hold a key identifier (`_distinct_keys`), else `unrelated`,
-    and loses to any pair that shares one. So only the pairs that share a term are compared
-    in full, found through an index of `a`'s terms: the same answer as comparing all
-    |a| × |b| pairs (a memory of 40 statements against another was 1,600 comparisons,
-    tens of milliseconds of a recall's newer-wins check), checked against that loop in
-    tests/unit/test_facts.py.
+    one it says what it is about: `_LabelledLine.answered_by`). A pair that shares no term
+    has overlap 0: it is `different` when both hold a key identifier (`_distinct_keys`),
+    else `unrelated`, and loses to any pair that shares one. So only the pairs that share
+    a term are compared in full, found through an index of `a`'s terms: the same answer as
+    comparing all |a| × |b| pairs (a memory of 40 statements against another was 1,600
+    comparisons, tens of milliseconds of a recall's newer-wins check), checked against that
+    loop in tests/unit/test_facts.py.
     """
     negation_differs = a.negated != b.negated
     old_keys = [frozenset(t.keys) for t in a.terms]
@@ -670,8 +670,7 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
         for key in keys:
             holding.setdefault(key, []).append(i)
     by_label: dict[str, tuple[list[int], frozenset[int]]] = {}
-    named_by_label = _named_by_label(a)
-    partly_named = _partly_named(a)
+    labelled = _labelled_lines(a)
     pairs: list[tuple[int, int, Comparison]] = []
     for j, new_terms in enumerate(b.terms):
         label = b.statements[j].label
@@ -680,23 +679,8 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
             chosen = [i for i, s in enumerate(a.statements) if not s.label or s.label == label]
             by_label[label] = (chosen, frozenset(chosen))
         eligible, eligible_set = by_label[label]
-        if not label and (named_by_label or partly_named):
-            named = {i for i, keys in named_by_label if keys <= new_keys}
-            new_values = tuple(t for t in new_terms.terms if t.valued)
-            named |= {
-                i
-                for i, keys, values in partly_named
-                if keys & new_keys and new_values and compatible(values, new_values)
-            }
-            if new_terms.change_cue:
-                # "We now use testcontainers instead of the docker test DB" beside "**How to
-                # apply:** use the docker test DB for integration tests": a change announced
-                # of what a labelled line says, most of its words the line's.
-                named |= {
-                    i
-                    for i, s in enumerate(a.statements)
-                    if s.label and len(new_keys & old_keys[i]) >= RELATED_CONTAINED * len(new_keys)
-                }
+        if not label and labelled:
+            named = {line.at for line in labelled if line.answered_by(new_terms)}
             if named:
                 eligible_set = eligible_set | named
                 eligible = sorted(eligible_set)
@@ -724,44 +708,57 @@ def answered(a: Reading, b: Reading) -> list[tuple[int, int, Comparison]]:
     return pairs
 
 
-def _partly_named(a: Reading) -> list[tuple[int, frozenset[str], tuple[Term, ...]]]:
-    """The lines of `a` labelled by several words, with their label's terms and their
-    values: a plain statement that says a word of the label and a value of the line's kind
-    answers the line too ("Deploy time: 10:00 UTC" / "Deploys now happen at 14:00 UTC":
-    the label's "time" is the kind of its value, which the new statement gives)."""
-    out = []
-    for i, statement in enumerate(a.statements):
-        if statement.label:
-            keys = frozenset(read_terms(statement.label).keys)
-            values = tuple(t for t in a.terms[i].terms if t.valued)
-            if len(keys) >= PARTLY_NAMED_LABEL and values:
-                out.append((i, keys, values))
-    return out
+@dataclass(frozen=True)
+class _LabelledLine:
+    """A labelled statement of an old memory, as a plain new statement may answer it
+    (`answered_by`). A labelled line answers a statement of its own label; one of no label
+    only when it says what the line is about."""
+
+    at: int
+    label: frozenset[str]  # the label's terms
+    values: tuple[Term, ...]
+    owned: frozenset[str]  # things the line gives a number of ("Node" of "Node 20")
+    keys: frozenset[str]
+
+    def answered_by(self, new: Terms) -> bool:
+        keys = frozenset(new.keys)
+        new_values = tuple(t for t in new.terms if t.valued)
+        return bool(
+            # Its whole label ("Staging database: db-stg-7.internal, port 5433" / "the
+            # staging database port is now 6432"; a `Why:` line is about no "why").
+            (self.label and self.label <= keys)
+            # A thing it gives a number of ("Versions: Python 3.11, Node 20, Postgres 15"
+            # / "Node is now on 22"; "Ports: API 8080, admin 9090" / the admin port).
+            or self.owned & keys
+            # A word of a label of several and a value of the line's kind ("Deploy time:
+            # 10:00 UTC" / "Deploys now happen at 14:00 UTC": "time" is the value's kind).
+            or (
+                len(self.label) >= PARTLY_NAMED_LABEL
+                and self.label & keys
+                and self.values
+                and new_values
+                and compatible(self.values, new_values)
+            )
+            # A change announced, most of its words the line's ("We now use testcontainers
+            # instead of the docker test DB" / "**How to apply:** use the docker test DB
+            # for integration tests").
+            or (new.change_cue and len(keys & self.keys) >= RELATED_CONTAINED * len(keys))
+        )
 
 
 PARTLY_NAMED_LABEL = 2  # words of a label one of which a statement may leave unsaid
 
 
-def _named_by_label(a: Reading) -> list[tuple[int, frozenset[str]]]:
-    """The labelled statements of `a` with their label's terms: a plain statement that holds
-    them all answers the line as well as those of no label ("Staging database:
-    db-stg-7.internal, port 5433" is about the staging database; a `Why:` line is about
-    no "why"). So does one that names a thing the line gives a number of ("Versions:
-    Python 3.11, Node 20, Postgres 15" is about Node's version too: "Node is now on 22";
-    "Ports: API 8080, admin 9090" about the admin port)."""
+def _labelled_lines(a: Reading) -> list[_LabelledLine]:
     out = []
     for i, statement in enumerate(a.statements):
         if statement.label:
-            keys = frozenset(read_terms(statement.label).keys)
-            if keys:
-                out.append((i, keys))
             terms = a.terms[i].terms
             owners = {t.owner for t in terms if t.kind == "number" and t.owner}
-            out += [
-                (i, frozenset((t.key,)))
-                for t in terms
-                if t.kind in ("name", "word") and t.key in owners
-            ]
+            owned = frozenset(t.key for t in terms if t.kind in ("name", "word")) & owners
+            values = tuple(t for t in terms if t.valued)
+            label = frozenset(read_terms(statement.label).keys)
+            out.append(_LabelledLine(i, label, values, owned, frozenset(a.terms[i].keys)))
     return out
 
 
