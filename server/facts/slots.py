@@ -804,11 +804,12 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
         beside = anchored and reworded and len(old_plain) <= 1
         # One statement negates and the other does not ("Bob no longer reviews PRs" /
         # "Reviewers: Alice, Bob"): what is negated may be a value kept, not the one
-        # replaced. A lean; when the new one negates, one no tier settles (put in place,
-        # "Reviewers: PRs, Bob").
+        # replaced. A lean; when the new one ends a state ("no longer"), one no tier or
+        # shared title settles (put in place, "Reviewers: PRs, Bob"). A plain "not" names
+        # the value it corrects ("… from the captured amount, not the order total").
         reason = qualified or (
             NEGATED_SWAP
-            if flipped and new.negated
+            if flipped and new.ends_a_state
             else WORD_BESIDE
             if beside
             else "a value changed in the same slot"

@@ -1690,6 +1690,22 @@ def test_a_statement_turned_round_for_one_of_its_names_is_a_lean(old: str) -> No
     _a_lean_no_tier_writes(old, "Bob no longer reviews PRs.")
 
 
+def test_a_correction_that_names_the_value_it_corrects_with_not_stays_sure() -> None:
+    # "…, not the order total" names the old value; only a statement ending a state ("no
+    # longer") is a swap no tier or shared title settles.
+    old = MemoryText(
+        "Refund rules", "How refunds are computed",
+        "Refunds are computed in `src/pay/refund.ts` from the order total.", "project",
+    )  # fmt: skip
+    new = MemoryText(
+        "Refund rules", "How refunds are computed",
+        "Refunds are computed in `src/app.ts` from the captured amount, not the order total.",
+        "project",
+    )  # fmt: skip
+    found = judge(new, old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_a_statement_said_again_with_a_change_announced_is_no_restatement() -> None:
     # The code before: "the same fact, with more said", written as "Use `requests` for HTTP
     # calls. Use `httpx`." — both, and the deprecation gone.
