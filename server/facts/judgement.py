@@ -759,7 +759,9 @@ def _labelled_lines(a: Reading) -> list[_LabelledLine]:
             values = tuple(t for t in terms if t.valued)
             label = frozenset(read_terms(statement.label).keys)
             out.append(_LabelledLine(i, label, values, owned, frozenset(a.terms[i].keys)))
-    return out
+    # A memory whose labelled lines all have labels of no words and give no numbers (a lone
+    # `**Why:**` line) is answered by none of them, as before these rules were one.
+    return out if any(line.label or line.owned for line in out) else []
 
 
 def _best(

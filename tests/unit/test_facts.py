@@ -1723,6 +1723,16 @@ def test_more_plain_words_for_one_are_no_word_swapped() -> None:
     assert not (found.kind == "update" and found.sure), found.reason
 
 
+def test_a_lone_why_line_is_answered_by_no_plain_statement() -> None:
+    # Its label has no words and it gives no number: a change announced beside it is
+    # compared with the rule, not with the rationale.
+    old = MemoryText(
+        "Uploads", "Upload limits",
+        "Uploads are capped at 10 MB.\n**Why:** the proxy cuts larger bodies.", "project",
+    )  # fmt: skip
+    assert judge(text("The proxy now cuts bodies above 50 MB."), old).kind == "independent"
+
+
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
     said = read_terms("why: We had an outage during the freeze.")
     assert [t.kind for t in said.terms if t.key == "we"] == []
@@ -2206,6 +2216,17 @@ def test_the_writer_links_an_unsure_pair_and_asks_its_tiers(tmp_path: Path) -> N
 def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
     """The judgement's pair search as the rule reads: every eligible pair, the first best."""
     pairs = []
+    # A plain statement answers a labelled line only in a memory where some labelled line
+    # has label words or gives a number of a thing (not a lone `**Why:**` line).
+    said_of = any(
+        s.label
+        and (
+            read_terms(s.label).keys
+            or {t.owner for t in t_.terms if t.kind == "number" and t.owner}
+            & {t.key for t in t_.terms if t.kind in ("name", "word")}
+        )
+        for s, t_ in zip(a.statements, a.terms, strict=True)
+    )
     for j, new_terms in enumerate(b.terms):
         best = moved = None
         for i, old_terms in enumerate(a.terms):
@@ -2223,7 +2244,11 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
                 and compatible(values, new_values)
             )
             keys = set(new_terms.keys)
-            announced = new_terms.change_cue and len(keys & set(old_terms.keys)) >= len(keys) / 2
+            announced = (
+                said_of
+                and new_terms.change_cue
+                and len(keys & set(old_terms.keys)) >= len(keys) / 2
+            )
             if (
                 old_label
                 and old_label != label
