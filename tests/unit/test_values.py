@@ -118,6 +118,34 @@ def test_a_contact_needs_a_whole_number_or_an_address():
     assert not holds(CONTACT, "Session 2024-03-02: Anna called; next visit 14.06.2025.")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # An identifier, a date before a time, an address, code: digits enough, no phone.
+        "Postmortem INC-2026-021: Rotterdam called Sam's phone directly.",
+        "Reviewed by Marcus on 2026-04-17 07:40 UTC.",
+        "The relay listens on 10.20.30.140, port 8443.",
+        "`buildNumber` = `YYMMDDNN` (e.g. `26040201`).",
+        "Ticket #4411-2290 is closed; see /runs/2026/0417/12.",
+    ],
+)
+def test_numbers_of_other_things_are_no_phone(text):
+    assert not holds(CONTACT, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Marcus: +31 20 794 1234 (mobile), call after 09:00.",
+        "Her number is (030) 555-0123-4.",
+        "Phone 0612345678, texts only.",
+        "Call 555-123-4567 for the on-call desk.",
+    ],
+)
+def test_a_phone_number_as_people_write_it_is_one(text):
+    assert holds(CONTACT, text)
+
+
 @given(st.text())
 def test_any_text_is_read_without_error(text):
     kinds = asked(text)

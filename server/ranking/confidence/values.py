@@ -217,16 +217,22 @@ _TIME_UNSPACED_WORDS = regex.compile(
     r"วันนี้|พรุ่งนี้|เมื่อวาน|วันจันทร์|วันอังคาร|วันพุธ|วันพฤหัส|วันศุกร์|วันเสาร์|วันอาทิตย์|"
     r"มกรา|กุมภา|มีนา|เมษา|พฤษภา|มิถุนา|กรกฎา|สิงหา|กันยา|ตุลา|พฤศจิกา|ธันวา"
 )
-_PHONE = regex.compile(r"\+?\p{Nd}[\p{Nd} ().\-]{5,}\p{Nd}")
-# A date is written with the same digits and separators: "2024-03-02" is not a phone.
-_DATE = regex.compile(
+# A phone number stands on its own: not glued to a word, an identifier ("INC-2026-021"),
+# a path or an address's dots.
+_PHONE = regex.compile(r"(?<![\p{L}\p{N}_#/.\-])\+?\p{Nd}[\p{Nd} ().\-]{5,}\p{Nd}(?![\p{L}\p{N}_])")
+# Written with the same digits and separators and no phone number: a date ("2024-03-02",
+# "14.06.2025", also before a time: "2026-04-17 07:40"), an IP address ("10.0.12.154").
+_NOT_A_PHONE = regex.compile(
     r"\p{Nd}{4}[-./]\p{Nd}{1,2}[-./]\p{Nd}{1,2}|\p{Nd}{1,2}[-./]\p{Nd}{1,2}[-./]\p{Nd}{2,4}"
+    r"|\p{Nd}{1,3}(?:\.\p{Nd}{1,3}){3}"
 )
+# Code: an identifier, a build number or a hash between backticks is no contact.
+_CODE = regex.compile(r"`[^`\n]*`")
 _EMAIL = regex.compile(r"[^\s@<>()]+@[^\s@<>()]+\.\p{L}{2,}")
 
 
 def _is_phone(run: str) -> bool:
-    return sum(c.isdigit() for c in run) >= 7 and not _DATE.fullmatch(run.strip())
+    return sum(c.isdigit() for c in _NOT_A_PHONE.sub(" ", run)) >= 7
 
 
 @lru_cache(maxsize=256)
@@ -238,7 +244,10 @@ def asked(question: str) -> frozenset[str]:
 def holds(kind: str, text: str, question: str = "") -> bool:
     """Whether `text` holds a value of `kind` that `question` does not itself give."""
     if kind == CONTACT:
-        return bool(_EMAIL.search(text)) or any(_is_phone(m.group()) for m in _PHONE.finditer(text))
+        if _EMAIL.search(text):
+            return True
+        prose = _CODE.sub(" ", text)
+        return any(_is_phone(m.group()) for m in _PHONE.finditer(prose))
     given = set(_DIGITS.findall(question))
     if any(number not in given for number in _DIGITS.findall(text)):
         return True
