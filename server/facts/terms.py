@@ -209,9 +209,10 @@ class _Lexicon:
     particles: tuple[str, ...]  # Korean particles, longest first
     ending: frozenset[str]  # negation cues that are change cues too ("no longer")
     pronoun: regex.Pattern[str]  # a pronoun for a person, at the start of a statement
-    # The first ASCII run of letters and digits of each spaced-script negation, change and
-    # value phrase: an ASCII statement holding none of a kind's is not scanned for it.
-    openings: dict[str, frozenset[str]]
+    # What a statement must hold to match a negation or change phrase (by kind and
+    # script, as the patterns above) or a value phrase (`("value", "")`): one holding none
+    # of a list's openings is not scanned for it.
+    openings: dict[tuple[str, str], _Openings]
     when: frozenset[str]  # words that say when: months, "yesterday" ("in March", "im Mai")
     purpose: frozenset[str]  # scope words that say what for before one word ("to build")
 
@@ -269,42 +270,76 @@ def lexicon() -> _Lexicon:
         ending=frozenset(lists["negation"]) & frozenset(lists["change"]),
         pronoun=_phrase_pattern(lists["pronoun"]),
         openings={
-            "negation": _openings(by_language["negation"][""]),
-            "change": _openings(by_language["change"][""]),
-            "value": _openings(classes),
+            **{
+                (kind, script): _openings(phrases)
+                for kind in ("negation", "change")
+                for script, phrases in by_language[kind].items()
+            },
+            ("value", ""): _openings(classes),
         },
         when=frozenset(lists["when"]),
         purpose=frozenset(lists["purpose"]),
     )
 
 
-_ASCII_RUN = regex.compile(r"[a-z0-9]+")
+class _Openings(NamedTuple):
+    """What a text must hold for a phrase list's pattern (`_phrase_pattern`) to match in
+    it: as runs of letters and digits of its own (`_runs`), every run of some phrase of a
+    spaced script — such a phrase matches whole words, so each of its runs is one of the
+    text's — or the first character of some phrase of an unspaced one (matched anywhere;
+    those characters have no case). `always`: some phrase opens with neither; every text
+    is scanned."""
+
+    runs: dict[str, tuple[frozenset[str], ...]]  # by a phrase's first run, its runs
+    firsts: frozenset[str]
+    always: bool
+
+    def may_match(self, runs: frozenset[str] | None, chars: frozenset[str]) -> bool:
+        """`runs`: the text's (`_runs`); `chars`: its characters outside ASCII."""
+        if self.always or runs is None or not chars.isdisjoint(self.firsts):
+            return True
+        return any(phrase <= runs for run in runs if run in self.runs for phrase in self.runs[run])
 
 
-def _openings(phrases: Iterable[str]) -> frozenset[str]:
-    """The first ASCII run of each phrase an ASCII text can match (`_Lexicon.openings`);
-    "" for one with no run, which is always scanned for. A phrase with a letter that has
-    no ASCII case variant ("pas encore" does, "déjà" does not) never matches ASCII text;
-    one whose letters all have one is read through them (the Turkish "ı" matches "I")."""
-    out: set[str] = set()
+def _openings(phrases: Iterable[str]) -> _Openings:
+    runs: dict[str, set[frozenset[str]]] = defaultdict(set)
+    firsts: set[str] = set()
+    always = False
     for phrase in phrases:
-        ascii_form = "".join(_ascii_variant(c) or "\0" for c in phrase)
-        if "\0" not in ascii_form:
-            out.add(next(iter(_ASCII_RUN.findall(ascii_form.lower())), ""))
-    return frozenset(out)
+        folded = _fold(phrase)
+        if CJK_CHAR.match(phrase):
+            firsts.add(phrase[0])
+        elif first := _RUN.match(folded):
+            runs[first.group()].add(frozenset(_RUN.findall(folded)))
+        else:
+            always = True
+    return _Openings({run: tuple(of) for run, of in runs.items()}, frozenset(firsts), always)
 
 
-def _ascii_variant(char: str) -> str | None:
-    if char.isascii():
-        return char
-    return next((v for v in (char.upper(), char.lower()) if len(v) == 1 and v.isascii()), None)
+_RUN = regex.compile(r"[\p{L}\p{N}]+")
+# The patterns match case-insensitively by simple case folding, which also takes the
+# Turkish dotted and dotless i for i and I; Python's full folding does not. With those
+# two read as i first, two letters the patterns take for each other fold alike (checked
+# over every letter: tests/unit/test_fact_openings.py).
+# A combining mark that folds to a letter (the Greek ypogegrammeni folds to iota): it
+# would join the runs beside it, so a text holding one is always scanned.
+_FOLDS_TO_A_LETTER = "\u0345"
 
 
-def _may_hold(runs: frozenset[str] | None, openings: frozenset[str]) -> bool:
-    """Whether a text may hold a phrase of these `openings`: an ASCII text (its `runs`)
-    only if it holds one's first run as a run of its own — a phrase matches whole words,
-    so its first run is one of the text's. A text of any other letters: always."""
-    return runs is None or "" in openings or not runs.isdisjoint(openings)
+def _fold(text: str) -> str:
+    if "\u0130" in text or "\u0131" in text:
+        text = text.replace("\u0130", "i").replace("\u0131", "i")
+    return text.casefold()
+
+
+def _runs(text: str) -> frozenset[str] | None:
+    """A text's runs of letters and digits, folded as the phrase patterns match (None:
+    it cannot be told from them, scan it)."""
+    if text.isascii():
+        return frozenset(_RUN.findall(text.lower()))
+    if _FOLDS_TO_A_LETTER in text:
+        return None
+    return frozenset(_RUN.findall(_fold(text)))
 
 
 @functools.cache
@@ -499,25 +534,27 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     # Cue and value words inside code or an address are its own ("`make migrate`" is a
     # command, not a change announced).
     verbatim = [m.span() for m in _VERBATIM.finditer(text)] if "`" in text or "://" in text else []
-    runs = frozenset(_ASCII_RUN.findall(text.lower())) if text.isascii() else None
+    runs = _runs(text)
+    chars = frozenset() if text.isascii() else frozenset(text)
     # CJK cues only in their own language: the Japanese 交代 is in Chinese 提交代码.
     scripts = ["", _cjk_language(text)]
     for script in scripts:
         negation = lex.negation.get(script)
-        if negation is not None and _may_hold(runs, lex.openings["negation"]):
+        if negation is not None and lex.openings["negation", script].may_match(runs, chars):
             for match in negation.finditer(text):
                 if verbatim and _overlaps(match.span(), verbatim):
                     continue
                 negations.append(" ".join(match.group().lower().split()))
                 taken.append(match.span())
         changed = lex.change.get(script)
-        if changed is not None and _may_hold(runs, lex.openings["change"]):
+        if changed is not None and lex.openings["change", script].may_match(runs, chars):
             for match in changed.finditer(text):
                 if verbatim and _overlaps(match.span(), verbatim):
                     continue
                 change = True
                 taken.append(match.span())
-    values = lex.value.finditer(text) if _may_hold(runs, lex.openings["value"]) else ()
+    may_value = lex.openings["value", ""].may_match(runs, chars)
+    values = lex.value.finditer(text) if may_value else ()
     for match in values:
         if _overlaps(match.span(), taken) or (verbatim and _overlaps(match.span(), verbatim)):
             continue
