@@ -586,7 +586,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 continue
             terms.extend(_cjk_terms(run, start, taken))
             continue
-        if _overlaps((start, end), taken):
+        if taken and _overlaps((start, end), taken):
             continue
         surface = match.group()
         if kind == "url":
