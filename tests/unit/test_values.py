@@ -127,6 +127,7 @@ def test_a_contact_needs_a_whole_number_or_an_address():
         "The relay listens on 10.20.30.140, port 8443.",
         "`buildNumber` = `YYMMDDNN` (e.g. `26040201`).",
         "Ticket #4411-2290 is closed; see /runs/2026/0417/12.",
+        "The freeze ran 2026-04-13 - 2026-04-15 and 14.06.2025 - 16.06.2025.",
     ],
 )
 def test_numbers_of_other_things_are_no_phone(text):
@@ -140,6 +141,8 @@ def test_numbers_of_other_things_are_no_phone(text):
         "Her number is (030) 555-0123-4.",
         "Phone 0612345678, texts only.",
         "Call 555-123-4567 for the on-call desk.",
+        "Дежурный: +7 916 555-12-34.",
+        "Camille : 06.12.34.56.78 ou +33 6 12 34 56 78.",
     ],
 )
 def test_a_phone_number_as_people_write_it_is_one(text):

@@ -220,11 +220,14 @@ _TIME_UNSPACED_WORDS = regex.compile(
 # A phone number stands on its own: not glued to a word, an identifier ("INC-2026-021"),
 # a path or an address's dots.
 _PHONE = regex.compile(r"(?<![\p{L}\p{N}_#/.\-])\+?\p{Nd}[\p{Nd} ().\-]{5,}\p{Nd}(?![\p{L}\p{N}_])")
-# Written with the same digits and separators and no phone number: a date ("2024-03-02",
+# Written with the same digits and separators and no phone number, when they stand alone
+# (not in a longer run of groups: "06.12.34.56.78" is a phone): a date ("2024-03-02",
 # "14.06.2025", also before a time: "2026-04-17 07:40"), an IP address ("10.0.12.154").
 _NOT_A_PHONE = regex.compile(
+    r"(?<!\p{Nd}[-./]?)(?:"
     r"\p{Nd}{4}[-./]\p{Nd}{1,2}[-./]\p{Nd}{1,2}|\p{Nd}{1,2}[-./]\p{Nd}{1,2}[-./]\p{Nd}{2,4}"
     r"|\p{Nd}{1,3}(?:\.\p{Nd}{1,3}){3}"
+    r")(?![-./]?\p{Nd})"
 )
 # Code: an identifier, a build number or a hash between backticks is no contact.
 _CODE = regex.compile(r"`[^`\n]*`")
