@@ -19,7 +19,7 @@ matches plus every memory whose normalized title equals the new one's (`same_tit
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import regex
@@ -40,6 +40,10 @@ VerdictKind = Literal["duplicate", "update", "independent"]
 # could not settle), as written; a parsed memory's keys are lowercase
 # (facts.newer.MAYBE_SUPERSEDES_KEY): consolidation, newer-wins and the index read it so.
 MAYBE_SUPERSEDES = "maybeSupersedes"
+# A second memory the new fact updates is archived with the first only when this close to
+# it (the conflict rules' duplicate threshold): a false `update` then costs an undo, not a
+# fact.
+ALSO_REPLACED_SIMILARITY = 0.6
 # Which candidate wins in `decide`: knowing the fact already beats replacing one.
 PRECEDENCE: dict[VerdictKind, int] = {"duplicate": 0, "update": 1, "independent": 2}
 
@@ -121,6 +125,40 @@ def decide(new: FactText, candidates: Sequence[tuple[str, FactText]]) -> tuple[s
             best = verdict
             winner = candidate_id if verdict.acts else None
     return winner, best
+
+
+def told_apart(
+    title: str, judged: list[tuple[MemoryDocument, Verdict]]
+) -> list[tuple[MemoryDocument, Verdict]]:
+    """`judged`, with its sure updates made unsure when the new memory updates two
+    memories as surely and does not say which it means: "The owner is now Bob." beside the
+    billing service's "The owner is Alice." and the search service's "The owner is
+    Carol." Writing the first found would be a coin toss over a fact; both stay, linked
+    as perhaps corrected (docs/writing.md, "Which memory a correction means"). Not when
+    the other is the same fact stated the old way (the writer archives it too), nor when
+    the new memory's `title` names the first and not the other."""
+    updates = [
+        (doc, verdict)
+        for doc, verdict in judged
+        if verdict.acts and verdict.kind == "update"
+        and verdict.similarity < ALSO_REPLACED_SIMILARITY
+    ]  # fmt: skip
+    if not judged or judged[0][1].kind != "update" or len(updates) < 2:
+        return judged
+    named = title_key(title)
+    if title_key(judged[0][0].title) == named and all(
+        title_key(doc.title) != named for doc, _v in updates[1:]
+    ):
+        return judged
+    unsure = {doc.path for doc, _v in updates}
+    reason = "another memory is updated as surely, and the new one does not say which it means"
+    return [
+        (
+            doc,
+            replace(v, decided=False, reason=f"{v.reason}; {reason}") if doc.path in unsure else v,
+        )
+        for doc, v in judged
+    ]
 
 
 # -- Titles ------------------------------------------------------------------------

@@ -56,6 +56,7 @@ from memory_recall.server.roots import MemoryRoot, Scope, posix_relative
 from memory_recall.server.store import reversal
 from memory_recall.server.store.commit import Committed, Committer, OwnWrites, Plan, PlannedChange
 from memory_recall.server.store.conflicts import (
+    ALSO_REPLACED_SIMILARITY,
     MAYBE_SUPERSEDES,
     PRECEDENCE,
     MemoryText,
@@ -64,6 +65,7 @@ from memory_recall.server.store.conflicts import (
     of_judgement,
     read_ahead,
     title_key,
+    told_apart,
 )
 from memory_recall.server.store.edits import archive_changes, parse_file, set_flags
 from memory_recall.server.store.errors import InvalidWrite, WriteFailed
@@ -102,9 +104,6 @@ Categorizer = Callable[[str, str, str, str, "str | None"], str]
 # each judged pair costs a few milliseconds on first sight.
 CONFLICT_CANDIDATES = 5
 MAX_ATTEMPTS = 3  # plans made again when another process changed the root meanwhile
-# A second memory the new fact updates is archived only when this close to it (the
-# conflict rules' duplicate threshold): a false `update` then costs an undo, not a fact.
-ALSO_REPLACED_SIMILARITY = 0.6
 # Memories an unsure new one is linked to (`related`, `maybeSupersedes`): the closest few.
 LINKED_AT_MOST = 3
 
@@ -620,6 +619,7 @@ class MemoryWriter:
         plan.entries = view.entries
         plan.seen_seq = self._seen_seq(root)
         # The zero-loss rule (docs/writing.md): only a sure verdict acts on a file.
+        judged = told_apart(new.title, judged)
         winner = judged[0] if judged and judged[0][1].acts else None
         if winner is not None and winner[1].kind == "duplicate":
             self._plan_duplicate(plan, winner[0], winner[1])

@@ -13,6 +13,7 @@ from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.ranking.shortlist import build_shortlist
 from memory_recall.server.roots import MemoryRoot
 from memory_recall.server.store import files
+from memory_recall.server.store.conflicts import MAYBE_SUPERSEDES
 from memory_recall.server.store.errors import ChangedOnDisk, InvalidWrite, WriteFailed
 from memory_recall.server.store.files import ROOT_LOCK_NAME
 from memory_recall.server.store.inventory import (
@@ -232,6 +233,39 @@ def test_other_memories_the_new_fact_replaces_are_archived_and_listed(world: Wor
     # One operation: one undo puts both back.
     world.writer.undo(result.operations[0].operation)
     assert sorted(world.files()) == ["MEMORY.md", "building.md", "node.md"]
+
+
+def _two_owners(world: World) -> None:
+    world.project.mkdir()
+    for name, owner in (("billing", "Alice"), ("search", "Carol")):
+        (world.project / f"{name}-service.md").write_text(
+            memory_text(
+                f"{name.capitalize()} service",
+                f"The owner is {owner}.\nIt runs on the {name} cluster.",
+            )
+        )
+    world.catalog.scan()
+
+
+def test_a_correction_two_memories_take_as_surely_overwrites_neither(world: World) -> None:
+    # "The owner is now Bob." updates the billing and the search service's owner as
+    # surely: the first found was written over, Carol's ownership gone.
+    _two_owners(world)
+    (op,) = world.remember("The owner is now Bob.").operations
+    assert op.action == "created", op.reason
+    assert "does not say which it means" in (op.reason or "")
+    for name, owner in (("billing", "Alice"), ("search", "Carol")):
+        assert f"The owner is {owner}." in (world.project / f"{name}-service.md").read_text()
+    memory = MemoryFile.parse(Path(op.path).read_text())
+    assert sorted(memory.get_list(MAYBE_SUPERSEDES)) == ["billing-service.md", "search-service.md"]
+
+
+def test_a_correction_titled_as_one_memory_updates_that_one(world: World) -> None:
+    _two_owners(world)
+    (op,) = world.remember("The owner is now Bob.", title="Search service").operations
+    assert (op.action, Path(op.path).name) == ("updated", "search-service.md"), op.reason
+    assert "The owner is now Bob." in (world.project / "search-service.md").read_text()
+    assert "The owner is Alice." in (world.project / "billing-service.md").read_text()
 
 
 # -- a name that follows its title (store/renames.py) --------------------------------------------
