@@ -80,6 +80,7 @@ OF_A_HEADING = "a new value of what a heading names"
 ADDED = "the same statement, a thing added after it"
 SAID_NARROWER = "said again of a narrower thing"
 SAID_WITH_A_WORD = "said again with a word of its own among its words"
+NAME_REPLACED = "perhaps a name replaced: the old one is not said, a word of its own opens"
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,25 @@ def _reading(memory: MemoryText, capitals: bool) -> Reading:
             above = frozenset(t.keys)
     negations = tuple(sorted(n for t in terms for n in t.negations))
     return Reading(statements, terms, keys, values, negations, tuple(headings))
+
+
+def _name_replaced(a: Reading, b: Reading) -> bool:
+    """Whether the new memory (`b`) says none of the old one's names and opens a statement
+    with a capitalised word the old one does not hold: at a sentence's start a capital
+    marks no name, yet there it often is one ("Bob is the new on-call engineer" beside
+    "The on-call engineer is Alice"). Not the same fact in other words: perhaps the name
+    replaced (`NAME_REPLACED`, a lean that only links)."""
+    names = {t.key for terms in a.terms for t in terms.terms if t.kind == "name"}
+    if not names or names & b.keys:
+        return False
+    return any(
+        terms.terms[0].kind == "word"
+        and terms.terms[0].start == 0
+        and terms.text[:1].isupper()
+        and terms.terms[0].key not in a.keys
+        for terms in b.terms
+        if terms.terms
+    )
 
 
 def _said_body(memory: MemoryText) -> str:
@@ -551,6 +571,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             sure = all(c.sure for _, _, c in same) or similarity >= DUPLICATE_AT_LEAST
             return Judgement("duplicate", sure, "the same fact, reworded", similarity)
         if similarity >= PARAPHRASE_AT_LEAST:
+            if _name_replaced(a, b):
+                return Judgement("update", False, NAME_REPLACED, similarity)
             return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
     restated = {i for i, _, c in same if c.sure}
     # ... unless a statement said again announces a change ("`requests` is deprecated
@@ -573,6 +595,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         and similarity >= PARAPHRASE_AT_LEAST
         and not any(c.reason in (OTHER_SUBJECT, ONE_MORE) for c in different)
     ):
+        if _name_replaced(a, b):
+            return Judgement("update", False, NAME_REPLACED, similarity)
         return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
     if different:
         return Judgement("independent", False, different[0].reason, similarity)

@@ -28,6 +28,7 @@ from typing import Literal
 import regex
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.judgement import (
+    NAME_REPLACED,
     SAID_NARROWER,
     MemoryText,
     holds_more,
@@ -216,7 +217,11 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             if titled_apart and not (confirmed or leaned or unseen):
                 continue
             verdict = _judge(_text(newer), _text(older))
-            if verdict.kind != "update" or not verdict.replaces_value:
+            # A name perhaps replaced where a sentence opens ("Bob is the new on-call
+            # engineer" / "The on-call engineer is Alice") changes no value the rules can
+            # point to: it only marks, never hides.
+            renamed = verdict.reason == NAME_REPLACED and (leaned or unseen)
+            if verdict.kind != "update" or not (verdict.replaces_value or renamed):
                 continue
             # The newer may leave out a value the older states beside the one it changes
             # ("the test database port is now 6432" / "…at db-test-2.internal, port

@@ -19,6 +19,7 @@ from memory_recall.server.facts import judgement
 from memory_recall.server.facts import terms as terms_module
 from memory_recall.server.facts.changes import _put
 from memory_recall.server.facts.judgement import (
+    NAME_REPLACED,
     Judgement,
     MemoryText,
     Reading,
@@ -1873,6 +1874,43 @@ def test_an_unsure_pair_is_delivered_whole_and_marked_where_the_writer_linked_it
     assert list(found) == ["/m/a.md"] and not found["/m/a.md"].settled  # a lean, not a verdict
     confirmed = doc("b.md", new.body, "2025-03-01", "supersedes: [a.md]\n")
     assert superseded([old, confirmed])["/m/a.md"].settled  # a model confirmed it
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The on-call engineer is Alice.", "Bob is the new on-call engineer."),
+        ("La personne d'astreinte est Alice.", "Bob est la nouvelle personne d'astreinte."),
+        ("La persona de guardia es Alice.", "Bob es la nueva persona de guardia."),
+    ],
+)
+def test_a_name_replaced_where_a_sentence_opens_is_a_lean_to_an_update(old: str, new: str) -> None:
+    # A capital that opens a sentence marks no name: "Bob" is a plain word there, and the
+    # pair was "perhaps the same fact in other words" (linked as related, Alice recalled
+    # unmarked). A lean to an update now, that no tier settles and recall only marks.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure, found.reason) == ("update", False, NAME_REPLACED)
+    assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
+    older = doc("a.md", old, "2025-01-01")
+    # Marked where the writer linked the two, or where it never judged the newer (a note
+    # written by hand: no `created` date); not where it judged them apart.
+    judged_apart = doc("b.md", new, "2025-03-01", "created: 2025-03-01\n")
+    assert superseded([older, judged_apart]) == {}
+    for extra in ("created: 2025-03-01\nmaybeSupersedes: [a.md]\n", ""):
+        marked = superseded([older, doc("b.md", new, "2025-03-01", extra)])
+        assert list(marked) == ["/m/a.md"] and not marked["/m/a.md"].settled
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The on-call engineer is Alice.", "Escalations go to the on-call engineer."),
+        ("Our product owner is Sam.", "Sam is the product owner."),
+        ("Alice owns the billing service.", "Billing is owned by the payments team."),
+    ],
+)
+def test_a_name_said_again_or_no_opening_of_its_own_is_no_name_replaced(old: str, new: str) -> None:
+    assert judge(text(new), text(old)).reason != NAME_REPLACED
 
 
 def test_a_note_the_writer_linked_on_a_shared_subject_word_hides_nothing() -> None:
