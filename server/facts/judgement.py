@@ -81,6 +81,8 @@ ADDED = "the same statement, a thing added after it"
 SAID_NARROWER = "said again of a narrower thing"
 SAID_WITH_A_WORD = "said again with a word of its own among its words"
 NAME_REPLACED = "perhaps a name replaced: the old one is not said, a word of its own opens"
+# The new statement changes two old statements alike: which it means is not said.
+ALIKE = "a value of statements alike changed, which one is not said"
 
 
 @dataclass(frozen=True)
@@ -343,6 +345,7 @@ def _raw_values(memory: MemoryText) -> set[str]:
 # Changes a shared title does not settle: a plain word swapped (a tool, or a verb
 # reworded), a name where the subject stands, a value said of a narrower thing.
 _TITLE_DOUBTS = (
+    ALIKE,
     "a word changed",
     "a name changed where the subject stands",
     NARROWER,
@@ -794,6 +797,7 @@ def _best(
     best: tuple[int, Comparison] | None = None
     moved: tuple[int, Comparison] | None = None  # the best statement whose value it changes
     ranks: dict[int, tuple[float, int, int]] = {}
+    changing: dict[int, Comparison] = {}  # the statements it changes
     for i in candidates:
         # Under a heading, its words are said of the line too, and a line whose heading
         # the new statement names comes first of equals ("The production DB moved to
@@ -805,20 +809,51 @@ def _best(
         ranks[i] = (*_rank(found), len(around.intersection(new_terms.keys)))
         if best is None or ranks[i] > ranks[best[0]]:
             best = (i, found)
+        if found.relation == "changed":
+            changing[i] = found
         if _changes_a_value(found) and (moved is None or ranks[i] > ranks[moved[0]]):
             moved = (i, found)
     assert best is not None
     # A new value answers the statement holding the value it replaces, before one it only
     # says more than or one of another kind: "Integration tests now take 9 minutes" is no
     # extension of "Run the integration tests" when "they take about 6 minutes" follows.
-    if moved is not None and best[1].relation in ("extends", "different"):
-        return moved
-    # ... and before a heading, which names what the lines below it are about and holds no
-    # value ("The staging cache is now redis-stg-4" answers "- Cache: redis-stg-2" under
-    # "Staging environment:", not the heading).
-    if moved is not None and a.statements[best[0]].heading:
-        return moved
+    if moved is not None and (
+        best[1].relation in ("extends", "different") or a.statements[best[0]].heading
+    ):
+        # ... and before a heading, which names what the lines below it are about and
+        # holds no value ("The staging cache is now redis-stg-4" answers "- Cache:
+        # redis-stg-2" under "Staging environment:", not the heading).
+        best = moved
+    i, found = best
+    if found.relation == "changed" and any(
+        _alike(a, i, found, k, other, new_terms) and ranks[k][2] == ranks[i][2]
+        for k, other in changing.items()
+        if k != i
+    ):
+        return i, replace(found, sure=False, reason=ALIKE)
     return best
+
+
+def _alike(a: Reading, i: int, found: Comparison, k: int, other: Comparison, new: Terms) -> bool:
+    """Whether old statement `k`, which the new statement changes too (a value, when it
+    changes one of `i`), is as likely the one it means as statement `i`: the new statement
+    says no more of `i` than of `k`, and what `i` says besides the values replaced and the
+    new statement leaves unsaid is not less than `k`'s ("Postgres 16 runs it now" beside
+    "Postgres 14 runs staging" and "Postgres 15 runs production"; "Owner: Bob" beside two
+    "Owner:" lines). "Timeout: 60 s" means "Timeout: 30 s", not "Retry timeout: 10 s";
+    "The backend lead is now Priya", the backend line of a list of leads."""
+    if _changes_a_value(found) and not _changes_a_value(other):
+        return False
+    said = frozenset(new.keys)
+
+    def of(at: int, c: Comparison) -> tuple[frozenset[str], frozenset[str]]:
+        keys = frozenset(a.terms[at].keys)
+        replaced = {t.key for r in c.regions for t in r.old}
+        return keys & said, keys - said - replaced
+
+    shared_i, unsaid_i = of(i, found)
+    shared_k, unsaid_k = of(k, other)
+    return not (shared_k < shared_i or unsaid_i < unsaid_k)
 
 
 def _changes_a_value(c: Comparison) -> bool:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from memory_recall.server.facts.judgement import (
+    ALIKE,
     Judgement,
     Kind,
     MemoryText,
@@ -68,6 +69,7 @@ _WORD_SWAP = "a word changed"
 # or the value a rewrite would replace may not be the one changed (across a negation).
 _SUBJECT_DOUBT = (
     "where the subject stands",
+    ALIKE,
     "several things differ",
     NARROWER,
     BROADER,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,12 @@ from memory_recall.server.facts import judgement
 from memory_recall.server.facts import terms as terms_module
 from memory_recall.server.facts.changes import _put
 from memory_recall.server.facts.judgement import (
+    ALIKE,
     NAME_REPLACED,
     Judgement,
     MemoryText,
     Reading,
+    _alike,
     _rank,
     answered,
     judge,
@@ -1879,6 +1882,57 @@ def test_an_unsure_pair_is_delivered_whole_and_marked_where_the_writer_linked_it
 @pytest.mark.parametrize(
     ("old", "new"),
     [
+        ("Postgres 14 runs staging.\nPostgres 15 runs production.", "Postgres 16 runs it now."),
+        ("- Owner: Alice\n- Owner: Carol", "Owner: Bob"),
+        ("The web app uses Node 18.\nThe CI image uses Node 16.", "We use Node 20 now."),
+        (
+            "Deploys need two approvals.\nSchema changes need three approvals.",
+            "Now four approvals are needed.",
+        ),
+        ("Alice reviews frontend PRs.\nCarol reviews backend PRs.", "Bob now reviews PRs."),
+    ],
+)
+def test_a_change_two_statements_take_alike_is_a_lean_no_tier_settles(old: str, new: str) -> None:
+    # Which of the two the new statement changes is not said: the rules wrote the first
+    # found (Postgres, Owner) or a tier could ("Now four approvals are needed." over the
+    # deploy rule, "Deploys" gone).
+    found = judge(text(new), text(old))
+    assert found.kind == "update" and not found.sure and ALIKE in found.reason, found
+    assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        ("Timeout: 30 s\nRetry timeout: 10 s", "Timeout: 60 s", "Timeout: 30 s"),
+        (
+            "Team:\n- Backend lead: Omar\n- Frontend lead: Mei",
+            "The backend lead is now Priya.",
+            "- Backend lead: Omar",
+        ),
+        (
+            "Postgres 14 runs staging.\nPostgres 15 runs production.",
+            "Postgres 16 runs staging now.",
+            "Postgres 14 runs staging.",
+        ),
+        (
+            "The API timeout is 30 seconds.\nThe DB timeout is 10 seconds.",
+            "The API timeout is now 60 seconds.",
+            "The API timeout is 30 seconds.",
+        ),
+    ],
+)
+def test_the_statement_a_change_says_more_of_is_the_one_it_changes(
+    old: str, new: str, line: str
+) -> None:
+    found = judge(text(new), text(old))
+    assert ALIKE not in found.reason, found
+    assert [old.split("\n")[c.old.line] for c in found.changes] == [line]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
         ("The on-call engineer is Alice.", "Bob is the new on-call engineer."),
         ("La personne d'astreinte est Alice.", "Bob est la nouvelle personne d'astreinte."),
         ("La persona de guardia es Alice.", "Bob es la nueva persona de guardia."),
@@ -2270,6 +2324,7 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
     )
     for j, new_terms in enumerate(b.terms):
         best = moved = None
+        changing = {}  # the statements it changes, with their rank
         for i, old_terms in enumerate(a.terms):
             label, old_label = b.statements[j].label, a.statements[i].label
             named = set(read_terms(old_label).keys)
@@ -2311,10 +2366,19 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
             valued = found.regions and all(r.valued for r in found.regions)
             if (found.relation == "changed" and valued) and (moved is None or rank > moved[2]):
                 moved = (i, found, rank)
+            if found.relation == "changed":
+                changing[i] = (found, rank)
         if best and moved and best[1].relation in ("extends", "different"):
             best = moved  # a value answers the statement holding the one it replaces
         if best and moved and a.statements[best[0]].heading:
             best = moved  # ... and a heading holds none
+        if best is not None and best[1].relation == "changed":
+            i, found, rank = best
+            if any(  # two statements it changes alike: which one is not said
+                k != i and other[1][2] == rank[2] and _alike(a, i, found, k, other[0], new_terms)
+                for k, other in changing.items()
+            ):
+                best = (i, replace(found, sure=False, reason=ALIKE), rank)
         if best is not None:
             pairs.append((best[0], j, best[1]))
     return pairs
