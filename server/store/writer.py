@@ -64,6 +64,7 @@ from memory_recall.server.store.conflicts import (
     judge,
     of_judgement,
     read_ahead,
+    says_all_of,
     title_key,
     told_apart,
 )
@@ -625,15 +626,22 @@ class MemoryWriter:
             self._plan_duplicate(plan, winner[0], winner[1])
         elif winner is not None:
             # Other memories of the same fact, stated the old way: put away too, so that
-            # the old fact is not recalled beside the new one. Only clear cases.
+            # the old fact is not recalled beside the new one. Only clear cases, and only
+            # a memory the new one says all of: one that says more ("… Builds run on
+            # Fridays.") stays, linked as perhaps corrected (archived, what else it said
+            # was out of recall).
             others = [
-                doc
+                (doc, verdict)
                 for doc, verdict in judged[1:]
                 if verdict.kind == "update"
                 and verdict.acts
                 and verdict.similarity >= ALSO_REPLACED_SIMILARITY
             ]
-            self._plan_rewrite(plan, request, new, winner[0], winner[1], others)
+            whole = [
+                doc for doc, verdict in others if says_all_of(new, MemoryText.of(doc), verdict)
+            ]
+            kept = [doc for doc, _verdict in others if doc not in whole]
+            self._plan_rewrite(plan, request, new, winner[0], winner[1], whole, kept)
         else:
             unsure = [(doc, verdict) for doc, verdict in judged if verdict.links]
             self._plan_create(plan, request, new, unsure[:LINKED_AT_MOST])
@@ -708,7 +716,10 @@ class MemoryWriter:
         doc: MemoryDocument,
         verdict: Verdict,
         others: list[MemoryDocument],
+        kept: Sequence[MemoryDocument] = (),
     ) -> None:
+        """Rewrite `doc` with the new fact, archive `others` (the same fact stated the old
+        way, nothing more) and link `kept` (the same fact and more) as perhaps corrected."""
         rel = posix_relative(doc.relative_path)
         data = self._current(plan.root, rel, doc)
         memory = parse_file(data, plan.root.path / rel)
@@ -748,6 +759,10 @@ class MemoryWriter:
         if replaced:
             supersedes = [*memory.get_list("supersedes"), *replaced]
             memory.set("supersedes", list(dict.fromkeys(supersedes)))
+        perhaps = [posix_relative(other.relative_path) for other in kept]
+        if perhaps:
+            maybe = [*memory.get_list(MAYBE_SUPERSEDES), *perhaps]
+            memory.set(MAYBE_SUPERSEDES, list(dict.fromkeys(maybe)))
         memory.set_body(next_version.body)
         after = memory.render().encode()
         corrects = tuple(memory.get_list(MAYBE_SUPERSEDES))
@@ -765,6 +780,8 @@ class MemoryWriter:
         plan.links.append((source, rel, "supersedes"))
         for other_rel in replaced:
             plan.links.append((source, other_rel, "supersedes"))
+        for other_rel in perhaps:
+            plan.links.append((source, other_rel, "maybe-supersedes"))
         for planned in moves:
             plan.changes.append(planned)
             if planned.change.after is None:  # the original's removal answers for it

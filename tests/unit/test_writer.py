@@ -235,6 +235,24 @@ def test_other_memories_the_new_fact_replaces_are_archived_and_listed(world: Wor
     assert sorted(world.files()) == ["MEMORY.md", "building.md", "node.md"]
 
 
+def test_another_memory_of_the_fact_that_says_more_is_kept_and_linked(world: World) -> None:
+    # Archived as "the same fact stated the old way", its Friday builds were out of recall.
+    world.project.mkdir()
+    (world.project / "node.md").write_text(
+        memory_text("The web app needs Node 18", "The web app needs Node 18.")
+    )
+    (world.project / "build.md").write_text(
+        memory_text("Web app build", "Building the web app needs Node 18. Builds run on Fridays.")
+    )
+    world.catalog.scan()
+    result = world.remember("The web app needs Node 22 to build.")
+    assert [(o.action, Path(o.path).name) for o in result.operations] == [("updated", "node.md")]
+    assert "Builds run on Fridays." in (world.project / "build.md").read_text()
+    memory = MemoryFile.parse((world.project / "node.md").read_text())
+    assert memory.get_list(MAYBE_SUPERSEDES) == ["build.md"]
+    assert not memory.get_list("supersedes")
+
+
 def _two_owners(world: World) -> None:
     world.project.mkdir()
     for name, owner in (("billing", "Alice"), ("search", "Carol")):
