@@ -146,17 +146,19 @@ class Reading:
 
 
 def holds_more(old: MemoryText, new: MemoryText, judgement: Judgement) -> bool:
-    """Whether `old` states a value, in a statement `judgement` (of `new` against `old`)
+    """Whether `old` says something, in a statement `judgement` (of `new` against `old`)
     does not change, that `new` does not say: the new memory alone does not hold all the
     old one did ("The staging cache is now redis-stg-4" beside a note of the staging cache
-    and database). Hidden or archived as superseded, the old memory would take that value
-    out of recall."""
+    and database; "The web app needs Node 22 to build" beside "Building the web app needs
+    Node 18. Builds run on Fridays."). Hidden or archived as superseded, the old memory
+    would take that out of recall. (Only a statement with a value counted once: a rule or
+    a habit said in plain words went with it.)"""
     changed = {c.old.span for c in judgement.changes}
     reading, said = read_memory(old), read_memory(new).keys
     return any(
         statement.span not in changed
         and not statement.heading
-        and any(term.valued and term.key not in said for term in terms.terms)
+        and any(term.key not in said for term in terms.terms)
         for statement, terms in zip(reading.statements, reading.terms, strict=True)
     )
 

@@ -376,8 +376,8 @@ class _Planner:
                 verdict = replace(verdict, kind="duplicate")
             judged = verdict.judgement
             left_out = judged.left_out if judged is not None else ()
-            # ... or a statement of its own with a value ("The staging cache is now
-            # redis-stg-4" / a note of the staging cache and database).
+            # ... or a statement of its own, with a value or in plain words ("The staging
+            # cache is now redis-stg-4" / a note of the staging cache and database).
             more = judged is not None and holds_more(
                 MemoryText.of(memories[older].doc), MemoryText.of(memories[newer].doc), judged
             )

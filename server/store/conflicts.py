@@ -26,6 +26,7 @@ import regex
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.judgement import (
     Judgement,
+    holds_more,
     pair_capitals,
     read_against,
     read_memory,
@@ -162,19 +163,11 @@ def told_apart(
 
 
 def says_all_of(new: FactText, old: FactText, verdict: Verdict) -> bool:
-    """Whether `new` says all that `old` does, but for the statements `verdict` (of `new`
-    against `old`) changes: every other statement of `old` holds no term `new` does not.
-    Only such an old memory may be put away as superseded: one that says more would take
-    what else it says out of recall ("The web app needs Node 22 to build" beside "Building
-    the web app needs Node 18. Builds run on Fridays.")."""
-    if verdict.judgement is None:
-        return False
-    old, new = _plain(old), _plain(new)
-    changed = {c.old.span for c in verdict.judgement.changes}
-    reading, said = read_memory(old), set(read_memory(new).keys)
-    return all(
-        statement.span in changed or statement.heading or set(terms.keys) <= said
-        for statement, terms in zip(reading.statements, reading.terms, strict=True)
+    """Whether `new` says all that `old` does but the statements `verdict` (of `new`
+    against `old`) changes (`holds_more`): only such an old memory may be put away as
+    superseded."""
+    return verdict.judgement is not None and not holds_more(
+        _plain(old), _plain(new), verdict.judgement
     )
 
 

@@ -66,6 +66,17 @@ def test_a_newer_note_of_one_statement_of_several_archives_nothing():
     assert notice.path == old.path and "leaves out a statement of the older" in notice.reason
 
 
+def test_a_newer_note_that_leaves_out_a_plain_statement_archives_nothing():
+    # A habit said in plain words, no value in it: archived with the older, it was gone.
+    old = memory("Staging", "The staging cache is redis-stg-2.\n"
+                 "The staging cache is flushed after every deploy.", days=10)  # fmt: skip
+    new = memory("Staging", "The staging cache is now redis-stg-4.", days=200)
+    p = plan([new, old])
+    assert not p.archives
+    (notice,) = [n for n in p.notices if n.kind == "possible"]
+    assert notice.path == old.path and "leaves out a statement of the older" in notice.reason
+
+
 def test_a_link_the_writer_made_unsure_is_reported_never_acted_on():
     """`maybeSupersedes` is a lean of the rules: taking the older fact out of recall needs
     a settled verdict, or a model's (`supersedes`)."""

@@ -1866,6 +1866,19 @@ def test_a_confirmed_correction_that_leaves_out_a_value_is_marked_not_hidden() -
     assert (found.older.path, found.settled) == ("/m/a.md", False)
 
 
+def test_a_newer_memory_that_leaves_out_a_plain_statement_does_not_hide_the_older() -> None:
+    # Hidden, the older took "rotated by the auth service" out of recall: only a statement
+    # with a value counted as more.
+    old = doc(
+        "a.md",
+        "Session tokens expire after 24 h. They are rotated by the auth service.",
+        "2025-01-01",
+    )
+    new = doc("b.md", "Session tokens expire after 12 h.", "2025-03-01")
+    found = superseded([old, new])
+    assert list(found) == ["/m/a.md"] and not found["/m/a.md"].settled
+
+
 def test_an_unsure_pair_is_delivered_whole_and_marked_where_the_writer_linked_it() -> None:
     old = doc(
         "a.md", "The production database is PostgreSQL 14 after the spring upgrade.", "2025-01-01"
