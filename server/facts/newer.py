@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import datetime
 import functools
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import regex
@@ -30,6 +31,7 @@ from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.judgement import (
     NAME_REPLACED,
     SAID_NARROWER,
+    Judgement,
     MemoryText,
     holds_more,
     judge,
@@ -182,6 +184,7 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
     """Older path → what supersedes it, among `docs` (a delivery: a handful); an
     unsettled entry (`settled` False) hides nothing."""
     out: dict[str, Superseded] = {}
+    replaced: dict[str, frozenset[str]] = {}  # per older hidden, the values replaced
     ordered = sorted(docs, key=_newness)
     for i, older in enumerate(ordered):
         for newer in reversed(ordered[i + 1 :]):
@@ -235,6 +238,7 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
                 and not holds_more(_text(older), _text(newer), verdict)
             ):
                 out[older.path] = Superseded(older, newer, verdict.reason)
+                replaced[older.path] = _replaced_values(verdict)
                 break
             # Both delivered, the newer marked as perhaps correcting the older: the writer's
             # links, a sure verdict that leaves out a value or crosses two titles, and the
@@ -243,4 +247,32 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             # changed by chance.
             if older.path not in out and (confirmed or leaned or verdict.sure or unseen):
                 out[older.path] = Superseded(older, newer, verdict.reason, settled=False)
+    return _told_apart(out, replaced)
+
+
+def _replaced_values(verdict: Judgement) -> frozenset[str]:
+    return frozenset(t.key for c in verdict.changes for r in c.comparison.regions for t in r.old)
+
+
+def _told_apart(
+    out: dict[str, Superseded], replaced: dict[str, frozenset[str]]
+) -> dict[str, Superseded]:
+    """`out`, where one newer memory would hide two older ones titled by hand as two
+    things and replaces different values of them, with neither hidden: "The owner is now
+    Bob." beside the billing service's "The owner is Alice." and the search service's "The
+    owner is Carol." does not say which it corrects (the writer linked it to both, unsure:
+    docs/writing.md, "Which memory a correction means"); hiding both took both owners out
+    of sight. Both are delivered, marked. Notes of the same old value ("Node 18" said
+    twice), and a chain of corrections of one thing (untitled notes: "CI runs on
+    Jenkins", "We moved CI to GitHub Actions", "CI now runs on Buildkite") are still
+    hidden."""
+    hidden: dict[str, list[Superseded]] = defaultdict(list)
+    for entry in out.values():
+        if entry.settled:
+            hidden[entry.newer.path].append(entry)
+    for entries in hidden.values():
+        things = {title_key(e.older.title) for e in entries if _titled(e.older)}
+        if len(things) > 1 and len({replaced[e.older.path] for e in entries}) > 1:
+            for entry in entries:
+                out[entry.older.path] = replace(entry, settled=False)
     return out

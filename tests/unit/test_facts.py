@@ -1879,6 +1879,35 @@ def test_a_newer_memory_that_leaves_out_a_plain_statement_does_not_hide_the_olde
     assert list(found) == ["/m/a.md"] and not found["/m/a.md"].settled
 
 
+def test_a_newer_note_that_replaces_two_facts_alike_hides_neither() -> None:
+    # "The owner is now Bob." does not say whose owner it corrects: hiding both older
+    # notes took the billing and the search service's owners out of sight.
+    def titled(path: str, title: str, body: str, updated: str) -> MemoryDocument:
+        text_ = f"---\nname: {title}\ndescription: x\ntype: project\nupdated: {updated}\n---\n\n{body}\n"
+        return parse_memory(
+            text_, path=f"/m/{path}", relative_path=path, scope=Scope.PROJECT, mtime_ms=0
+        )
+
+    billing = titled("a.md", "Billing service", "The owner is Alice.", "2025-01-01")
+    search = titled("b.md", "Search service", "The owner is Carol.", "2025-01-02")
+    bob = doc("c.md", "The owner is now Bob.", "2025-03-01")
+    found = superseded([billing, search, bob])
+    assert sorted(found) == ["/m/a.md", "/m/b.md"]
+    assert not any(entry.settled for entry in found.values())
+    # Untitled, the same notes read as a chain of corrections of one owner: hidden.
+    chain = superseded([doc("a.md", billing.body, "2025-01-01"), doc("b.md", search.body,
+                        "2025-01-02"), bob])  # fmt: skip
+    assert sorted(chain) == ["/m/a.md", "/m/b.md"]
+    assert all(entry.settled for entry in chain.values())
+    # The same old value said twice is one fact: both notes are outdated by it.
+    node = doc("d.md", "The web app needs Node 18.", "2025-01-01")
+    again = doc("e.md", "Yes, the web app needs Node 18.", "2025-01-02")
+    newer = doc("f.md", "The web app needs Node 22.", "2025-03-01")
+    hidden = superseded([node, again, newer])
+    assert sorted(hidden) == ["/m/d.md", "/m/e.md"]
+    assert all(entry.settled for entry in hidden.values())
+
+
 def test_an_unsure_pair_is_delivered_whole_and_marked_where_the_writer_linked_it() -> None:
     old = doc(
         "a.md", "The production database is PostgreSQL 14 after the spring upgrade.", "2025-01-01"
