@@ -231,7 +231,11 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             # 5433"), or in statements of its own ("The staging cache is now redis-stg-4"
             # / a list of the staging database, cache and owner): hiding the older would
             # take those values out of sight.
-            settles = (verdict.sure and not titled_apart) or confirmed
+            # The writer linked the newer to several memories it perhaps corrects: it could
+            # not tell which one it meant ("The owner is now Bob." beside two services'
+            # owners), so the rules' verdict on one pair alone hides nothing.
+            several = leaned and len(newer.paths_of(MAYBE_SUPERSEDES_KEY)) > 1
+            settles = (verdict.sure and not titled_apart and not several) or confirmed
             if (
                 settles
                 and not verdict.left_out

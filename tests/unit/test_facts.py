@@ -1894,6 +1894,13 @@ def test_a_newer_note_that_replaces_two_facts_alike_hides_neither() -> None:
     found = superseded([billing, search, bob])
     assert sorted(found) == ["/m/a.md", "/m/b.md"]
     assert not any(entry.settled for entry in found.values())
+    # Delivered alone beside the older, as a fast phase of two does: the writer linked the
+    # newer to both, unsure which it meant, so it hides neither.
+    linked = doc("c.md", bob.body, "2025-03-01", "maybeSupersedes: [a.md, b.md]\n")
+    (alone,) = superseded([billing, linked]).values()
+    assert not alone.settled
+    one = doc("c.md", bob.body, "2025-03-01", "maybeSupersedes: [a.md]\n")
+    assert superseded([billing, one])["/m/a.md"].settled  # the rules are sure of one
     # Untitled, the same notes read as a chain of corrections of one owner: hidden.
     chain = superseded([doc("a.md", billing.body, "2025-01-01"), doc("b.md", search.body,
                         "2025-01-02"), bob])  # fmt: skip
