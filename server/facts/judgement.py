@@ -81,6 +81,8 @@ ADDED = "the same statement, a thing added after it"
 SAID_NARROWER = "said again of a narrower thing"
 SAID_WITH_A_WORD = "said again with a word of its own among its words"
 NAME_REPLACED = "perhaps a name replaced: the old one is not said, a word of its own opens"
+# A value changed of the thing the old memory's title names (`_named_by_title`).
+NAMED_BY_TITLE = "a value changed of the thing the title names"
 # The new statement changes two old statements alike: which it means is not said.
 ALIKE = "a value of statements alike changed, which one is not said"
 
@@ -368,6 +370,33 @@ def _under_one_title(c: Comparison) -> Comparison:
     return c
 
 
+def _named_by_title(
+    old: MemoryText, a: Reading, i: int, b: Reading, j: int, c: Comparison
+) -> Comparison:
+    """`c`, a value changed "perhaps of a narrower thing", as a value changed in the same
+    slot when the words the new statement puts before it are the old memory's title, given
+    by hand: "The search service owner is now Bob" beside "The owner is Carol." in the
+    memory titled "Search service" names that memory's subject, not a narrower one. Only
+    when the title is said whole (but for words of the old statement) and nothing else:
+    beside "Billing service" the same statement stays a lean."""
+    if (
+        c.reason != NARROWER
+        or a.statements[i].label
+        or b.statements[j].label
+        or title_is_derived(old.title, old.body)
+    ):
+        # A labelled line's text is its value alone: the sentence put in its place would
+        # read "Owner: The search service owner is now Bob".
+        return c
+    stated, said = set(a.terms[i].keys), set(b.terms[j].keys)
+    values = {t.key for r in c.regions for t in r.new}
+    qualifier = said - stated - values
+    title = set(read_terms(old.title).keys)
+    if qualifier and qualifier <= title and title <= qualifier | stated:
+        return replace(c, sure=True, reason=NAMED_BY_TITLE)
+    return c
+
+
 def _same_given_title(old: MemoryText, new: MemoryText) -> bool:
     if title_is_derived(old.title, old.body) or title_is_derived(new.title, new.body):
         return False
@@ -432,6 +461,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         # One title given by hand: the subject is settled, so a statement of the same shape
         # with one value of one kind changed is that value's update, not another subject.
         pairs = [(i, j, _under_one_title(c)) for i, j, c in pairs]
+    else:
+        pairs = [(i, j, _named_by_title(old, a, i, b, j, c)) for i, j, c in pairs]
     different = [c for _, _, c in pairs if c.relation == "different"]
     if not (b.values - a.values):
         # "Says more" only with a value the old memory lacks (it may say it elsewhere).

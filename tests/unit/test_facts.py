@@ -22,6 +22,7 @@ from memory_recall.server.facts.changes import _put
 from memory_recall.server.facts.judgement import (
     ALIKE,
     NAME_REPLACED,
+    NAMED_BY_TITLE,
     Judgement,
     MemoryText,
     Reading,
@@ -1977,6 +1978,23 @@ def test_the_statement_a_change_says_more_of_is_the_one_it_changes(
     found = judge(text(new), text(old))
     assert ALIKE not in found.reason, found
     assert [old.split("\n")[c.old.line] for c in found.changes] == [line]
+
+
+def test_words_before_the_subject_that_are_the_memorys_title_name_its_subject() -> None:
+    search = MemoryText("Search service", "x", "The owner is Carol.\nIt runs on the search cluster.",
+                        "project")  # fmt: skip
+    billing = MemoryText("Billing service", "x", "The owner is Alice.\nIt runs on payments.",
+                         "project")  # fmt: skip
+    new = text("The search service owner is now Bob.")
+    found = judge(new, search)
+    assert (found.kind, found.sure, found.reason) == ("update", True, NAMED_BY_TITLE)
+    assert rewrite(search, found).body == (
+        "The search service owner is now Bob.\nIt runs on the search cluster."
+    )
+    assert not judge(new, billing).sure  # another memory's title: a lean
+    # A labelled line takes only its value in place: the sentence would be put there whole.
+    listed = MemoryText("Search service", "x", "Owner: Carol", "project")
+    assert not judge(new, listed).sure
 
 
 @pytest.mark.parametrize(
