@@ -264,12 +264,13 @@ def _told_apart(
     """`out`, where one newer memory would hide two older ones titled by hand as two
     things and replaces different values of them, with neither hidden: "The owner is now
     Bob." beside the billing service's "The owner is Alice." and the search service's "The
-    owner is Carol." does not say which it corrects (the writer linked it to both, unsure:
-    docs/writing.md, "Which memory a correction means"); hiding both took both owners out
-    of sight. Both are delivered, marked. Notes of the same old value ("Node 18" said
-    twice), and a chain of corrections of one thing (untitled notes: "CI runs on
-    Jenkins", "We moved CI to GitHub Actions", "CI now runs on Buildkite") are still
-    hidden."""
+    owner is Carol." does not say which it corrects (docs/writing.md, "Which memory a
+    correction means"); hiding both took both owners out of sight. Both are delivered,
+    marked. A note the writer made carries its doubt in its links (`several`, above);
+    this is for one it never linked to both, written by hand or by another agent. Notes
+    of the same old value ("Node 18" said twice), and a chain of corrections of one thing
+    (untitled notes: "CI runs on Jenkins", "We moved CI to GitHub Actions", "CI now runs
+    on Buildkite") are still hidden."""
     hidden: dict[str, list[Superseded]] = defaultdict(list)
     for entry in out.values():
         if entry.settled:

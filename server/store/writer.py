@@ -637,10 +637,10 @@ class MemoryWriter:
                 and verdict.acts
                 and verdict.similarity >= ALSO_REPLACED_SIMILARITY
             ]
-            whole = [
-                doc for doc, verdict in others if says_all_of(new, MemoryText.of(doc), verdict)
-            ]
-            kept = [doc for doc, _verdict in others if doc not in whole]
+            whole: list[MemoryDocument] = []
+            kept: list[MemoryDocument] = []
+            for doc, verdict in others:
+                (whole if says_all_of(new, MemoryText.of(doc), verdict) else kept).append(doc)
             self._plan_rewrite(plan, request, new, winner[0], winner[1], whole, kept)
         else:
             unsure = [(doc, verdict) for doc, verdict in judged if verdict.links]
