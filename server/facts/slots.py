@@ -106,6 +106,10 @@ SLOT_TERMS = 3
 FLIP_AT_LEAST = 0.4
 # Plain words the new statement may say around its new value.
 SAID_AROUND = 4
+# A count's noun inflected for its number: a stem of at least COUNT_STEM letters, an ending of
+# at most COUNT_ENDING (`_count_agrees`).
+COUNT_STEM = 3
+COUNT_ENDING = 2
 # Terms of the old statement the new one may leave out and still restate its slot.
 DROPPED_AT_MOST = 1
 # Share of the old statement's terms a sure change must keep (its subject and attribute).
@@ -381,6 +385,25 @@ def _stretches(terms: Terms, put: tuple[Term, ...]) -> list[tuple[Term, ...]]:
 
 
 _LETTER = regex.compile(r"\p{L}")
+
+
+def _count_agrees(
+    old_valued: list[Term], old_plain: list[Term], new_valued: list[Term], new_plain: list[Term]
+) -> bool:
+    """Whether the one plain word each side adds to a changed number is that number's noun,
+    inflected for it: the numbers' units, one word whose forms differ only in an ending of
+    at most two letters after a stem of three (terms keep a word's first five letters, so
+    longer words already agree: "approval" / "approvals")."""
+    if len(old_plain) != 1 or len(new_plain) != 1:
+        return False
+    a, b = old_plain[0].key, new_plain[0].key
+    if a == b or not any(t.kind == "number" and t.shape == a for t in old_valued):
+        return False
+    if not any(t.kind == "number" and t.shape == b for t in new_valued):
+        return False
+    shorter = min(len(a), len(b))
+    stem = next((i for i in range(shorter) if a[i] != b[i]), shorter)
+    return stem >= COUNT_STEM and len(a) - stem <= COUNT_ENDING and len(b) - stem <= COUNT_ENDING
 
 
 def _at_subject(region: Region) -> bool:
@@ -679,6 +702,13 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
         old_plain = [t for t in region.old if not t.valued]
         new_plain = [t for t in region.new if not t.valued]
         old_valued = [t for t in region.old if t.valued]
+        if _count_agrees(old_valued, old_plain, new_valued, new_plain):
+            # The noun after a count agrees with it ("3 узла" / "5 узлов", "1 node" / "3
+            # nodes", "3 uzly" / "5 uzlů"): the same word, not a word said along with it,
+            # and kept as the slot's words are.
+            old_plain, new_plain = [], []
+            kept += 1 / len(old_keys)
+            keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
 
         def said_around(values: list[Term], plain: list[Term], bare: bool) -> bool:
             return bare and len(values) <= VALUE_TERMS and len(plain) <= SAID_AROUND

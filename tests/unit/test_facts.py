@@ -294,6 +294,29 @@ def test_a_changed_value_of_one_slot_is_a_sure_update(old: str, new: str) -> Non
     assert (found.kind, found.sure) == ("update", True), found
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The staging cluster has 3 nodes.", "The staging cluster now has 1 node."),
+        ("В staging-кластере 3 узла.", "В staging-кластере теперь 5 узлов."),
+        ("Klaster ma 3 węzły.", "Klaster ma teraz 5 węzłów."),
+        ("Кластер має 3 вузли.", "Кластер тепер має 5 вузлів."),
+        ("Il cluster ha 1 nodo.", "Il cluster ora ha 3 nodi."),
+    ],
+)
+def test_a_count_whose_noun_agrees_with_it_is_a_sure_update(old: str, new: str) -> None:
+    # The noun after a number takes the number's form (singular, Slavic 2–4 and 5+): the
+    # same word, so the count alone changed. The rewrite puts the new statement in place.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert [(c.old.text, c.new.text) for c in found.changes] == [(old, new)]
+
+
+def test_a_count_s_noun_replaced_by_another_word_stays_a_lean() -> None:
+    found = judge(text("The cluster now has 5 notes."), text("The cluster has 3 nodes."))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
 def test_an_announced_change_is_never_a_duplicate() -> None:
     found = judge(
         text("Python code is formatted with ruff format now."),
