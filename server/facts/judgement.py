@@ -49,6 +49,7 @@ from memory_recall.server.facts.slots import (
 )
 from memory_recall.server.facts.statements import Statement, split_statements
 from memory_recall.server.facts.terms import (
+    STEM_CHARS,
     Term,
     Terms,
     capitals_mark_names,
@@ -81,6 +82,7 @@ ADDED = "the same statement, a thing added after it"
 SAID_NARROWER = "said again of a narrower thing"
 SAID_WITH_A_WORD = "said again with a word of its own among its words"
 NAME_REPLACED = "perhaps a name replaced: the old one is not said, a word of its own opens"
+NAMED_ANEW = "perhaps a name of its own: a word the old memory does not hold opens the new"
 # A value changed of the thing the old memory's title names (`_named_by_title`).
 NAMED_BY_TITLE = "a value changed of the thing the title names"
 # The new statement changes two old statements alike: which it means is not said.
@@ -214,11 +216,20 @@ def _name_replaced(a: Reading, b: Reading) -> bool:
     names = {t.key for terms in a.terms for t in terms.terms if t.kind == "name"}
     if not names or names & b.keys:
         return False
+    return _opens_with_a_word_of_its_own(a, b)
+
+
+def _opens_with_a_word_of_its_own(a: Reading, b: Reading) -> bool:
+    """Whether a statement of the new memory (`b`) opens with a capitalised word the old one
+    (`a`) does not hold: perhaps a name, which a sentence's first capital does not mark.
+    (A word's term keeps its first letters, a name's the whole: "Docker" opening one
+    statement is the "Docker" named inside the other.)"""
+    held = a.keys | {key[:STEM_CHARS] for key in a.keys}
     return any(
         terms.terms[0].kind == "word"
         and terms.terms[0].start == 0
         and terms.text[:1].isupper()
-        and terms.terms[0].key not in a.keys
+        and terms.terms[0].key not in held
         for terms in b.terms
         if terms.terms
     )
@@ -604,6 +615,12 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                     )
                     sure = not any(change.loses for change in changes)
                     return Judgement("update", sure, ADDED, similarity, changes)
+            if _opens_with_a_word_of_its_own(a, b):
+                # "Carol replaces Bob in the on-call rotation next week" beside "Our on-call
+                # rotation: Alice this week, Bob next week": most words said again, but a
+                # capital opening the new one may be a name the old memory never held.
+                # Dropped as known, the new fact was gone. A lean that only links.
+                return Judgement("update", False, NAMED_ANEW, similarity)
             sure = all(c.sure for _, _, c in same) or similarity >= DUPLICATE_AT_LEAST
             return Judgement("duplicate", sure, "the same fact, reworded", similarity)
         if similarity >= PARAPHRASE_AT_LEAST:

@@ -30,6 +30,7 @@ import regex
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.judgement import (
     NAME_REPLACED,
+    NAMED_ANEW,
     SAID_NARROWER,
     Judgement,
     MemoryText,
@@ -220,10 +221,11 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             if titled_apart and not (confirmed or leaned or unseen):
                 continue
             verdict = _judge(_text(newer), _text(older))
-            # A name perhaps replaced where a sentence opens ("Bob is the new on-call
-            # engineer" / "The on-call engineer is Alice") changes no value the rules can
-            # point to: it only marks, never hides.
-            renamed = verdict.reason == NAME_REPLACED and (leaned or unseen)
+            # A name perhaps replaced or given anew where a sentence opens ("Bob is the new
+            # on-call engineer" / "The on-call engineer is Alice", "Carol replaces Bob in
+            # the on-call rotation" / "On-call rotation: Alice, then Bob") changes no value
+            # the rules can point to: it only marks, never hides.
+            renamed = verdict.reason in (NAME_REPLACED, NAMED_ANEW) and (leaned or unseen)
             if verdict.kind != "update" or not (verdict.replaces_value or renamed):
                 continue
             # The newer may leave out a value the older states beside the one it changes

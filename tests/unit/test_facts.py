@@ -22,6 +22,7 @@ from memory_recall.server.facts.changes import _put
 from memory_recall.server.facts.judgement import (
     ALIKE,
     NAME_REPLACED,
+    NAMED_ANEW,
     NAMED_BY_TITLE,
     Judgement,
     MemoryText,
@@ -2055,6 +2056,43 @@ def test_a_name_replaced_where_a_sentence_opens_is_a_lean_to_an_update(old: str,
 )
 def test_a_name_said_again_or_no_opening_of_its_own_is_no_name_replaced(old: str, new: str) -> None:
     assert judge(text(new), text(old)).reason != NAME_REPLACED
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "Our on-call rotation: Alice this week, Bob next week.",
+            "Carol replaces Bob in the on-call rotation next week.",
+        ),
+        (
+            "Release duty rotates: Omar this sprint, Lena next sprint.",
+            "Priya replaces Lena on release duty next sprint.",
+        ),
+    ],
+)
+def test_a_new_name_opening_a_reworded_statement_is_never_dropped_as_known(
+    old: str, new: str
+) -> None:
+    # Most of the new words said again, and the name that is new opens the sentence, where
+    # a capital marks none: it was "the same fact, reworded", a sure duplicate, and the new
+    # fact was dropped. A lean that no tier settles; recall marks the older, never hides it.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure, found.reason) == ("update", False, NAMED_ANEW)
+    assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
+    older = doc("a.md", old, "2025-01-01")
+    newer = doc("b.md", new, "2025-03-01", "created: 2025-03-01\nmaybeSupersedes: [a.md]\n")
+    marked = superseded([older, newer])
+    assert list(marked) == ["/m/a.md"] and not marked["/m/a.md"].settled
+
+
+def test_a_reworded_statement_opening_with_a_name_the_old_one_holds_is_still_a_duplicate() -> None:
+    # "Docker" opening the new statement is the "Docker" named inside the old one.
+    found = judge(
+        text("Docker must be running locally for the integration tests."),
+        text("Integration tests need Docker running locally."),
+    )
+    assert found.kind == "duplicate"
 
 
 def test_a_note_the_writer_linked_on_a_shared_subject_word_hides_nothing() -> None:
