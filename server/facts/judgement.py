@@ -32,7 +32,13 @@ from typing import Literal
 import regex
 from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.replaced import read_replaced
-from memory_recall.server.facts.restated import inserts_a_word, narrows, narrows_first, qualifies
+from memory_recall.server.facts.restated import (
+    inserts_a_word,
+    narrows,
+    narrows_first,
+    qualifies,
+    swaps_a_word,
+)
 from memory_recall.server.facts.slots import (
     BROADER,
     NARROWER,
@@ -81,6 +87,7 @@ OF_A_HEADING = "a new value of what a heading names"
 ADDED = "the same statement, a thing added after it"
 SAID_NARROWER = "said again of a narrower thing"
 SAID_WITH_A_WORD = "said again with a word of its own among its words"
+WORD_SWAPPED = "said again with a word or two swapped, added or left out, or moved"
 NAME_REPLACED = "perhaps a name replaced: the old one is not said, a word of its own opens"
 NAMED_ANEW = "perhaps a name of its own: a word the old memory does not hold opens the new"
 # A value changed of the thing the old memory's title names (`_named_by_title`).
@@ -615,6 +622,13 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                     )
                     sure = not any(change.loses for change in changes)
                     return Judgement("update", sure, ADDED, similarity, changes)
+            if any(swaps_a_word(a.terms[i], b.terms[j]) for i, j, _c in same):
+                # "Backups run at most once a day" beside "… at least once a day", "The API
+                # only accepts JSON" beside "The API accepts JSON": a word or two swapped,
+                # added or left out, or two words changing places, where the terms see
+                # none (function words, no order). Dropped as known, the new fact was
+                # gone. A lean that only links.
+                return Judgement("update", False, WORD_SWAPPED, similarity)
             if _opens_with_a_word_of_its_own(a, b):
                 # "Carol replaces Bob in the on-call rotation next week" beside "Our on-call
                 # rotation: Alice this week, Bob next week": most words said again, but a

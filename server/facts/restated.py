@@ -33,7 +33,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 import regex
-from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, lexicon
+from memory_recall.server.facts.terms import CJK_CHAR, STEM_CHARS, Term, Terms, lexicon
 
 # Words of its own a statement adds after all of another's to qualify it (one is enough
 # after a conjunction); in CJK, a stretch set off by one of these marks.
@@ -519,6 +519,55 @@ def inserts_a_word(old: Terms, new: Terms, known: frozenset[str]) -> bool:
     there hold a particle of scope ("읽기 요청에 대해": `inserts_aligned`)."""
     opcodes = SequenceMatcher(None, old.keys, new.keys, autojunk=False).get_opcodes()
     return inserts_aligned(old, new, opcodes, known)
+
+
+def swaps_a_word(old: Terms, new: Terms) -> bool:
+    """Whether `new` says `old`'s words, function words included, with one or two of them
+    swapped for others in one place (not the same words inflected: their stems differ), or
+    added or left out there when they restrict or tell what was, or two of them changing
+    places: "at least once a day" / "at most …", "is up" / "is down", "vor dem Deploy" /
+    "nach dem Deploy", "с покрытием" / "без покрытия", "The API accepts JSON" / "The API
+    only accepts JSON", "Sam is the tech lead" / "Sam was …", "Prefer composition over
+    inheritance" / "Prefer inheritance over composition". The terms leave function words
+    out and keep no order, so such a pair reads as one statement reworded, yet each may
+    turn it round or narrow it. Not where
+    the terms read pairs of characters (Chinese, Japanese, Korean: a Korean word carries
+    its endings, "합니다" / "진행합니다") nor in a script written without spaces, whose run
+    is a single token."""
+    if _BY_PAIRS.search(old.text) or _BY_PAIRS.search(new.text):
+        return False
+    a = [w.casefold() for w in _TOKEN.findall(old.text)]
+    b = [w.casefold() for w in _TOKEN.findall(new.text)]
+    if a == b:
+        return False
+    if len(a) == len(b):
+        apart = [k for k in range(len(a)) if a[k] != b[k]]
+        # Two words changed places: "from MySQL to Postgres" / "from Postgres to MySQL".
+        if len(apart) == 2 and (a[apart[0]], a[apart[1]]) == (b[apart[1]], b[apart[0]]):
+            return True
+    edits = [
+        op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    if len(edits) != 1:
+        return False
+    tag, i1, i2, j1, j2 = edits[0]
+    if i2 - i1 > SWAPPED_AT_MOST or j2 - j1 > SWAPPED_AT_MOST:
+        return False
+    if tag != "replace":
+        # A word added or left out mostly says how ("as usual", "really", "automatically"),
+        # unless it restricts ("only", "nur", "только") or tells what was ("was", "war").
+        said = " ".join(a[i1:i2] + b[j1:j2])
+        return bool(lexicon().only.search(said) or lexicon().past.search(said))
+    return {w[:STEM_CHARS] for w in a[i1:i2]} != {w[:STEM_CHARS] for w in b[j1:j2]}
+
+
+SWAPPED_AT_MOST = 2  # words on either side of the one place `swaps_a_word` reads
+
+
+_TOKEN = regex.compile(r"[\p{L}\p{M}\p{N}]+")
+_BY_PAIRS = regex.compile(
+    r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]"
+)
 
 
 def inserts_aligned(

@@ -24,6 +24,7 @@ from memory_recall.server.facts.judgement import (
     NAME_REPLACED,
     NAMED_ANEW,
     NAMED_BY_TITLE,
+    WORD_SWAPPED,
     Judgement,
     MemoryText,
     Reading,
@@ -2093,6 +2094,45 @@ def test_a_reworded_statement_opening_with_a_name_the_old_one_holds_is_still_a_d
         text("Integration tests need Docker running locally."),
     )
     assert found.kind == "duplicate"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Backups run at least once a day.", "Backups run at most once a day."),
+        ("The staging server is up.", "The staging server is down."),
+        ("Die Migrationen laufen vor dem Deploy.", "Die Migrationen laufen nach dem Deploy."),
+        ("Миграции запускаются до деплоя.", "Миграции запускаются после деплоя."),
+        ("Тесты запускаются с покрытием.", "Тесты запускаются без покрытия."),
+        ("The API accepts JSON.", "The API only accepts JSON."),
+        ("Sam is the tech lead.", "Sam was the tech lead."),
+        ("Prefer composition over inheritance.", "Prefer inheritance over composition."),
+    ],
+)
+def test_a_function_word_swapped_or_the_order_turned_is_never_dropped_as_known(
+    old: str, new: str
+) -> None:
+    # Function words are no terms and terms keep no order, so these read as one statement
+    # reworded: sure duplicates, the new fact dropped. A lean that no tier settles.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure, found.reason) == ("update", False, WORD_SWAPPED)
+    assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Use pnpm for installs.", "Use pnpm for installations."),
+        ("We deploy on Tuesdays.", "We deploy on Tuesdays as usual."),
+        ("The user likes short answers.", "The user really likes short answers."),
+        (
+            "Integration tests need Docker running locally.",
+            "Integration tests need Docker running locally.",
+        ),
+    ],
+)
+def test_a_word_inflected_or_one_of_manner_added_is_still_the_same_fact(old: str, new: str) -> None:
+    assert judge(text(new), text(old)).kind == "duplicate"
 
 
 def test_a_note_the_writer_linked_on_a_shared_subject_word_hides_nothing() -> None:
