@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -49,6 +49,8 @@ _DATA = Path(__file__).parent / "data"
 # Truncation stemming: a language-independent stand-in for a stemmer, enough for the
 # inflections of European languages and Russian (`payment`/`payments`, `déploie`/`déployer`).
 STEM_CHARS = 5
+# Letters glued to a number that make it a name ("1Password") when they are no unit.
+GLUED_NAME_AT_LEAST = 3
 # Distinct function words of a noun-capitalising language that mark a text as one.
 NOUN_LANGUAGE_EVIDENCE = 2
 
@@ -614,6 +616,10 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
         elif kind == "number":
             glued = match.group("glued")
             digits = surface[: len(surface) - len(glued)] if glued else surface
+            if glued and _names_a_thing(glued, lex.units):
+                # "1Password", "7zip", "4chan": a name that opens with digits, not a count.
+                terms.append(Term("name", surface.lower(), start, end))
+                continue
             if glued:
                 unit = lex.units.get(glued.lower(), glued.lower())
             else:
@@ -724,6 +730,14 @@ def _cjk_language(text: str) -> str:
     if _HAN.search(text):
         return "zh"
     return "none"
+
+
+def _names_a_thing(glued: str, units: Mapping[str, str]) -> bool:
+    """Whether the letters glued to a number make it a name rather than a count with its
+    unit: a word of three letters or more that is no unit ("1Password", not "10ms", "5GB",
+    "3rd", "30min")."""
+    word = glued.lower()
+    return len(word) >= GLUED_NAME_AT_LEAST and word not in units and word not in canonical_units()
 
 
 def _shape_of_numeric(surface: str) -> str:

@@ -319,6 +319,17 @@ def test_a_count_s_noun_replaced_by_another_word_stays_a_lean() -> None:
     assert (found.kind, found.sure) == ("update", False), found.reason
 
 
+def test_a_name_that_opens_with_digits_is_no_count() -> None:
+    # "1Password" was read as one "password", a count: beside "Vault" a value of another
+    # kind, so a sure "different fact", and Vault was recalled unmarked as the key's place.
+    kinds = {t.key: t.kind for t in read_terms("Use 7zip, 1Password, 10ms and 5GB.", True).terms}
+    assert kinds == {"7zip": "name", "1password": "name", "10 ms": "number", "5 gb": "number"}
+    found = judge(
+        text("The API key is stored in 1Password."), text("The API key is stored in Vault.")
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_an_announced_change_is_never_a_duplicate() -> None:
     found = judge(
         text("Python code is formatted with ruff format now."),
