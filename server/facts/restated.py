@@ -530,12 +530,16 @@ def swaps_a_word(old: Terms, new: Terms) -> bool:
     only accepts JSON", "Sam is the tech lead" / "Sam was …", "Prefer composition over
     inheritance" / "Prefer inheritance over composition". The terms leave function words
     out and keep no order, so such a pair reads as one statement reworded, yet each may
-    turn it round or narrow it. Not where
-    the terms read pairs of characters (Chinese, Japanese, Korean: a Korean word carries
-    its endings, "합니다" / "진행합니다") nor in a script written without spaces, whose run
-    is a single token."""
+    turn it round or narrow it. Where the terms read pairs of characters (Chinese,
+    Japanese, Korean: a Korean word carries its endings, "합니다" / "진행합니다") or the
+    script is written without spaces, a run is a single token: there only an "only" said
+    on one side counts ("API 接受 JSON" / "API 只接受 JSON", "JSONを" / "JSONだけを"; not
+    the Korean 만, which opens many words)."""
     if _BY_PAIRS.search(old.text) or _BY_PAIRS.search(new.text):
-        return False
+        if _HANGUL.search(old.text) or _HANGUL.search(new.text):
+            return False
+        only = lexicon().only
+        return bool(only.search(old.text)) != bool(only.search(new.text))
     a = [w.casefold() for w in _TOKEN.findall(old.text)]
     b = [w.casefold() for w in _TOKEN.findall(new.text)]
     if a == b:
@@ -565,6 +569,7 @@ SWAPPED_AT_MOST = 2  # words on either side of the one place `swaps_a_word` read
 
 
 _TOKEN = regex.compile(r"[\p{L}\p{M}\p{N}]+")
+_HANGUL = regex.compile(r"\p{Hangul}")
 _BY_PAIRS = regex.compile(
     r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]"
 )

@@ -2118,6 +2118,9 @@ def test_a_reworded_statement_opening_with_a_name_the_old_one_holds_is_still_a_d
         ("The API accepts JSON.", "The API only accepts JSON."),
         ("Sam is the tech lead.", "Sam was the tech lead."),
         ("Prefer composition over inheritance.", "Prefer inheritance over composition."),
+        ("API 接受 JSON。", "API 只接受 JSON。"),
+        ("API 只接受 JSON。", "API 接受 JSON。"),
+        ("APIはJSONを受け付けます。", "APIはJSONだけを受け付けます。"),
     ],
 )
 def test_a_function_word_swapped_or_the_order_turned_is_never_dropped_as_known(
