@@ -834,10 +834,15 @@ class _LabelledLine:
             # instead of the docker test DB" / "**How to apply:** use the docker test DB
             # for integration tests").
             or (new.change_cue and len(keys & self.keys) >= RELATED_CONTAINED * len(keys))
+            # Nearly all of its words the line's, said again with something changed ("Ask
+            # in #releases for a reviewer before merging, not #deploys" / "**How to
+            # apply:** ask in #deploys for a reviewer before merging").
+            or len(keys & self.keys) >= LINE_SAID_AGAIN * len(keys)
         )
 
 
 PARTLY_NAMED_LABEL = 2  # words of a label one of which a statement may leave unsaid
+LINE_SAID_AGAIN = 0.8  # share of a plain statement's terms a labelled line holds: said again
 
 
 def _labelled_lines(a: Reading) -> list[_LabelledLine]:

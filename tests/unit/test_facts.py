@@ -330,6 +330,22 @@ def test_a_name_that_opens_with_digits_is_no_count() -> None:
     assert (found.kind, found.sure) == ("update", True), found.reason
 
 
+def test_a_labelled_line_said_again_nearly_whole_is_answered_and_changed_in_place() -> None:
+    # A How-to-apply line answered only a statement naming its label or announcing a change:
+    # the correction was "a different fact", unlinked, the old channel recalled unmarked.
+    old = MemoryText(
+        "Deploy process",
+        "How we deploy",
+        "Deploys go through GitHub Actions.\n\n**How to apply:** ask in #deploys for a "
+        "reviewer before merging.",
+    )
+    found = judge(text("Ask in #releases for a reviewer before merging, not #deploys."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    body = rewrite(old, found).body
+    assert "**How to apply:** ask in #releases for a reviewer before merging" in body
+    assert body.startswith("Deploys go through GitHub Actions.")
+
+
 def test_an_announced_change_is_never_a_duplicate() -> None:
     found = judge(
         text("Python code is formatted with ruff format now."),
