@@ -2543,6 +2543,7 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
                 and new_terms.change_cue
                 and len(keys & set(old_terms.keys)) >= len(keys) / 2
             )
+            said_again = said_of and len(keys & set(old_terms.keys)) >= 0.8 * len(keys)
             if (
                 old_label
                 and old_label != label
@@ -2550,6 +2551,7 @@ def _every_pair(a: Reading, b: Reading) -> list[tuple[int, int, object]]:
                 and not (not label and owned & keys)
                 and not (not label and partly)
                 and not (not label and announced)
+                and not (not label and said_again)
             ):
                 continue
             polarity = a.negated != b.negated or new_terms.ends_a_state
