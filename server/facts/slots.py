@@ -71,6 +71,7 @@ Relation = Literal["same", "changed", "extends", "different", "unrelated"]
 # Reasons a judgement reads: two stretches of one shape differ (a template: another
 # subject, unless the memories share a title given by hand), or several things differ.
 SAME_SHAPE = "the same shape about another subject"
+SUBJECT_APART = "the same shape, another subject named where the subject stands"
 ANNOUNCED_SHAPE = "one shape, its change announced"
 SEVERAL = "several things differ"
 OTHER_SUBJECT = "the value of another subject"
@@ -684,6 +685,12 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # "We format Python with ruff now, line length 100" / "Use black with line
             # length 88": one shape, but the writer says it changed. A lean, linked.
             return Comparison("changed", False, ANNOUNCED_SHAPE, overlap, alike)
+        if any(map(_other_subject, regions)):
+            # "The API uses port 8080" / "The admin UI uses port 9090", "Staging deploys
+            # run at 10:00" / "Production deploys …": the subject named apart where it
+            # stands, another subject even under one title given by hand (a topic:
+            # "Ports", "Deploys").
+            return Comparison("different", True, SUBJECT_APART, overlap, alike)
         return Comparison("different", True, SAME_SHAPE, overlap, alike)
     if (
         len(regions) >= 2
@@ -886,4 +893,6 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
         return Comparison(
             "changed", False, "values changed in the same slot", overlap, tuple(valued_regions)
         )
+    if any(map(_other_subject, regions)):
+        return Comparison("different", False, SUBJECT_APART, overlap, tuple(valued_regions))
     return Comparison("different", False, SEVERAL, overlap, tuple(valued_regions))

@@ -346,6 +346,32 @@ def test_a_labelled_line_said_again_nearly_whole_is_answered_and_changed_in_plac
     assert body.startswith("Deploys go through GitHub Actions.")
 
 
+@pytest.mark.parametrize(
+    ("title", "old", "new"),
+    [
+        ("Ports", "The API uses port 8080.", "The admin UI uses port 9090."),
+        ("Deploys", "Staging deploys run at 10:00.", "Production deploys run at 14:00."),
+        ("Databases", "The main DB is Postgres 15.", "The analytics DB is ClickHouse 24."),
+    ],
+)
+def test_a_title_of_a_topic_does_not_make_another_subject_s_value_an_update(
+    title: str, old: str, new: str
+) -> None:
+    # One title given by hand settled the subject, so a statement of the same shape with
+    # another subject named first and another value was a sure update: the API's port,
+    # the staging deploy time, the main database were written over.
+    found = judge(MemoryText(title, title, new), MemoryText(title, title, old))
+    assert found.kind == "independent", found.reason
+
+
+def test_one_title_still_settles_a_value_of_the_same_subject() -> None:
+    found = judge(
+        MemoryText("Ports", "Ports", "The admin UI now uses port 9091."),
+        MemoryText("Ports", "Ports", "The API uses port 8080.\nThe admin UI uses port 9090."),
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_an_announced_change_is_never_a_duplicate() -> None:
     found = judge(
         text("Python code is formatted with ruff format now."),
