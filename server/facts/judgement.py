@@ -52,6 +52,7 @@ from memory_recall.server.facts.slots import (
     compare,
     compatible,
     dice,
+    subject_with_value,
 )
 from memory_recall.server.facts.statements import Statement, split_statements
 from memory_recall.server.facts.terms import (
@@ -528,7 +529,15 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             and leads
             and _same_given_title(old, new)
         ):
-            sure = all(c.regions and c.reason not in _TITLE_DOUBTS for _, _, c in changed)
+            # Not where the stretch that changed opens the statement and names something
+            # besides its value ("API는 8080 포트를" / "관리 UI는 9090 포트를": the subject
+            # changed with the value, as a title of a topic allows).
+            sure = all(
+                c.regions
+                and c.reason not in _TITLE_DOUBTS
+                and not any(map(subject_with_value, c.regions))
+                for _, _, c in changed
+            )
         changes = tuple(
             _repointing(
                 written_change(
