@@ -48,7 +48,9 @@ from memory_recall.server.facts.slots import (
     QUALIFIED,
     SAME_SHAPE,
     SEVERAL,
+    SUBJECT_APART,
     Comparison,
+    Region,
     compare,
     compatible,
     dice,
@@ -377,16 +379,37 @@ _TITLE_DOUBTS = (
 )
 
 
-def _under_one_title(c: Comparison) -> Comparison:
-    valued = [r for r in c.regions if r.valued]
+def _under_one_title(c: Comparison, title: frozenset[str]) -> Comparison:
+    """`c`, read under one title given by hand (`title`, its terms): values replaced, each
+    by one of its kind, in a statement of one shape are that title's subject's update —
+    unless another subject is named where the subject stands that the title does not name
+    (a title may name a topic of several: "Ports", "The API uses port 8080" / "The admin
+    UI uses port 9090"; "Puerto local de medios" names "local" in "En local, …")."""
+    # The stretches where another subject stands (`slots.SUBJECT_APART` keeps them after
+    # the values'): names or words, no number or value.
+    apart = [r for r in c.regions if not _holds_a_value(r)] if c.reason == SUBJECT_APART else []
+    valued = [r for r in c.regions if r.valued and r not in apart]
     if (
         c.relation == "different"
-        and c.reason in (SAME_SHAPE, SEVERAL)
+        and c.reason in (SAME_SHAPE, SEVERAL, SUBJECT_APART)
         and valued
         and all(compatible(r.old, r.new) for r in valued)
+        and all(_named_in(r, title) for r in apart)
     ):
-        return replace(c, relation="changed", sure=False, reason="a value changed under one title")
+        return replace(
+            c, relation="changed", sure=False, reason="a value changed under one title",
+            regions=tuple(valued),
+        )  # fmt: skip
     return c
+
+
+def _holds_a_value(region: Region) -> bool:
+    return any(t.kind in ("number", "value") for t in region.old + region.new)
+
+
+def _named_in(region: Region, title: frozenset[str]) -> bool:
+    """Whether the title names what a stretch of either side says (a word of it, by stem)."""
+    return any(t.key[:STEM_CHARS] in title for t in region.old + region.new)
 
 
 def _named_by_title(
@@ -479,7 +502,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
     if _same_given_title(old, new):
         # One title given by hand: the subject is settled, so a statement of the same shape
         # with one value of one kind changed is that value's update, not another subject.
-        pairs = [(i, j, _under_one_title(c)) for i, j, c in pairs]
+        titled = frozenset(k[:STEM_CHARS] for k in read_terms(old.title).keys)
+        pairs = [(i, j, _under_one_title(c, titled)) for i, j, c in pairs]
     else:
         pairs = [(i, j, _named_by_title(old, a, i, b, j, c)) for i, j, c in pairs]
     different = [c for _, _, c in pairs if c.relation == "different"]
@@ -650,7 +674,10 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             if _name_replaced(a, b):
                 return Judgement("update", False, NAME_REPLACED, similarity)
             return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
-    restated = {i for i, _, c in same if c.sure}
+    # A statement said again with a word swapped ("Alice left the platform team" / "Alice is
+    # on the platform team") restates nothing: grown by the new memory, the old one kept
+    # saying Alice is on the team, and her leaving was gone.
+    restated = {i for i, j, c in same if c.sure and not swaps_a_word(a.terms[i], b.terms[j])}
     # ... unless a statement said again announces a change ("`requests` is deprecated
     # here; use `httpx`" beside "Use `requests` for HTTP calls": "with more said", the
     # memory told both to use requests and to use httpx).

@@ -226,7 +226,11 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             # the on-call rotation" / "On-call rotation: Alice, then Bob") changes no value
             # the rules can point to: it only marks, never hides.
             renamed = verdict.reason in (NAME_REPLACED, NAMED_ANEW) and (leaned or unseen)
-            if verdict.kind != "update" or not (verdict.replaces_value or renamed):
+            # Nor does a lean the writer linked that changes no value the rules point to
+            # ("Alice left the platform team" / "Alice is on the platform team", "at most
+            # once a day" / "at least …"): the writer's link marks it, never hides it.
+            linked_lean = leaned and verdict.kind == "update" and not verdict.sure
+            if verdict.kind != "update" or not (verdict.replaces_value or renamed or linked_lean):
                 continue
             # The newer may leave out a value the older states beside the one it changes
             # ("the test database port is now 6432" / "…at db-test-2.internal, port

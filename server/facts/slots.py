@@ -415,15 +415,16 @@ def _at_subject(region: Region) -> bool:
 
 def subject_with_value(region: Region) -> bool:
     """Whether a stretch that changed opens the statement and holds, on each side, a number
-    or value and something else named, not the same: the subject changed with the value
-    ("API는 8080" / "관리 UI는 9090"). (Names alone are the value: "Maria Lopez" / "Tom
-    Becker leads the backend team".)"""
+    or value and a name or identifier, not the same: the subject changed with the value
+    ("API는 8080" / "관리 UI는 9090"; not a verb reworded beside it, "send 600 requests" /
+    "accepts 100 requests"). (Names alone are the value: "Maria Lopez" / "Tom Becker leads
+    the backend team".)"""
     if region.left:
         return False
     sides = (region.old, region.new)
     if not all(any(t.kind in ("number", "value") for t in side) for side in sides):
         return False
-    named = [{t.key for t in side if t.kind not in ("number", "value")} for side in sides]
+    named = [{t.key for t in side if t.kind in ("name", "ident")} for side in sides]
     return bool(named[0]) and bool(named[1]) and named[0] != named[1]
 
 
@@ -699,13 +700,14 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # "We format Python with ruff now, line length 100" / "Use black with line
             # length 88": one shape, but the writer says it changed. A lean, linked.
             return Comparison("changed", False, ANNOUNCED_SHAPE, overlap, alike)
-        if any(_other_subject(r) or not r.valued for r in regions):
+        subjects = tuple(filter(_other_subject, regions))
+        if subjects:
             # "The API uses port 8080" / "The admin UI uses port 9090", "Staging deploys
-            # run at 10:00" / "Production deploys …", "Max upload size is 10 MB" / "Max
-            # download size is 100 MB": the subject named apart where it stands, or a plain
-            # word swapped beside the value, another subject even under one title given by
-            # hand (a topic: "Ports", "Deploys", "Limits").
-            return Comparison("different", True, SUBJECT_APART, overlap, alike)
+            # run at 10:00" / "Production deploys …": the subject named apart where it
+            # stands, another subject even under one title given by hand, unless the title
+            # names it (a topic, "Ports", "Deploys", does not: `judgement._under_one_title`).
+            # Its stretches are kept after the values' for that.
+            return Comparison("different", True, SUBJECT_APART, overlap, alike + subjects)
         return Comparison("different", True, SAME_SHAPE, overlap, alike)
     if (
         len(regions) >= 2
@@ -908,6 +910,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
         return Comparison(
             "changed", False, "values changed in the same slot", overlap, tuple(valued_regions)
         )
-    if any(map(_other_subject, regions)):
-        return Comparison("different", False, SUBJECT_APART, overlap, tuple(valued_regions))
+    subjects = tuple(filter(_other_subject, regions))
+    if subjects:
+        return Comparison("different", False, SUBJECT_APART, overlap, (*valued_regions, *subjects))
     return Comparison("different", False, SEVERAL, overlap, tuple(valued_regions))

@@ -352,7 +352,6 @@ def test_a_labelled_line_said_again_nearly_whole_is_answered_and_changed_in_plac
         ("Ports", "The API uses port 8080.", "The admin UI uses port 9090."),
         ("Deploys", "Staging deploys run at 10:00.", "Production deploys run at 14:00."),
         ("Databases", "The main DB is Postgres 15.", "The analytics DB is ClickHouse 24."),
-        ("Limits", "Max upload size is 10 MB.", "Max download size is 100 MB."),
         ("포트", "API는 8080 포트를 사용합니다.", "관리 UI는 9090 포트를 사용합니다."),
     ],
 )
@@ -366,12 +365,44 @@ def test_a_title_of_a_topic_does_not_make_another_subject_s_value_an_update(
     assert not (found.kind == "update" and found.sure), found.reason
 
 
+def test_a_title_that_names_the_words_where_the_subject_stands_still_settles_the_value() -> None:
+    # "En local" / "En desarrollo" under "Puerto local de medios": the title names it.
+    title, about = "Puerto local de medios", "Dónde escucha medios en desarrollo"
+    found = judge(
+        MemoryText(title, about, "En desarrollo, el servicio medios escucha en el puerto 8082."),
+        MemoryText(title, about, "En local, el servicio medios responde en el puerto 8085."),
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_one_title_still_settles_a_value_of_the_same_subject() -> None:
     found = judge(
         MemoryText("Ports", "Ports", "The admin UI now uses port 9091."),
         MemoryText("Ports", "Ports", "The API uses port 8080.\nThe admin UI uses port 9090."),
     )
     assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+def test_a_statement_said_again_with_a_word_swapped_does_not_grow_the_old_memory() -> None:
+    # "Alice left the platform team" read as "Alice is on the platform team" said again, so
+    # the old memory grew by the other statements and kept saying Alice is on the team:
+    # her leaving was gone.
+    found = judge(
+        text(
+            "Deploys now go through Buildkite. The staging database moved to "
+            "db-stg-5.internal. Alice left the platform team."
+        ),
+        text("Alice is on the platform team."),
+    )
+    assert not (found.kind == "update" and found.sure), found.reason
+    # The writer's link marks the older at recall (a lean that changes no value the rules
+    # point to was not marked: the old membership recalled as true), never hides it.
+    older = doc("a.md", "Alice is on the platform team.", "2025-01-01")
+    newer = "Deploys now go through Buildkite. Alice left the platform team."
+    linked = doc("b.md", newer, "2025-03-01", "created: 2025-03-01\nmaybeSupersedes: [a.md]\n")
+    marked = superseded([older, linked])
+    assert list(marked) == ["/m/a.md"] and not marked["/m/a.md"].settled
+    assert superseded([older, doc("b.md", newer, "2025-03-01", "created: 2025-03-01\n")]) == {}
 
 
 def test_an_announced_change_is_never_a_duplicate() -> None:
