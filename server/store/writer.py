@@ -641,6 +641,14 @@ class MemoryWriter:
             kept: list[MemoryDocument] = []
             for doc, verdict in others:
                 (whole if says_all_of(new, MemoryText.of(doc), verdict) else kept).append(doc)
+            # And memories the new one perhaps corrects besides ("Deploys now go through
+            # Buildkite. The staging database is now db-stg-5." updates the deploy note;
+            # the staging database's note leans to an update): linked from the updated
+            # memory as perhaps corrected, as a created one would be, so recall marks them.
+            leaning = [
+                doc for doc, verdict in judged[1:] if verdict.links and verdict.kind == "update"
+            ]
+            kept += leaning[: max(0, LINKED_AT_MOST - len(kept))]
             self._plan_rewrite(plan, request, new, winner[0], winner[1], whole, kept)
         else:
             unsure = [(doc, verdict) for doc, verdict in judged if verdict.links]

@@ -253,6 +253,29 @@ def test_another_memory_of_the_fact_that_says_more_is_kept_and_linked(world: Wor
     assert not memory.get_list("supersedes")
 
 
+def test_a_memory_the_new_one_perhaps_corrects_besides_the_one_it_updates_is_linked(
+    world: World,
+) -> None:
+    # The deploy note is updated; the staging database's note, which the new memory's
+    # second statement perhaps corrects, was left unlinked and recalled unmarked.
+    world.project.mkdir()
+    (world.project / "deploys.md").write_text(
+        memory_text("Deploys", "Deploys go through GitHub Actions.")
+    )
+    (world.project / "staging-db.md").write_text(
+        memory_text("Staging database", "The staging database is db-stg-2.internal.")
+    )
+    world.catalog.scan()
+    result = world.remember(
+        "Deploys now go through Buildkite.\nThe staging database is now db-stg-5.internal."
+    )
+    ((action, updated),) = [(o.action, Path(o.path).name) for o in result.operations]
+    assert action == "updated" and updated != "staging-db.md"
+    memory = MemoryFile.parse((world.project / updated).read_text())
+    assert memory.get_list(MAYBE_SUPERSEDES) == ["staging-db.md"]
+    assert "db-stg-2.internal" in (world.project / "staging-db.md").read_text()
+
+
 def _two_owners(world: World) -> None:
     world.project.mkdir()
     for name, owner in (("billing", "Alice"), ("search", "Carol")):
