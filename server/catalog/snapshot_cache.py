@@ -51,8 +51,10 @@ from memory_recall.server.roots import MemoryRoot, Scope, user_data_dir
 # Bump when the payload's layout changes (8: content hashes, team scope, the index's
 # kind, coded bodies, extra front-matter keys; 9: the index's cached bitmaps; 10: a
 # trigram's words by place, not by name; 11: the length classes and their bitmaps; 12:
-# bm25f's folded terms beside the exact ones, and its exact form's special casing).
-FORMAT_VERSION = 12
+# bm25f's folded terms beside the exact ones, and its exact form's special casing; 13:
+# the index's words with their field counts, and the documents' normal titles and
+# descriptions, saved instead of worked out again).
+FORMAT_VERSION = 13
 _MAGIC = b"memory-recall snapshot\n"
 _HEADER = struct.Struct("<I32sQI")  # format version, fingerprint, payload length, crc32
 _CHUNK = 1 << 20
@@ -332,6 +334,8 @@ def _columns_from_files(files: dict[str, FileRecord]) -> dict[str, Any]:
         "type": _SEP.join(d.type for d in docs),
         "title": _SEP.join(d.title for d in docs),
         "description": _SEP.join(d.description for d in docs),
+        "norm_title": _SEP.join(d.norm_title for d in docs),
+        "norm_description": _SEP.join(d.norm_description for d in docs),
         "body": _SEP.join(d.body for d in docs),
         "content_hash": _SEP.join(d.content_hash for d in docs),
         "mtime_ms": array("d", (d.mtime_ms for d in docs)),
@@ -347,8 +351,11 @@ def _files_from_columns(columns: dict[str, Any]) -> dict[str, FileRecord]:
     count = sum(is_document)
     text = {
         name: _split(columns[name], count)
-        for name in ("relative_path", "type", "title", "description", "body", "content_hash")
-    }
+        for name in (
+            "relative_path", "type", "title", "description", "body", "content_hash",
+            "norm_title", "norm_description",
+        )
+    }  # fmt: skip
     skipped = iter(_split(columns["skipped"], len(sizes) - count))
     scopes = _SCOPES
     files = {}
@@ -357,18 +364,20 @@ def _files_from_columns(columns: dict[str, Any]) -> dict[str, FileRecord]:
         if not has_doc:
             files[path] = FileRecord(size, mtime_ns, None, next(skipped))
             continue
-        doc = MemoryDocument(
-            path=path,
-            relative_path=text["relative_path"][at],
-            scope=scopes[columns["scope"][at]],
-            type=text["type"][at],  # type: ignore[arg-type]
-            title=text["title"][at],
-            description=text["description"][at],
-            body=text["body"][at],
-            mtime_ms=columns["mtime_ms"][at],
-            root_index=columns["root_index"][at],
-            content_hash=text["content_hash"][at],
-            extra=columns["extra"][at],
+        doc = MemoryDocument.restored(
+            path,
+            text["relative_path"][at],
+            scopes[columns["scope"][at]],
+            text["type"][at],  # type: ignore[arg-type]
+            text["title"][at],
+            text["description"][at],
+            text["body"][at],
+            columns["mtime_ms"][at],
+            columns["root_index"][at],
+            text["content_hash"][at],
+            columns["extra"][at],
+            text["norm_title"][at],
+            text["norm_description"][at],
         )
         files[path] = FileRecord(size, mtime_ns, doc, None)
         at += 1

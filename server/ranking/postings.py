@@ -35,7 +35,7 @@ import re
 import threading
 from array import array
 from bisect import bisect_left, insort
-from collections import Counter, defaultdict, deque
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from functools import partial
 from itertools import accumulate, islice, repeat
@@ -70,9 +70,6 @@ DENSE_PER_PART = 8  # cached bitmaps per saved part: about a megabyte at 100,000
 WALK_OVER_SORT = 16  # in_order: a sort key costs this many recency-walk steps
 
 _NONZERO_BYTES = re.compile(rb"[^\x00]+")
-# The words (`is_word`) among SEP-joined terms: three characters or more, the first
-# not a mark. One C pass over a saved part instead of a call per term.
-_WORD_IN_JOINED = re.compile(r"(?<![^\x00])[^\x00-\x1f][^\x00]{2,}(?![^\x00])")
 SEP = "\x00"  # joins saved strings: no path or memory holds one (NUL files are skipped)
 
 Slot = int
@@ -315,6 +312,13 @@ class TermIndex:
                 for start in range(0, len(held), PLACES_PER_CALL):
                     words.extend(map(places.__getitem__, held[start : start + PLACES_PER_CALL]))
             yield "grams", (SEP.join(batch), lengths, words)
+        # In how many fields each word is, by place as the grams' words: counting them again
+        # from the terms was a tenth of a warm start at 100,000 memories.
+        counted = list(self._word_fields)
+        for start in range(0, len(counted), PART_VALUES):
+            batch = counted[start : start + PART_VALUES]
+            counts = bytes(map(self._word_fields.__getitem__, batch))
+            yield "words", (array("I", map(places.__getitem__, batch)), counts)
         for field, dense in enumerate(self._dense):
             weighted = self.WEIGHTED[field]
             for terms in _batches(list(dense), DENSE_PER_PART):
@@ -331,7 +335,6 @@ class TermIndex:
         `relink` attaches them."""
         index: TermIndex | None = None
         canonical: dict[str, str] = {}  # one string object per term, whichever field has it
-        word_fields: Counter[str] = Counter()  # in how many fields' postings a word is
         terms_by_place: list[str] = []  # canonical's terms, in order (once postings are read)
         for kind, columns in parts:
             if kind == "head":
@@ -359,7 +362,6 @@ class TermIndex:
                 ends = list(accumulate(lengths))
                 lists = map(flat.__getitem__, map(slice, [0, *ends], ends))
                 index._postings[field].update(zip(terms, lists, strict=True))
-                word_fields.update(_WORD_IN_JOINED.findall(joined))
             elif kind == "dense":
                 field, joined, cached = columns
                 dense = index._dense[field]
@@ -369,6 +371,12 @@ class TermIndex:
                         counts.slices = value
                         value = counts
                     dense[canonical.get(term, term)] = value
+            elif kind == "words":
+                places, counts = columns
+                if len(places) != len(counts):
+                    raise ValueError("index words and their counts disagree")
+                terms = terms_by_place or (terms_by_place := list(canonical))
+                index._word_fields.update(zip(map(terms.__getitem__, places), counts, strict=True))
             elif kind == "grams":
                 joined, lengths, words = columns
                 if len(words) != sum(lengths):
@@ -381,8 +389,6 @@ class TermIndex:
                 raise ValueError(f"unknown index part {kind!r}")
         if index is None:
             raise ValueError("no index parts")
-        # The same strings as the postings' keys (a word's string is then held once).
-        index._word_fields = {canonical[word]: n for word, n in word_fields.items()}
         index._drop_stale_caches()
         return index
 

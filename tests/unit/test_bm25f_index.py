@@ -140,6 +140,8 @@ def test_a_saved_index_reloads_to_the_same_answers_and_keeps_changing(scenario, 
     parts = pickle.loads(pickle.dumps(list(index.parts())))
     reloaded = Bm25Index.from_parts(parts, input_order_key)
     reloaded.relink(docs)
+    # The words' field counts are saved, not counted again from the terms.
+    assert reloaded._word_fields == index._word_fields
     ranker = Bm25Ranker()
     tokens = recall_tokens(data.draw(queries(list(docs.values()), vocabulary)))
     assert as_pairs(ranker.rank(reloaded, tokens)) == as_pairs(ranker.rank(index, tokens))

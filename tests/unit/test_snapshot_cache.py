@@ -76,6 +76,11 @@ def test_a_warm_restart_reads_no_file_again(tree, tmp_path, reads):
     assert reads == []
     assert warm.cache_report == "snapshot reused for 6 files, 0 read again"
     assert warm.snapshot().documents == cold.snapshot().documents
+    # Every field, the normal forms too (saved, not worked out again; `==` leaves them out).
+    for got, want in zip(warm.snapshot().documents, cold.snapshot().documents, strict=True):
+        assert {f: getattr(got, f) for f in want.__slots__} == {
+            f: getattr(want, f) for f in want.__slots__
+        }
     assert warm.snapshot().by_recency == cold.snapshot().by_recency
     assert [(s.path, s.reason) for s in warm.skipped] == [(s.path, s.reason) for s in cold.skipped]
     assert ranking(warm, ["deploy", "note"]) == ranking(cold, ["deploy", "note"])
