@@ -734,10 +734,12 @@ def _cjk_language(text: str) -> str:
 
 def _names_a_thing(glued: str, units: Mapping[str, str]) -> bool:
     """Whether the letters glued to a number make it a name rather than a count with its
-    unit: a word of three letters or more that is no unit ("1Password", not "10ms", "5GB",
-    "3rd", "30min")."""
+    unit: no unit, and a word of three letters or more, or capitals ("1Password", "room
+    4B", "gate 12A"; not "10ms", "5GB", "24H", "3rd", "30min")."""
     word = glued.lower()
-    return len(word) >= GLUED_NAME_AT_LEAST and word not in units and word not in canonical_units()
+    if word in units or word in canonical_units():
+        return False
+    return len(word) >= GLUED_NAME_AT_LEAST or glued.isupper()
 
 
 def _shape_of_numeric(surface: str) -> str:

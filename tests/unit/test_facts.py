@@ -324,6 +324,17 @@ def test_a_name_that_opens_with_digits_is_no_count() -> None:
     # kind, so a sure "different fact", and Vault was recalled unmarked as the key's place.
     kinds = {t.key: t.kind for t in read_terms("Use 7zip, 1Password, 10ms and 5GB.", True).terms}
     assert kinds == {"7zip": "name", "1password": "name", "10 ms": "number", "5 gb": "number"}
+    # So does a capital glued to a number that is no unit: a room, a gate, a seat.
+    kinds = {t.key: t.kind for t in read_terms("Room 4B, 24H, 2X, 10k.", True).terms}
+    assert kinds == {
+        "room": "word",
+        "4b": "name",
+        "24 h": "number",
+        "2 x": "number",
+        "10 k": "number",
+    }
+    found = judge(text("The office is in room 4C."), text("The office is in room 4B."))
+    assert (found.kind, found.sure) == ("update", True), found.reason
     found = judge(
         text("The API key is stored in 1Password."), text("The API key is stored in Vault.")
     )
