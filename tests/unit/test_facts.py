@@ -416,6 +416,21 @@ def test_a_statement_said_again_with_a_word_swapped_does_not_grow_the_old_memory
     assert superseded([older, doc("b.md", newer, "2025-03-01", "created: 2025-03-01\n")]) == {}
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The staging database is db-stg-2.", "I was wrong, staging runs on db-stg-5."),
+        ("La base de staging est db-stg-2.", "Correction : le staging utilise db-stg-5."),
+        ("预发布数据库是 db-stg-2。", "更正：预发布用的是 db-stg-5。"),
+    ],
+)
+def test_a_correction_said_as_one_is_linked_to_what_it_corrects(old: str, new: str) -> None:
+    # "Correction:", "I was wrong", "更正" announce that a fact changed, as "now" does: the
+    # pairs were "another subject" or "a value and its wording changed", two facts unlinked,
+    # the old host recalled unmarked.
+    assert judge(text(new), text(old)).kind == "update"
+
+
 def test_an_announced_change_is_never_a_duplicate() -> None:
     found = judge(
         text("Python code is formatted with ruff format now."),
