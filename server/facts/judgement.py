@@ -36,6 +36,7 @@ from memory_recall.server.facts.restated import (
     inserts_a_word,
     narrows,
     narrows_first,
+    openings_alike_announced,
     qualifies,
     swaps_a_word,
 )
@@ -90,6 +91,7 @@ OF_A_HEADING = "a new value of what a heading names"
 ADDED = "the same statement, a thing added after it"
 SAID_NARROWER = "said again of a narrower thing"
 SAID_WITH_A_WORD = "said again with a word of its own among its words"
+OPENS_ALIKE = "opens as the old statement does, a change announced"
 WORD_SWAPPED = "said again with a word or two swapped, added or left out, or moved"
 NAME_REPLACED = "perhaps a name replaced: the old one is not said, a word of its own opens"
 NAMED_ANEW = "perhaps a name of its own: a word the old memory does not hold opens the new"
@@ -491,12 +493,18 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
     b = read_memory(new, capitals)
     a = read_against(old, b, capitals) if b.statements else read_memory(old, capitals)
     if isinstance(a, float):  # sure to share too little: unrelated
+        if openings_alike_announced((text for _s, text in _said_statements(old)), b.terms):
+            return Judgement("update", False, OPENS_ALIKE, round(a, 3))
         return Judgement("independent", True, "little in common", round(a, 3))
     similarity = round(dice(a.keys, b.keys), 3)
     if not a.statements or not b.statements:
         return Judgement("independent", True, "nothing to compare", similarity)
     most_held = max((len(b.keys.intersection(t.keys)) for t in a.terms), default=0)
     if similarity < UNRELATED_BELOW and most_held < RELATED_CONTAINED * len(b.keys):
+        if openings_alike_announced((t.text for t in a.terms), b.terms):
+            # "The user is now a backend engineer" beside "The user is a data scientist":
+            # the subject is function words, so no term is shared. A lean that only links.
+            return Judgement("update", False, OPENS_ALIKE, similarity)
         return Judgement("independent", True, "little in common", similarity)
     pairs = answered(a, b)
     if _same_given_title(old, new):

@@ -575,6 +575,43 @@ _BY_PAIRS = regex.compile(
 )
 
 
+def openings_alike_announced(old: Iterable[str], new: Sequence[Terms]) -> bool:
+    """Whether a statement of `new` announces a change and opens with the words a statement
+    of `old` (their texts) opens with, function words included — its first OPENING_WORDS
+    words, the cue left out: "The user is now a backend engineer" / "The user is a data
+    scientist". The terms leave "the user" out, so the two share nothing and were
+    unrelated; the subject is one, said again with "now". Spaced scripts only (see
+    `swaps_a_word`)."""
+    cue = lexicon().change.get("")
+    if cue is None:
+        return False
+    announced = {
+        tuple(_opening(cue.sub(" ", t.text)))
+        for t in new
+        if t.change_cue and not _BY_PAIRS.search(t.text)
+    }
+    announced.discard(())
+    if not announced:
+        return False
+    return any(
+        tuple(_opening(text)) in announced and not cue.search(text) and not _BY_PAIRS.search(text)
+        for text in old
+    )
+
+
+OPENING_WORDS = 3  # the words `openings_alike_announced` reads: a subject and its verb
+
+
+def _opening(text: str) -> list[str]:
+    """A statement's first OPENING_WORDS words when a determiner opens it ("the user is",
+    "our team is"); a pronoun's opening ("it is a", "we are the") names no subject."""
+    words = [m.group().casefold() for m in itertools.islice(_TOKEN.finditer(text), OPENING_WORDS)]
+    determiners = lexicon().determiners
+    if len(words) < OPENING_WORDS or not {words[0], f"{words[0]}'"} & determiners:
+        return []
+    return words
+
+
 def inserts_aligned(
     old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], known: Iterable[str]
 ) -> bool:

@@ -23,6 +23,7 @@ from memory_recall.server.facts.judgement import (
     ALIKE,
     NAME_REPLACED,
     NAMED_ANEW,
+    OPENS_ALIKE,
     NAMED_BY_TITLE,
     WORD_SWAPPED,
     Judgement,
@@ -429,6 +430,28 @@ def test_a_correction_said_as_one_is_linked_to_what_it_corrects(old: str, new: s
     # pairs were "another subject" or "a value and its wording changed", two facts unlinked,
     # the old host recalled unmarked.
     assert judge(text(new), text(old)).kind == "update"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The user is a data scientist.", "The user is now a backend engineer."),
+        ("L'utilisateur est data scientist.", "L'utilisateur est désormais ingénieur backend."),
+        ("Der Nutzer ist Data Scientist.", "Der Nutzer ist jetzt Backend-Entwickler."),
+    ],
+)
+def test_a_change_announced_of_a_subject_said_in_function_words_is_linked(
+    old: str, new: str
+) -> None:
+    # "the user" is no term, so the two shared nothing: unrelated, and the old role was
+    # recalled unmarked beside the new one. A lean that only links.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure, found.reason) == ("update", False, OPENS_ALIKE)
+    assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
+
+
+def test_a_pronoun_opening_names_no_subject_to_link() -> None:
+    assert judge(text("It is now a monorepo."), text("It is a Go service.")).kind == "independent"
 
 
 def test_an_announced_change_is_never_a_duplicate() -> None:
