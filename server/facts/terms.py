@@ -411,7 +411,14 @@ _OTHER_SCRIPT = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyr
 
 
 def stem(word: str) -> str:
-    return word if CJK_CHAR.match(word) else word[:STEM_CHARS]
+    """A word's term: its first STEM_CHARS letters, or whole in Chinese, Japanese and Korean
+    pairs and in a script written without spaces (Thai, Lao, Khmer, Myanmar), whose run is
+    a sentence: cut to its first letters, "การย้ายข้อมูลทำก่อนการดีพลอย" and "…ทำหลัง…"
+    (before / after) were one term, and the correction was dropped as the same fact."""
+    return word if CJK_CHAR.match(word) or _UNSPACED_RUN.match(word) else word[:STEM_CHARS]
+
+
+_UNSPACED_RUN = regex.compile(r"[\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 
 
 def ident_shape(surface: str) -> tuple[str, Role]:

@@ -2257,6 +2257,13 @@ def test_a_function_word_swapped_or_the_order_turned_is_never_dropped_as_known(
     assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
 
 
+def test_a_sentence_of_a_script_written_without_spaces_is_not_cut_to_its_first_letters() -> None:
+    # A Thai run is a sentence: cut to five letters, "before" and "after" read as one term,
+    # and the correction was dropped as the same fact.
+    found = judge(text("การย้ายข้อมูลทำหลังการดีพลอย"), text("การย้ายข้อมูลทำก่อนการดีพลอย"))
+    assert found.kind != "duplicate", found.reason
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [
