@@ -418,6 +418,8 @@ def stem(word: str) -> str:
     return word if CJK_CHAR.match(word) or _UNSPACED_RUN.match(word) else word[:STEM_CHARS]
 
 
+# A setting given a value in code: `NAME=value`, `--flag=value` (a name of letters first).
+_ASSIGNMENT = regex.compile(r"^-{0,2}[A-Za-z_][\w.-]*=[^\s=`]+$")
 _UNSPACED_RUN = regex.compile(r"[\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 
 
@@ -604,7 +606,16 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             terms.append(Term("ident", surface.lower(), start, end, "url", "value"))
         elif kind == "code":
             inner = surface[1:-1].strip()
-            if " " in inner:
+            if _ASSIGNMENT.match(inner):
+                # `MAX_WORKERS=4`: a setting and its value, read as they are outside code
+                # (one identifier, "max_workers=4" and "max_workers=8" were two distinct
+                # keys: two facts, unlinked, the old value recalled unmarked).
+                at = start + surface.index(inner)
+                terms.extend(
+                    t._replace(start=t.start + at, end=t.end + at)
+                    for t in read_terms(inner, capitals).terms
+                )
+            elif " " in inner:
                 terms.append(Term("ident", " ".join(inner.lower().split()), start, end, "command"))
             else:
                 shape, role = ident_shape(inner)

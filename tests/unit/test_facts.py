@@ -320,6 +320,21 @@ def test_a_count_s_noun_replaced_by_another_word_stays_a_lean() -> None:
     assert (found.kind, found.sure) == ("update", False), found.reason
 
 
+def test_a_setting_given_in_code_is_read_as_outside_it() -> None:
+    # `MAX_WORKERS=4` was one identifier: beside `MAX_WORKERS=8` two distinct keys, a sure
+    # different fact, and the old value recalled unmarked.
+    inside = read_terms("Set `MAX_WORKERS=4` in production.", True).terms
+    outside = read_terms("Set MAX_WORKERS=4 in production.", True).terms
+    assert [(t.kind, t.key, t.role) for t in inside] == [(t.kind, t.key, t.role) for t in outside]
+    found = judge(
+        text("Set `MAX_WORKERS=8` in production."), text("Set `MAX_WORKERS=4` in production.")
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert rewrite(text("Set `MAX_WORKERS=4` in production."), found).body == (
+        "Set `MAX_WORKERS=8` in production."
+    )
+
+
 def test_a_name_that_opens_with_digits_is_no_count() -> None:
     # "1Password" was read as one "password", a count: beside "Vault" a value of another
     # kind, so a sure "different fact", and Vault was recalled unmarked as the key's place.
