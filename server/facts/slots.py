@@ -486,7 +486,7 @@ def compare(
     revisión para cambios de documentación")."""
     found = _compare(old, new, polarity_changed, around)
     if (
-        found.relation == "changed"
+        found.relation in ("changed", "extends")
         and not new.change_cue
         and old.negated == new.negated
         and _adds(new)
@@ -500,11 +500,22 @@ def _adds(terms: Terms) -> bool:
     """Whether a statement says it is one more: an `additive` word that is not part of a
     conjunction ("as well" in "as well as" joins two things of one statement)."""
     lex = lexicon()
+    if _ALSO_AFTER_A_VALUE.search(terms.text):
+        return True
     joined = [m.span() for m in lex.conjunction.finditer(terms.text)]
     return any(
         not any(a <= m.start() and m.end() <= b for a, b in joined)
         for m in lex.additive.finditer(terms.text)
     )
+
+
+# The Japanese も and the Korean 도 say "also" right after a value written in Latin letters
+# or digits, or after the case particle that follows it ("us-east-1でも動いています",
+# "Rust로도 작성"); elsewhere they are particles of many uses (not in data/cues.txt).
+_ALSO_AFTER_A_VALUE = regex.compile(
+    r"[A-Za-z0-9_.\-]"
+    r"(?:(?:で|に|と|から|まで|へ)?も(?!う)|(?:에서|에|로|으로|와|과|하고|랑|이랑)?도(?![\p{Hangul}]))"
+)
 
 
 def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[str]) -> Comparison:

@@ -469,6 +469,27 @@ def test_a_pronoun_opening_names_no_subject_to_link() -> None:
     assert judge(text("It is now a monorepo."), text("It is a Go service.")).kind == "independent"
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("APIはeu-west-1で動いています。", "APIはus-east-1でも動いています。"),
+        ("バックエンドはGoで書かれています。", "バックエンドはRustでも書かれています。"),
+        ("백엔드는 Go로 작성되어 있습니다.", "백엔드는 Rust로도 작성되어 있습니다."),
+    ],
+)
+def test_also_said_by_a_particle_after_a_value_is_one_more(old: str, new: str) -> None:
+    # も / 도 right after the value say "also": the old region or language was written over.
+    found = judge(text(new), text(old))
+    assert not (found.kind == "update" and found.sure), found.reason
+
+
+def test_a_particle_of_many_uses_elsewhere_is_no_also() -> None:
+    found = judge(
+        text("APIは今はus-east-1で動いています。"), text("APIはeu-west-1で動いています。")
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_an_announced_change_is_never_a_duplicate() -> None:
     found = judge(
         text("Python code is formatted with ruff format now."),
