@@ -43,7 +43,12 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from memory_recall.server.documents import MemoryDocument
-from memory_recall.server.facts.judgement import holds_more
+from memory_recall.server.facts.judgement import (
+    NAMED_ANEW,
+    OPENS_ALIKE,
+    WORD_SWAPPED,
+    holds_more,
+)
 from memory_recall.server.facts.newer import MAYBE_SUPERSEDES_KEY, links
 from memory_recall.server.organise.merge import covers, merge_bodies
 from memory_recall.server.organise.pairs import Vocabulary, candidate_pairs, contains
@@ -194,6 +199,11 @@ def _linked_pairs(memories: Sequence[_Memory]) -> set[tuple[int, int]]:
                 if j is not None and j != i:
                     pairs.add((min(i, j), max(i, j)))
     return pairs
+
+
+# Leans of the rules that read a newer note as perhaps correcting an older one although no
+# value changed: never merged as a rewording (`reworded` in `Gather`), reported.
+PERHAPS_CORRECTED = (WORD_SWAPPED, NAMED_ANEW, OPENS_ALIKE)
 
 
 def _same_subject(a: _Memory, b: _Memory, kind: str) -> bool:
@@ -369,10 +379,14 @@ class _Planner:
                 and not any(
                     r.valued for c in verdict.judgement.changes for r in c.comparison.regions
                 )
+                and verdict.reason not in PERHAPS_CORRECTED
             )
             if reworded:
                 # One title, no value changed, only a word or two: a merge keeps every line
-                # of both, so nothing is lost whichever it was.
+                # of both, so nothing is lost whichever it was. Not a lean that reads the
+                # newer as perhaps correcting the older ("… at most once a day" / "… at least
+                # once a day", "Sam was the tech lead"): merged, the two lines stood side by
+                # side unmarked; reported instead.
                 verdict = replace(verdict, kind="duplicate")
             judged = verdict.judgement
             left_out = judged.left_out if judged is not None else ()

@@ -56,6 +56,24 @@ def test_a_newer_note_that_leaves_out_a_value_archives_nothing():
     assert notice.path == old.path and "leaves out db-test-2.internal" in notice.reason
 
 
+@pytest.mark.parametrize(
+    ("old_body", "new_body"),
+    [
+        ("Backups run at least once a day.", "Backups run at most once a day."),
+        ("Sam is the tech lead.", "Sam was the tech lead."),
+    ],
+)
+def test_a_note_that_perhaps_corrects_one_of_its_title_is_reported_not_merged(old_body, new_body):
+    # No value changed, a word swapped: merged as a rewording, the two lines stood side by
+    # side in one note, unmarked.
+    old = memory("Backups", old_body, days=10)
+    new = memory("Backups", new_body, days=200)
+    p = plan([new, old])
+    assert not p.archives and not p.rewrites
+    (notice,) = [n for n in p.notices if n.kind == "possible"]
+    assert notice.path == old.path
+
+
 def test_a_newer_note_of_one_statement_of_several_archives_nothing():
     old = memory("Staging", "The staging cache is redis-stg-2.\n"
                  "The staging database is db-stg-7.internal.", days=10)  # fmt: skip
