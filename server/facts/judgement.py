@@ -32,14 +32,7 @@ from typing import Literal
 import regex
 from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.replaced import read_replaced
-from memory_recall.server.facts.restated import (
-    inserts_a_word,
-    narrows,
-    narrows_first,
-    openings_alike_announced,
-    qualifies,
-    swaps_a_word,
-)
+from memory_recall.server.facts.restated import inserts_a_word, narrows, narrows_first, qualifies
 from memory_recall.server.facts.slots import (
     BROADER,
     NARROWER,
@@ -68,6 +61,7 @@ from memory_recall.server.facts.terms import (
     read_terms,
     witness_forms,
 )
+from memory_recall.server.facts.wording import openings_alike_announced, swaps_a_word
 from memory_recall.server.pacing import paced
 from memory_recall.server.tokens import normalize
 
@@ -389,7 +383,7 @@ def _under_one_title(c: Comparison, title: frozenset[str]) -> Comparison:
     UI uses port 9090"; "Puerto local de medios" names "local" in "En local, …")."""
     # The stretches where another subject stands (`slots.SUBJECT_APART` keeps them after
     # the values'): names or words, no number or value.
-    apart = [r for r in c.regions if not _holds_a_value(r)] if c.reason == SUBJECT_APART else []
+    apart = [r for r in c.regions if not r.holds_a_value] if c.reason == SUBJECT_APART else []
     valued = [r for r in c.regions if r.valued and r not in apart]
     if (
         c.relation == "different"
@@ -403,10 +397,6 @@ def _under_one_title(c: Comparison, title: frozenset[str]) -> Comparison:
             regions=tuple(valued),
         )  # fmt: skip
     return c
-
-
-def _holds_a_value(region: Region) -> bool:
-    return any(t.kind in ("number", "value") for t in region.old + region.new)
 
 
 def _named_in(region: Region, title: frozenset[str]) -> bool:

@@ -33,7 +33,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 import regex
-from memory_recall.server.facts.terms import CJK_CHAR, STEM_CHARS, Term, Terms, lexicon
+from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, lexicon
 
 # Words of its own a statement adds after all of another's to qualify it (one is enough
 # after a conjunction); in CJK, a stretch set off by one of these marks.
@@ -519,97 +519,6 @@ def inserts_a_word(old: Terms, new: Terms, known: frozenset[str]) -> bool:
     there hold a particle of scope ("읽기 요청에 대해": `inserts_aligned`)."""
     opcodes = SequenceMatcher(None, old.keys, new.keys, autojunk=False).get_opcodes()
     return inserts_aligned(old, new, opcodes, known)
-
-
-def swaps_a_word(old: Terms, new: Terms) -> bool:
-    """Whether `new` says `old`'s words, function words included, with one or two of them
-    swapped for others in one place (not the same words inflected: their stems differ), or
-    added or left out there when they restrict or tell what was, or two of them changing
-    places: "at least once a day" / "at most …", "is up" / "is down", "vor dem Deploy" /
-    "nach dem Deploy", "с покрытием" / "без покрытия", "The API accepts JSON" / "The API
-    only accepts JSON", "Sam is the tech lead" / "Sam was …", "Prefer composition over
-    inheritance" / "Prefer inheritance over composition". The terms leave function words
-    out and keep no order, so such a pair reads as one statement reworded, yet each may
-    turn it round or narrow it. Where the terms read pairs of characters (Chinese,
-    Japanese, Korean: a Korean word carries its endings, "합니다" / "진행합니다") or the
-    script is written without spaces, a run is a single token: there only an "only" said
-    on one side counts ("API 接受 JSON" / "API 只接受 JSON", "JSONを" / "JSONだけを"; not
-    the Korean 만, which opens many words)."""
-    if _BY_PAIRS.search(old.text) or _BY_PAIRS.search(new.text):
-        if _HANGUL.search(old.text) or _HANGUL.search(new.text):
-            return False
-        only = lexicon().only
-        return bool(only.search(old.text)) != bool(only.search(new.text))
-    a = [w.casefold() for w in _TOKEN.findall(old.text)]
-    b = [w.casefold() for w in _TOKEN.findall(new.text)]
-    if a == b:
-        return False
-    if len(a) == len(b):
-        apart = [k for k in range(len(a)) if a[k] != b[k]]
-        # Two words changed places: "from MySQL to Postgres" / "from Postgres to MySQL".
-        if len(apart) == 2 and (a[apart[0]], a[apart[1]]) == (b[apart[1]], b[apart[0]]):
-            return True
-    edits = [
-        op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"
-    ]
-    if len(edits) != 1:
-        return False
-    tag, i1, i2, j1, j2 = edits[0]
-    if i2 - i1 > SWAPPED_AT_MOST or j2 - j1 > SWAPPED_AT_MOST:
-        return False
-    if tag != "replace":
-        # A word added or left out mostly says how ("as usual", "really", "automatically"),
-        # unless it restricts ("only", "nur", "только") or tells what was ("was", "war").
-        said = " ".join(a[i1:i2] + b[j1:j2])
-        return bool(lexicon().only.search(said) or lexicon().past.search(said))
-    return {w[:STEM_CHARS] for w in a[i1:i2]} != {w[:STEM_CHARS] for w in b[j1:j2]}
-
-
-SWAPPED_AT_MOST = 2  # words on either side of the one place `swaps_a_word` reads
-
-
-_TOKEN = regex.compile(r"[\p{L}\p{M}\p{N}]+")
-_HANGUL = regex.compile(r"\p{Hangul}")
-_BY_PAIRS = regex.compile(
-    r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]"
-)
-
-
-def openings_alike_announced(old: Iterable[str], new: Sequence[Terms]) -> bool:
-    """Whether a statement of `new` announces a change and opens with the words a statement
-    of `old` (their texts) opens with, function words included — its first OPENING_WORDS
-    words, the cue left out: "The user is now a backend engineer" / "The user is a data
-    scientist". The terms leave "the user" out, so the two share nothing and were
-    unrelated; the subject is one, said again with "now". Spaced scripts only (see
-    `swaps_a_word`)."""
-    cue = lexicon().change.get("")
-    if cue is None:
-        return False
-    announced = {
-        tuple(_opening(cue.sub(" ", t.text)))
-        for t in new
-        if t.change_cue and not _BY_PAIRS.search(t.text)
-    }
-    announced.discard(())
-    if not announced:
-        return False
-    return any(
-        tuple(_opening(text)) in announced and not cue.search(text) and not _BY_PAIRS.search(text)
-        for text in old
-    )
-
-
-OPENING_WORDS = 3  # the words `openings_alike_announced` reads: a subject and its verb
-
-
-def _opening(text: str) -> list[str]:
-    """A statement's first OPENING_WORDS words when a determiner opens it ("the user is",
-    "our team is"); a pronoun's opening ("it is a", "we are the") names no subject."""
-    words = [m.group().casefold() for m in itertools.islice(_TOKEN.finditer(text), OPENING_WORDS)]
-    determiners = lexicon().determiners
-    if len(words) < OPENING_WORDS or not {words[0], f"{words[0]}'"} & determiners:
-        return []
-    return words
 
 
 def inserts_aligned(

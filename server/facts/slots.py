@@ -136,6 +136,11 @@ class Region:
     def valued(self) -> bool:
         return any(t.valued for t in self.old) and any(t.valued for t in self.new)
 
+    @property
+    def holds_a_value(self) -> bool:
+        """Whether a number or a value word stands on either side (a name alone is none)."""
+        return any(t.kind in ("number", "value") for t in self.old + self.new)
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -438,7 +443,7 @@ def _other_subject(region: Region) -> bool:
         region.left == 0
         and bool(region.old)
         and bool(region.new)
-        and not any(t.kind in ("number", "value") for t in region.old + region.new)
+        and not region.holds_a_value
         and not any(t.key[:3] in heads for t in region.new)
     )
 

@@ -400,7 +400,7 @@ _FUNCTION_BIGRAM = regex.compile(r"^\p{Hiragana}+$|\p{P}")
 _HIRAGANA = regex.compile(r"\p{Hiragana}")
 _PUNCTUATION = regex.compile(r"\p{P}")
 _KANA = regex.compile(r"[\p{Hiragana}\p{Katakana}]")
-_HANGUL_CHAR = regex.compile(r"\p{Hangul}")
+HANGUL_CHAR = regex.compile(r"\p{Hangul}")
 _HAN = regex.compile(r"\p{Han}")
 _DECIMAL_COMMA = regex.compile(r"^\d+,\d{1,2}$")
 _LETTERS = regex.compile(r"\p{L}+")
@@ -415,12 +415,12 @@ def stem(word: str) -> str:
     pairs and in a script written without spaces (Thai, Lao, Khmer, Myanmar), whose run is
     a sentence: cut to its first letters, "การย้ายข้อมูลทำก่อนการดีพลอย" and "…ทำหลัง…"
     (before / after) were one term, and the correction was dropped as the same fact."""
-    return word if CJK_CHAR.match(word) or _UNSPACED_RUN.match(word) else word[:STEM_CHARS]
+    return word if CJK_CHAR.match(word) or UNSPACED_CHAR.match(word) else word[:STEM_CHARS]
 
 
 # A setting given a value in code: `NAME=value`, `--flag=value` (a name of letters first).
 _ASSIGNMENT = regex.compile(r"^-{0,2}[A-Za-z_][\w.-]*=[^\s=`]+$")
-_UNSPACED_RUN = regex.compile(r"[\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
+UNSPACED_CHAR = regex.compile(r"[\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 
 
 def ident_shape(surface: str) -> tuple[str, Role]:
@@ -743,7 +743,7 @@ def _cjk_language(text: str) -> str:
         return "none"
     if _KANA.search(text):
         return "ja"
-    if _HANGUL_CHAR.search(text):
+    if HANGUL_CHAR.search(text):
         return "ko"
     if _HAN.search(text):
         return "zh"
