@@ -225,6 +225,14 @@ def _name_replaced(a: Reading, b: Reading) -> bool:
     return _opens_with_a_word_of_its_own(a, b)
 
 
+def _perhaps_reworded(a: Reading, b: Reading, similarity: float) -> Judgement:
+    """Perhaps the same fact in other words (a lean to a duplicate) — or perhaps a name
+    replaced where a sentence opens (`_name_replaced`, a lean to an update)."""
+    if _name_replaced(a, b):
+        return Judgement("update", False, NAME_REPLACED, similarity)
+    return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
+
+
 def _opens_with_a_word_of_its_own(a: Reading, b: Reading) -> bool:
     """Whether a statement of the new memory (`b`) opens with a capitalised word the old one
     (`a`) does not hold: perhaps a name, which a sentence's first capital does not mark.
@@ -669,9 +677,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             sure = all(c.sure for _, _, c in same) or similarity >= DUPLICATE_AT_LEAST
             return Judgement("duplicate", sure, "the same fact, reworded", similarity)
         if similarity >= PARAPHRASE_AT_LEAST:
-            if _name_replaced(a, b):
-                return Judgement("update", False, NAME_REPLACED, similarity)
-            return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
+            return _perhaps_reworded(a, b, similarity)
     # A statement said again with a word swapped ("Alice left the platform team" / "Alice is
     # on the platform team") restates nothing: grown by the new memory, the old one kept
     # saying Alice is on the team, and her leaving was gone.
@@ -696,9 +702,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         and similarity >= PARAPHRASE_AT_LEAST
         and not any(c.reason in (OTHER_SUBJECT, ONE_MORE) for c in different)
     ):
-        if _name_replaced(a, b):
-            return Judgement("update", False, NAME_REPLACED, similarity)
-        return Judgement("duplicate", False, "perhaps the same fact in other words", similarity)
+        return _perhaps_reworded(a, b, similarity)
     if different:
         return Judgement("independent", False, different[0].reason, similarity)
     if announces and same:

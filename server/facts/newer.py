@@ -221,16 +221,16 @@ def superseded(docs: Sequence[MemoryDocument]) -> dict[str, Superseded]:
             if titled_apart and not (confirmed or leaned or unseen):
                 continue
             verdict = _judge(_text(newer), _text(older))
-            # A name perhaps replaced or given anew where a sentence opens ("Bob is the new
-            # on-call engineer" / "The on-call engineer is Alice", "Carol replaces Bob in
-            # the on-call rotation" / "On-call rotation: Alice, then Bob") changes no value
-            # the rules can point to: it only marks, never hides.
-            renamed = verdict.reason in (NAME_REPLACED, NAMED_ANEW) and (leaned or unseen)
-            # Nor does a lean the writer linked that changes no value the rules point to
-            # ("Alice left the platform team" / "Alice is on the platform team", "at most
-            # once a day" / "at least …"): the writer's link marks it, never hides it.
-            linked_lean = leaned and verdict.kind == "update" and not verdict.sure
-            if verdict.kind != "update" or not (verdict.replaces_value or renamed or linked_lean):
+            # A lean the writer linked marks the older even when it changes no value the
+            # rules point to ("Alice left the platform team" / "Alice is on the platform
+            # team", "at most once a day" / "at least …"), and so does a name perhaps
+            # replaced or given anew where a sentence opens on a note the writer never
+            # judged ("Bob is the new on-call engineer" / "The on-call engineer is Alice"):
+            # they mark, never hide.
+            marks = (leaned and verdict.kind == "update" and not verdict.sure) or (
+                unseen and verdict.reason in (NAME_REPLACED, NAMED_ANEW)
+            )
+            if verdict.kind != "update" or not (verdict.replaces_value or marks):
                 continue
             # The newer may leave out a value the older states beside the one it changes
             # ("the test database port is now 6432" / "…at db-test-2.internal, port

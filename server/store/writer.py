@@ -727,7 +727,8 @@ class MemoryWriter:
         kept: Sequence[MemoryDocument] = (),
     ) -> None:
         """Rewrite `doc` with the new fact, archive `others` (the same fact stated the old
-        way, nothing more) and link `kept` (the same fact and more) as perhaps corrected."""
+        way, nothing more) and link `kept` (the same fact and more, or a memory the rules
+        lean to an update of) as perhaps corrected."""
         rel = posix_relative(doc.relative_path)
         data = self._current(plan.root, rel, doc)
         memory = parse_file(data, plan.root.path / rel)
