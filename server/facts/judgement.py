@@ -57,6 +57,7 @@ from memory_recall.server.facts.terms import (
     Terms,
     capitals_mark_names,
     key_witness,
+    lexicon,
     opening_pronoun,
     read_terms,
     witness_forms,
@@ -407,6 +408,46 @@ def _under_one_title(c: Comparison, title: frozenset[str]) -> Comparison:
     return c
 
 
+def _word_swapped_beside(region: Region, title: frozenset[str]) -> bool:
+    """Whether a plain word changed on both sides beside a value that does not name its
+    slot by itself: "The frontend uses React" / "The frontend tests use Jest" under one
+    title "Frontend stack" is another fact of the title's topic, and words are not told
+    apart from verbs here, so the title does not settle it (a lean that links, the old fact
+    kept). Not a word the title names (its topic), a particle, a word one side holds with
+    an ending ("웹은" / "웹"), a sentence's first word before a name ("Maria Lopez" / "Tom
+    Becker"); nor beside a count of one unit on both sides, which names its slot whatever
+    verb stands beside it ("Each client may send 600 requests" / "The API accepts 100
+    requests")."""
+    sides = (_plain_words(region.old, title), _plain_words(region.new, title))
+    changed = [
+        {w for w in mine if not any(w.startswith(o) or o.startswith(w) for o in other)}
+        for mine, other in (sides, sides[::-1])
+    ]
+    if not (changed[0] and changed[1]):
+        return False
+    units = [{_unit(t) for t in side if t.valued} for side in (region.old, region.new)]
+    return not (units[0] == units[1] and "" not in units[0])
+
+
+def _plain_words(side: tuple[Term, ...], title: frozenset[str]) -> set[str]:
+    """The words of one side of a stretch that may say what the value is of (see
+    `_word_swapped_beside`), by stem."""
+    particles = lexicon().particles
+    return {
+        t.key[:STEM_CHARS]
+        for n, t in enumerate(side)
+        if t.kind == "word"
+        and t.key[:STEM_CHARS] not in title
+        and t.key not in particles
+        and not (t.start == 0 and n + 1 < len(side) and side[n + 1].kind == "name")
+    }
+
+
+def _unit(term: Term) -> str:
+    """A count's unit as its key holds it ("600 reque": requests), "" for anything else."""
+    return term.key.partition(" ")[2] if term.kind == "number" else ""
+
+
 def _named_in(region: Region, title: frozenset[str]) -> bool:
     """Whether the title names what a stretch of either side says (a word of it, by stem)."""
     return any(t.key[:STEM_CHARS] in title for t in region.old + region.new)
@@ -505,10 +546,14 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             return Judgement("update", False, OPENS_ALIKE, similarity)
         return Judgement("independent", True, "little in common", similarity)
     pairs = answered(a, b)
-    if _same_given_title(old, new):
+    one_title = _same_given_title(old, new)
+    # The title's words, by stem (under one title given by hand: what its topic names).
+    titled = (
+        frozenset(k[:STEM_CHARS] for k in read_terms(old.title).keys) if one_title else frozenset()
+    )
+    if one_title:
         # One title given by hand: the subject is settled, so a statement of the same shape
         # with one value of one kind changed is that value's update, not another subject.
-        titled = frozenset(k[:STEM_CHARS] for k in read_terms(old.title).keys)
         pairs = [(i, j, _under_one_title(c, titled)) for i, j, c in pairs]
     else:
         pairs = [(i, j, _named_by_title(old, a, i, b, j, c)) for i, j, c in pairs]
@@ -566,6 +611,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 c.regions
                 and c.reason not in _TITLE_DOUBTS
                 and not any(map(subject_with_value, c.regions))
+                and not any(_word_swapped_beside(r, titled) for r in c.regions)
                 for _, _, c in changed
             )
         changes = tuple(

@@ -239,14 +239,14 @@ def put_before(
         # between ("The search service owner" / "The owner"): a narrower thing too. A longer
         # opening, or one with words between ("После обновления в апреле продакшен …"),
         # says when.
-        run = (*put, after)
         return (
             len(put) <= COMPOUND_QUALIFIER_WORDS
             and all(
                 t.kind in ("word", "name") and t.key not in old_keys and not CJK_CHAR.match(t.key)
                 for t in put
             )
-            and all(not new.text[a.end : b.start].strip() for a, b in itertools.pairwise(run))
+            and all(not new.text[a.end : b.start].strip() for a, b in itertools.pairwise(put))
+            and _part_of(new.text[put[-1].end : after.start])
         )
     word = put[0]
     return (
@@ -254,7 +254,24 @@ def put_before(
         and word.key not in old_keys
         and not CJK_CHAR.match(word.key)
         and after.kind in ("word", "name")
-        and not new.text[word.end : after.start].strip()
+        and _part_of(new.text[word.end : after.start])
+    )
+
+
+def _part_of(gap: str) -> bool:
+    """Whether what stands between a word of the new statement's own and the first word
+    both say joins them into one thing: nothing but spaces ("The search service owner"),
+    or a word for "of" and determiners ("The tests of the frontend", "Les tests du
+    frontend", "Die Doku des Backends": the frontend's tests, a narrower thing than the
+    frontend)."""
+    if not gap.strip():
+        return True
+    words = _WORD.findall(gap.lower())
+    lex = lexicon()
+    return (
+        "".join(words) == "".join(gap.lower().split())
+        and words[0] in lex.of
+        and all(w in lex.determiners for w in words[1:])
     )
 
 

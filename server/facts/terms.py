@@ -197,6 +197,7 @@ class _Lexicon:
     only: regex.Pattern[str]  # a word that restricts to some of a thing ("only", "nur")
     scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
     determiners: frozenset[str]  # what may open a statement before a qualifier ("the", "our")
+    of: frozenset[str]  # what joins a part to the thing it is of ("of", "du", "des")
     speakers: frozenset[str]  # the pronouns of who writes ("we", "wir", "我们")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
@@ -257,6 +258,7 @@ def lexicon() -> _Lexicon:
         only=_phrase_pattern(lists["only"]),
         scope=_phrase_pattern(lists["scope"]),
         determiners=frozenset(lists["determiner"]),
+        of=frozenset(lists["of"]),
         speakers=frozenset(lists["speaker"]),
         short=short,
         toward=frozenset(lists["toward"]),

@@ -410,6 +410,43 @@ def test_one_title_still_settles_a_value_of_the_same_subject() -> None:
     assert (found.kind, found.sure) == ("update", True), found.reason
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The frontend uses React.", "The frontend tests use Jest."),
+        ("The frontend uses React 18.", "The frontend tests use Jest 29."),
+    ],
+)
+def test_one_title_does_not_settle_a_value_beside_a_word_swapped(old: str, new: str) -> None:
+    # "Frontend stack" names a topic of several facts: a plain word swapped beside the
+    # name that changed (tests / uses) was read as a verb reworded, which one title
+    # settled, and the frontend's React was written over with the tests' Jest.
+    title = "Frontend stack"
+    found = judge(MemoryText(title, "", new), MemoryText(title, "", old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+@pytest.mark.parametrize(
+    ("title", "old", "new"),
+    [
+        # A count of one unit names its slot whatever verb stands beside it.
+        ("Media service: rate limit", "Each client may send 600 requests per minute to the media API.",
+         "The media API accepts 100 requests per minute per client."),
+        # A word the title names, a particle, a word with its ending: not another thing.
+        ("스테이징 주소", "스테이징 웹은 https://stage.example.kr 이다.",
+         "스테이징 웹 주소가 https://staging.example.kr 로 바뀌었다."),
+        # A name's first word, opening the sentence, is no word swapped.
+        ("Backend team lead", "Maria Lopez leads the backend team.",
+         "Tom Becker leads the backend team now."),
+    ],
+)  # fmt: skip
+def test_one_title_still_settles_a_value_whose_words_name_the_same_slot(
+    title: str, old: str, new: str
+) -> None:
+    found = judge(MemoryText(title, "", new), MemoryText(title, "", old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_a_statement_said_again_with_a_word_swapped_does_not_grow_the_old_memory() -> None:
     # "Alice left the platform team" read as "Alice is on the platform team" said again, so
     # the old memory grew by the other statements and kept saying Alice is on the team:
@@ -1229,6 +1266,12 @@ def test_an_opening_of_several_words_says_when_not_whose() -> None:
         ("The API rate limit for the search endpoint is 20 requests per minute.",
          "The API rate limit is 100 requests per minute."),
         ("The standup on Mondays is at 11:00.", "The standup is at 10:00."),
+        # ... or a word put before the subject with "of" between: the frontend's tests
+        ("Le frontend utilise React.", "Les tests du frontend utilisent Jest."),
+        ("Le backend utilise Django.", "La documentation du backend utilise Sphinx."),
+        ("Il backend usa Django.", "La documentazione del backend usa Sphinx."),
+        ("O backend usa Django.", "A documentação do backend usa Sphinx."),
+        ("The frontend uses React.", "Tests of the frontend use Jest."),
     ],
 )  # fmt: skip
 def test_a_value_said_of_a_narrower_thing_is_never_written_over(old: str, new: str) -> None:
