@@ -652,7 +652,11 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                     Term("number", f"{last.key} pct", last.start, end, "pct", "value", last.owner)
                 )
         elif kind == "word":
+            # An English possessive is the word's ("the app's backend", "Alice's team"):
+            # read as a term of its own, "app's" shared nothing with "app".
             word = _norm(surface)
+            if word not in closed:
+                word = _POSSESSIVE.sub("", word)
             if word in lex.number_words:
                 unit = _unit_after(text, end, taken)
                 terms.append(_number(lex.number_words[word], start, end, unit, terms))
@@ -701,6 +705,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
 
 
 _NUMERAL = regex.compile(r"\p{N}")
+_POSSESSIVE = regex.compile(r"(?<=\p{Latin}{2})['’]s$")
 
 
 def key_witness(key: str) -> str | None:

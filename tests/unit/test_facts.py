@@ -1272,6 +1272,10 @@ def test_an_opening_of_several_words_says_when_not_whose() -> None:
         ("Il backend usa Django.", "La documentazione del backend usa Sphinx."),
         ("O backend usa Django.", "A documentação do backend usa Sphinx."),
         ("The frontend uses React.", "Tests of the frontend use Jest."),
+        ("Το backend χρησιμοποιεί Django.", "Η τεκμηρίωση του backend χρησιμοποιεί Sphinx."),
+        ("Backend sử dụng Django.", "Tài liệu của backend sử dụng Sphinx."),
+        # ... or after a possessive ("app's" was a term of its own, sharing nothing with "app")
+        ("Our mobile app uses Flutter.", "Our mobile app's backend uses Firebase."),
     ],
 )  # fmt: skip
 def test_a_value_said_of_a_narrower_thing_is_never_written_over(old: str, new: str) -> None:
