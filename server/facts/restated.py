@@ -34,6 +34,7 @@ from typing import Literal
 
 import regex
 from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, lexicon
+from memory_recall.server.tokens import normalize
 
 # Words of its own a statement adds after all of another's to qualify it (one is enough
 # after a conjunction); in CJK, a stretch set off by one of these marks.
@@ -58,9 +59,38 @@ def narrowed_aligned(
     old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
 ) -> bool:
     return any(
-        _modifies_shared(new, j, old_keys)
+        _modifies_shared(new, j, old_keys) or _names_a_part_of_the_subject(new, j, old_keys)
         for j in _inserted_between(old, new, opcodes)
         if new.terms[j].key not in old_keys
+    )
+
+
+def _names_a_part_of_the_subject(terms: Terms, at: int, shared: set[str]) -> bool:
+    """Whether the plain word `at` stands right after the words both say that open the
+    statement (spaces between, determiners only before them) and right before an auxiliary
+    verb (`auxiliary` in data/cues.txt): a noun compound whose head is its own ("The
+    frontend preview is deployed to Netlify" / "The frontend is deployed to Vercel"), or a
+    word after its noun ("Le frontend principal est …"): a narrower thing than the
+    subject. (Without the auxiliary it is mostly the verb: "The backend runs on Java"; and
+    a word that only says what kind of thing the subject is, `kind-of-thing`, names none:
+    "The payments service is owned by Priya" / "Payments is now owned by Marco".)"""
+    term = terms.terms[at]
+    if term.kind != "word" or at == 0 or CJK_CHAR.match(term.key):
+        return False
+    lex = lexicon()
+    surface = normalize(terms.text[term.start : term.end])
+    if surface in lex.kinds_of_thing:
+        return False
+    opening = terms.terms[:at]
+    following = _WORD.match(terms.text[term.end :].lstrip())
+    return (
+        following is not None
+        and following.group().lower() in lex.auxiliaries
+        and all(t.key in shared and t.kind in ("word", "name") for t in opening)
+        and _opens_plainly(terms, opening[0])
+        and all(
+            not terms.text[a.end : b.start].strip() for a, b in itertools.pairwise((*opening, term))
+        )
     )
 
 

@@ -198,6 +198,8 @@ class _Lexicon:
     scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
     determiners: frozenset[str]  # what may open a statement before a qualifier ("the", "our")
     of: frozenset[str]  # what joins a part to the thing it is of ("of", "du", "des")
+    auxiliaries: frozenset[str]  # verbs that help another ("is", "has", "wird")
+    kinds_of_thing: frozenset[str]  # words that say what a name is ("service", "team")
     speakers: frozenset[str]  # the pronouns of who writes ("we", "wir", "我们")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
@@ -259,6 +261,8 @@ def lexicon() -> _Lexicon:
         scope=_phrase_pattern(lists["scope"]),
         determiners=frozenset(lists["determiner"]),
         of=frozenset(lists["of"]),
+        auxiliaries=frozenset(lists["auxiliary"]),
+        kinds_of_thing=frozenset(lists["kind-of-thing"]),
         speakers=frozenset(lists["speaker"]),
         short=short,
         toward=frozenset(lists["toward"]),

@@ -1276,6 +1276,9 @@ def test_an_opening_of_several_words_says_when_not_whose() -> None:
         ("Backend sử dụng Django.", "Tài liệu của backend sử dụng Sphinx."),
         # ... or after a possessive ("app's" was a term of its own, sharing nothing with "app")
         ("Our mobile app uses Flutter.", "Our mobile app's backend uses Firebase."),
+        # ... or right after it, before an auxiliary: a compound's head, a word after its noun
+        ("The frontend is deployed to Vercel.", "The frontend preview is deployed to Netlify."),
+        ("Le frontend est déployé sur Vercel.", "Le frontend principal est déployé sur Netlify."),
     ],
 )  # fmt: skip
 def test_a_value_said_of_a_narrower_thing_is_never_written_over(old: str, new: str) -> None:
@@ -1284,6 +1287,18 @@ def test_a_value_said_of_a_narrower_thing_is_never_written_over(old: str, new: s
     found = judge(text(new), text(old))
     assert not found.sure and "narrower" in found.reason, found.reason
     assert settle(Question("q", text(new), text(old), found), "update", "vectors") is None
+
+
+def test_a_verb_right_after_the_subject_names_no_narrower_thing() -> None:
+    # Only a word before an auxiliary is read as the subject's noun: "runs" is the verb.
+    found = judge(text("The backend runs on Java 17 now."), text("The backend runs on Java 11."))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert (
+        "narrower"
+        not in judge(
+            text("The backend was moved to Java 17."), text("The backend runs on Java 11.")
+        ).reason
+    )
 
 
 def test_a_change_dated_or_given_a_purpose_after_a_word_of_scope_is_still_the_update() -> None:
