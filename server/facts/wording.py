@@ -84,7 +84,19 @@ def swaps_a_word(old: Terms, new: Terms) -> bool:
         # unless it restricts ("only", "nur", "только") or tells what was ("was", "war").
         said = " ".join(a[i1:i2] + b[j1:j2])
         return bool(lexicon().only.search(said) or lexicon().past.search(said))
-    return {w[:STEM_CHARS] for w in a[i1:i2]} != {w[:STEM_CHARS] for w in b[j1:j2]}
+    if {w[:STEM_CHARS] for w in a[i1:i2]} != {w[:STEM_CHARS] for w in b[j1:j2]}:
+        return True
+    # One stem, one side said without it: "stateless" / "stateful", "zustandslos" /
+    # "zustandsbehaftet" (the stems are the words' first letters only).
+    return any(map(_privative, a[i1:i2])) != any(map(_privative, b[j1:j2]))
+
+
+# Endings that say "without" (English, German, Dutch, Swedish, Danish and Norwegian).
+_PRIVATIVE = ("less", "los", "loos", "lös", "løs")
+
+
+def _privative(word: str) -> bool:
+    return any(word.endswith(e) and len(word) > len(e) + 2 for e in _PRIVATIVE)
 
 
 def openings_alike_announced(old: Iterable[str], new: Sequence[Terms]) -> bool:

@@ -2343,6 +2343,9 @@ def test_a_reworded_statement_opening_with_a_name_the_old_one_holds_is_still_a_d
         ("API 接受 JSON。", "API 只接受 JSON。"),
         ("API 只接受 JSON。", "API 接受 JSON。"),
         ("APIはJSONを受け付けます。", "APIはJSONだけを受け付けます。"),
+        # One stem, "without" said on one side only (a stem is a word's first letters).
+        ("The service is stateless.", "The service is stateful."),
+        ("Der Dienst ist zustandslos.", "Der Dienst ist zustandsbehaftet."),
     ],
 )
 def test_a_function_word_swapped_or_the_order_turned_is_never_dropped_as_known(
