@@ -246,7 +246,7 @@ def written_change(
         apart = _other_clause(change, old, stated, said_old)
         if apart:
             doubt = f"the new statement leaves out {apart}"
-    if not pairs or any(t.key not in known for t in new.terms):
+    if not pairs or any(not _known(t.key, known) for t in new.terms):
         if tabled:
             return replace(change, loses=doubt or in_place_only)
         return replace(change, loses=f"{doubt} and says other words") if doubt else change
@@ -277,6 +277,13 @@ def written_change(
     if text == change.old.text:
         return replace(change, loses=doubt or (in_place_only if tabled else ""))
     return replace(change, in_place=text)
+
+
+def _known(key: str, known: set[str]) -> bool:
+    """Whether a term of the new statement is said in the old memory, a short word's plural
+    too: a term is a word's first letters, so "port" and "ports" are two ("The admin port
+    is now 9091" under "Ports:" put the whole sentence after "Admin:")."""
+    return key in known or f"{key}s" in known or (key.endswith("s") and key[:-1] in known)
 
 
 def _said_of(text: str, unsaid: list[Term], runs: list[list[Term]]) -> str:

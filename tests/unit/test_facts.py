@@ -778,6 +778,15 @@ def test_a_template_pair_is_different_by_shape() -> None:
 # -- partial rewrite -----------------------------------------------------------------------
 
 
+def test_a_labelled_line_answered_in_the_singular_of_its_heading_gets_only_the_value() -> None:
+    # "port" and "ports" are two terms, so the new statement seemed to say a word the memory
+    # does not, and the whole sentence went after "Admin:".
+    old = MemoryText("Ports", "Local ports of the services", "Ports:\n- API: 8080\n- Admin: 9090")
+    found = judge(text("The admin port is now 9091."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert rewrite(old, found).body == "Ports:\n- API: 8080\n- Admin: 9091"
+
+
 def test_an_update_rewrites_only_its_statement_and_the_title_follows() -> None:
     old = MemoryText(
         "Release process",
