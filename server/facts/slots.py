@@ -331,6 +331,27 @@ def _name_for_opening_word(region: Region, old: Terms, new: Terms) -> bool:
 NAMED_ANEW_ADDED = 2  # the capitalised opening and its verb
 
 
+def _row_named_anew(old: Terms, new: Terms, dropped: list[Term], added: list[Term]) -> bool:
+    """Whether the old statement is a table row whose first cell's term the new one says
+    again and whose other cells' terms (at most VALUE_TERMS) it drops, opening with a
+    capitalised word of its own and saying at most one word more (`_named_anew`)."""
+    if not _TABLE_ROW.match(old.text) or len(old.terms) < 2 or not new.terms:
+        return False
+    opening, rest = new.terms[0], old.terms[1:]
+    return (
+        old.terms[0].key in new.keys
+        and len(rest) <= VALUE_TERMS
+        and all(t in dropped for t in rest)
+        and opening.kind == "word"
+        and opening in added
+        and len(added) <= NAMED_ANEW_ADDED
+        and new.text[opening.start : opening.start + 1].isupper()
+    )
+
+
+_TABLE_ROW = regex.compile(r"\s*\|.*\|\s*$")
+
+
 def _named_anew(old: Terms, new: Terms, old_values: tuple[Term, ...], added: list[Term]) -> bool:
     """Whether the old statement is a labelled line whose values are names the new one
     drops, every word of its label is said again, and the new one opens with a capitalised
@@ -679,6 +700,12 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # was — perhaps a name (a sentence's first word is not read as one). A lean,
             # linked: unmarked, the old owner was recalled as the owner.
             region = Region(old_values, (new.terms[0],), 0, 0)
+            return Comparison("changed", False, ANNOUNCED_REWORDING, overlap, (region,))
+        if announced and _row_named_anew(old, new, dropped, added):
+            # "| Billing | Alice |" / "Carol now owns billing": the same, for a table row
+            # whose first cell is said again (a cell opens as a sentence does: its
+            # capital marks no name).
+            region = Region(tuple(old.terms[1:]), (new.terms[0],), 0, 0)
             return Comparison("changed", False, ANNOUNCED_REWORDING, overlap, (region,))
         if not sure and dropped and added and not reordered:
             # Each says things the other does not, around a word or two in common.

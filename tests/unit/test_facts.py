@@ -787,6 +787,18 @@ def test_a_labelled_line_answered_in_the_singular_of_its_heading_gets_only_the_v
     assert rewrite(old, found).body == "Ports:\n- API: 8080\n- Admin: 9091"
 
 
+def test_a_table_row_whose_first_cell_is_said_with_a_change_announced_is_linked() -> None:
+    # "Alice" opens a cell as a word opens a sentence: no name, so "Carol now owns billing"
+    # shared one word with "| Billing | Alice |", a different fact, and Alice was recalled
+    # as the owner, unmarked.
+    old = MemoryText(
+        "Team", "", "| Area | Owner |\n|---|---|\n| Billing | Alice |\n| Search | Bob |"
+    )
+    found = judge(text("Carol now owns billing."), old)
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert judge(text("Dave owns payments."), old).kind == "independent"
+
+
 def test_an_update_rewrites_only_its_statement_and_the_title_follows() -> None:
     old = MemoryText(
         "Release process",
