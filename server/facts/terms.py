@@ -195,6 +195,7 @@ class _Lexicon:
     additive: regex.Pattern[str]  # a word that says "one more" ("also", "auch", "也")
     past: regex.Pattern[str]  # a word that tells what was ("was", "war", "当时")
     only: regex.Pattern[str]  # a word that restricts to some of a thing ("only", "nur")
+    how_often: regex.Pattern[str]  # a word that says how often a rule holds ("usually")
     scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
     determiners: frozenset[str]  # what may open a statement before a qualifier ("the", "our")
     of: frozenset[str]  # what joins a part to the thing it is of ("of", "du", "des")
@@ -258,6 +259,7 @@ def lexicon() -> _Lexicon:
         additive=_phrase_pattern(lists["additive"]),
         past=_phrase_pattern(lists["past"]),
         only=_phrase_pattern(lists["only"]),
+        how_often=_phrase_pattern(lists["how-often"]),
         scope=_phrase_pattern(lists["scope"]),
         determiners=frozenset(lists["determiner"]),
         of=frozenset(lists["of"]),

@@ -57,11 +57,13 @@ def swaps_a_word(old: Terms, new: Terms) -> bool:
     script is written without spaces, a run is a single token: there only an "only" said
     on one side counts ("API 接受 JSON" / "API 只接受 JSON", "JSONを" / "JSONだけを"; not
     the Korean 만, which opens many words)."""
+    lex = lexicon()
     if _by_pairs(old.text) or _by_pairs(new.text):
+        if _said_on_one_side(lex.how_often, old.text, new.text):
+            return True
         if HANGUL_CHAR.search(old.text) or HANGUL_CHAR.search(new.text):
             return False
-        only = lexicon().only
-        return bool(only.search(old.text)) != bool(only.search(new.text))
+        return _said_on_one_side(lex.only, old.text, new.text)
     a = [w.casefold() for w in _TOKEN.findall(old.text)]
     b = [w.casefold() for w in _TOKEN.findall(new.text)]
     if a == b:
@@ -83,12 +85,16 @@ def swaps_a_word(old: Terms, new: Terms) -> bool:
         # A word added or left out mostly says how ("as usual", "really", "automatically"),
         # unless it restricts ("only", "nur", "только") or tells what was ("was", "war").
         said = " ".join(a[i1:i2] + b[j1:j2])
-        return bool(lexicon().only.search(said) or lexicon().past.search(said))
+        return any(p.search(said) for p in (lex.only, lex.past, lex.how_often))
     if {w[:STEM_CHARS] for w in a[i1:i2]} != {w[:STEM_CHARS] for w in b[j1:j2]}:
         return True
     # One stem, one side said without it: "stateless" / "stateful", "zustandslos" /
     # "zustandsbehaftet" (the stems are the words' first letters only).
     return any(map(_privative, a[i1:i2])) != any(map(_privative, b[j1:j2]))
+
+
+def _said_on_one_side(words: regex.Pattern[str], old: str, new: str) -> bool:
+    return bool(words.search(old)) != bool(words.search(new))
 
 
 # Endings that say "without" (English, German, Dutch, Swedish, Danish and Norwegian).

@@ -2367,8 +2367,15 @@ def test_a_reworded_statement_opening_with_a_name_the_old_one_holds_is_still_a_d
         # One stem, "without" said on one side only (a stem is a word's first letters).
         ("The service is stateless.", "The service is stateful."),
         ("Der Dienst ist zustandslos.", "Der Dienst ist zustandsbehaftet."),
+        # A word that says how often or how far the rule holds, added before or after it.
+        ("Ask in #deploys for a reviewer before merging.",
+         "Ask in #deploys for a reviewer before merging, mostly."),
+        ("Rotate API keys every 90 days.", "Rotate API keys every 90 days at most."),
+        ("We deploy on Fridays.", "We usually deploy on Fridays."),
+        ("テストはCIで実行されます。", "テストは時々CIで実行されます。"),
+        ("테스트는 CI에서 실행됩니다.", "테스트는 가끔 CI에서 실행됩니다."),
     ],
-)
+)  # fmt: skip
 def test_a_function_word_swapped_or_the_order_turned_is_never_dropped_as_known(
     old: str, new: str
 ) -> None:
