@@ -18,7 +18,7 @@ matches plus every memory whose normalized title equals the new one's (`same_tit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -27,9 +27,6 @@ from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.judgement import (
     Judgement,
     holds_more,
-    pair_capitals,
-    read_against,
-    read_memory,
 )
 from memory_recall.server.facts.judgement import MemoryText as FactText
 from memory_recall.server.facts.judgement import judge as judge_facts
@@ -87,20 +84,6 @@ def of_judgement(judgement: Judgement) -> Verdict:
 def judge(new: FactText, old: FactText) -> Verdict:
     """How `new` relates to `old`, an existing memory of the same root."""
     return of_judgement(judge_facts(_plain(new), _plain(old)))
-
-
-def read_ahead(new: FactText, candidates: Iterable[FactText]) -> None:
-    """Read now (off the event loop) what `judge(new, candidate)` will read soon after:
-    the new memory's statements and as much of each candidate's as the judgement needs
-    (`read_against`; what was read is kept, by the memory's text)."""
-    new = _plain(new)
-    for old in map(_plain, candidates):
-        capitals = pair_capitals(new, old)
-        reading = read_memory(new, capitals)
-        if reading.statements:
-            read_against(old, reading, capitals)
-        else:
-            read_memory(old, capitals)
 
 
 def _plain(memory: FactText) -> FactText:

@@ -63,7 +63,6 @@ from memory_recall.server.store.conflicts import (
     Verdict,
     judge,
     of_judgement,
-    read_ahead,
     says_all_of,
     title_key,
     told_apart,
@@ -150,11 +149,13 @@ _Draft = tuple[int, MemoryRoot, MemoryText] | WriteResult
 
 @dataclass(frozen=True)
 class _Candidates:
-    """A remember's conflict candidates, as found in `snapshot`."""
+    """A remember's conflict candidates, as found in `snapshot`, and the rules' verdict on
+    each (by path and content hash: a verdict is the two texts', whatever the catalog)."""
 
     index: int
     snapshot: CorpusView
     docs: list[MemoryDocument]
+    verdicts: dict[tuple[str, str], Verdict] = field(default_factory=dict)
 
     def current(self, catalog: MemoryCatalog) -> bool:
         """Whether nothing changed since: the catalog's version, and its live index's."""
@@ -569,36 +570,37 @@ class MemoryWriter:
         }
 
     async def _read_ahead(self, draft: _Draft) -> _Candidates | None:
-        """The conflict candidates of a remember, found and their statements read in a
-        worker thread (docs/performance.md, "Writes in milliseconds"): ranking the new
-        memory's whole text against the index and reading the candidates' statements are
-        most of a remember, and on the event loop they held every recall behind them. The
-        plan, made on the event loop, takes these candidates only if the catalog has not
-        changed since (its version, and the live index's), else finds them again; it finds
-        their statements read, as far as the judgement needs them (`read_against` keeps
-        what it read)."""
+        """The conflict candidates of a remember, found and judged in a worker thread
+        (docs/performance.md, "Writes in milliseconds"): ranking the new memory's whole
+        text against the index, reading the candidates' statements and comparing them
+        are most of a remember, and on the event loop they held every recall behind them
+        (a short Japanese note against long ones: 50 ms). The plan, made on the event
+        loop, takes these candidates and verdicts only if the catalog has not changed
+        since (its version, and the live index's), else finds and judges them again."""
         if isinstance(draft, WriteResult):
             return None  # refused by the gate: the plan says so
         index, _root, new = draft
         snapshot = self.catalog.snapshot()
         view = self._root_view(index)
 
-        def find_and_read() -> list[MemoryDocument]:
+        def find_and_judge() -> _Candidates:
             docs = self._candidates(index, new, view, snapshot)
-            read_ahead(new, [MemoryText.of(doc) for doc in docs])  # paced by statement
-            return docs
+            # Read statement by statement (paced: a recall in flight goes first).
+            verdicts = {
+                (doc.path, doc.content_hash): judge(new, MemoryText.of(doc)) for doc in docs
+            }
+            return _Candidates(index, snapshot, docs, verdicts)
 
         try:
-            docs = await asyncio.to_thread(find_and_read)
+            return await asyncio.to_thread(find_and_judge)
         except Exception as exc:  # the catalog moved under the search: the plan searches
             log.debug("conflict candidates found again on the event loop: %r", exc, exc_info=exc)
             return None
-        return _Candidates(index, snapshot, docs)
 
-    def _found(self, ahead: _Candidates | None, index: int) -> list[MemoryDocument] | None:
+    def _found(self, ahead: _Candidates | None, index: int) -> _Candidates | None:
         """The candidates found ahead, while the catalog is still the one they were found in."""
         if ahead is not None and ahead.index == index and ahead.current(self.catalog):
-            return ahead.docs
+            return ahead
         return None
 
     def _plan_remember(
@@ -663,15 +665,15 @@ class MemoryWriter:
         new: MemoryText,
         view: _RootView,
         settled: dict[tuple[str, str], Verdict] | None = None,
-        candidates: Sequence[MemoryDocument] | None = None,
+        ahead: _Candidates | None = None,
     ) -> list[tuple[MemoryDocument, Verdict]]:
-        """The root's candidates for the new memory (or `candidates`, found for this very
-        catalog), judged, the most telling first."""
-        if candidates is None:
-            candidates = self._candidates(index, new, view)
-        settled = settled or {}
+        """The root's candidates for the new memory (or those found and judged `ahead`
+        for this very catalog), judged, the most telling first; `settled`: the tiers'
+        verdicts, which go before the rules'."""
+        candidates = ahead.docs if ahead is not None else self._candidates(index, new, view)
+        known = {**(ahead.verdicts if ahead is not None else {}), **(settled or {})}
         judged = [
-            (doc, settled.get((doc.path, doc.content_hash)) or judge(new, MemoryText.of(doc)))
+            (doc, known.get((doc.path, doc.content_hash)) or judge(new, MemoryText.of(doc)))
             for doc in candidates
         ]
         judged.sort(
