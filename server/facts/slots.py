@@ -242,10 +242,13 @@ def _broader(
     beside a new value said of all. Only where each value the older says alone has one in
     its place: an older statement that says more values ("… is at db-test-2.internal,
     port 5433" / "… port changed to 6432") holds more, it is not of a narrower thing; nor
-    is a name the older puts a word before ("Используем PostgreSQL 13")."""
+    is a name the older puts a word before ("Используем PostgreSQL 13"). A name said after
+    "for" or "of" ("Deploys for the API need two approvals") is the narrower thing, not a
+    value, and needs none in its place."""
     old_values = [
-        t for t in old.terms
+        t for n, t in enumerate(old.terms)
         if t.key not in new_keys and t.valued and t.shape not in SCOPE_SHAPES
+        and not _named_for(old, n)
     ]  # fmt: skip
     new_values = [t for t in new.terms if t.key not in old_keys and t.valued]
     if len(old_values) != len(new_values):
@@ -254,6 +257,25 @@ def _broader(
     return _older_narrower(old, new, mirrored, new_keys) or scoped_between(
         new, old, mirrored, new_keys
     )
+
+
+def _named_for(terms: Terms, n: int) -> bool:
+    """Whether the term at `n` is a name said right after "for" or "of" and determiners
+    (`for`, `of` in data/cues.txt): what the statement holds for."""
+    term = terms.terms[n]
+    if term.kind not in ("name", "ident"):
+        return False
+    start = terms.terms[n - 1].end if n else 0
+    words = _GAP_WORD.findall(terms.text[start : term.start].lower())
+    lex = lexicon()
+    return (
+        bool(words)
+        and words[0] in lex.for_ | lex.of
+        and all(w in lex.determiners for w in words[1:])
+    )
+
+
+_GAP_WORD = regex.compile(r"[\p{L}']+")
 
 
 def _older_narrower(

@@ -1280,6 +1280,7 @@ def test_an_opening_of_several_words_says_when_not_whose() -> None:
          "Para los hotfixes, los despliegues necesitan una aprobación."),
         # ... and the older said of a narrower thing than the new value's
         ("For hotfixes, deploys need one approval.", "Deploys need three approvals."),
+        ("Deploys for the API need two approvals.", "Deploys need one approval."),
         ("Для хотфиксов деплой требует одного согласования.", "Деплой требует трёх согласований."),
         ("On weekends, on-call is Alice.", "On-call is Bob."),
         ("Le week-end, l'astreinte est assurée par Alice.", "L'astreinte est assurée par Bob."),
