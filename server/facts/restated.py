@@ -631,6 +631,11 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added",
         return "narrower"
     if not cjk and lexicon().scope.search(between):  # "… 30 seconds for reads"
         return "narrower"
+    if not cjk and len(after) == 1 and lexicon().with_.search(between):
+        # One word of its own after "with", "via" (`with` in data/cues.txt: "The user
+        # prefers concise answers with examples"): no word of scope, but the thing given
+        # along is new, and dropped as known it was gone. (Not after "as": "as usual".)
+        return "narrower"
     return None
 
 

@@ -200,6 +200,7 @@ class _Lexicon:
     determiners: frozenset[str]  # what may open a statement before a qualifier ("the", "our")
     of: frozenset[str]  # what joins a part to the thing it is of ("of", "du", "des")
     for_: frozenset[str]  # a word of scope that says for which thing ("for", "für")
+    with_: regex.Pattern[str]  # a word that joins a thing given along ("with", "via")
     auxiliaries: frozenset[str]  # verbs that help another ("is", "has", "wird")
     kinds_of_thing: frozenset[str]  # words that say what a name is ("service", "team")
     speakers: frozenset[str]  # the pronouns of who writes ("we", "wir", "我们")
@@ -265,6 +266,7 @@ def lexicon() -> _Lexicon:
         determiners=frozenset(lists["determiner"]),
         of=frozenset(lists["of"]),
         for_=frozenset(lists["for"]),
+        with_=_phrase_pattern(lists["with"]),
         auxiliaries=frozenset(lists["auxiliary"]),
         kinds_of_thing=frozenset(lists["kind-of-thing"]),
         speakers=frozenset(lists["speaker"]),

@@ -1323,6 +1323,25 @@ def test_a_verb_right_after_the_subject_names_no_narrower_thing() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The user prefers concise answers.", "The user prefers concise answers with examples."),
+        ("Die Nutzerin bevorzugt kurze Antworten.", "Die Nutzerin bevorzugt kurze Antworten mit Beispielen."),
+        ("Connect to the database.", "Connect to the database via the bastion."),
+    ],
+)  # fmt: skip
+def test_one_word_given_along_at_the_end_is_never_dropped_as_known(old: str, new: str) -> None:
+    # "with" is no word of scope and one word after it no qualifier: the examples were
+    # dropped as known. ("as usual" stays the same fact.)
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    assert (
+        judge(text("We deploy on Tuesdays as usual."), text("We deploy on Tuesdays.")).kind
+        == "duplicate"
+    )
+
+
 def test_a_change_dated_or_given_a_purpose_after_a_word_of_scope_is_still_the_update() -> None:
     old = text("The prod cluster is in eu-west-1.")
     found = judge(text("The prod cluster moved to eu-central-1 in March."), old)
