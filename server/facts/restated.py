@@ -254,8 +254,12 @@ def put_before(
         # デプロイ", "금요일 배포" (Friday's deploys).
         return new.text[put[-1].end : after.start].strip() in _ATTRIBUTIVE
     if all(t.kind == "word" and CJK_CHAR.match(t.key) for t in (*put, after)):
-        # Pairs glued to the subject's first pair ("分析数据库" / "数据库"): a compound.
-        return len(put) <= CJK_QUALIFIER_PAIRS and put[-1].end > after.start
+        # Pairs glued to the subject's first pair ("分析数据库" / "数据库"): a compound; or
+        # made its attribute ("예시가 있는 짧은 답변": short answers with examples).
+        return len(put) <= CJK_QUALIFIER_PAIRS and (
+            put[-1].end > after.start
+            or bool(_CJK_ATTRIBUTIVE.fullmatch(new.text[put[-1].end : after.start]))
+        )
     if all(t.kind == "word" and CJK_CHAR.match(t.key) for t in put) and not CJK_CHAR.match(
         after.key
     ):
@@ -367,7 +371,8 @@ def narrows_first(old: Terms, new: Terms, known: frozenset[str]) -> bool:
         # unless a word of scope says what it is ("对于读请求，API 超时是 …").
         if lexicon().scope.search(new.text[: first.start]):
             return True
-        return gap.strip() in _ATTRIBUTIVE and not SET_OFF.search(new.text[: first.start])
+        attribute = gap.strip() in _ATTRIBUTIVE or bool(_CJK_ATTRIBUTIVE.fullmatch(gap))
+        return attribute and not SET_OFF.search(new.text[: first.start])
     if (
         lexicon().scope.fullmatch(opening.strip(" \t*_`").casefold())
         and len(put) <= QUALIFIER_WORDS
@@ -670,8 +675,16 @@ def _modifies_shared(terms: Terms, at: int, shared: set[str]) -> bool:
     after = next((t for t in terms.terms[at + 1 :] if t.start >= term.end), None)
     if term.valued or after is None:
         return False
-    return (
-        after.kind == "word"
-        and after.key in shared
-        and not terms.text[term.end : after.start].strip()
-    )
+    gap = terms.text[term.end : after.start]
+    if CJK_CHAR.match(term.key) and after.kind == "word" and after.key in shared:
+        # Pairs of its own made an attribute of a shared word ("例付きの短い回答": answers
+        # with examples): the word's ending, then の, 的 or 의.
+        return bool(_CJK_ATTRIBUTIVE.fullmatch(gap))
+    return after.kind == "word" and after.key in shared and not gap.strip()
+
+
+# What makes the CJK words before it an attribute of the next word: an ending of up to two
+# kana or one hangul syllable, then の, 的, 의, or a Korean "that has / lacks" (있는, 없는).
+_CJK_ATTRIBUTIVE = regex.compile(
+    r"\p{Hiragana}{0,2}の\s*|的\s*|\p{Hangul}?의\s*|\p{Hangul}?\s?(?:있는|없는)\s*"
+)

@@ -1329,6 +1329,9 @@ def test_a_verb_right_after_the_subject_names_no_narrower_thing() -> None:
         ("The user prefers concise answers.", "The user prefers concise answers with examples."),
         ("Die Nutzerin bevorzugt kurze Antworten.", "Die Nutzerin bevorzugt kurze Antworten mit Beispielen."),
         ("Connect to the database.", "Connect to the database via the bastion."),
+        # ... and in Japanese and Korean, made an attribute of a word said again
+        ("ユーザーは短い回答を好みます。", "ユーザーは例付きの短い回答を好みます。"),
+        ("사용자는 짧은 답변을 선호합니다.", "사용자는 예시가 있는 짧은 답변을 선호합니다."),
     ],
 )  # fmt: skip
 def test_one_word_given_along_at_the_end_is_never_dropped_as_known(old: str, new: str) -> None:
