@@ -88,8 +88,9 @@ def swaps_a_word(old: Terms, new: Terms) -> bool:
         return any(p.search(said) for p in (lex.only, lex.past, lex.how_often))
     if {w[:STEM_CHARS] for w in a[i1:i2]} != {w[:STEM_CHARS] for w in b[j1:j2]}:
         return True
-    # One stem, one side said without it: "stateless" / "stateful", "zustandslos" /
-    # "zustandsbehaftet" (the stems are the words' first letters only).
+    # One stem, one side said without it or negated by an ending: "stateless" / "stateful",
+    # "zustandslos" / "zustandsbehaftet", the Turkish "yapılabilir" / "yapılamaz" (can /
+    # cannot be done; the stems are the words' first letters only).
     return any(map(_privative, a[i1:i2])) != any(map(_privative, b[j1:j2]))
 
 
@@ -99,9 +100,17 @@ def _said_on_one_side(words: regex.Pattern[str], old: str, new: str) -> bool:
 
 # Endings that say "without" (English, German, Dutch, Swedish, Danish and Norwegian).
 _PRIVATIVE = ("less", "los", "loos", "lös", "løs")
+# Turkish verbs negated by a suffix after their stem: -maz / -mez, -mıyor, -madı, -mamalı,
+# -mayacak, -mamış (and their vowel-harmony forms), past the word's first three letters.
+_NEGATED_ENDING = regex.compile(
+    r"^\p{L}{3,}?(?:m[ae]z|m[ıiuü]yor|m[ae]d[ıiuü]|m[ae]m[ae]l[ıi]|m[ae]y[ae]c[ae]k|m[ae]m[ıiuü]ş)"
+)
 
 
 def _privative(word: str) -> bool:
+    """Whether a word says "without" or "not" by its ending."""
+    if _NEGATED_ENDING.match(word):
+        return True
     return any(word.endswith(e) and len(word) > len(e) + 2 for e in _PRIVATIVE)
 
 

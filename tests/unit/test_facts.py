@@ -2390,6 +2390,7 @@ def test_a_reworded_statement_opening_with_a_name_the_old_one_holds_is_still_a_d
         # One stem, "without" said on one side only (a stem is a word's first letters).
         ("The service is stateless.", "The service is stateful."),
         ("Der Dienst ist zustandslos.", "Der Dienst ist zustandsbehaftet."),
+        ("Cuma günü deploy yapılabilir.", "Cuma günü deploy yapılamaz."),
         # A word that says how often or how far the rule holds, added before or after it.
         ("Ask in #deploys for a reviewer before merging.",
          "Ask in #deploys for a reviewer before merging, mostly."),
