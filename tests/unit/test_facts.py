@@ -1345,6 +1345,20 @@ def test_one_word_given_along_at_the_end_is_never_dropped_as_known(old: str, new
     )
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("PR:er kräver två godkännanden.", "PR:er kräver tre godkännanden."),
+        ("PR vyžadují dvě schválení.", "PR vyžadují tři schválení."),
+        ("PR потребують двох схвалень.", "PR потребують трьох схвалень."),
+        ("PR memerlukan dua persetujuan.", "PR memerlukan tiga persetujuan."),
+    ],
+)
+def test_a_count_said_as_a_word_is_its_value_in_more_languages(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_a_change_dated_or_given_a_purpose_after_a_word_of_scope_is_still_the_update() -> None:
     old = text("The prod cluster is in eu-west-1.")
     found = judge(text("The prod cluster moved to eu-central-1 in March."), old)
