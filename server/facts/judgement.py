@@ -402,10 +402,51 @@ def _under_one_title(c: Comparison, title: frozenset[str]) -> Comparison:
         and all(_named_in(r, title) for r in apart)
     ):
         return replace(
-            c, relation="changed", sure=False, reason="a value changed under one title",
-            regions=tuple(valued),
-        )  # fmt: skip
+            c, relation="changed", sure=False, reason=UNDER_ONE_TITLE, regions=tuple(valued)
+        )
     return c
+
+
+UNDER_ONE_TITLE = "a value changed under one title"
+
+
+def _words_apart(
+    old: Terms, new: Terms, regions: tuple[Region, ...], title: frozenset[str]
+) -> bool:
+    """Whether two statements of one shape whose values changed under one title also say
+    plain words apart on both sides in their subjects — before the auxiliary that comes
+    before their values (`auxiliary` in data/cues.txt): "Max upload size is 10 MB" / "Max
+    download size is 100 MB" under "Limits" is another limit of the topic, and the title
+    does not settle it. A verb reworded beside the value is no subject ("El servicio
+    responde en el puerto 8085" / "… escucha en el puerto 8082" is its update); words the
+    title names, particles and endings are left out, as `_word_swapped_beside` leaves
+    them."""
+    inside = {t for r in regions for t in (*r.old, *r.new)}
+    apart = (
+        tuple(
+            t
+            for t in old.terms
+            if t not in inside and t.key not in new.keys and _in_subject(old, t)
+        ),
+        tuple(
+            t
+            for t in new.terms
+            if t not in inside and t.key not in old.keys and _in_subject(new, t)
+        ),
+    )
+    return _plain_words_swapped(*apart, title)
+
+
+def _in_subject(terms: Terms, term: Term) -> bool:
+    """Whether an auxiliary stands after `term` and before the statement's first value."""
+    value = next((t for t in terms.terms if t.valued and t.start > term.end), None)
+    if value is None:
+        return False
+    auxiliaries = lexicon().auxiliaries
+    return any(w.lower() in auxiliaries for w in _WORD.findall(terms.text[term.end : value.start]))
+
+
+_WORD = regex.compile(r"[\p{L}']+")
 
 
 def _word_swapped_beside(region: Region, title: frozenset[str]) -> bool:
@@ -418,29 +459,46 @@ def _word_swapped_beside(region: Region, title: frozenset[str]) -> bool:
     Becker"); nor beside a count of one unit on both sides, which names its slot whatever
     verb stands beside it ("Each client may send 600 requests" / "The API accepts 100
     requests")."""
-    sides = (_plain_words(region.old, title), _plain_words(region.new, title))
+    return _plain_words_swapped(region.old, region.new, title) and not _one_unit(region)
+
+
+def _plain_words_swapped(
+    old: tuple[Term, ...], new: tuple[Term, ...], title: frozenset[str]
+) -> bool:
+    sides = (_plain_words(old, title), _plain_words(new, title))
     changed = [
         {w for w in mine if not any(w.startswith(o) or o.startswith(w) for o in other)}
         for mine, other in (sides, sides[::-1])
     ]
-    if not (changed[0] and changed[1]):
-        return False
+    return bool(changed[0] and changed[1])
+
+
+def _one_unit(region: Region) -> bool:
+    """Whether the values of a stretch are counts of one unit on both sides."""
     units = [{_unit(t) for t in side if t.valued} for side in (region.old, region.new)]
-    return not (units[0] == units[1] and "" not in units[0])
+    return bool(units[0]) and units[0] == units[1] and "" not in units[0]
 
 
 def _plain_words(side: tuple[Term, ...], title: frozenset[str]) -> set[str]:
     """The words of one side of a stretch that may say what the value is of (see
-    `_word_swapped_beside`), by stem."""
+    `_word_swapped_beside`), by stem: plain words, and compounds of letters joined by a
+    hyphen ("Upload-Größe", which is no value as "db-stg-2" is)."""
     particles = lexicon().particles
     return {
         t.key[:STEM_CHARS]
         for n, t in enumerate(side)
-        if t.kind == "word"
+        if (t.kind == "word" or _compound_word(t))
         and t.key[:STEM_CHARS] not in title
         and t.key not in particles
         and not (t.start == 0 and n + 1 < len(side) and side[n + 1].kind == "name")
     }
+
+
+def _compound_word(term: Term) -> bool:
+    return term.kind == "ident" and term.shape == "hyphenated" and not _NUMERAL.search(term.key)
+
+
+_NUMERAL = regex.compile(r"\p{N}")
 
 
 def _unit(term: Term) -> str:
@@ -612,7 +670,11 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 and c.reason not in _TITLE_DOUBTS
                 and not any(map(subject_with_value, c.regions))
                 and not any(_word_swapped_beside(r, titled) for r in c.regions)
-                for _, _, c in changed
+                and not (
+                    c.reason == UNDER_ONE_TITLE
+                    and _words_apart(a.terms[i], b.terms[j], c.regions, titled)
+                )
+                for i, j, c in changed
             )
         changes = tuple(
             _repointing(

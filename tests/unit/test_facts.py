@@ -411,17 +411,22 @@ def test_one_title_still_settles_a_value_of_the_same_subject() -> None:
 
 
 @pytest.mark.parametrize(
-    ("old", "new"),
+    ("title", "old", "new"),
     [
-        ("The frontend uses React.", "The frontend tests use Jest."),
-        ("The frontend uses React 18.", "The frontend tests use Jest 29."),
+        ("Frontend stack", "The frontend uses React.", "The frontend tests use Jest."),
+        ("Frontend stack", "The frontend uses React 18.", "The frontend tests use Jest 29."),
+        # ... or a word of the subject swapped before its auxiliary, or a compound of it
+        ("Limits", "Max upload size is 10 MB.", "Max download size is 100 MB."),
+        ("Timeouts", "The API read timeout is 30 s.", "The API write timeout is 60 s."),
+        ("Limits", "Die maximale Upload-Größe ist 10 MB.", "Die maximale Download-Größe ist 100 MB."),
     ],
-)
-def test_one_title_does_not_settle_a_value_beside_a_word_swapped(old: str, new: str) -> None:
+)  # fmt: skip
+def test_one_title_does_not_settle_a_value_beside_a_word_swapped(
+    title: str, old: str, new: str
+) -> None:
     # "Frontend stack" names a topic of several facts: a plain word swapped beside the
     # name that changed (tests / uses) was read as a verb reworded, which one title
     # settled, and the frontend's React was written over with the tests' Jest.
-    title = "Frontend stack"
     found = judge(MemoryText(title, "", new), MemoryText(title, "", old))
     assert (found.kind, found.sure) == ("update", False), found.reason
 
