@@ -35,8 +35,9 @@ SECRET_TEXTS = [
 # each with negatives that must pass, in eight languages): 155 drafts, 1 false positive
 # (a quoted payload in a note about tests), 1 miss. Then "ignore the previous
 # instructions" in eleven more languages, with plain rules of the same words: 181 drafts,
-# the same false positive and miss. injection-blind.json was never tuned on.
-BASELINES = {"injection": (0.989, 0.989), "ephemeral": (1.0, 1.0)}
+# the same false positive and miss; and the reader addressed in those languages, with
+# plain notes beside: 207 drafts. injection-blind.json was never tuned on.
+BASELINES = {"injection": (0.99, 0.99), "ephemeral": (1.0, 1.0)}
 BLIND_INJECTION = (1.0, 0.8)  # 18 drafts: 8/10 caught, no false positive
 TOLERANCE = 0.015
 
