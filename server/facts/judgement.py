@@ -48,6 +48,7 @@ from memory_recall.server.facts.slots import (
     compare,
     compatible,
     dice,
+    in_subject,
     subject_with_value,
 )
 from memory_recall.server.facts.statements import Statement, split_statements
@@ -424,29 +425,24 @@ def _words_apart(
     inside = {t for r in regions for t in (*r.old, *r.new)}
     apart = (
         tuple(
-            t
-            for t in old.terms
-            if t not in inside and t.key not in new.keys and _in_subject(old, t)
+            t for t in old.terms if t not in inside and t.key not in new.keys and in_subject(old, t)
         ),
         tuple(
-            t
-            for t in new.terms
-            if t not in inside and t.key not in old.keys and _in_subject(new, t)
+            t for t in new.terms if t not in inside and t.key not in old.keys and in_subject(new, t)
         ),
     )
     return _plain_words_swapped(*apart, title)
 
 
-def _in_subject(terms: Terms, term: Term) -> bool:
-    """Whether an auxiliary stands after `term` and before the statement's first value."""
-    value = next((t for t in terms.terms if t.valued and t.start > term.end), None)
-    if value is None:
-        return False
-    auxiliaries = lexicon().auxiliaries
-    return any(w.lower() in auxiliaries for w in _WORD.findall(terms.text[term.end : value.start]))
-
-
-_WORD = regex.compile(r"[\p{L}']+")
+def _subject_swapped(region: Region, old: Terms, new: Terms, title: frozenset[str]) -> bool:
+    """Whether a stretch that changed swaps a plain word of the subject, before the copula
+    that comes before the value, whatever its value ("Максимальный размер загрузки — 10 МБ"
+    / "… скачивания — 100 МБ": a count of one unit does not name the slot there)."""
+    return _plain_words_swapped(
+        tuple(t for t in region.old if in_subject(old, t)),
+        tuple(t for t in region.new if in_subject(new, t)),
+        title,
+    )
 
 
 def _word_swapped_beside(region: Region, title: frozenset[str]) -> bool:
@@ -670,10 +666,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 and c.reason not in _TITLE_DOUBTS
                 and not any(map(subject_with_value, c.regions))
                 and not any(_word_swapped_beside(r, titled) for r in c.regions)
-                and not (
-                    c.reason == UNDER_ONE_TITLE
-                    and _words_apart(a.terms[i], b.terms[j], c.regions, titled)
-                )
+                and not any(_subject_swapped(r, a.terms[i], b.terms[j], titled) for r in c.regions)
+                and not _words_apart(a.terms[i], b.terms[j], c.regions, titled)
                 for i, j, c in changed
             )
         changes = tuple(

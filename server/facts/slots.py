@@ -266,16 +266,13 @@ def _named_for(terms: Terms, n: int) -> bool:
     if term.kind not in ("name", "ident"):
         return False
     start = terms.terms[n - 1].end if n else 0
-    words = _GAP_WORD.findall(terms.text[start : term.start].lower())
+    words = _WORD.findall(terms.text[start : term.start].lower())
     lex = lexicon()
     return (
         bool(words)
         and words[0] in lex.for_ | lex.of
         and all(w in lex.determiners for w in words[1:])
     )
-
-
-_GAP_WORD = regex.compile(r"[\p{L}']+")
 
 
 def _older_narrower(
@@ -474,6 +471,36 @@ def subject_with_value(region: Region) -> bool:
         return False
     named = [{t.key for t in side if t.kind in ("name", "ident")} for side in sides]
     return bool(named[0]) and bool(named[1]) and named[0] != named[1]
+
+
+def _swapped_in_subject(region: Region, old: Terms, new: Terms) -> bool:
+    """Whether a stretch swaps plain words of the subject, before the copula that comes
+    before the value, on both sides ("최대 업로드 크기는 10MB" / "최대 다운로드 크기는 100MB":
+    another limit, not the same one reworded)."""
+    sides = [
+        {t.key for t in side if t.kind == "word" and in_subject(terms, t)}
+        for side, terms in ((region.old, old), (region.new, new))
+    ]
+    return bool(sides[0]) and bool(sides[1]) and not sides[0] & sides[1]
+
+
+def in_subject(terms: Terms, term: Term) -> bool:
+    """Whether an auxiliary or a copula stands after `term` and before the statement's
+    first value: a word of `auxiliary` in data/cues.txt, a dash ("Максимальный размер
+    загрузки — 10 МБ"), the Chinese 是, the Japanese topic は or the Korean 는 / 은 ending a
+    word ("最大アップロードサイズは10MB")."""
+    value = next((t for t in terms.terms if t.valued and t.start > term.end), None)
+    if value is None:
+        return False
+    between = terms.text[term.end : value.start]
+    auxiliaries = lexicon().auxiliaries
+    return bool(_COPULA.search(between)) or any(
+        w.lower() in auxiliaries for w in _WORD.findall(between)
+    )
+
+
+_WORD = regex.compile(r"[\p{L}']+")
+_COPULA = regex.compile(r"\s[\u2014\u2013-]\s|是|は|[는은](?=\s|$)")
 
 
 def _other_subject(region: Region) -> bool:
@@ -950,7 +977,10 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
         # The other stretches reworded between shared terms ("is" → "runs", "upgraded
         # again" → "runs"), not where a subject stands: the same slot, its value changed.
         inside = all(
-            r.left >= 1 and r.right >= 1 and not any(t.valued for t in r.old + r.new)
+            r.left >= 1
+            and r.right >= 1
+            and not any(t.valued for t in r.old + r.new)
+            and not _swapped_in_subject(r, old, new)
             for r in regions
             if r is not valued_regions[0]
         )

@@ -419,6 +419,12 @@ def test_one_title_still_settles_a_value_of_the_same_subject() -> None:
         ("Limits", "Max upload size is 10 MB.", "Max download size is 100 MB."),
         ("Timeouts", "The API read timeout is 30 s.", "The API write timeout is 60 s."),
         ("Limits", "Die maximale Upload-Größe ist 10 MB.", "Die maximale Download-Größe ist 100 MB."),
+        # ... the copula a dash, 是, は, 는 or a word of its language's list
+        ("Лимиты", "Максимальный размер загрузки — 10 МБ.", "Максимальный размер скачивания — 100 МБ."),
+        ("限制", "最大上传大小是 10 MB。", "最大下载大小是 100 MB。"),
+        ("制限", "最大アップロードサイズは10MBです。", "最大ダウンロードサイズは100MBです。"),
+        ("제한", "최대 업로드 크기는 10MB입니다.", "최대 다운로드 크기는 100MB입니다."),
+        ("Batas", "Ukuran unggah maksimum adalah 10 MB.", "Ukuran unduh maksimum adalah 100 MB."),
     ],
 )  # fmt: skip
 def test_one_title_does_not_settle_a_value_beside_a_word_swapped(
