@@ -34,22 +34,13 @@ from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.replaced import read_replaced
 from memory_recall.server.facts.restated import inserts_a_word, narrows, narrows_first, qualifies
 from memory_recall.server.facts.slots import (
-    BROADER,
-    NARROWER,
-    NEGATED_SWAP,
     ONE_MORE,
     OTHER_SUBJECT,
     QUALIFIED,
-    SAME_SHAPE,
-    SEVERAL,
-    SUBJECT_APART,
     Comparison,
-    Region,
     compare,
     compatible,
     dice,
-    in_subject,
-    subject_with_value,
 )
 from memory_recall.server.facts.statements import Statement, split_statements
 from memory_recall.server.facts.terms import (
@@ -58,10 +49,16 @@ from memory_recall.server.facts.terms import (
     Terms,
     capitals_mark_names,
     key_witness,
-    lexicon,
     opening_pronoun,
     read_terms,
     witness_forms,
+)
+from memory_recall.server.facts.titles import (
+    named_by_title,
+    same_given_title,
+    settles,
+    title_stems,
+    under_one_title,
 )
 from memory_recall.server.facts.wording import openings_alike_announced, swaps_a_word
 from memory_recall.server.pacing import paced
@@ -91,8 +88,6 @@ OPENS_ALIKE = "opens as the old statement does, a change announced"
 WORD_SWAPPED = "said again with a word or two swapped, added or left out, or moved"
 NAME_REPLACED = "perhaps a name replaced: the old one is not said, a word of its own opens"
 NAMED_ANEW = "perhaps a name of its own: a word the old memory does not hold opens the new"
-# A value changed of the thing the old memory's title names (`_named_by_title`).
-NAMED_BY_TITLE = "a value changed of the thing the title names"
 # The new statement changes two old statements alike: which it means is not said.
 ALIKE = "a value of statements alike changed, which one is not said"
 
@@ -148,6 +143,10 @@ class Reading:
     @property
     def negated(self) -> bool:
         return bool(self.negations)
+
+    def line(self, i: int) -> tuple[Statement, Terms]:
+        """Statement `i` and its terms."""
+        return self.statements[i], self.terms[i]
 
     @property
     def polarity(self) -> int:
@@ -373,213 +372,6 @@ def _raw_values(memory: MemoryText) -> set[str]:
     return found
 
 
-# Changes a shared title does not settle: a plain word swapped (a tool, or a verb
-# reworded), a name where the subject stands, a value said of a narrower thing.
-_TITLE_DOUBTS = (
-    ALIKE,
-    "a word changed",
-    "a name changed where the subject stands",
-    NARROWER,
-    BROADER,
-    NEGATED_SWAP,
-)
-
-
-def _under_one_title(c: Comparison, title: frozenset[str]) -> Comparison:
-    """`c`, read under one title given by hand (`title`, its terms): values replaced, each
-    by one of its kind, in a statement of one shape are that title's subject's update —
-    unless another subject is named where the subject stands that the title does not name
-    (a title may name a topic of several: "Ports", "The API uses port 8080" / "The admin
-    UI uses port 9090"; "Puerto local de medios" names "local" in "En local, …")."""
-    # The stretches where another subject stands (`slots.SUBJECT_APART` keeps them after
-    # the values'): names or words, no number or value.
-    apart = [r for r in c.regions if not r.holds_a_value] if c.reason == SUBJECT_APART else []
-    valued = [r for r in c.regions if r.valued and r not in apart]
-    if (
-        c.relation == "different"
-        and c.reason in (SAME_SHAPE, SEVERAL, SUBJECT_APART)
-        and valued
-        and all(compatible(r.old, r.new) for r in valued)
-        and all(_named_in(r, title) for r in apart)
-    ):
-        return replace(
-            c, relation="changed", sure=False, reason=UNDER_ONE_TITLE, regions=tuple(valued)
-        )
-    return c
-
-
-UNDER_ONE_TITLE = "a value changed under one title"
-
-
-def _words_apart(
-    old: Terms, new: Terms, regions: tuple[Region, ...], title: frozenset[str]
-) -> bool:
-    """Whether two statements of one shape whose values changed under one title also say
-    plain words apart on both sides in their subjects — before the auxiliary that comes
-    before their values (`auxiliary` in data/cues.txt): "Max upload size is 10 MB" / "Max
-    download size is 100 MB" under "Limits" is another limit of the topic, and the title
-    does not settle it. A verb reworded beside the value is no subject ("El servicio
-    responde en el puerto 8085" / "… escucha en el puerto 8082" is its update); words the
-    title names, particles and endings are left out, as `_word_swapped_beside` leaves
-    them."""
-    inside = {t for r in regions for t in (*r.old, *r.new)}
-    apart = (
-        tuple(
-            t for t in old.terms if t not in inside and t.key not in new.keys and in_subject(old, t)
-        ),
-        tuple(
-            t for t in new.terms if t not in inside and t.key not in old.keys and in_subject(new, t)
-        ),
-    )
-    return _plain_words_swapped(*apart, title)
-
-
-def _subject_swapped(region: Region, old: Terms, new: Terms, title: frozenset[str]) -> bool:
-    """Whether a stretch that changed swaps a plain word of the subject, before the copula
-    that comes before the value, whatever its value ("Максимальный размер загрузки — 10 МБ"
-    / "… скачивания — 100 МБ": a count of one unit does not name the slot there)."""
-    return _plain_words_swapped(
-        tuple(t for t in region.old if in_subject(old, t)),
-        tuple(t for t in region.new if in_subject(new, t)),
-        title,
-    )
-
-
-def _word_swapped_beside(region: Region, title: frozenset[str]) -> bool:
-    """Whether a plain word changed on both sides beside a value that does not name its
-    slot by itself: "The frontend uses React" / "The frontend tests use Jest" under one
-    title "Frontend stack" is another fact of the title's topic, and words are not told
-    apart from verbs here, so the title does not settle it (a lean that links, the old fact
-    kept). Not a word the title names (its topic), a particle, a word one side holds with
-    an ending ("웹은" / "웹"), a sentence's first word before a name ("Maria Lopez" / "Tom
-    Becker"); nor beside a count of one unit on both sides, which names its slot whatever
-    verb stands beside it ("Each client may send 600 requests" / "The API accepts 100
-    requests")."""
-    return _plain_words_swapped(region.old, region.new, title) and not _one_unit(region)
-
-
-def _plain_words_swapped(
-    old: tuple[Term, ...], new: tuple[Term, ...], title: frozenset[str]
-) -> bool:
-    sides = (_plain_words(old, title), _plain_words(new, title))
-    changed = [
-        {w for w in mine if not any(w.startswith(o) or o.startswith(w) for o in other)}
-        for mine, other in (sides, sides[::-1])
-    ]
-    return bool(changed[0] and changed[1])
-
-
-def _one_unit(region: Region) -> bool:
-    """Whether the values of a stretch are counts of one unit on both sides."""
-    units = [{_unit(t) for t in side if t.valued} for side in (region.old, region.new)]
-    return bool(units[0]) and units[0] == units[1] and "" not in units[0]
-
-
-def _plain_words(side: tuple[Term, ...], title: frozenset[str]) -> set[str]:
-    """The words of one side of a stretch that may say what the value is of (see
-    `_word_swapped_beside`), by stem: plain words, and compounds of letters joined by a
-    hyphen ("Upload-Größe", which is no value as "db-stg-2" is)."""
-    particles = lexicon().particles
-    return {
-        t.key[:STEM_CHARS]
-        for n, t in enumerate(side)
-        if (t.kind == "word" or _compound_word(t))
-        and t.key[:STEM_CHARS] not in title
-        and t.key not in particles
-        and not (t.start == 0 and n + 1 < len(side) and side[n + 1].kind == "name")
-    }
-
-
-def _compound_word(term: Term) -> bool:
-    return term.kind == "ident" and term.shape == "hyphenated" and not _NUMERAL.search(term.key)
-
-
-_NUMERAL = regex.compile(r"\p{N}")
-
-
-def _unit(term: Term) -> str:
-    """A count's unit as its key holds it ("600 reque": requests), "" for anything else."""
-    return term.key.partition(" ")[2] if term.kind == "number" else ""
-
-
-def _named_in(region: Region, title: frozenset[str]) -> bool:
-    """Whether the title names what a stretch of either side says (a word of it, by stem)."""
-    return any(t.key[:STEM_CHARS] in title for t in region.old + region.new)
-
-
-def _named_by_title(
-    old: MemoryText, a: Reading, i: int, b: Reading, j: int, c: Comparison
-) -> Comparison:
-    """`c`, a value changed "perhaps of a narrower thing", as a value changed in the same
-    slot when the words the new statement puts before it are the old memory's title, given
-    by hand: "The search service owner is now Bob" beside "The owner is Carol." in the
-    memory titled "Search service" names that memory's subject, not a narrower one. Only
-    when the title is said whole (but for words of the old statement) and nothing else:
-    beside "Billing service" the same statement stays a lean."""
-    if (
-        c.reason != NARROWER
-        or a.statements[i].label
-        or b.statements[j].label
-        or title_is_derived(old.title, old.body)
-    ):
-        # A labelled line's text is its value alone: the sentence put in its place would
-        # read "Owner: The search service owner is now Bob".
-        return c
-    stated, said = set(a.terms[i].keys), set(b.terms[j].keys)
-    values = {t.key for r in c.regions for t in r.new}
-    qualifier = said - stated - values
-    title = set(read_terms(old.title).keys)
-    if qualifier and qualifier <= title and title <= qualifier | stated:
-        return replace(c, sure=True, reason=NAMED_BY_TITLE)
-    return c
-
-
-def _same_given_title(old: MemoryText, new: MemoryText) -> bool:
-    if title_is_derived(old.title, old.body) or title_is_derived(new.title, new.body):
-        return False
-    return (
-        _NON_WORD.sub(" ", normalize(old.title)).strip()
-        == _NON_WORD.sub(" ", normalize(new.title)).strip()
-    )
-
-
-_NON_WORD = regex.compile(r"[^\p{L}\p{M}\p{N}]+")
-
-
-@functools.lru_cache(maxsize=4096)
-def title_is_derived(title: str, body: str) -> bool:
-    """Whether a title is the body's opening words (a `remember` without a title). Kept:
-    newer-wins asks it of every pair a recall delivers, and folding a long body is most of
-    a CJK query's recall (docs/performance.md)."""
-    # A long first sentence is cut with "…", which folding would turn into "...".
-    key = _fold(title.rstrip().removesuffix("…"))
-    return bool(key) and _folded_opening(body, len(key)).startswith(key)
-
-
-def _fold(text: str) -> str:
-    return " ".join(normalize(text).replace("*", "").replace("`", "").split())
-
-
-_ASCII_SPACE = regex.compile(r"[ \t\n\r]")
-
-
-def _folded_opening(body: str, length: int) -> str:
-    """`_fold(body)`, or a prefix of it at least `length` long: the body folded up to an
-    ASCII space, tab or line break. Nothing composes, reorders or changes case across one
-    (NFKC and lowercasing see it as a boundary, and it splits words), so the opening's
-    fold is the whole's up to there; a long body is not folded whole to read its start."""
-    cut = length + 16
-    while cut < len(body):
-        space = _ASCII_SPACE.search(body, cut)
-        if space is None:
-            break
-        opening = _fold(body[: space.start()])
-        if len(opening) >= length:
-            return opening
-        cut = 2 * space.start() + 1
-    return _fold(body)
-
-
 def judge(new: MemoryText, old: MemoryText) -> Judgement:
     """How `new` relates to `old`, an existing memory of the same root."""
     capitals = pair_capitals(new, old)
@@ -600,17 +392,17 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             return Judgement("update", False, OPENS_ALIKE, similarity)
         return Judgement("independent", True, "little in common", similarity)
     pairs = answered(a, b)
-    one_title = _same_given_title(old, new)
-    # The title's words, by stem (under one title given by hand: what its topic names).
-    titled = (
-        frozenset(k[:STEM_CHARS] for k in read_terms(old.title).keys) if one_title else frozenset()
-    )
+    one_title = same_given_title(old.title, old.body, new.title, new.body)
+    titled = title_stems(old.title) if one_title else frozenset()
     if one_title:
         # One title given by hand: the subject is settled, so a statement of the same shape
         # with one value of one kind changed is that value's update, not another subject.
-        pairs = [(i, j, _under_one_title(c, titled)) for i, j, c in pairs]
+        pairs = [(i, j, under_one_title(c, titled)) for i, j, c in pairs]
     else:
-        pairs = [(i, j, _named_by_title(old, a, i, b, j, c)) for i, j, c in pairs]
+        pairs = [
+            (i, j, named_by_title(c, old.title, old.body, a.line(i), b.line(j)))
+            for i, j, c in pairs
+        ]
     different = [c for _, _, c in pairs if c.relation == "different"]
     if not (b.values - a.values):
         # "Says more" only with a value the old memory lacks (it may say it elsewhere).
@@ -651,23 +443,10 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         )
         # The same title, given by hand (not the first sentence): the subject is settled,
         # and a value of one kind replaced in its statement is its update.
-        if (
-            not sure
-            and not different
-            and len(unrelated) <= len(changed)
-            and leads
-            and _same_given_title(old, new)
-        ):
-            # Not where the stretch that changed opens the statement and names something
-            # besides its value ("API는 8080 포트를" / "관리 UI는 9090 포트를": the subject
-            # changed with the value, as a title of a topic allows).
+        if not sure and not different and len(unrelated) <= len(changed) and leads and one_title:
+            # titles.py: what one title settles (never which of two alike statements changed).
             sure = all(
-                c.regions
-                and c.reason not in _TITLE_DOUBTS
-                and not any(map(subject_with_value, c.regions))
-                and not any(_word_swapped_beside(r, titled) for r in c.regions)
-                and not any(_subject_swapped(r, a.terms[i], b.terms[j], titled) for r in c.regions)
-                and not _words_apart(a.terms[i], b.terms[j], c.regions, titled)
+                c.reason != ALIKE and settles(c, a.terms[i], b.terms[j], titled)
                 for i, j, c in changed
             )
         changes = tuple(
@@ -689,7 +468,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         kept = [j for i, j, _ in same if i in replaced and j not in answering]
         additions = tuple(b.statements[j] for j in sorted({*unrelated, *kept}))
         reasons = [c.reason for _, _, c in changed]
-        if not _same_given_title(old, new) and any(
+        if not one_title and any(
             qualifies(a.terms[i], b.terms[j], a.keys) == "narrower" for i, j, _c in changed
         ):
             # "Code reviews need two approvals for changes to the payments service" beside
@@ -726,7 +505,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 # "Deploys run on Tuesdays" beside "… on Tuesdays and Thursdays": a partial
                 # restatement, or a correction that drops Thursdays. Never dropped as known.
                 return Judgement("update", False, f"{FEWER_VALUES}: {', '.join(fewer)}", similarity)
-            if not _same_given_title(old, new) and any(
+            if not one_title and any(
                 narrows(a.terms[i], b.terms[j]) or narrows_first(a.terms[i], b.terms[j], a.keys)
                 for i, j, _c in same
             ):
@@ -739,7 +518,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 # the cues do not know ("… niet meer …"): a word that may turn the rule
                 # round or say how often. Never dropped as known.
                 return Judgement("update", False, SAID_WITH_A_WORD, similarity)
-            if not _same_given_title(old, new):
+            if not one_title:
                 said_more = [
                     (i, j, c, qualifies(a.terms[i], b.terms[j], a.keys)) for i, j, c in same
                 ]

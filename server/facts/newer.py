@@ -37,7 +37,6 @@ from memory_recall.server.facts.judgement import (
     holds_more,
     judge,
     read_memory,
-    title_is_derived,
 )
 from memory_recall.server.facts.slots import (
     BROADER,
@@ -47,6 +46,7 @@ from memory_recall.server.facts.slots import (
     UNQUALIFIED,
 )
 from memory_recall.server.facts.terms import read_terms
+from memory_recall.server.facts.titles import title_is_derived
 from memory_recall.server.tokens import normalize
 
 # What of a memory is compared at recall: a delivered excerpt is at most 1,200

@@ -23,9 +23,9 @@ from memory_recall.server.facts.judgement import (
     Judgement,
     MemoryText,
     read_memory,
-    title_is_derived,
 )
 from memory_recall.server.facts.terms import CJK_CHAR, function_words, lexicon
+from memory_recall.server.facts.titles import title_is_derived
 
 _END = regex.compile(r"[.!?。！？]+$")
 _FIRST_WORD = regex.compile(r"\p{Lu}\p{Ll}+(?!\w)")  # a capital, then lower case only

@@ -65,6 +65,7 @@ from memory_recall.server.facts.terms import (
     dimension,
     lexicon,
 )
+from memory_recall.server.facts.wording import in_subject, words_swapped
 
 Relation = Literal["same", "changed", "extends", "different", "unrelated"]
 
@@ -477,30 +478,12 @@ def _swapped_in_subject(region: Region, old: Terms, new: Terms) -> bool:
     """Whether a stretch swaps plain words of the subject, before the copula that comes
     before the value, on both sides ("최대 업로드 크기는 10MB" / "최대 다운로드 크기는 100MB":
     another limit, not the same one reworded)."""
-    sides = [
-        {t.key for t in side if t.kind == "word" and in_subject(terms, t)}
-        for side, terms in ((region.old, old), (region.new, new))
-    ]
-    return bool(sides[0]) and bool(sides[1]) and not sides[0] & sides[1]
-
-
-def in_subject(terms: Terms, term: Term) -> bool:
-    """Whether an auxiliary or a copula stands after `term` and before the statement's
-    first value: a word of `auxiliary` in data/cues.txt, a dash ("Максимальный размер
-    загрузки — 10 МБ"), the Chinese 是, the Japanese topic は or the Korean 는 / 은 ending a
-    word ("最大アップロードサイズは10MB")."""
-    value = next((t for t in terms.terms if t.valued and t.start > term.end), None)
-    if value is None:
-        return False
-    between = terms.text[term.end : value.start]
-    auxiliaries = lexicon().auxiliaries
-    return bool(_COPULA.search(between)) or any(
-        w.lower() in auxiliaries for w in _WORD.findall(between)
+    return words_swapped(
+        [t for t in region.old if in_subject(old, t)], [t for t in region.new if in_subject(new, t)]
     )
 
 
 _WORD = regex.compile(r"[\p{L}']+")
-_COPULA = regex.compile(r"\s[\u2014\u2013-]\s|是|は|[는은](?=\s|$)")
 
 
 def _other_subject(region: Region) -> bool:
@@ -797,7 +780,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # "The API uses port 8080" / "The admin UI uses port 9090", "Staging deploys
             # run at 10:00" / "Production deploys …": the subject named apart where it
             # stands, another subject even under one title given by hand, unless the title
-            # names it (a topic, "Ports", "Deploys", does not: `judgement._under_one_title`).
+            # names it (a topic, "Ports", "Deploys", does not: `titles.under_one_title`).
             # Its stretches are kept after the values' for that.
             return Comparison("different", True, SUBJECT_APART, overlap, alike + subjects)
         return Comparison("different", True, SAME_SHAPE, overlap, alike)

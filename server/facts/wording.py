@@ -10,7 +10,10 @@ at the words as written:
   of the past added or left out, or two words changing places (`swaps_a_word`): the
   judgement never drops it as the same fact;
 - a change announced of a subject said in function words: the new statement opens with
-  the old one's first words (`openings_alike_announced`).
+  the old one's first words (`openings_alike_announced`);
+- where a word stands: before the copula that comes before a statement's value, in its
+  subject (`in_subject`); and whether two statements' plain words differ on both sides
+  (`words_swapped`), which the slots and the title's rules read there.
 
 Spaced scripts only: a run of Chinese, Japanese, Korean or a script written without
 spaces is one token here (there only an "only" said on one side counts).
@@ -28,6 +31,7 @@ from memory_recall.server.facts.terms import (
     HANGUL_CHAR,
     STEM_CHARS,
     UNSPACED_CHAR,
+    Term,
     Terms,
     lexicon,
 )
@@ -112,6 +116,62 @@ def _privative(word: str) -> bool:
     if _NEGATED_ENDING.match(word):
         return True
     return any(word.endswith(e) and len(word) > len(e) + 2 for e in _PRIVATIVE)
+
+
+def words_swapped(
+    old: Sequence[Term], new: Sequence[Term], kept: frozenset[str] = frozenset()
+) -> bool:
+    """Whether plain words of `old` and of `new` (terms of two statements, or of a stretch
+    of each) differ on both sides: by stem, neither side's word the start of the other's
+    ("웹은" / "웹"); `kept` (a title's stems), particles and a sentence's first word before
+    a name ("Maria Lopez" / "Tom Becker") left out. Words are not told apart from verbs
+    here: a caller says where they stand."""
+    sides = (_plain_words(old, kept), _plain_words(new, kept))
+    changed = [
+        {w for w in mine if not any(w.startswith(o) or o.startswith(w) for o in other)}
+        for mine, other in (sides, sides[::-1])
+    ]
+    return bool(changed[0] and changed[1])
+
+
+def _plain_words(side: Sequence[Term], kept: frozenset[str]) -> set[str]:
+    """The plain words of one side, by stem, and compounds of letters joined by a hyphen
+    ("Upload-Größe", which is no value as "db-stg-2" is)."""
+    particles = lexicon().particles
+    return {
+        t.key[:STEM_CHARS]
+        for n, t in enumerate(side)
+        if (t.kind == "word" or _compound_word(t))
+        and t.key[:STEM_CHARS] not in kept
+        and t.key not in particles
+        and not (t.start == 0 and n + 1 < len(side) and side[n + 1].kind == "name")
+    }
+
+
+def _compound_word(term: Term) -> bool:
+    return term.kind == "ident" and term.shape == "hyphenated" and not _NUMERAL.search(term.key)
+
+
+_NUMERAL = regex.compile(r"\p{N}")
+
+
+def in_subject(terms: Terms, term: Term) -> bool:
+    """Whether an auxiliary or a copula stands after `term` and before the statement's
+    first value: a word of `auxiliary` in data/cues.txt, a dash ("Максимальный размер
+    загрузки — 10 МБ"), the Chinese 是, the Japanese topic は or the Korean 는 / 은 ending a
+    word ("最大アップロードサイズは10MB")."""
+    value = next((t for t in terms.terms if t.valued and t.start > term.end), None)
+    if value is None:
+        return False
+    between = terms.text[term.end : value.start]
+    auxiliaries = lexicon().auxiliaries
+    return bool(_COPULA.search(between)) or any(
+        w.lower() in auxiliaries for w in _LETTERS.findall(between)
+    )
+
+
+_COPULA = regex.compile(r"\s[\u2014\u2013-]\s|是|は|[는은](?=\s|$)")
+_LETTERS = regex.compile(r"[\p{L}']+")
 
 
 def openings_alike_announced(old: Iterable[str], new: Sequence[Terms]) -> bool:

@@ -16,14 +16,13 @@ from memory_recall.protocol.messages import PhaseResult
 from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.documents import MemoryDocument, parse_memory
-from memory_recall.server.facts import judgement
+from memory_recall.server.facts import judgement, titles
 from memory_recall.server.facts import terms as terms_module
 from memory_recall.server.facts.changes import _put
 from memory_recall.server.facts.judgement import (
     ALIKE,
     NAME_REPLACED,
     NAMED_ANEW,
-    NAMED_BY_TITLE,
     OPENS_ALIKE,
     WORD_SWAPPED,
     Judgement,
@@ -65,6 +64,7 @@ from memory_recall.server.facts.tiers import (
     settle,
     settle_all,
 )
+from memory_recall.server.facts.titles import NAMED_BY_TITLE
 from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument
 from memory_recall.server.ranking.registry import DEFAULT_RANKER, RANKERS
 from memory_recall.server.ranking.view import CorpusView
@@ -1036,7 +1036,7 @@ def test_a_long_first_sentence_s_title_and_description_follow_a_statement_replac
     old = text(
         "The payments service is owned by Priya; ask her before touching the Stripe webhooks."
     )
-    assert old.title.endswith("…") and judgement.title_is_derived(old.title, old.body)
+    assert old.title.endswith("…") and titles.title_is_derived(old.title, old.body)
     found = judge(text("Payments is now owned by Marco, Priya moved to the search team."), old)
     assert found.sure and found.kind == "update"
     done = rewrite(old, found)
@@ -2664,13 +2664,13 @@ def test_a_short_correction_the_writer_never_judged_is_marked_never_hidden() -> 
     st.integers(min_value=1, max_value=40),
 )
 def test_a_bodys_folded_opening_is_the_start_of_its_whole_fold(body: str, length: int) -> None:
-    opening = judgement._folded_opening(body, length)
-    whole = judgement._fold(body)
+    opening = titles._folded_opening(body, length)
+    whole = titles._fold(body)
     assert whole.startswith(opening)
     assert opening == whole or len(opening) >= length
     for title in (body[:length], body[: length // 2] + "…", "σ" * length):
-        key = judgement._fold(title.rstrip().removesuffix("…"))
-        assert judgement.title_is_derived.__wrapped__(title, body) == (
+        key = titles._fold(title.rstrip().removesuffix("…"))
+        assert titles.title_is_derived.__wrapped__(title, body) == (
             bool(key) and whole.startswith(key)
         )
 

@@ -1,0 +1,216 @@
+"""What one title given by hand settles (docs/writing.md, "The zero-loss rule").
+
+A title written by hand (not the body's opening words, `title_is_derived`) that two
+memories share names one subject — or one topic of several ("Ports", "Limits",
+"Frontend stack"). The judgement asks these rules of each statement a new memory
+answers:
+
+- values replaced, each by one of its kind, in statements of one shape are that title's
+  subject's update (`under_one_title`), unless another subject is named where the subject
+  stands that the title does not name ("The API uses port 8080" / "The admin UI uses port
+  9090" under "Ports");
+- such an update is sure (`settles`) unless a doubt the title cannot lift stands: a plain
+  word swapped beside a value that does not name its slot ("The frontend uses React" /
+  "The frontend tests use Jest"), a subject's words apart before the copula ("Max upload
+  size is 10 MB" / "Max download size is 100 MB"), a subject changed with its value, or a
+  reason of `TITLE_DOUBTS`;
+- words the new statement puts before a value that are the old memory's title name its
+  subject, not a narrower thing (`named_by_title`).
+
+A verb reworded beside the value ("El servicio responde en el puerto 8085" / "… escucha
+en el puerto 8082" under "Puerto del servicio") stays the title's update.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+
+import regex
+from memory_recall.server.facts.slots import (
+    BROADER,
+    NARROWER,
+    NEGATED_SWAP,
+    SAME_SHAPE,
+    SEVERAL,
+    SUBJECT_APART,
+    Comparison,
+    Region,
+    compatible,
+    subject_with_value,
+)
+from memory_recall.server.facts.statements import Statement
+from memory_recall.server.facts.terms import STEM_CHARS, Term, Terms, read_terms
+from memory_recall.server.facts.wording import in_subject, words_swapped
+from memory_recall.server.tokens import normalize
+
+UNDER_ONE_TITLE = "a value changed under one title"
+NAMED_BY_TITLE = "a value changed of the thing the title names"
+# Changes a shared title does not settle: a plain word swapped (a tool, or a verb
+# reworded), a name where the subject stands, a value said of a narrower thing.
+TITLE_DOUBTS = (
+    "a word changed",
+    "a name changed where the subject stands",
+    NARROWER,
+    BROADER,
+    NEGATED_SWAP,
+)
+
+
+def same_given_title(old_title: str, old_body: str, new_title: str, new_body: str) -> bool:
+    """Whether two memories share a title given by hand (neither their bodies' openings)."""
+    if title_is_derived(old_title, old_body) or title_is_derived(new_title, new_body):
+        return False
+    return (
+        _NON_WORD.sub(" ", normalize(old_title)).strip()
+        == _NON_WORD.sub(" ", normalize(new_title)).strip()
+    )
+
+
+_NON_WORD = regex.compile(r"[^\p{L}\p{M}\p{N}]+")
+
+
+def title_stems(title: str) -> frozenset[str]:
+    """The title's words, by stem: what its topic names."""
+    return frozenset(k[:STEM_CHARS] for k in read_terms(title).keys)
+
+
+def under_one_title(c: Comparison, title: frozenset[str]) -> Comparison:
+    """`c`, read under one title given by hand (`title`, its stems): values replaced, each
+    by one of its kind, in a statement of one shape are that title's subject's update —
+    unless another subject is named where the subject stands that the title does not name
+    (a title may name a topic of several: "Ports", "The API uses port 8080" / "The admin
+    UI uses port 9090"; "Puerto local de medios" names "local" in "En local, …")."""
+    # The stretches where another subject stands (`slots.SUBJECT_APART` keeps them after
+    # the values'): names or words, no number or value.
+    apart = [r for r in c.regions if not r.holds_a_value] if c.reason == SUBJECT_APART else []
+    valued = [r for r in c.regions if r.valued and r not in apart]
+    if (
+        c.relation == "different"
+        and c.reason in (SAME_SHAPE, SEVERAL, SUBJECT_APART)
+        and valued
+        and all(compatible(r.old, r.new) for r in valued)
+        and all(_named_in(r, title) for r in apart)
+    ):
+        return replace(
+            c, relation="changed", sure=False, reason=UNDER_ONE_TITLE, regions=tuple(valued)
+        )
+    return c
+
+
+def settles(c: Comparison, old: Terms, new: Terms, title: frozenset[str]) -> bool:
+    """Whether one title settles `c`, a value changed from statement `old` to `new`: not
+    where the stretch that changed opens the statement and names something besides its
+    value ("API는 8080 포트를" / "관리 UI는 9090 포트를": the subject changed with the
+    value, as a title of a topic allows), nor where a word swapped or a subject's words
+    apart may say another thing of the topic."""
+    return (
+        bool(c.regions)
+        and c.reason not in TITLE_DOUBTS
+        and not any(map(subject_with_value, c.regions))
+        and not any(_word_swapped_beside(r, title) for r in c.regions)
+        and not _subject_words_apart(old, new, title)
+    )
+
+
+def _word_swapped_beside(region: Region, title: frozenset[str]) -> bool:
+    """Whether a plain word changed on both sides beside a value that does not name its
+    slot by itself: "The frontend uses React" / "The frontend tests use Jest" under one
+    title "Frontend stack" is another fact of the title's topic, and words are not told
+    apart from verbs here, so the title does not settle it (a lean that links, the old fact
+    kept). Not a word the title names (its topic), nor beside a count of one unit on both
+    sides, which names its slot whatever verb stands beside it ("Each client may send 600
+    requests" / "The API accepts 100 requests")."""
+    return words_swapped(region.old, region.new, title) and not _one_unit(region)
+
+
+def _subject_words_apart(old: Terms, new: Terms, title: frozenset[str]) -> bool:
+    """Whether the two statements say plain words apart on both sides in their subjects —
+    before the copula that comes before their values (`wording.in_subject`): "Max upload
+    size is 10 MB" / "Max download size is 100 MB" under "Limits", "Максимальный размер
+    загрузки — 10 МБ" / "… скачивания — 100 МБ" are other limits of the topic, whatever
+    the values' unit. A verb reworded beside the value is no subject ("responde" /
+    "escucha")."""
+    return words_swapped(
+        [t for t in old.terms if t.key not in new.keys and in_subject(old, t)],
+        [t for t in new.terms if t.key not in old.keys and in_subject(new, t)],
+        title,
+    )
+
+
+def _one_unit(region: Region) -> bool:
+    """Whether the values of a stretch are counts of one unit on both sides."""
+    units = [{_unit(t) for t in side if t.valued} for side in (region.old, region.new)]
+    return bool(units[0]) and units[0] == units[1] and "" not in units[0]
+
+
+def _unit(term: Term) -> str:
+    """A count's unit as its key holds it ("600 reque": requests), "" for anything else."""
+    return term.key.partition(" ")[2] if term.kind == "number" else ""
+
+
+def _named_in(region: Region, title: frozenset[str]) -> bool:
+    """Whether the title names what a stretch of either side says (a word of it, by stem)."""
+    return any(t.key[:STEM_CHARS] in title for t in region.old + region.new)
+
+
+def named_by_title(
+    c: Comparison,
+    title: str,
+    body: str,
+    old: tuple[Statement, Terms],
+    new: tuple[Statement, Terms],
+) -> Comparison:
+    """`c`, a value changed "perhaps of a narrower thing", as a value changed in the same
+    slot when the words the new statement puts before it are the old memory's title
+    (`title`, `body`: the old memory's), given by hand: "The search service owner is now
+    Bob" beside "The owner is Carol." in the memory titled "Search service" names that
+    memory's subject, not a narrower one. Only when the title is said whole (but for words
+    of the old statement) and nothing else: beside "Billing service" the same statement
+    stays a lean."""
+    (old_said, old_terms), (new_said, new_terms) = old, new
+    if c.reason != NARROWER or old_said.label or new_said.label or title_is_derived(title, body):
+        # A labelled line's text is its value alone: the sentence put in its place would
+        # read "Owner: The search service owner is now Bob".
+        return c
+    stated, said = set(old_terms.keys), set(new_terms.keys)
+    values = {t.key for r in c.regions for t in r.new}
+    qualifier = said - stated - values
+    named = set(read_terms(title).keys)
+    if qualifier and qualifier <= named and named <= qualifier | stated:
+        return replace(c, sure=True, reason=NAMED_BY_TITLE)
+    return c
+
+
+@functools.lru_cache(maxsize=4096)
+def title_is_derived(title: str, body: str) -> bool:
+    """Whether a title is the body's opening words (a `remember` without a title). Kept:
+    newer-wins asks it of every pair a recall delivers, and folding a long body is most of
+    a CJK query's recall (docs/performance.md)."""
+    # A long first sentence is cut with "…", which folding would turn into "...".
+    key = _fold(title.rstrip().removesuffix("…"))
+    return bool(key) and _folded_opening(body, len(key)).startswith(key)
+
+
+def _fold(text: str) -> str:
+    return " ".join(normalize(text).replace("*", "").replace("`", "").split())
+
+
+_ASCII_SPACE = regex.compile(r"[ \t\n\r]")
+
+
+def _folded_opening(body: str, length: int) -> str:
+    """`_fold(body)`, or a prefix of it at least `length` long: the body folded up to an
+    ASCII space, tab or line break. Nothing composes, reorders or changes case across one
+    (NFKC and lowercasing see it as a boundary, and it splits words), so the opening's
+    fold is the whole's up to there; a long body is not folded whole to read its start."""
+    cut = length + 16
+    while cut < len(body):
+        space = _ASCII_SPACE.search(body, cut)
+        if space is None:
+            break
+        opening = _fold(body[: space.start()])
+        if len(opening) >= length:
+            return opening
+        cut = 2 * space.start() + 1
+    return _fold(body)
