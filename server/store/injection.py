@@ -25,9 +25,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import NamedTuple
 
 import regex
-from memory_recall.server.tokens import normalize
+from memory_recall.server.tokens import CJK_CHAR, normalize
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,9 @@ class Cue:
     # Text every match begins with, one of these (lowercase): a text holding none of
     # them is not searched. Empty when the pattern's opening is not plain text.
     openings: tuple[str, ...] = ()
-
-    def may_match(self, view: str) -> bool:
-        return not self.openings or any(opening in view for opening in self.openings)
+    # Those of `openings` a match holds as a whole word (`\bsi\s+…`): a text holds one
+    # when it is one of the text's words, not when it is inside one ("si" in "since").
+    words: frozenset[str] = frozenset()
 
 
 _METACHARS = frozenset("\\()[]{}|.*+?^$")
@@ -71,35 +72,91 @@ def _alternatives(group: str) -> list[str] | None:
     return None if depth else [*found, group[start:]]
 
 
-def _literal_start(alternative: str) -> str:
+def _literal_start(alternative: str) -> tuple[str, int]:
     """The plain text an alternative surely begins with: its characters up to the first
-    metacharacter, less the last one when a quantifier makes it optional (`takes?`)."""
+    metacharacter (an escaped punctuation mark, `\\.`, is its character), less the last
+    one when a quantifier makes it optional (`takes?`); and where in `alternative` the
+    rest of the pattern after that text begins."""
+    chars: list[str] = []
+    ends: list[int] = []  # where each character's writing ends
     end = 0
-    while end < len(alternative) and alternative[end] not in _METACHARS:
-        end += 1
-    if end < len(alternative) and alternative[end] in "?*{":
-        end -= 1
-    return alternative[:end]
+    while end < len(alternative):
+        char = alternative[end]
+        if char == "\\" and end + 1 < len(alternative) and _escaped_literal(alternative[end + 1]):
+            chars.append(alternative[end + 1])
+            end += 2
+        elif char in _METACHARS:
+            break
+        else:
+            chars.append(char)
+            end += 1
+        ends.append(end)
+    if chars and end < len(alternative) and alternative[end] in "?*{":
+        chars.pop()
+        ends.pop()
+    return "".join(chars), ends[-1] if ends else 0
+
+
+def _escaped_literal(char: str) -> bool:
+    """Whether a backslash before `char` makes it the character itself (`\\.`, `\\-`),
+    not a class or an anchor (`\\s`, `\\b`, `\\d`)."""
+    return not char.isalnum() and char != "_"
+
+
+# What may follow a whole word's last letter in a pattern: a space, a word boundary, a
+# character that is no word's (`,`, `'`, a space written as itself).
+_WORD_ENDS = ("\\s", "\\b", "\\W", "\\n")
+_WORD = regex.compile(r"\w+")
+
+
+def _ends_a_word(follower: str) -> bool:
+    """Whether a match surely has no letter or digit where `follower` (the rest of a
+    pattern after a literal) begins."""
+    if follower.startswith(_WORD_ENDS):
+        return True
+    head = follower[:1]
+    return bool(head) and head not in _METACHARS and not _WORD.match(head)
 
 
 def openings(pattern: str) -> tuple[str, ...]:
     """What every match of `pattern` begins with (`\\bignore…` → ("ignore",),
     `\\b(?:takes?\\s+precedence|overrides?)…` → ("take", "override")); () when that is not
     plain text. A prefilter: searching a text that holds none of them finds nothing."""
+    return tuple(dict.fromkeys(start for start, _whole in _openings(pattern)))
+
+
+def whole_words(pattern: str) -> frozenset[str]:
+    """Those of `pattern`'s openings every match holds as a word of its own: the pattern
+    opens at a word boundary and the opening is letters followed by no letter
+    (`\\b(?:cuando|si)\\s+…` → {"cuando", "si"}); a text that does not have one as a word
+    does not match, though "si" is inside "since"."""
+    pairs = _openings(pattern)
+    partial = {start for start, whole in pairs if not whole}
+    return frozenset(start for start, whole in pairs if whole and start not in partial)
+
+
+def _openings(pattern: str) -> list[tuple[str, bool]]:
+    """Each opening of `pattern` (see `openings`) and whether it is a whole word."""
     branches = _alternatives(pattern.removeprefix("(?m)"))
     if not branches:
-        return ()
-    found: list[str] = []
+        return []
+    found: list[tuple[str, bool]] = []
     for branch in branches:
+        bounded = branch.startswith("\\b")
         starts = _branch_openings(branch.removeprefix("\\b"))
         if not starts:
-            return ()
-        found.extend(starts)
-    return tuple(dict.fromkeys(found))
+            return []
+        found.extend(
+            (start, bounded and _WORD.fullmatch(start) is not None and _ends_a_word(follower))
+            for start, follower in starts
+        )
+    return found
 
 
-def _branch_openings(branch: str) -> list[str]:
-    """What one top-level alternative of a pattern begins with (see `openings`)."""
+def _branch_openings(branch: str) -> list[tuple[str, str]]:
+    """What one top-level alternative of a pattern begins with (see `openings`), each with
+    the pattern that follows it."""
+    after = ""
     if branch.startswith("(?:"):
         depth, end = 0, None
         for i, char in _unescaped(branch):  # the group's closing bracket
@@ -115,10 +172,22 @@ def _branch_openings(branch: str) -> list[str]:
         if end is None or branch[end + 1 : end + 2] in ("?", "*", "{"):
             return []
         inner = _alternatives(branch[3:end]) or []
+        after = branch[end + 1 :]
     else:
         inner = [branch]
-    starts = [_literal_start(alternative).lower() for alternative in inner]
-    return [] if not starts or any(len(start) < 2 for start in starts) else starts
+    starts = []
+    for alternative in inner:
+        start, rest = _literal_start(alternative)
+        if not _says_enough(start):
+            return []
+        starts.append((start.lower(), alternative[rest:] if rest < len(alternative) else after))
+    return starts
+
+
+def _says_enough(start: str) -> bool:
+    """Whether an opening is rare enough to filter by: two characters, or one of a script
+    written without spaces ("别": every text in another script is passed over)."""
+    return len(start) >= 2 or (len(start) == 1 and CJK_CHAR.match(start) is not None)
 
 
 def _data_lines(name: str) -> list[str]:
@@ -133,8 +202,59 @@ def cues() -> tuple[Cue, ...]:
         label, pattern = line.split("\t", 1)
         squeezed = label.startswith("squeezed:")
         compiled = regex.compile(pattern, regex.IGNORECASE)
-        found.append(Cue(label.removeprefix("squeezed:"), compiled, squeezed, openings(pattern)))
+        found.append(
+            Cue(
+                label.removeprefix("squeezed:"),
+                compiled,
+                squeezed,
+                openings(pattern),
+                frozenset() if squeezed else whole_words(pattern),
+            )
+        )
     return tuple(found)
+
+
+class _Index(NamedTuple):
+    """Which cues a text may match, by the openings it holds: read once for all the cues."""
+
+    inside: dict[str, tuple[int, ...]]  # an opening looked for anywhere → its cues
+    words: dict[str, tuple[int, ...]]  # an opening looked for as a word → its cues
+    squeezed: dict[str, tuple[int, ...]]  # a squeezed cue's, in the letters-only text
+    always: tuple[int, ...]  # the cues with no openings: searched in every text
+
+
+@cache
+def _index() -> _Index:
+    inside: dict[str, list[int]] = {}
+    words: dict[str, list[int]] = {}
+    squeezed: dict[str, list[int]] = {}
+    always: list[int] = []
+    for i, cue in enumerate(cues()):
+        if not cue.openings:
+            always.append(i)
+        for opening in cue.openings:
+            where = squeezed if cue.squeezed else words if opening in cue.words else inside
+            where.setdefault(opening, []).append(i)
+
+    def frozen(found: dict[str, list[int]]) -> dict[str, tuple[int, ...]]:
+        return {opening: tuple(cues) for opening, cues in found.items()}
+
+    return _Index(frozen(inside), frozen(words), frozen(squeezed), tuple(always))
+
+
+def _may_match(view: str, squeezed: bool = False) -> set[int]:
+    """The cues (their places in `cues()`) that may match in `view`, one reading of a text
+    (the letters-only one for the squeezed cues): those whose openings it holds, and those
+    with none. A cue of the other kind may be among them; it is skipped by the caller."""
+    index = _index()
+    found = set(index.always)
+    for opening, cues_of in (index.squeezed if squeezed else index.inside).items():
+        if opening in view:
+            found.update(cues_of)
+    if not squeezed:
+        for word in index.words.keys() & set(_WORD.findall(view)):
+            found.update(index.words[word])
+    return found
 
 
 # Characters that render as nothing (or only reorder text) and so hide a word's letters.
@@ -196,11 +316,15 @@ def find_injection(text: str) -> str | None:
         return "hidden-comment"
     folded, looks = normalize(text), skeleton(text)
     views = (folded,) if looks == folded else (folded, looks)  # alike: most texts, read once
-    squeezed = squeeze(text)
-    for cue in cues():
+    squeezed = _NOT_LETTER.sub("", looks)  # squeeze(text), its skeleton made once
+    readings = [(view, _may_match(view)) for view in views]
+    in_squeezed = _may_match(squeezed, squeezed=True)
+    every = cues()
+    for i in sorted(in_squeezed.union(*(may for _view, may in readings))):
+        cue = every[i]
         if cue.squeezed:
-            if cue.may_match(squeezed) and cue.pattern.search(squeezed):
+            if i in in_squeezed and cue.pattern.search(squeezed):
                 return cue.label
-        elif any(cue.may_match(view) and cue.pattern.search(view) for view in views):
+        elif any(i in may and cue.pattern.search(view) for view, may in readings):
             return cue.label
     return None
