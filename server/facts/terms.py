@@ -700,8 +700,13 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                     terms.append(Term("name", word, start, end))
             elif len(surface) < 3:
                 # Two-letter words: `is`, `de`, `на` say nothing; `uv`, `go`, `k9` name tools.
+                # One with a letter outside ASCII is a word of its language, not a tool:
+                # the Vietnamese "tối đa" (maximum) read "đa" as a name, a value before
+                # the copula, so "tải lên" / "tải xuống" (upload / download) stood after
+                # it and were no subject's words (`wording.in_subject`).
                 if len(surface) == 2 and word not in COMMON_TWO_LETTER_WORDS:
-                    terms.append(Term("name", word, start, end))
+                    kind = "name" if surface.isascii() else "word"
+                    terms.append(Term(kind, word, start, end))
             elif (
                 (foreign_text and _LATIN.match(surface))
                 or (capitals and surface[0].isupper() and _mid_sentence(text, start))

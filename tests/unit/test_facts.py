@@ -425,6 +425,8 @@ def test_one_title_still_settles_a_value_of_the_same_subject() -> None:
         ("制限", "最大アップロードサイズは10MBです。", "最大ダウンロードサイズは100MBです。"),
         ("제한", "최대 업로드 크기는 10MB입니다.", "최대 다운로드 크기는 100MB입니다."),
         ("Batas", "Ukuran unggah maksimum adalah 10 MB.", "Ukuran unduh maksimum adalah 100 MB."),
+        # "tối đa" (maximum) is two words, not a name standing before the copula.
+        ("Giới hạn", "Kích thước tải lên tối đa là 10 MB.", "Kích thước tải xuống tối đa là 100 MB."),
     ],
 )  # fmt: skip
 def test_one_title_does_not_settle_a_value_beside_a_word_swapped(
