@@ -223,6 +223,7 @@ class _Lexicon:
     openings: dict[tuple[str, str], _Openings]
     when: frozenset[str]  # words that say when: months, "yesterday" ("in March", "im Mai")
     purpose: frozenset[str]  # scope words that say what for before one word ("to build")
+    where: regex.Pattern[str]  # what places a subject ("lives in", "moved to")
 
 
 @functools.cache
@@ -293,6 +294,7 @@ def lexicon() -> _Lexicon:
         },
         when=frozenset(lists["when"]),
         purpose=frozenset(lists["purpose"]),
+        where=_phrase_pattern(lists["where"]),
     )
 
 
@@ -705,8 +707,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 # the copula, so "tải lên" / "tải xuống" (upload / download) stood after
                 # it and were no subject's words (`wording.in_subject`).
                 if len(surface) == 2 and word not in COMMON_TWO_LETTER_WORDS:
-                    kind = "name" if surface.isascii() else "word"
-                    terms.append(Term(kind, word, start, end))
+                    terms.append(Term("name" if surface.isascii() else "word", word, start, end))
             elif (
                 (foreign_text and _LATIN.match(surface))
                 or (capitals and surface[0].isupper() and _mid_sentence(text, start))
