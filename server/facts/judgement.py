@@ -60,7 +60,11 @@ from memory_recall.server.facts.titles import (
     title_stems,
     under_one_title,
 )
-from memory_recall.server.facts.wording import openings_alike_announced, swaps_a_word
+from memory_recall.server.facts.wording import (
+    openings_alike_announced,
+    placed_elsewhere,
+    swaps_a_word,
+)
 from memory_recall.server.pacing import paced
 from memory_recall.server.tokens import normalize
 
@@ -85,6 +89,7 @@ ADDED = "the same statement, a thing added after it"
 SAID_NARROWER = "said again of a narrower thing"
 SAID_WITH_A_WORD = "said again with a word of its own among its words"
 OPENS_ALIKE = "opens as the old statement does, a change announced"
+PLACED_ELSEWHERE = "places the old statement's subject elsewhere"
 WORD_SWAPPED = "said again with a word or two swapped, added or left out, or moved"
 NAME_REPLACED = "perhaps a name replaced: the old one is not said, a word of its own opens"
 NAMED_ANEW = "perhaps a name of its own: a word the old memory does not hold opens the new"
@@ -378,8 +383,11 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
     b = read_memory(new, capitals)
     a = read_against(old, b, capitals) if b.statements else read_memory(old, capitals)
     if isinstance(a, float):  # sure to share too little: unrelated
-        if openings_alike_announced((text for _s, text in _said_statements(old)), b.terms):
+        said_old = [text for _s, text in _said_statements(old)]
+        if openings_alike_announced(said_old, b.terms):
             return Judgement("update", False, OPENS_ALIKE, round(a, 3))
+        if placed_elsewhere(said_old, b.terms):
+            return Judgement("update", False, PLACED_ELSEWHERE, round(a, 3))
         return Judgement("independent", True, "little in common", round(a, 3))
     similarity = round(dice(a.keys, b.keys), 3)
     if not a.statements or not b.statements:
@@ -390,6 +398,9 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             # "The user is now a backend engineer" beside "The user is a data scientist":
             # the subject is function words, so no term is shared. A lean that only links.
             return Judgement("update", False, OPENS_ALIKE, similarity)
+        if placed_elsewhere([t.text for t in a.terms], b.terms):
+            # "The user moved to Lisbon" beside "The user is based in Berlin": the same.
+            return Judgement("update", False, PLACED_ELSEWHERE, similarity)
         return Judgement("independent", True, "little in common", similarity)
     pairs = answered(a, b)
     one_title = same_given_title(old.title, old.body, new.title, new.body)

@@ -10,7 +10,8 @@ at the words as written:
   of the past added or left out, or two words changing places (`swaps_a_word`): the
   judgement never drops it as the same fact;
 - a change announced of a subject said in function words: the new statement opens with
-  the old one's first words (`openings_alike_announced`);
+  the old one's first words (`openings_alike_announced`), or places that subject
+  elsewhere (`placed_elsewhere`: "The user moved to Lisbon" / "… is based in Berlin");
 - where a word stands: before the copula that comes before a statement's value, in its
   subject (`in_subject`); and whether two statements' plain words differ on both sides
   (`words_swapped`), which the slots and the title's rules read there.
@@ -33,11 +34,13 @@ from memory_recall.server.facts.terms import (
     UNSPACED_CHAR,
     Term,
     Terms,
+    function_words,
     lexicon,
 )
 
 SWAPPED_AT_MOST = 2  # words on either side of the one place `swaps_a_word` reads
 OPENING_WORDS = 3  # the words `openings_alike_announced` reads: a subject and its verb
+SUBJECT_WORDS_AT_MOST = 4  # a subject `placed_elsewhere` reads ("the user", "our QA team")
 
 _TOKEN = regex.compile(r"[\p{L}\p{M}\p{N}]+")
 
@@ -194,6 +197,48 @@ def openings_alike_announced(old: Iterable[str], new: Sequence[Terms]) -> bool:
         tuple(_opening(text)) in announced and not cue.search(text) and not _by_pairs(text)
         for text in old
     )
+
+
+def placed_elsewhere(old: Iterable[str], new: Sequence[Terms]) -> bool:
+    """Whether a statement of `new` places its subject somewhere other than a statement of
+    `old` (their texts) places the same subject, said in the same words: "The user moved
+    to Lisbon" / "The user is based in Berlin" (`where` in data/cues.txt: what says where
+    a subject lives, works, is based or went). A subject said in function words is no
+    term, so the two shared none and were unrelated, and the old place was recalled as
+    true. Read as a lean that only links: a place of work and a home may both hold. Spaced
+    scripts only."""
+    placed = {found for t in new if (found := _placing(t.text)) is not None}
+    if not placed:
+        return False
+    for text in old:
+        mine = _placing(text)
+        if mine is not None and any(s == mine[0] and p != mine[1] for s, p in placed):
+            return True
+    return False
+
+
+def _placing(text: str) -> tuple[tuple[str, ...], str] | None:
+    """A statement's subject — its words before a `where` phrase, auxiliaries and words
+    announcing a change left out ("the user" of "The user has now moved to") — and its
+    place, the first word after the phrase that is no function word; None without one."""
+    lex = lexicon()
+    found = None if _by_pairs(text) else lex.where.search(text)
+    if found is None:
+        return None
+    announced = lex.change.get("")
+    subject = tuple(
+        word
+        for word in (m.group().casefold() for m in _TOKEN.finditer(text[: found.start()]))
+        if word not in lex.auxiliaries and not (announced and announced.fullmatch(word))
+    )
+    closed = function_words()
+    after = (m.group().casefold() for m in _TOKEN.finditer(text, found.end()))
+    place = next((word for word in after if word not in closed), None)
+    if not subject or len(subject) > SUBJECT_WORDS_AT_MOST or place is None:
+        return None
+    if all(word in lex.speakers for word in subject):
+        return None  # "We moved to Postgres" / "We moved to Kubernetes": two moves of ours
+    return subject, place
 
 
 def _opening(text: str) -> list[str]:

@@ -46,6 +46,7 @@ from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.judgement import (
     NAMED_ANEW,
     OPENS_ALIKE,
+    PLACED_ELSEWHERE,
     WORD_SWAPPED,
     holds_more,
 )
@@ -203,7 +204,7 @@ def _linked_pairs(memories: Sequence[_Memory]) -> set[tuple[int, int]]:
 
 # Leans of the rules that read a newer note as perhaps correcting an older one although no
 # value changed: never merged as a rewording (`reworded` in `Gather`), reported.
-PERHAPS_CORRECTED = (WORD_SWAPPED, NAMED_ANEW, OPENS_ALIKE)
+PERHAPS_CORRECTED = (WORD_SWAPPED, NAMED_ANEW, OPENS_ALIKE, PLACED_ELSEWHERE)
 
 
 def _same_subject(a: _Memory, b: _Memory, kind: str) -> bool:

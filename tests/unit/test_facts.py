@@ -24,6 +24,7 @@ from memory_recall.server.facts.judgement import (
     NAME_REPLACED,
     NAMED_ANEW,
     OPENS_ALIKE,
+    PLACED_ELSEWHERE,
     WORD_SWAPPED,
     Judgement,
     MemoryText,
@@ -513,6 +514,38 @@ def test_a_change_announced_of_a_subject_said_in_function_words_is_linked(
     found = judge(text(new), text(old))
     assert (found.kind, found.sure, found.reason) == ("update", False, OPENS_ALIKE)
     assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The user is based in Berlin.", "The user moved to Lisbon."),
+        ("The user lives in Berlin.", "The user has relocated to Lisbon last month."),
+        ("The user works from Berlin.", "The user now lives in Lisbon."),
+        ("Der Nutzer wohnt in Berlin.", "Der Nutzer ist nach Lissabon gezogen."),
+        ("L'utilisateur habite à Berlin.", "L'utilisateur a déménagé à Lisbonne."),
+        ("El usuario vive en Berlín.", "El usuario se mudó a Lisboa."),
+        ("Пользователь живёт в Берлине.", "Пользователь переехал в Лиссабон."),
+    ],
+)
+def test_a_subject_said_in_function_words_placed_elsewhere_is_linked(old: str, new: str) -> None:
+    # "the user" is no term and the place is all the rest: nothing shared, so the two
+    # were unrelated and Berlin was recalled as where the user is. A lean that links.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure, found.reason) == ("update", False, PLACED_ELSEWHERE)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We moved to Postgres.", "We moved to Kubernetes."),  # two moves of ours
+        ("The user is based in Berlin.", "Alice moved to Lisbon."),  # another subject
+        ("The office is located in Berlin.", "The user moved to Lisbon."),
+        ("The user lives in Berlin.", "The user prefers concise answers."),
+    ],
+)
+def test_a_place_of_another_subject_links_nothing(old: str, new: str) -> None:
+    assert judge(text(new), text(old)).kind == "independent"
 
 
 def test_a_pronoun_opening_names_no_subject_to_link() -> None:
