@@ -409,6 +409,11 @@ def test_one_title_still_settles_a_value_of_the_same_subject() -> None:
         MemoryText("Ports", "Ports", "The API uses port 8080.\nThe admin UI uses port 9090."),
     )
     assert (found.kind, found.sure) == ("update", True), found.reason
+    found = judge(
+        MemoryText("Zaman aşımları", "", "API okuma zaman aşımı 45 saniye."),
+        MemoryText("Zaman aşımları", "", "API okuma zaman aşımı 30 saniye."),
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
 
 
 @pytest.mark.parametrize(
@@ -428,6 +433,9 @@ def test_one_title_still_settles_a_value_of_the_same_subject() -> None:
         ("Batas", "Ukuran unggah maksimum adalah 10 MB.", "Ukuran unduh maksimum adalah 100 MB."),
         # "tối đa" (maximum) is two words, not a name standing before the copula.
         ("Giới hạn", "Kích thước tải lên tối đa là 10 MB.", "Kích thước tải xuống tối đa là 100 MB."),
+        # Turkish puts its verb last: every word before the value is the subject's.
+        ("Limitler", "Maksimum yükleme boyutu 10 MB'dir.", "Maksimum indirme boyutu 100 MB'dir."),
+        ("Zaman aşımları", "API okuma zaman aşımı 30 saniye.", "API yazma zaman aşımı 60 saniye."),
     ],
 )  # fmt: skip
 def test_one_title_does_not_settle_a_value_beside_a_word_swapped(
