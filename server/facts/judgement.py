@@ -64,6 +64,7 @@ from memory_recall.server.facts.wording import (
     openings_alike_announced,
     placed_elsewhere,
     swaps_a_word,
+    switched_alike,
 )
 from memory_recall.server.pacing import paced
 from memory_recall.server.tokens import normalize
@@ -90,6 +91,7 @@ SAID_NARROWER = "said again of a narrower thing"
 SAID_WITH_A_WORD = "said again with a word of its own among its words"
 OPENS_ALIKE = "opens as the old statement does, a change announced"
 PLACED_ELSEWHERE = "places the old statement's subject elsewhere"
+SWITCHED_ALIKE = "announces a change to a tool of the job the old statement's tool does"
 WORD_SWAPPED = "said again with a word or two swapped, added or left out, or moved"
 NAME_REPLACED = "perhaps a name replaced: the old one is not said, a word of its own opens"
 NAMED_ANEW = "perhaps a name of its own: a word the old memory does not hold opens the new"
@@ -388,6 +390,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             return Judgement("update", False, OPENS_ALIKE, round(a, 3))
         if placed_elsewhere(said_old, b.terms):
             return Judgement("update", False, PLACED_ELSEWHERE, round(a, 3))
+        if switched_alike(said_old, b.terms):
+            return Judgement("update", False, SWITCHED_ALIKE, round(a, 3))
         return Judgement("independent", True, "little in common", round(a, 3))
     similarity = round(dice(a.keys, b.keys), 3)
     if not a.statements or not b.statements:
@@ -401,6 +405,9 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         if placed_elsewhere([t.text for t in a.terms], b.terms):
             # "The user moved to Lisbon" beside "The user is based in Berlin": the same.
             return Judgement("update", False, PLACED_ELSEWHERE, similarity)
+        if switched_alike([t.text for t in a.terms], b.terms):
+            # "We switched to Microsoft Teams" beside "We use Slack for team chat".
+            return Judgement("update", False, SWITCHED_ALIKE, similarity)
         return Judgement("independent", True, "little in common", similarity)
     pairs = answered(a, b)
     one_title = same_given_title(old.title, old.body, new.title, new.body)

@@ -224,6 +224,8 @@ class _Lexicon:
     when: frozenset[str]  # words that say when: months, "yesterday" ("in March", "im Mai")
     purpose: frozenset[str]  # scope words that say what for before one word ("to build")
     where: regex.Pattern[str]  # what places a subject ("lives in", "moved to")
+    tool_kind: dict[str, str]  # a tool's name → the job it does ("jest" → "test-runner")
+    tool: regex.Pattern[str]  # any of those names
 
 
 @functools.cache
@@ -242,6 +244,7 @@ def lexicon() -> _Lexicon:
     units: dict[str, str] = {}
     classes: dict[str, str] = {}
     dimensions: dict[str, str] = {}
+    tools: dict[str, str] = {}
     for line in _data_lines("values.txt"):
         key, _, values = line.partition("=")
         kind, _, name = key.strip().partition(".")
@@ -252,6 +255,8 @@ def lexicon() -> _Lexicon:
                 classes.setdefault(word, name)
             elif kind == "dimension":
                 dimensions.setdefault(word, name)
+            elif kind == "tool":
+                tools.setdefault(word, name)
     return _Lexicon(
         negation={k: _phrase_pattern(v) for k, v in by_language["negation"].items()},
         change={k: _phrase_pattern(v) for k, v in by_language["change"].items()},
@@ -295,6 +300,8 @@ def lexicon() -> _Lexicon:
         when=frozenset(lists["when"]),
         purpose=frozenset(lists["purpose"]),
         where=_phrase_pattern(lists["where"]),
+        tool_kind=tools,
+        tool=_phrase_pattern(tools),
     )
 
 

@@ -12,6 +12,8 @@ at the words as written:
 - a change announced of a subject said in function words: the new statement opens with
   the old one's first words (`openings_alike_announced`), or places that subject
   elsewhere (`placed_elsewhere`: "The user moved to Lisbon" / "… is based in Berlin");
+- a change announced to a tool that does the job another tool named in the old statement
+  does (`switched_alike`: "We switched to Microsoft Teams" / "We use Slack for chat");
 - where a word stands: before the copula that comes before a statement's value, in its
   subject (`in_subject`); and whether two statements' plain words differ on both sides
   (`words_swapped`), which the slots and the title's rules read there.
@@ -23,7 +25,7 @@ spaces is one token here (there only an "only" said on one side counts).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from difflib import SequenceMatcher
 
 import regex
@@ -222,6 +224,37 @@ def placed_elsewhere(old: Iterable[str], new: Sequence[Terms]) -> bool:
         if mine is not None and any(s == mine[0] and p != mine[1] for s, p in placed):
             return True
     return False
+
+
+def switched_alike(old: Iterable[str], new: Sequence[Terms]) -> bool:
+    """Whether a statement of `new` announces a change (a change cue) and names a tool that
+    does the job of another tool a statement of `old` (their texts) names (`tool.KIND` in
+    data/values.txt): "We switched to Microsoft Teams" / "We use Slack for team chat",
+    "We migrated to Vitest" / "The project uses Jest for tests". The two share no word,
+    so they were unrelated and the old tool was recalled as the one in use. A lean that
+    only links: the old one may still do part of the job."""
+    announced: dict[str, set[str]] = {}
+    for terms in new:
+        if terms.change_cue:
+            for name, kind in _tools(terms.text):
+                announced.setdefault(kind, set()).add(name)
+    if not announced:
+        return False
+    return any(
+        kind in announced and announced[kind] - {name}
+        for text in old
+        for name, kind in _tools(text)
+    )
+
+
+def _tools(text: str) -> Iterator[tuple[str, str]]:
+    """The tools a text names, each with the job it does."""
+    lex = lexicon()
+    for found in lex.tool.finditer(text):
+        name = " ".join(found.group().casefold().split())
+        kind = lex.tool_kind.get(name)
+        if kind is not None:
+            yield name, kind
 
 
 def _placing(text: str) -> tuple[tuple[str, ...], str] | None:

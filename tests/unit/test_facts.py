@@ -25,6 +25,7 @@ from memory_recall.server.facts.judgement import (
     NAMED_ANEW,
     OPENS_ALIKE,
     PLACED_ELSEWHERE,
+    SWITCHED_ALIKE,
     WORD_SWAPPED,
     Judgement,
     MemoryText,
@@ -553,6 +554,34 @@ def test_a_subject_said_in_function_words_placed_elsewhere_is_linked(old: str, n
     ],
 )
 def test_a_place_of_another_subject_links_nothing(old: str, new: str) -> None:
+    assert judge(text(new), text(old)).kind == "independent"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We use Slack for team chat.", "We switched to Microsoft Teams."),
+        ("The project uses Jest for tests.", "We migrated to Vitest."),
+        ("Deploys go through Jenkins.", "We moved CI to GitHub Actions."),
+        ("Wir nutzen Slack für den Team-Chat.", "Wir sind auf Microsoft Teams umgestiegen."),
+        ("Les tests tournent avec Jest.", "Nous avons migré vers Vitest."),
+    ],
+)
+def test_a_change_announced_to_a_tool_of_the_same_job_is_linked(old: str, new: str) -> None:
+    # The two share no word: unrelated, and the old tool was recalled as the one in use.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure, found.reason) == ("update", False, SWITCHED_ALIKE)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We use Postgres for the main database.", "We moved the session cache to Redis."),
+        ("Deploys go through Jenkins.", "We moved the docs to Notion."),
+        ("Our team chat is Slack.", "We use Microsoft Teams with the client."),  # no change
+    ],
+)
+def test_a_tool_of_another_job_or_no_change_announced_links_nothing(old: str, new: str) -> None:
     assert judge(text(new), text(old)).kind == "independent"
 
 
