@@ -129,6 +129,16 @@ def function_words() -> frozenset[str]:
     return frozenset(words)
 
 
+def _name_pattern(names: Iterable[str]) -> regex.Pattern[str]:
+    """One case-insensitive pattern for names written in Latin letters, whole, wherever
+    they stand: also against a CJK word ("はSlackを", "Slack을"), where `_phrase_pattern`'s
+    bounds, which take any letter for a word's own, would not see them."""
+    return regex.compile(
+        rf"(?<![A-Za-z0-9_/.-])(?:{_trie(list(names))})(?![A-Za-z0-9_/-]|\.[A-Za-z0-9])",
+        regex.IGNORECASE,
+    )
+
+
 def _phrase_pattern(phrases: Iterable[str]) -> regex.Pattern[str]:
     """One case-insensitive pattern for a list of phrases, the longest preferred: whole
     words in spaced scripts (an entry ending in ' matches an elided prefix), anywhere in
@@ -301,7 +311,7 @@ def lexicon() -> _Lexicon:
         purpose=frozenset(lists["purpose"]),
         where=_phrase_pattern(lists["where"]),
         tool_kind=tools,
-        tool=_phrase_pattern(tools),
+        tool=_name_pattern(tools),
     )
 
 

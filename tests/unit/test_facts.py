@@ -565,6 +565,9 @@ def test_a_place_of_another_subject_links_nothing(old: str, new: str) -> None:
         ("Deploys go through Jenkins.", "We moved CI to GitHub Actions."),
         ("Wir nutzen Slack für den Team-Chat.", "Wir sind auf Microsoft Teams umgestiegen."),
         ("Les tests tournent avec Jest.", "Nous avons migré vers Vitest."),
+        # A name written against CJK words ("はSlackを") is still the tool's name.
+        ("チームのチャットはSlackを使っています。", "Microsoft Teamsに移行しました。"),
+        ("팀 채팅은 Slack을 사용합니다.", "Microsoft Teams로 전환했습니다."),
     ],
 )
 def test_a_change_announced_to_a_tool_of_the_same_job_is_linked(old: str, new: str) -> None:
