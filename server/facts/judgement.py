@@ -92,6 +92,7 @@ SAID_WITH_A_WORD = "said again with a word of its own among its words"
 OPENS_ALIKE = "opens as the old statement does, a change announced"
 PLACED_ELSEWHERE = "places the old statement's subject elsewhere"
 SWITCHED_ALIKE = "announces a change to a tool of the job the old statement's tool does"
+CHANGE_OF_ITS_TOPIC = "announces a change of what the old memory speaks of"
 WORD_SWAPPED = "said again with a word or two swapped, added or left out, or moved"
 NAME_REPLACED = "perhaps a name replaced: the old one is not said, a word of its own opens"
 NAMED_ANEW = "perhaps a name of its own: a word the old memory does not hold opens the new"
@@ -502,8 +503,11 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         return Judgement("update", sure, reason, similarity, changes, additions)
     new_values = b.values - a.values
     contained = len(b.keys & a.keys) / len(b.keys)
-    # A new memory that announces a change ("now", "jetzt", "改为") is no restatement.
-    announces = any(t.change_cue for t in b.terms) and not any(t.change_cue for t in a.terms)
+    # A new memory that announces a change ("now", "jetzt", "改为") the old one does not
+    # is no restatement (a cue of the old's own, "make migrate", announces nothing new).
+    announces = bool(
+        {c for t in b.terms for c in t.changes} - {c for t in a.terms for c in t.changes}
+    )
     # A last guard before a new text is dropped as known: a number or a Latin word of its
     # own that the terms missed (a kanji numeral, a word in a function-word list).
     unseen = _raw_values(new) - _raw_values(old)
@@ -608,6 +612,10 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         # "I prefer spaces now for Python" beside "I prefer tabs over spaces for Python":
         # an old statement's words said again as a change, what changed left unsaid.
         return Judgement("update", False, RESTATED_AS_CHANGED, similarity)
+    if announces:
+        # "Marco took over on-call" beside "Priya is the on-call lead": a change announced
+        # of what the old memory speaks of, no statement of it said again nor answered.
+        return Judgement("update", False, CHANGE_OF_ITS_TOPIC, similarity)
     return Judgement("independent", True, "a different fact", similarity)
 
 

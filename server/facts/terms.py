@@ -87,6 +87,10 @@ class Terms:
     # how often it does is (docs/writing.md).
     negations: tuple[str, ...]
     change_cue: bool
+    # The change cues found, as written lowercase ("now", "migrate"): a new statement
+    # announces a change when it says one the old does not ("Migrations now run …" beside
+    # "Run the migrations with make migrate").
+    changes: tuple[str, ...] = ()
 
     @property
     def negated(self) -> bool:
@@ -573,6 +577,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     terms: list[Term] = []
     negations: list[str] = []
     change = False
+    changes: list[str] = []
     # Cue and value words inside code or an address are its own ("`make migrate`" is a
     # command, not a change announced).
     verbatim = [m.span() for m in _VERBATIM.finditer(text)] if "`" in text or "://" in text else []
@@ -594,6 +599,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 if verbatim and _overlaps(match.span(), verbatim):
                     continue
                 change = True
+                changes.append(" ".join(match.group().lower().split()))
                 taken.append(match.span())
     may_value = lex.openings["value", ""].may_match(runs, chars)
     values = lex.value.finditer(text) if may_value else ()
@@ -734,7 +740,13 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             else:
                 terms.append(Term("word", stem(word), start, end))
     terms.sort(key=lambda t: t.start)
-    return Terms(text, tuple(_with_units(terms, text)), tuple(sorted(negations)), change)
+    return Terms(
+        text,
+        tuple(_with_units(terms, text)),
+        tuple(sorted(negations)),
+        change,
+        tuple(sorted(set(changes))),
+    )
 
 
 _NUMERAL = regex.compile(r"\p{N}")

@@ -21,6 +21,7 @@ from memory_recall.server.facts import terms as terms_module
 from memory_recall.server.facts.changes import _put
 from memory_recall.server.facts.judgement import (
     ALIKE,
+    CHANGE_OF_ITS_TOPIC,
     NAME_REPLACED,
     NAMED_ANEW,
     OPENS_ALIKE,
@@ -586,6 +587,23 @@ def test_a_change_announced_to_a_tool_of_the_same_job_is_linked(old: str, new: s
 )
 def test_a_tool_of_another_job_or_no_change_announced_links_nothing(old: str, new: str) -> None:
     assert judge(text(new), text(old)).kind == "independent"
+
+
+def test_a_cue_word_of_the_old_statement_s_own_does_not_hide_a_change_announced() -> None:
+    # "migrate" of "make migrate" is a change cue: the old memory was read as announcing a
+    # change too, the new one as announcing nothing new, and it was dropped as known.
+    found = judge(
+        text("Migrations now run automatically on deploy."),
+        text("Run the migrations with make migrate."),
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+def test_a_change_announced_of_what_the_old_memory_speaks_of_is_linked() -> None:
+    # Nothing compared statement by statement: "a different fact", unlinked, and Priya was
+    # recalled as the on-call lead.
+    found = judge(text("Marco took over on-call."), text("Priya is the on-call lead."))
+    assert (found.kind, found.sure, found.reason) == ("update", False, CHANGE_OF_ITS_TOPIC)
 
 
 def test_a_pronoun_opening_names_no_subject_to_link() -> None:
@@ -2132,12 +2150,15 @@ def test_more_plain_words_for_one_are_no_word_swapped() -> None:
 
 def test_a_lone_why_line_is_answered_by_no_plain_statement() -> None:
     # Its label has no words and it gives no number: a change announced beside it is
-    # compared with the rule, not with the rationale.
+    # compared with the rule, not with the rationale — nothing of the old memory is
+    # rewritten. The change announced of what it speaks of (the proxy) links it, a lean:
+    # the cap's reason may be outdated.
     old = MemoryText(
         "Uploads", "Upload limits",
         "Uploads are capped at 10 MB.\n**Why:** the proxy cuts larger bodies.", "project",
     )  # fmt: skip
-    assert judge(text("The proxy now cuts bodies above 50 MB."), old).kind == "independent"
+    found = judge(text("The proxy now cuts bodies above 50 MB."), old)
+    assert (found.kind, found.sure, found.reason) == ("update", False, CHANGE_OF_ITS_TOPIC)
 
 
 def test_a_sentence_after_a_label_s_colon_opens_with_no_name() -> None:
