@@ -564,6 +564,7 @@ def test_a_place_of_another_subject_links_nothing(old: str, new: str) -> None:
         ("We use Slack for team chat.", "We switched to Microsoft Teams."),
         ("The project uses Jest for tests.", "We migrated to Vitest."),
         ("Deploys go through Jenkins.", "We moved CI to GitHub Actions."),
+        ("The user's editor is VS Code.", "The user switched to Neovim."),
         ("Wir nutzen Slack für den Team-Chat.", "Wir sind auf Microsoft Teams umgestiegen."),
         ("Les tests tournent avec Jest.", "Nous avons migré vers Vitest."),
         # A name written against CJK words ("はSlackを") is still the tool's name.
