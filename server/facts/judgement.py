@@ -63,6 +63,7 @@ from memory_recall.server.facts.titles import (
 from memory_recall.server.facts.wording import (
     openings_alike_announced,
     placed_elsewhere,
+    readdressed,
     swaps_a_word,
     switched_alike,
 )
@@ -93,6 +94,7 @@ OPENS_ALIKE = "opens as the old statement does, a change announced"
 PLACED_ELSEWHERE = "places the old statement's subject elsewhere"
 SWITCHED_ALIKE = "announces a change to a tool of the job the old statement's tool does"
 CHANGE_OF_ITS_TOPIC = "announces a change of what the old memory speaks of"
+READDRESSED = "announces a change to an address of the host or shape of the old one's"
 WORD_SWAPPED = "said again with a word or two swapped, added or left out, or moved"
 NAME_REPLACED = "perhaps a name replaced: the old one is not said, a word of its own opens"
 NAMED_ANEW = "perhaps a name of its own: a word the old memory does not hold opens the new"
@@ -393,6 +395,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             return Judgement("update", False, PLACED_ELSEWHERE, round(a, 3))
         if switched_alike(said_old, b.terms):
             return Judgement("update", False, SWITCHED_ALIKE, round(a, 3))
+        if readdressed((t for _s, t in _read_statements(old, capitals)), b.terms):
+            return Judgement("update", False, READDRESSED, round(a, 3))
         return Judgement("independent", True, "little in common", round(a, 3))
     similarity = round(dice(a.keys, b.keys), 3)
     if not a.statements or not b.statements:
@@ -409,6 +413,8 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         if switched_alike([t.text for t in a.terms], b.terms):
             # "We switched to Microsoft Teams" beside "We use Slack for team chat".
             return Judgement("update", False, SWITCHED_ALIKE, similarity)
+        if readdressed(a.terms, b.terms):
+            return Judgement("update", False, READDRESSED, similarity)
         return Judgement("independent", True, "little in common", similarity)
     pairs = answered(a, b)
     one_title = same_given_title(old.title, old.body, new.title, new.body)

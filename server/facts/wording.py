@@ -13,7 +13,9 @@ at the words as written:
   the old one's first words (`openings_alike_announced`), or places that subject
   elsewhere (`placed_elsewhere`: "The user moved to Lisbon" / "… is based in Berlin");
 - a change announced to a tool that does the job another tool named in the old statement
-  does (`switched_alike`: "We switched to Microsoft Teams" / "We use Slack for chat");
+  does (`switched_alike`: "We switched to Microsoft Teams" / "We use Slack for chat"), or
+  to an address of the same host or shape (`readdressed`: "Use https://api.example.com/v2
+  from now on" / "The API base URL is https://api.example.com/v1");
 - where a word stands: before the copula that comes before a statement's value, in its
   subject (`in_subject`); and whether two statements' plain words differ on both sides
   (`words_swapped`), which the slots and the title's rules read there.
@@ -245,6 +247,42 @@ def switched_alike(old: Iterable[str], new: Sequence[Terms]) -> bool:
         for text in old
         for name, kind in _tools(text)
     )
+
+
+def readdressed(old: Iterable[Terms], new: Sequence[Terms]) -> bool:
+    """Whether a statement of `new` announces a change (a change cue) and gives an address
+    (an identifier: a URL, a host, a path) of the host, or of the shape, of another
+    address a statement of `old` gives: "Use https://api.example.com/v2 from now on" /
+    "The API base URL is https://api.example.com/v1", "Connect to db-stg-5.internal now" /
+    "The staging DB is db-stg-4.internal". The two share no word, so they were
+    unrelated and the old address was recalled as the one in use. A lean that only
+    links: one host may serve several things. `old` is read only when `new` announces an
+    address."""
+    announced = {
+        t.key for terms in new if terms.change_cue for t in terms.terms if t.kind == "ident"
+    }
+    if not announced:
+        return False
+    places = {_address_place(key) for key in announced} - {None}
+    if not places:
+        return False
+    given = {t.key for terms in old for t in terms.terms if t.kind == "ident"} - announced
+    return any(_address_place(key) in places for key in given)
+
+
+def _address_place(ident: str) -> str | None:
+    """What two addresses of one thing share: a URL's scheme and host, else a host's or a
+    path's letters with its numbers left out ("db-stg-#.internal:#"); None for an
+    identifier that is no address (a ticket, "OPS-4821": one of many)."""
+    scheme, found, rest = ident.partition("://")
+    if found:
+        return f"{scheme}://{rest.split('/', 1)[0]}"
+    if "." not in ident and ":" not in ident:
+        return None
+    return _DIGITS.sub("#", ident)
+
+
+_DIGITS = regex.compile(r"\d+")
 
 
 def _tools(text: str) -> Iterator[tuple[str, str]]:

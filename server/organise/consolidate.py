@@ -47,6 +47,7 @@ from memory_recall.server.facts.judgement import (
     NAMED_ANEW,
     OPENS_ALIKE,
     PLACED_ELSEWHERE,
+    READDRESSED,
     SWITCHED_ALIKE,
     WORD_SWAPPED,
     holds_more,
@@ -205,7 +206,14 @@ def _linked_pairs(memories: Sequence[_Memory]) -> set[tuple[int, int]]:
 
 # Leans of the rules that read a newer note as perhaps correcting an older one although no
 # value changed: never merged as a rewording (`reworded` in `Gather`), reported.
-PERHAPS_CORRECTED = (WORD_SWAPPED, NAMED_ANEW, OPENS_ALIKE, PLACED_ELSEWHERE, SWITCHED_ALIKE)
+PERHAPS_CORRECTED = (
+    WORD_SWAPPED,
+    NAMED_ANEW,
+    OPENS_ALIKE,
+    PLACED_ELSEWHERE,
+    SWITCHED_ALIKE,
+    READDRESSED,
+)
 
 
 def _same_subject(a: _Memory, b: _Memory, kind: str) -> bool:

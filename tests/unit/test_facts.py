@@ -26,6 +26,7 @@ from memory_recall.server.facts.judgement import (
     NAMED_ANEW,
     OPENS_ALIKE,
     PLACED_ELSEWHERE,
+    READDRESSED,
     SWITCHED_ALIKE,
     WORD_SWAPPED,
     Judgement,
@@ -605,6 +606,33 @@ def test_a_change_announced_of_what_the_old_memory_speaks_of_is_linked() -> None
     # recalled as the on-call lead.
     found = judge(text("Marco took over on-call."), text("Priya is the on-call lead."))
     assert (found.kind, found.sure, found.reason) == ("update", False, CHANGE_OF_ITS_TOPIC)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The API base URL is https://api.example.com/v1", "Use https://api.example.com/v2 from now on."),
+        ("The staging DB is db-stg-4.internal:5432", "Connect to db-stg-5.internal:5432 now."),
+    ],
+)  # fmt: skip
+def test_a_change_announced_to_an_address_of_the_same_host_or_shape_is_linked(
+    old: str, new: str
+) -> None:
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure, found.reason) == ("update", False, READDRESSED)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # No change announced: another thing on the same host.
+        ("Grafana is at https://grafana.example.com/d/abc", "Kibana is at https://grafana.example.com/k/xyz"),
+        # A ticket is no address: one of many.
+        ("See OPS-4821 for the login outage.", "OPS-5100 is now the ticket for the billing migration."),
+    ],
+)  # fmt: skip
+def test_an_address_unannounced_or_a_ticket_links_nothing(old: str, new: str) -> None:
+    assert judge(text(new), text(old)).kind == "independent"
 
 
 def test_a_pronoun_opening_names_no_subject_to_link() -> None:
