@@ -613,6 +613,10 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
     ):
         return _perhaps_reworded(a, b, similarity)
     if different:
+        if placed_elsewhere([t.text for t in a.terms], b.terms):
+            # "L'utente si è trasferito a Lisbona" beside "L'utente vive a Berlino": read as
+            # a value of another subject, yet the subject's words are the same.
+            return Judgement("update", False, PLACED_ELSEWHERE, similarity)
         return Judgement("independent", False, different[0].reason, similarity)
     if announces and same:
         # "I prefer spaces now for Python" beside "I prefer tabs over spaces for Python":

@@ -228,6 +228,24 @@ def placed_elsewhere(old: Iterable[str], new: Sequence[Terms]) -> bool:
     return False
 
 
+def _placing_unspaced(text: str, start: int, end: int) -> tuple[tuple[str, ...], str] | None:
+    """`_placing` in Chinese, which puts the place after its phrase as English does ("用户
+    住在柏林"): the subject is all that stands before the phrase in its clause, the place
+    what follows up to the next mark. Japanese and Korean put the place before their verb
+    and are not read so."""
+    if _KANA_OR_HANGUL.search(text):
+        return None
+    subject = _CLAUSE_MARK.split(text[:start])[-1].strip()
+    place = _CLAUSE_MARK.split(text[end:])[0].strip().removeprefix("了").strip()
+    if not subject or not place or len(subject) > 4 * SUBJECT_WORDS_AT_MOST:
+        return None
+    return (subject,), place
+
+
+_CLAUSE_MARK = regex.compile(r"[\p{P}\s]+")
+_KANA_OR_HANGUL = regex.compile(r"[\p{Hiragana}\p{Katakana}\p{Hangul}]")
+
+
 def switched_alike(old: Iterable[str], new: Sequence[Terms]) -> bool:
     """Whether a statement of `new` announces a change (a change cue) and names a tool that
     does the job of another tool a statement of `old` (their texts) names (`tool.KIND` in
@@ -300,9 +318,11 @@ def _placing(text: str) -> tuple[tuple[str, ...], str] | None:
     announcing a change left out ("the user" of "The user has now moved to") — and its
     place, the first word after the phrase that is no function word; None without one."""
     lex = lexicon()
-    found = None if _by_pairs(text) else lex.where.search(text)
+    found = lex.where.search(text)
     if found is None:
         return None
+    if _by_pairs(text):
+        return _placing_unspaced(text, found.start(), found.end())
     announced = lex.change.get("")
     subject = tuple(
         word

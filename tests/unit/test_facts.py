@@ -537,6 +537,9 @@ def test_a_change_announced_of_a_subject_said_in_function_words_is_linked(
         ("L'utilisateur habite à Berlin.", "L'utilisateur a déménagé à Lisbonne."),
         ("El usuario vive en Berlín.", "El usuario se mudó a Lisboa."),
         ("Пользователь живёт в Берлине.", "Пользователь переехал в Лиссабон."),
+        ("L'utente vive a Berlino.", "L'utente si è trasferito a Lisbona."),
+        ("Ο χρήστης μένει στο Βερολίνο.", "Ο χρήστης μετακόμισε στη Λισαβόνα."),
+        ("用户住在柏林。", "用户搬到了里斯本。"),
     ],
 )
 def test_a_subject_said_in_function_words_placed_elsewhere_is_linked(old: str, new: str) -> None:
