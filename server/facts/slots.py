@@ -75,6 +75,7 @@ SAME_SHAPE = "the same shape about another subject"
 SUBJECT_APART = "the same shape, another subject named where the subject stands"
 ANNOUNCED_SHAPE = "one shape, its change announced"
 SEVERAL = "several things differ"
+WORD_GROWN = "a word grown into a value holding it"
 OTHER_SUBJECT = "the value of another subject"
 ONE_MORE = "said as one more besides it"
 AROUND_A_WORD = "different things around a common word"
@@ -410,6 +411,17 @@ def _opens_with_its_own_words(old: Terms, new: Terms, added: list[Term]) -> bool
     if not first or not old.terms or old.terms[0].key != new.terms[first].key:
         return False
     return all(not t.valued and t in added and _spaced_word(t) for t in new.terms[:first])
+
+
+def _word_grown_into_a_value(region: Region) -> bool:
+    """Whether a plain word of one side of `region` is inside a value of the other side
+    ("test" / "test-all", "prod" / "prod-eu-1"): one slot's value, written longer."""
+    for plain_side, valued_side in ((region.old, region.new), (region.new, region.old)):
+        words = [t.key for t in plain_side if not t.valued and len(t.key) >= 3]
+        values = [t.key for t in valued_side if t.valued]
+        if any(word in value for word in words for value in values):
+            return True
+    return False
 
 
 def _thing_and_value(region: Region, old: Terms, new: Terms) -> bool:
@@ -848,6 +860,10 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
                 )
             if announced and region.left >= 1:
                 return Comparison("changed", False, ANNOUNCED_REWORDING, overlap, (region,))
+            if _word_grown_into_a_value(region):
+                # "Run the tests with make test" / "… with make test-all": the old word is
+                # inside the new value, the same slot said otherwise. A lean that links.
+                return Comparison("changed", False, WORD_GROWN, overlap, (region,))
             return Comparison("different", False, "a value on one side only", overlap)
         if not small:
             if valued and announced and region.left >= 1:

@@ -638,6 +638,13 @@ def test_an_address_unannounced_or_a_ticket_links_nothing(old: str, new: str) ->
     assert judge(text(new), text(old)).kind == "independent"
 
 
+def test_a_word_grown_into_a_value_holding_it_is_linked() -> None:
+    # "test" is a plain word, "test-all" a value: "a value on one side only", unlinked,
+    # and the old command was recalled as the one to run.
+    found = judge(text("Run the tests with make test-all."), text("Run the tests with make test."))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
 def test_a_pronoun_opening_names_no_subject_to_link() -> None:
     assert judge(text("It is now a monorepo."), text("It is a Go service.")).kind == "independent"
 
