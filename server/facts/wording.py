@@ -166,8 +166,8 @@ def in_subject(terms: Terms, term: Term) -> bool:
     """Whether an auxiliary or a copula stands after `term` and before the statement's
     first value: a word of `auxiliary` in data/cues.txt, a dash ("Максимальный размер
     загрузки — 10 МБ"), the Chinese 是, the Japanese topic は or the Korean 는 / 은 ending a
-    word ("最大アップロードサイズは10MB"); or, in Turkish, which puts its verb last and
-    has no copula word, any word before the value ("API okuma zaman aşımı 30 saniye")."""
+    word ("最大アップロードサイズは10MB"); or, in Turkish and Hindi, which put the verb
+    last, any word before the value ("API okuma zaman aşımı 30 saniye")."""
     value = next((t for t in terms.terms if t.valued and t.start > term.end), None)
     if value is None:
         return False
@@ -183,8 +183,9 @@ def in_subject(terms: Terms, term: Term) -> bool:
 _COPULA = regex.compile(r"\s[\u2014\u2013-]\s|是|は|[는은](?=\s|$)")
 # Turkish, told by its letters no other language of the lists writes (ı, ğ, ş, İ) or by
 # the copula's suffix after an apostrophe ("10 MB'dir", "30 saniye'dir" is no
-# apostrophe: "saniyedir" holds none, and then its letters tell).
-_VERB_LAST = regex.compile(r"[ıİğĞşŞ]|['’][dt][ıiuü]r\b")
+# apostrophe: "saniyedir" holds none, and then its letters tell); Hindi, which puts its
+# copula last too ("अधिकतम अपलोड आकार 10 MB है"), by its script.
+_VERB_LAST = regex.compile(r"[ıİğĞşŞ]|['’][dt][ıiuü]r\b|\p{Devanagari}")
 _LETTERS = regex.compile(r"[\p{L}']+")
 
 

@@ -439,6 +439,10 @@ def test_one_title_still_settles_a_value_of_the_same_subject() -> None:
         # Turkish puts its verb last: every word before the value is the subject's.
         ("Limitler", "Maksimum yükleme boyutu 10 MB'dir.", "Maksimum indirme boyutu 100 MB'dir."),
         ("Zaman aşımları", "API okuma zaman aşımı 30 saniye.", "API yazma zaman aşımı 60 saniye."),
+        # The Arabic and Hebrew copulas are pronouns; Hindi puts its copula last.
+        ("Limits", "الحد الأقصى لحجم الرفع هو 10 ميغابايت.", "الحد الأقصى لحجم التنزيل هو 100 ميغابايت."),
+        ("Limits", "גודל ההעלאה המרבי הוא 10 MB.", "גודל ההורדה המרבי הוא 100 MB."),
+        ("Limits", "अधिकतम अपलोड आकार 10 MB है।", "अधिकतम डाउनलोड आकार 100 MB है।"),
     ],
 )  # fmt: skip
 def test_one_title_does_not_settle_a_value_beside_a_word_swapped(
