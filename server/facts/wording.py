@@ -211,6 +211,16 @@ def openings_alike_announced(old: Iterable[str], new: Sequence[Terms]) -> bool:
     )
 
 
+def _opening(text: str) -> list[str]:
+    """A statement's first OPENING_WORDS words when a determiner opens it ("the user is",
+    "our team is"); a pronoun's opening ("it is a", "we are the") names no subject."""
+    words = [m.group().casefold() for m in itertools.islice(_TOKEN.finditer(text), OPENING_WORDS)]
+    determiners = lexicon().determiners
+    if len(words) < OPENING_WORDS or not {words[0], f"{words[0]}'"} & determiners:
+        return []
+    return words
+
+
 def placed_elsewhere(old: Iterable[str], new: Sequence[Terms]) -> bool:
     """Whether a statement of `new` places its subject somewhere other than a statement of
     `old` (their texts) places the same subject, said in the same words: "The user moved
@@ -218,7 +228,7 @@ def placed_elsewhere(old: Iterable[str], new: Sequence[Terms]) -> bool:
     a subject lives, works, is based or went). A subject said in function words is no
     term, so the two shared none and were unrelated, and the old place was recalled as
     true. Read as a lean that only links: a place of work and a home may both hold. Spaced
-    scripts only."""
+    scripts, and Chinese (`_placing_unspaced`)."""
     placed = {found for t in new if (found := _placing(t.text)) is not None}
     if not placed:
         return False
@@ -227,6 +237,32 @@ def placed_elsewhere(old: Iterable[str], new: Sequence[Terms]) -> bool:
         if mine is not None and any(s == mine[0] and p != mine[1] for s, p in placed):
             return True
     return False
+
+
+def _placing(text: str) -> tuple[tuple[str, ...], str] | None:
+    """A statement's subject — its words before a `where` phrase, auxiliaries and words
+    announcing a change left out ("the user" of "The user has now moved to") — and its
+    place, the first word after the phrase that is no function word; None without one."""
+    lex = lexicon()
+    found = lex.where.search(text)
+    if found is None:
+        return None
+    if _by_pairs(text):
+        return _placing_unspaced(text, found.start(), found.end())
+    announced = lex.change.get("")
+    subject = tuple(
+        word
+        for word in (m.group().casefold() for m in _TOKEN.finditer(text[: found.start()]))
+        if word not in lex.auxiliaries and not (announced and announced.fullmatch(word))
+    )
+    closed = function_words()
+    after = (m.group().casefold() for m in _TOKEN.finditer(text, found.end()))
+    place = next((word for word in after if word not in closed), None)
+    if not subject or len(subject) > SUBJECT_WORDS_AT_MOST or place is None:
+        return None
+    if all(word in lex.speakers for word in subject):
+        return None  # "We moved to Postgres" / "We moved to Kubernetes": two moves of ours
+    return subject, place
 
 
 def _placing_unspaced(text: str, start: int, end: int) -> tuple[tuple[str, ...], str] | None:
@@ -312,39 +348,3 @@ def _tools(text: str) -> Iterator[tuple[str, str]]:
         kind = lex.tool_kind.get(name)
         if kind is not None:
             yield name, kind
-
-
-def _placing(text: str) -> tuple[tuple[str, ...], str] | None:
-    """A statement's subject — its words before a `where` phrase, auxiliaries and words
-    announcing a change left out ("the user" of "The user has now moved to") — and its
-    place, the first word after the phrase that is no function word; None without one."""
-    lex = lexicon()
-    found = lex.where.search(text)
-    if found is None:
-        return None
-    if _by_pairs(text):
-        return _placing_unspaced(text, found.start(), found.end())
-    announced = lex.change.get("")
-    subject = tuple(
-        word
-        for word in (m.group().casefold() for m in _TOKEN.finditer(text[: found.start()]))
-        if word not in lex.auxiliaries and not (announced and announced.fullmatch(word))
-    )
-    closed = function_words()
-    after = (m.group().casefold() for m in _TOKEN.finditer(text, found.end()))
-    place = next((word for word in after if word not in closed), None)
-    if not subject or len(subject) > SUBJECT_WORDS_AT_MOST or place is None:
-        return None
-    if all(word in lex.speakers for word in subject):
-        return None  # "We moved to Postgres" / "We moved to Kubernetes": two moves of ours
-    return subject, place
-
-
-def _opening(text: str) -> list[str]:
-    """A statement's first OPENING_WORDS words when a determiner opens it ("the user is",
-    "our team is"); a pronoun's opening ("it is a", "we are the") names no subject."""
-    words = [m.group().casefold() for m in itertools.islice(_TOKEN.finditer(text), OPENING_WORDS)]
-    determiners = lexicon().determiners
-    if len(words) < OPENING_WORDS or not {words[0], f"{words[0]}'"} & determiners:
-        return []
-    return words
