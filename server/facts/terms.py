@@ -86,11 +86,14 @@ class Terms:
     # two rules apart ("without review … may" / "without review … must not" both do);
     # how often it does is (docs/writing.md).
     negations: tuple[str, ...]
-    change_cue: bool
     # The change cues found, as written lowercase ("now", "migrate"): a new statement
     # announces a change when it says one the old does not ("Migrations now run …" beside
     # "Run the migrations with make migrate").
     changes: tuple[str, ...] = ()
+
+    @property
+    def change_cue(self) -> bool:
+        return bool(self.changes)
 
     @property
     def negated(self) -> bool:
@@ -576,7 +579,6 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     taken: list[tuple[int, int]] = []  # spans of cues and value words: no other terms there
     terms: list[Term] = []
     negations: list[str] = []
-    change = False
     changes: list[str] = []
     # Cue and value words inside code or an address are its own ("`make migrate`" is a
     # command, not a change announced).
@@ -598,7 +600,6 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             for match in changed.finditer(text):
                 if verbatim and _overlaps(match.span(), verbatim):
                     continue
-                change = True
                 changes.append(" ".join(match.group().lower().split()))
                 taken.append(match.span())
     may_value = lex.openings["value", ""].may_match(runs, chars)
@@ -741,11 +742,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 terms.append(Term("word", stem(word), start, end))
     terms.sort(key=lambda t: t.start)
     return Terms(
-        text,
-        tuple(_with_units(terms, text)),
-        tuple(sorted(negations)),
-        change,
-        tuple(sorted(set(changes))),
+        text, tuple(_with_units(terms, text)), tuple(sorted(negations)), tuple(sorted(set(changes)))
     )
 
 

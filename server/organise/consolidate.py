@@ -44,6 +44,7 @@ from typing import Literal
 
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.facts.judgement import (
+    CHANGE_OF_ITS_TOPIC,
     NAMED_ANEW,
     OPENS_ALIKE,
     PLACED_ELSEWHERE,
@@ -213,6 +214,7 @@ PERHAPS_CORRECTED = (
     PLACED_ELSEWHERE,
     SWITCHED_ALIKE,
     READDRESSED,
+    CHANGE_OF_ITS_TOPIC,
 )
 
 
