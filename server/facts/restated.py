@@ -394,14 +394,17 @@ def narrows_first(old: Terms, new: Terms, known: frozenset[str]) -> bool:
 def said_by_a_pronoun(terms: Terms) -> bool:
     """Whether a statement opens, before its first term, with a pronoun of who writes
     where its subject would stand ("We use React 17", "Wir nutzen …", "我们使用 …";
-    `speaker` in data/cues.txt). A statement that names a subject there instead ("The
-    admin app uses React 18") says its value of that thing, not of all "we" use."""
+    `speaker` in data/cues.txt), or with the word for the user, a function word too
+    ("Each user may upload 10 files a day"; `user`). A statement that names a subject
+    there instead ("The admin app uses React 18", "Each admin may upload 100 files")
+    says its value of that thing, not of all "we" use or of the user."""
     if not terms.terms:
         return False
+    lex = lexicon()
     opening = terms.text[: terms.terms[0].start]
     if CJK_CHAR.search(opening):
-        return any(w in opening for w in lexicon().speakers if CJK_CHAR.match(w))
-    return any(w in lexicon().speakers for w in _opening_words(opening))
+        return any(w in opening for w in lex.speakers | lex.users if CJK_CHAR.match(w))
+    return any(w in lex.speakers or w in lex.users for w in _opening_words(opening))
 
 
 def _opening_words(text: str) -> list[str]:

@@ -221,6 +221,7 @@ class _Lexicon:
     auxiliaries: frozenset[str]  # verbs that help another ("is", "has", "wird")
     kinds_of_thing: frozenset[str]  # words that say what a name is ("service", "team")
     speakers: frozenset[str]  # the pronouns of who writes ("we", "wir", "我们")
+    users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
     swap: frozenset[str]  # a verb after which "with" does too ("replaced black with ruff")
@@ -293,6 +294,7 @@ def lexicon() -> _Lexicon:
         auxiliaries=frozenset(lists["auxiliary"]),
         kinds_of_thing=frozenset(lists["kind-of-thing"]),
         speakers=frozenset(lists["speaker"]),
+        users=frozenset(lists["user"]),
         short=short,
         toward=frozenset(lists["toward"]),
         swap=frozenset(lists["swap"]),

@@ -649,6 +649,22 @@ def test_a_word_grown_into_a_value_holding_it_is_linked() -> None:
     assert (found.kind, found.sure) == ("update", False), found.reason
 
 
+def test_a_value_of_the_user_is_not_written_over_by_a_named_subject_s() -> None:
+    # "user" is a function word: no term said the subject changed, and the admin's limit
+    # was written over the user's. Said of the user as "we" is said of the writer.
+    limits = ("Limits", "")
+    found = judge(
+        MemoryText(*limits, "Each admin may upload 100 files a day."),
+        MemoryText(*limits, "Each user may upload 10 files a day."),
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    found = judge(
+        MemoryText(*limits, "Each user may now upload 20 files a day."),
+        MemoryText(*limits, "Each user may upload 10 files a day."),
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_a_pronoun_opening_names_no_subject_to_link() -> None:
     assert judge(text("It is now a monorepo."), text("It is a Go service.")).kind == "independent"
 
