@@ -663,6 +663,13 @@ def test_a_value_of_the_user_is_not_written_over_by_a_named_subject_s() -> None:
         MemoryText(*limits, "Each user may upload 10 files a day."),
     )
     assert (found.kind, found.sure) == ("update", True), found.reason
+    # "각" (each) is a function word: read as a term, the statement did not open with
+    # the user's word.
+    found = judge(
+        MemoryText("제한", "", "각 관리자는 하루에 100개 파일을 업로드할 수 있습니다."),
+        MemoryText("제한", "", "각 사용자는 하루에 10개 파일을 업로드할 수 있습니다."),
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
 
 
 def test_a_pronoun_opening_names_no_subject_to_link() -> None:
