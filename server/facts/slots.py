@@ -76,6 +76,7 @@ SUBJECT_APART = "the same shape, another subject named where the subject stands"
 ANNOUNCED_SHAPE = "one shape, its change announced"
 SEVERAL = "several things differ"
 WORD_GROWN = "a word grown into a value holding it"
+USER_REPLACED = "the word for the user on one side, another subject on the other"
 OTHER_SUBJECT = "the value of another subject"
 ONE_MORE = "said as one more besides it"
 AROUND_A_WORD = "different things around a common word"
@@ -484,6 +485,25 @@ def subject_with_value(region: Region) -> bool:
         return False
     named = [{t.key for t in side if t.kind in ("name", "ident")} for side in sides]
     return bool(named[0]) and bool(named[1]) and named[0] != named[1]
+
+
+def _user_word_replaced(region: Region, old: Terms, new: Terms) -> bool:
+    """Whether a stretch read by pairs of characters holds, on one side only, the word for
+    the user (`user` in data/cues.txt, a function word): "每个用户每天可以上传10个文件" /
+    "每个管理员每天可以上传100个文件" — the pair "个用" against "管理", "理员" is the user
+    against the admin, not a word reworded (as "each user" / "each admin" in a spaced
+    script, `restated.said_by_a_pronoun`)."""
+    for mine, theirs, other in ((region.old, old, new), (region.new, new, old)):
+        if not mine:
+            continue
+        start, end = mine[0].start, mine[-1].end
+        for word in lexicon().users:
+            if not CJK_CHAR.match(word) or word in other.text:
+                continue
+            at = theirs.text.find(word)
+            if at >= 0 and at < end and at + len(word) > start:
+                return True
+    return False
 
 
 def _swapped_in_subject(region: Region, old: Terms, new: Terms) -> bool:
@@ -984,6 +1004,9 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             if r is not valued_regions[0]
         )
         value = valued_regions[0]
+        if any(_user_word_replaced(r, old, new) for r in regions if r is not value):
+            # The user's value and another subject's: a lean, which no title settles.
+            return Comparison("changed", False, USER_REPLACED, overlap, tuple(valued_regions))
         sure = (
             inside
             and keeps_slot

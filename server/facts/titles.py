@@ -34,6 +34,7 @@ from memory_recall.server.facts.slots import (
     SAME_SHAPE,
     SEVERAL,
     SUBJECT_APART,
+    USER_REPLACED,
     Comparison,
     Region,
     compatible,
@@ -54,6 +55,7 @@ TITLE_DOUBTS = (
     NARROWER,
     BROADER,
     NEGATED_SWAP,
+    USER_REPLACED,
 )
 
 

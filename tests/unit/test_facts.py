@@ -670,6 +670,12 @@ def test_a_value_of_the_user_is_not_written_over_by_a_named_subject_s() -> None:
         MemoryText("제한", "", "각 사용자는 하루에 10개 파일을 업로드할 수 있습니다."),
     )
     assert (found.kind, found.sure) == ("update", False), found.reason
+    # Read by pairs of characters, "个用" against "管理", "理员": the user against the admin.
+    found = judge(
+        MemoryText("限制", "", "每个管理员每天可以上传100个文件。"),
+        MemoryText("限制", "", "每个用户每天可以上传10个文件。"),
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
 
 
 def test_a_pronoun_opening_names_no_subject_to_link() -> None:
