@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -382,39 +382,53 @@ def _raw_values(memory: MemoryText) -> set[str]:
     return found
 
 
+def _corrected_in_other_words(
+    old_texts: Sequence[str], old_terms: Iterable[Terms], new: Sequence[Terms]
+) -> str | None:
+    """Why a new memory that shares too little with an old one for their terms to relate
+    them may still correct it, read in their words (wording.py), or None. Each is a lean
+    that only links:
+    - a change announced of a subject said in function words, opening alike ("The user is
+      now a backend engineer" beside "The user is a data scientist");
+    - that subject placed elsewhere ("The user moved to Lisbon" / "… is based in Berlin");
+    - a change announced to a tool of the old one's job ("We switched to Microsoft Teams"
+      / "We use Slack for team chat");
+    - a change announced to an address of the old one's host or shape ("Use
+      https://api.example.com/v2 from now on" / "The API base URL is …/v1").
+    `old_terms` is read only for the last, when the new memory announces an address."""
+    if openings_alike_announced(old_texts, new):
+        return OPENS_ALIKE
+    if placed_elsewhere(old_texts, new):
+        return PLACED_ELSEWHERE
+    if switched_alike(old_texts, new):
+        return SWITCHED_ALIKE
+    if readdressed(old_terms, new):
+        return READDRESSED
+    return None
+
+
 def judge(new: MemoryText, old: MemoryText) -> Judgement:
     """How `new` relates to `old`, an existing memory of the same root."""
     capitals = pair_capitals(new, old)
     b = read_memory(new, capitals)
     a = read_against(old, b, capitals) if b.statements else read_memory(old, capitals)
     if isinstance(a, float):  # sure to share too little: unrelated
-        said_old = [text for _s, text in _said_statements(old)]
-        if openings_alike_announced(said_old, b.terms):
-            return Judgement("update", False, OPENS_ALIKE, round(a, 3))
-        if placed_elsewhere(said_old, b.terms):
-            return Judgement("update", False, PLACED_ELSEWHERE, round(a, 3))
-        if switched_alike(said_old, b.terms):
-            return Judgement("update", False, SWITCHED_ALIKE, round(a, 3))
-        if readdressed((t for _s, t in _read_statements(old, capitals)), b.terms):
-            return Judgement("update", False, READDRESSED, round(a, 3))
+        leaning = _corrected_in_other_words(
+            [text for _s, text in _said_statements(old)],
+            (t for _s, t in _read_statements(old, capitals)),  # read only for an address
+            b.terms,
+        )
+        if leaning is not None:
+            return Judgement("update", False, leaning, round(a, 3))
         return Judgement("independent", True, "little in common", round(a, 3))
     similarity = round(dice(a.keys, b.keys), 3)
     if not a.statements or not b.statements:
         return Judgement("independent", True, "nothing to compare", similarity)
     most_held = max((len(b.keys.intersection(t.keys)) for t in a.terms), default=0)
     if similarity < UNRELATED_BELOW and most_held < RELATED_CONTAINED * len(b.keys):
-        if openings_alike_announced((t.text for t in a.terms), b.terms):
-            # "The user is now a backend engineer" beside "The user is a data scientist":
-            # the subject is function words, so no term is shared. A lean that only links.
-            return Judgement("update", False, OPENS_ALIKE, similarity)
-        if placed_elsewhere([t.text for t in a.terms], b.terms):
-            # "The user moved to Lisbon" beside "The user is based in Berlin": the same.
-            return Judgement("update", False, PLACED_ELSEWHERE, similarity)
-        if switched_alike([t.text for t in a.terms], b.terms):
-            # "We switched to Microsoft Teams" beside "We use Slack for team chat".
-            return Judgement("update", False, SWITCHED_ALIKE, similarity)
-        if readdressed(a.terms, b.terms):
-            return Judgement("update", False, READDRESSED, similarity)
+        leaning = _corrected_in_other_words([t.text for t in a.terms], a.terms, b.terms)
+        if leaning is not None:
+            return Judgement("update", False, leaning, similarity)
         return Judgement("independent", True, "little in common", similarity)
     pairs = answered(a, b)
     one_title = same_given_title(old.title, old.body, new.title, new.body)
