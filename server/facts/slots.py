@@ -65,7 +65,7 @@ from memory_recall.server.facts.terms import (
     dimension,
     lexicon,
 )
-from memory_recall.server.facts.wording import in_subject, words_swapped
+from memory_recall.server.facts.wording import compound_word, in_subject, words_swapped
 
 Relation = Literal["same", "changed", "extends", "different", "unrelated"]
 
@@ -437,6 +437,17 @@ def _thing_and_value(region: Region, old: Terms, new: Terms) -> bool:
     return any(
         all(t.kind == "word" and not CJK_CHAR.match(t.key) for t in a + b) for a, b in pairs
     ) and any(any(t.valued for t in a) and any(t.valued for t in b) for a, b in pairs)
+
+
+def _compound_renamed(region: Region) -> bool:
+    """Whether a stretch holds, on each side, a value and a compound word (`compound_word`)
+    the other side lacks, the two sharing a part but not the whole ("upload-limit" /
+    "download-limit", "Upload-Größe" / "Download-Größe")."""
+    sides = (region.old, region.new)
+    if not all(any(t.kind in ("number", "value") for t in side) for side in sides):
+        return False
+    old, new = ({t.key for t in side if compound_word(t)} for side in sides)
+    return any(set(a.split("-")) & set(b.split("-")) for a in old - new for b in new - old)
 
 
 def _stretches(terms: Terms, put: tuple[Term, ...]) -> list[tuple[Term, ...]]:
@@ -855,6 +866,11 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
         if valued and not announced and _thing_and_value(region, old, new):
             # "The Grafana dashboard for payments is at …/payments" / "… for checkout is at
             # …/checkout": the thing the value is of changed with it, another thing's.
+            return Comparison("different", False, OTHER_SUBJECT, overlap)
+        if valued and not announced and _compound_renamed(region):
+            # "Upload-Limit 10 MB" / "Download-Limit 100 MB": the compound that owns the
+            # value names another thing of one kind (the part they share), as "upload
+            # limit" / "download limit" do in two words.
             return Comparison("different", False, OTHER_SUBJECT, overlap)
         if (
             valued

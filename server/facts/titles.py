@@ -12,8 +12,9 @@ answers:
 - such an update is sure (`settles`) unless a doubt the title cannot lift stands: a plain
   word swapped beside a value that does not name its slot ("The frontend uses React" /
   "The frontend tests use Jest"), a subject's words apart before the copula ("Max upload
-  size is 10 MB" / "Max download size is 100 MB"), a subject changed with its value, or a
-  reason of `TITLE_DOUBTS`;
+  size is 10 MB" / "Max download size is 100 MB"), words qualifying a word both say right
+  up to the value ("Max upload size 10 MB" / "Max download size 100 MB"), a subject
+  changed with its value, or a reason of `TITLE_DOUBTS`;
 - words the new statement puts before a value that are the old memory's title name its
   subject, not a narrower thing (`named_by_title`).
 
@@ -41,7 +42,14 @@ from memory_recall.server.facts.slots import (
     subject_with_value,
 )
 from memory_recall.server.facts.statements import Statement
-from memory_recall.server.facts.terms import STEM_CHARS, Term, Terms, read_terms
+from memory_recall.server.facts.terms import (
+    CJK_CHAR,
+    STEM_CHARS,
+    Term,
+    Terms,
+    canonical_units,
+    read_terms,
+)
 from memory_recall.server.facts.wording import in_subject, words_swapped
 from memory_recall.server.tokens import normalize
 
@@ -112,6 +120,7 @@ def settles(c: Comparison, old: Terms, new: Terms, title: frozenset[str]) -> boo
         and not any(map(subject_with_value, c.regions))
         and not any(_word_swapped_beside(r, title) for r in c.regions)
         and not _subject_words_apart(old, new, title)
+        and not _words_apart_before_value(old, new, title)
     )
 
 
@@ -120,10 +129,20 @@ def _word_swapped_beside(region: Region, title: frozenset[str]) -> bool:
     slot by itself: "The frontend uses React" / "The frontend tests use Jest" under one
     title "Frontend stack" is another fact of the title's topic, and words are not told
     apart from verbs here, so the title does not settle it (a lean that links, the old fact
-    kept). Not a word the title names (its topic), nor beside a count of one unit on both
-    sides, which names its slot whatever verb stands beside it ("Each client may send 600
-    requests" / "The API accepts 100 requests")."""
-    return words_swapped(region.old, region.new, title) and not _one_unit(region)
+    kept). Not a word the title names (its topic), nor beside a count of one counted thing
+    on both sides, which names its slot whatever verb stands beside it ("Each client may
+    send 600 requests" / "The API accepts 100 requests"), nor after a measure of one unit
+    ("2024년 11월 1일 예정이다" / "… 12월 2일 로 연기되었다": a verb after the date). A
+    word swapped before a measure says whose it is: "Лимит загрузки 10 МБ" / "Лимит
+    скачивания 100 МБ" are two limits, whatever the unit."""
+    if not words_swapped(region.old, region.new, title):
+        return False
+    units = _units(region)
+    if units and not units & canonical_units():
+        return False  # a count of one counted thing
+    if units:
+        return words_swapped(_before_value(region.old), _before_value(region.new), title)
+    return True
 
 
 def _subject_words_apart(old: Terms, new: Terms, title: frozenset[str]) -> bool:
@@ -140,10 +159,67 @@ def _subject_words_apart(old: Terms, new: Terms, title: frozenset[str]) -> bool:
     )
 
 
-def _one_unit(region: Region) -> bool:
-    """Whether the values of a stretch are counts of one unit on both sides."""
+def _words_apart_before_value(old: Terms, new: Terms, title: frozenset[str]) -> bool:
+    """Whether words differ on both sides where they qualify a word both say before the
+    value, nothing but words between them and it: "Max upload size 10 MB" / "Max download
+    size 100 MB", "API read timeout 30 s" / "API write timeout 60 s", "Postgres port
+    5432" / "Redis port 6379" under one topic are other limits, timeouts and ports, said
+    without a copula (`_subject_words_apart` reads those with one). A verb stands apart
+    from the value by a function word ("El servicio responde en el puerto 8085" / "…
+    escucha en el puerto 8082"), a word right before the value is `_word_swapped_beside`'s
+    and a name that owns its number ("Node 18" / "Bun 1.1") is the value's: not read here."""
+    mine, theirs = _qualifying(old, new), _qualifying(new, old)
+    names = [{t.key for t in side if t.kind == "name"} for side in (mine, theirs)]
+    return words_swapped(mine, theirs, title) or bool(names[0] and names[1])
+
+
+def _qualifying(mine: Terms, other: Terms) -> list[Term]:
+    """The words and names of a spaced script of `mine` that `other` does not say, each
+    followed by a term both say, in the run of terms that ends at the first number or
+    value word of `mine`: no function word and no punctuation but a hyphen between."""
+    value = next((t for t in mine.terms if t.kind in ("number", "value")), None)
+    if value is None:
+        return []
+    before = [t for t in mine.terms if t.end <= value.start]
+    spans = [(t.start, t.end) for t in mine.terms]
+    out = []
+    for n, term in enumerate(before):
+        between = mine.text[term.end : value.start]
+        if (
+            term.kind in ("word", "name")
+            and not CJK_CHAR.match(term.key)
+            and term.key not in other.keys
+            and any(u.key in other.keys for u in before[n + 1 :])
+            and _ONLY_WORDS.fullmatch(between)
+            and _covered(mine.text, term.end, value.start, spans)
+        ):
+            out.append(term)
+    return out
+
+
+_ONLY_WORDS = regex.compile(r"[\p{L}\p{M}\p{N}\s-]*")
+_WORD_RUN = regex.compile(r"[\p{L}\p{M}]+")
+
+
+def _covered(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> bool:
+    """Whether every word of `text[start:end]` lies inside a term's span (no function word)."""
+    return all(
+        any(a <= m.start() and m.end() <= b for a, b in spans)
+        for m in _WORD_RUN.finditer(text, start, end)
+    )
+
+
+def _units(region: Region) -> frozenset[str]:
+    """The units of a stretch's values when one and the same on both sides, every value
+    with one (else empty)."""
     units = [{_unit(t) for t in side if t.valued} for side in (region.old, region.new)]
-    return bool(units[0]) and units[0] == units[1] and "" not in units[0]
+    return frozenset(units[0]) if units[0] == units[1] and "" not in units[0] else frozenset()
+
+
+def _before_value(side: tuple[Term, ...]) -> tuple[Term, ...]:
+    """The terms of one side of a stretch before its first value."""
+    first = next((n for n, t in enumerate(side) if t.valued), len(side))
+    return side[:first]
 
 
 def _unit(term: Term) -> str:

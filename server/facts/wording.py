@@ -148,14 +148,16 @@ def _plain_words(side: Sequence[Term], kept: frozenset[str]) -> set[str]:
     return {
         t.key[:STEM_CHARS]
         for n, t in enumerate(side)
-        if (t.kind == "word" or _compound_word(t))
+        if (t.kind == "word" or compound_word(t))
         and t.key[:STEM_CHARS] not in kept
         and t.key not in particles
         and not (t.start == 0 and n + 1 < len(side) and side[n + 1].kind == "name")
     }
 
 
-def _compound_word(term: Term) -> bool:
+def compound_word(term: Term) -> bool:
+    """Whether a term is letters joined by a hyphen ("Upload-Größe"), a word of a
+    compound, not an identifier as "db-stg-2" is."""
     return term.kind == "ident" and term.shape == "hyphenated" and not _NUMERAL.search(term.key)
 
 

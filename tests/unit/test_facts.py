@@ -427,7 +427,6 @@ def test_one_title_still_settles_a_value_of_the_same_subject() -> None:
         # ... or a word of the subject swapped before its auxiliary, or a compound of it
         ("Limits", "Max upload size is 10 MB.", "Max download size is 100 MB."),
         ("Timeouts", "The API read timeout is 30 s.", "The API write timeout is 60 s."),
-        ("Limits", "Die maximale Upload-Größe ist 10 MB.", "Die maximale Download-Größe ist 100 MB."),
         # ... the copula a dash, 是, は, 는 or a word of its language's list
         ("Лимиты", "Максимальный размер загрузки — 10 МБ.", "Максимальный размер скачивания — 100 МБ."),
         ("限制", "最大上传大小是 10 MB。", "最大下载大小是 100 MB。"),
@@ -458,12 +457,61 @@ def test_one_title_does_not_settle_a_value_beside_a_word_swapped(
 @pytest.mark.parametrize(
     ("title", "old", "new"),
     [
+        # Words before a measure's value say whose it is, said without a copula: right
+        # before it in a language that puts the qualifier after the noun ...
+        ("Limites", "Limite de téléversement 10 Mo par fichier.",
+         "Limite de téléchargement 100 Mo par fichier."),
+        ("Лимиты", "Лимит загрузки 10 МБ.", "Лимит скачивания 100 МБ."),
+        ("Όρια", "Όριο μεταφόρτωσης 10 MB.", "Όριο λήψης 100 MB."),
+        # ... or qualifying a word both say before it, in telegraphic notes
+        ("Limits", "Max upload size 10 MB.", "Max download size 100 MB."),
+        ("Timeouts", "API read timeout 30 s", "API write timeout 60 s"),
+        ("Limitler", "Maksimum yükleme boyutu 10 MB.", "Maksimum indirme boyutu 100 MB."),
+        ("Limits", "Maximale Upload Größe 10 MB.", "Maximale Download Größe 100 MB."),
+    ],
+)  # fmt: skip
+def test_one_title_does_not_settle_a_value_of_another_thing_said_without_a_verb(
+    title: str, old: str, new: str
+) -> None:
+    # Each was a sure update under a topic's title: the download limit written over the
+    # upload limit. Now a lean, both kept and linked.
+    found = judge(MemoryText(title, "", new), MemoryText(title, "", old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Upload-Limit 10 MB pro Datei.", "Download-Limit 100 MB pro Datei."),
+        ("Die maximale Upload-Größe ist 10 MB.", "Die maximale Download-Größe ist 100 MB."),
+    ],
+)
+def test_a_compound_renamed_with_its_value_is_another_thing(old: str, new: str) -> None:
+    # "Upload-Limit" and "Download-Limit" were two identifiers changed with the value: the
+    # upload limit written over, under a title or none.
+    for title in ("Limits", None):
+        pair = [MemoryText(title, "", t) if title else text(t) for t in (new, old)]
+        found = judge(*pair)
+        assert (found.kind, found.sure) == ("independent", False), found.reason
+    # The same compound with another value is its update.
+    found = judge(text("Upload-Limit 20 MB pro Datei."), text("Upload-Limit 10 MB pro Datei."))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+@pytest.mark.parametrize(
+    ("title", "old", "new"),
+    [
         # A count of one unit names its slot whatever verb stands beside it.
         ("Media service: rate limit", "Each client may send 600 requests per minute to the media API.",
          "The media API accepts 100 requests per minute per client."),
         # A word the title names, a particle, a word with its ending: not another thing.
         ("스테이징 주소", "스테이징 웹은 https://stage.example.kr 이다.",
          "스테이징 웹 주소가 https://staging.example.kr 로 바뀌었다."),
+        # A verb apart from the value by a function word, a name owning its number.
+        ("Puerto del servicio", "El servicio responde en el puerto 8085.",
+         "El servicio escucha en el puerto 8082."),
+        ("Rate limit", "Clients send 600 requests per minute.",
+         "Clients make 100 requests per minute."),
         # A name's first word, opening the sentence, is no word swapped.
         ("Backend team lead", "Maria Lopez leads the backend team.",
          "Tom Becker leads the backend team now."),
