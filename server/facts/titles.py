@@ -13,7 +13,8 @@ answers:
   word swapped beside a value that does not name its slot ("The frontend uses React" /
   "The frontend tests use Jest"), a subject's words apart before the copula ("Max upload
   size is 10 MB" / "Max download size is 100 MB"), words qualifying a word both say right
-  up to the value ("Max upload size 10 MB" / "Max download size 100 MB"), a subject
+  up to the value ("Max upload size 10 MB" / "Max download size 100 MB"), a name swapped
+  beside the value ("Rétention Kafka 7 jours" / "Rétention Redis 14 jours"), a subject
   changed with its value, or a reason of `TITLE_DOUBTS`;
 - words the new statement puts before a value that are the old memory's title name its
   subject, not a narrower thing (`named_by_title`).
@@ -50,7 +51,7 @@ from memory_recall.server.facts.terms import (
     canonical_units,
     read_terms,
 )
-from memory_recall.server.facts.wording import in_subject, words_swapped
+from memory_recall.server.facts.wording import in_subject, plain_words, words_swapped
 from memory_recall.server.tokens import normalize
 
 UNDER_ONE_TITLE = "a value changed under one title"
@@ -119,6 +120,7 @@ def settles(c: Comparison, old: Terms, new: Terms, title: frozenset[str]) -> boo
         and c.reason not in TITLE_DOUBTS
         and not any(map(subject_with_value, c.regions))
         and not any(_word_swapped_beside(r, title) for r in c.regions)
+        and not any(_name_swapped_beside(r, title) for r in c.regions)
         and not _subject_words_apart(old, new, title)
         and not _words_apart_before_value(old, new, title)
     )
@@ -143,6 +145,28 @@ def _word_swapped_beside(region: Region, title: frozenset[str]) -> bool:
     if units:
         return words_swapped(_before_value(region.old), _before_value(region.new), title)
     return True
+
+
+def _name_swapped_beside(region: Region, title: frozenset[str]) -> bool:
+    """Whether a name changed on both sides beside a number or value that changed too: the
+    name is not the value then but whose it is ("Rétention Kafka 7 jours" / "Rétention
+    Redis 14 jours", as "Kafka retention" / "Redis retention" where the subject stands).
+    A name is no verb, so no unit lifts it; one the title names is its topic."""
+    sides = (region.old, region.new)
+    if not all(any(t.kind in ("number", "value") for t in side) for side in sides):
+        return False
+    names = [
+        {t.key for t in side if t.kind == "name" and t.key[:STEM_CHARS] not in title}
+        for side in sides
+    ]
+    if names[0] - names[1] and names[1] - names[0]:
+        return True
+    # A name on one side where plain words stand on the other ("Node 18 for the web app" /
+    # "Node 20 for the API"): another thing named in their place.
+    words = [plain_words(side, title) for side in sides]
+    return bool(names[0] - names[1] and words[1] - words[0] and not words[0] - words[1]) or bool(
+        names[1] - names[0] and words[0] - words[1] and not words[1] - words[0]
+    )
 
 
 def _subject_words_apart(old: Terms, new: Terms, title: frozenset[str]) -> bool:

@@ -133,7 +133,7 @@ def words_swapped(
     ("웹은" / "웹"); `kept` (a title's stems), particles and a sentence's first word before
     a name ("Maria Lopez" / "Tom Becker") left out. Words are not told apart from verbs
     here: a caller says where they stand."""
-    sides = (_plain_words(old, kept), _plain_words(new, kept))
+    sides = (plain_words(old, kept), plain_words(new, kept))
     changed = [
         {w for w in mine if not any(w.startswith(o) or o.startswith(w) for o in other)}
         for mine, other in (sides, sides[::-1])
@@ -141,7 +141,7 @@ def words_swapped(
     return bool(changed[0] and changed[1])
 
 
-def _plain_words(side: Sequence[Term], kept: frozenset[str]) -> set[str]:
+def plain_words(side: Sequence[Term], kept: frozenset[str]) -> set[str]:
     """The plain words of one side, by stem, and compounds of letters joined by a hyphen
     ("Upload-Größe", which is no value as "db-stg-2" is)."""
     particles = lexicon().particles

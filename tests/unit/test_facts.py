@@ -480,6 +480,27 @@ def test_one_title_does_not_settle_a_value_of_another_thing_said_without_a_verb(
 
 
 @pytest.mark.parametrize(
+    ("old", "new", "same"),
+    [
+        ("Rétention Kafka 7 jours", "Rétention Redis 14 jours", "Rétention Kafka 14 jours"),
+        ("Retención de Kafka 7 días", "Retención de Redis 14 días", "Retención de Kafka 14 días"),
+        ("Хранение Kafka 7 дней", "Хранение Redis 14 дней", "Хранение Kafka 14 дней"),
+        ("Node 18 for the web app", "Node 20 for the API", "Node 20 for the web app"),
+    ],
+)
+def test_one_title_does_not_settle_a_value_whose_name_changed_beside_it(
+    old: str, new: str, same: str
+) -> None:
+    # A name is no verb: swapped beside a value that changed, it says whose the value is
+    # (as "Kafka retention" / "Redis retention" does where the subject stands). Under a
+    # topic's title the old code wrote Redis's retention over Kafka's.
+    found = judge(MemoryText("Notes", "", new), MemoryText("Notes", "", old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    found = judge(MemoryText("Notes", "", same), MemoryText("Notes", "", old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+@pytest.mark.parametrize(
     ("old", "new"),
     [
         ("Upload-Limit 10 MB pro Datei.", "Download-Limit 100 MB pro Datei."),
