@@ -3298,6 +3298,9 @@ def test_a_long_memory_whose_words_only_look_shared_is_not_read_whole(
         ("API 超时是 30 秒。", "读请求的 API 超时是 30 秒。"),
         ("API 超时是 30 秒。", "对于读请求，API 超时是 30 秒。"),
         ("API のタイムアウトは 30 秒です。", "読み取りリクエストの API タイムアウトは 30 秒です。"),
+        # では opening the statement: where the rule holds ("in staging, …").
+        ("キャッシュは10分で期限切れ。", "ステージングではキャッシュは10分で期限切れ。"),
+        ("デプロイには承認が2つ必要。", "本番ではデプロイには承認が2つ必要。"),
     ],
 )
 def test_a_narrower_thing_named_before_or_inside_the_rule_is_never_dropped_as_known(
@@ -3307,6 +3310,15 @@ def test_a_narrower_thing_named_before_or_inside_the_rule_is_never_dropped_as_kn
     # rest: dropped as known, "production backups are encrypted" (perhaps: only those)
     # was lost. Linked for consolidation, never a sure duplicate.
     found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
+    # "Hotfixes need one approval" was written over "deploys need two approvals".
+    found = judge(
+        text("ホットフィックスではデプロイには承認が1つで良い。"),
+        text("デプロイには承認が2つ必要。"),
+    )
     assert (found.kind, found.sure) == ("update", False), found.reason
 
 
