@@ -942,7 +942,12 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # jetzt Bob": whose owner, and who) is no swap of one word: a lean. (Words of a
             # spaced script: CJK pairs differ by where the pair cuts.)
             wider = _said_words(region.new) > max(1, _said_words(region.old))
-            sure = announced and pure and keeps_slot and not qualified and not wider
+            # A rule turned round with a word swapped ("Don't mock the database in
+            # integration tests" / "Mock the database in unit tests") may be the rule for
+            # another case: only a change announced settles the word (a cue, or a negation
+            # that ends a state: "можно" / "больше нельзя").
+            announces = new.change_cue or (flipped and new.ends_a_state)
+            sure = announces and pure and keeps_slot and not qualified and not wider
             reason = qualified or "a word changed"
             return Comparison("changed", sure, reason, overlap, (region,))
         if _at_subject(region) and region.right >= 2 and not announced:

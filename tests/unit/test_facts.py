@@ -3313,6 +3313,38 @@ def test_a_narrower_thing_named_before_or_inside_the_rule_is_never_dropped_as_kn
     assert (found.kind, found.sure) == ("update", False), found.reason
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Don't mock the database in integration tests.", "Mock the database in unit tests."),
+        ("Don't use ORMs in the billing service.", "Use ORMs in the reporting service."),
+    ],
+)
+def test_a_rule_turned_round_with_a_word_swapped_is_perhaps_another_cases(
+    old: str, new: str
+) -> None:
+    # The turn alone read as the change announced, so the swapped word was settled: the
+    # integration tests' rule was written over with the unit tests'.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Turned round with nothing swapped, or with a change announced: the update.
+        ("Don't mock the database in integration tests.", "Mock the database in integration tests."),
+        ("Don't use ORMs in the billing service.", "Use ORMs in the billing service now."),
+        # "больше нельзя" (no longer may) ends a state as "больше не" does.
+        ("Отладочные print можно оставлять в коде скриптов.",
+         "Отладочные print больше нельзя оставлять в коде скриптов."),
+    ],
+)  # fmt: skip
+def test_a_rule_turned_round_of_the_same_case_is_its_update(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
