@@ -387,8 +387,14 @@ def narrows_first(old: Terms, new: Terms, known: frozenset[str]) -> bool:
         and not gap.strip()
         and not SET_OFF.search(new.text[: first.start])
         and all(t.kind in ("word", "name") for t in put)
-        and all(w in lexicon().determiners for w in _opening_words(opening))
+        and all(w in lexicon().determiners or _users_own(w) for w in _opening_words(opening))
     )
+
+
+def _users_own(word: str) -> bool:
+    """Whether a word is the user's possessive ("the user's manager works at Acme" says
+    whose, a narrower thing than "the user works at Acme")."""
+    return word in lexicon().users and word.endswith(("'s", "’s"))
 
 
 def said_by_a_pronoun(terms: Terms) -> bool:
@@ -408,11 +414,12 @@ def said_by_a_pronoun(terms: Terms) -> bool:
 
 
 def _opening_words(text: str) -> list[str]:
-    """The words of a statement's opening, lower case; an elided article ("l'") is one."""
-    return [w.casefold() for w in _OPENING_WORD.findall(text)]
+    """The words of a statement's opening, lower case; an elided article ("l'") is one,
+    and so is an English possessive ("user's")."""
+    return [w.casefold().replace("’", "'") for w in _OPENING_WORD.findall(text)]
 
 
-_OPENING_WORD = regex.compile(r"\p{L}+'?")
+_OPENING_WORD = regex.compile(r"\p{L}+(?:['’]s\b|'?)")
 
 
 def said_then_more(old: Terms, new: Terms, added: Sequence[Term]) -> bool:

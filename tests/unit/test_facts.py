@@ -3345,6 +3345,19 @@ def test_a_rule_turned_round_of_the_same_case_is_its_update(old: str, new: str) 
     assert (found.kind, found.sure) == ("update", True), found.reason
 
 
+@pytest.mark.parametrize(
+    "new",
+    ["The user's manager works at Acme.", "The user’s manager works at Acme."],
+)
+def test_the_users_own_thing_is_not_the_user(new: str) -> None:
+    # "user's" was read as two words, "user'" and "s", neither a determiner: the manager's
+    # workplace was dropped as the user's, said again.
+    found = judge(text(new), text("The user works at Acme."))
+    assert not (found.kind == "duplicate" and found.sure), found.reason
+    found = judge(text("The user really works at Acme."), text("The user works at Acme."))
+    assert (found.kind, found.sure) == ("duplicate", True), found.reason
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
