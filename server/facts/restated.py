@@ -365,6 +365,8 @@ def narrows_first(old: Terms, new: Terms, known: frozenset[str]) -> bool:
         return False
     opening = new.text[: put[0].start]
     gap = new.text[put[-1].end : first.start]
+    if _the_users(opening, gap):
+        return True  # "the user's manager": whose, another subject than the user
     if CJK_CHAR.match(put[-1].key):
         # Pairs: the qualifier glued to the subject, a space or an attributive particle
         # before it ("读请求的 API", "リクエストの API", "운영 백업은"), never set off
@@ -389,6 +391,28 @@ def narrows_first(old: Terms, new: Terms, known: frozenset[str]) -> bool:
         and all(t.kind in ("word", "name") for t in put)
         and all(w in lexicon().determiners or _users_own(w) for w in _opening_words(opening))
     )
+
+
+def _the_users(opening: str, gap: str) -> bool:
+    """Whether the words put first are said of the user, the user's word (a function
+    word) marking whose they are: before them with an attributive particle ("ユーザーの
+    上司は", "사용자의 매니저는", "用户的经理"), or after them with a word for "of" ("Le
+    manager de l'utilisateur", "El jefe del usuario")."""
+    lex = lexicon()
+    head = opening.strip(" \t*_`")
+    if any(head.endswith(w + p) for w in lex.users if CJK_CHAR.match(w) for p in _OF_THE_USER):
+        return True
+    words = _opening_words(gap)
+    return (
+        len(words) >= 2
+        and words[0] in lex.of
+        and words[-1] in lex.users
+        and all(w in lex.of or w in lex.determiners or w in lex.users for w in words)
+        and all(w in lex.determiners for w in _opening_words(opening))
+    )
+
+
+_OF_THE_USER = ("の", "的", "의")  # attributive particles after the user's word
 
 
 def _users_own(word: str) -> bool:

@@ -54,7 +54,9 @@ GLUED_NAME_AT_LEAST = 3
 # Distinct function words of a noun-capitalising language that mark a text as one.
 NOUN_LANGUAGE_EVIDENCE = 2
 
-_CJK = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}"
+# With the prolonged sound mark (ー, ｰ), a letter of no script of its own: "ユーザー" is one
+# run, not "ユ" and "ザ" apart (server/tokens.py keeps it inside Japanese runs too).
+_CJK = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\uff70"
 CJK_CHAR = regex.compile(f"[{_CJK}]")
 
 

@@ -3346,16 +3346,32 @@ def test_a_rule_turned_round_of_the_same_case_is_its_update(old: str, new: str) 
 
 
 @pytest.mark.parametrize(
-    "new",
-    ["The user's manager works at Acme.", "The user’s manager works at Acme."],
+    ("old", "new"),
+    [
+        ("The user works at Acme.", "The user's manager works at Acme."),
+        ("The user works at Acme.", "The user’s manager works at Acme."),
+        ("L'utilisateur travaille chez Acme.", "Le manager de l'utilisateur travaille chez Acme."),
+        ("El usuario trabaja en Acme.", "El jefe del usuario trabaja en Acme."),
+        ("ユーザーは Acme で働いている。", "ユーザーの上司は Acme で働いている。"),
+        ("사용자는 Acme에서 일한다.", "사용자의 매니저는 Acme에서 일한다."),
+    ],
 )
-def test_the_users_own_thing_is_not_the_user(new: str) -> None:
-    # "user's" was read as two words, "user'" and "s", neither a determiner: the manager's
-    # workplace was dropped as the user's, said again.
-    found = judge(text(new), text("The user works at Acme."))
+def test_the_users_own_thing_is_not_the_user(old: str, new: str) -> None:
+    # "user's" was read as two words, "user'" and "s", neither a determiner, and the user's
+    # word after "de" / before の or 의 was read as nothing: the manager's workplace was
+    # dropped as the user's, said again.
+    found = judge(text(new), text(old))
     assert not (found.kind == "duplicate" and found.sure), found.reason
     found = judge(text("The user really works at Acme."), text("The user works at Acme."))
     assert (found.kind, found.sure) == ("duplicate", True), found.reason
+
+
+def test_a_katakana_word_with_a_long_vowel_is_one_run() -> None:
+    # The prolonged sound mark has no script of its own: "ユーザー" was read as "ユ" and
+    # "ザ", two one-character terms, and "サーバー" as "サ" and "バ".
+    keys = read_terms("ユーザーのサーバーのポートは8080です。").keys
+    assert {"ユ", "ザ", "サ", "バ"}.isdisjoint(keys)
+    assert {"サー", "バー", "ポー"} <= set(keys)
 
 
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
