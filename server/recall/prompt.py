@@ -140,7 +140,8 @@ def render_prompt(
         if corrects:
             section.append(
                 f"_Perhaps corrected by the newer {'; '.join(corrects)}, given here too — not "
-                "settled: weigh the newer note first._"
+                "settled: if both speak of the same thing, the newer holds; it may be of "
+                "another thing._"
             )
         if narrows:
             section.append(
@@ -166,8 +167,8 @@ def render_prompt(
         perhaps, narrowed, widened = leaned[""], leaned["narrower"], leaned["broader"]
         if perhaps:
             section.append(
-                f"_Perhaps corrects {'; '.join(perhaps)} — not settled, so given too: this "
-                f"note is of {written}._"
+                f"_Perhaps corrects {'; '.join(perhaps)} — not settled, so given too (it may "
+                f"be of another thing): this note is of {written}._"
             )
         if narrowed:
             section.append(
