@@ -692,6 +692,14 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                     Term("number", f"{last.key} pct", last.start, end, "pct", "value", last.owner)
                 )
         elif kind == "word":
+            # An elided article or preposition is no part of the word it is glued to
+            # ("dell'API", "l'équipe", "qu'elle"): kept, "dell'API" and "dell'admin" were
+            # one term, "dell'" (a word's first five letters), and the API's port was
+            # written over with the admin's.
+            elided = _ELIDED.match(surface)
+            if elided:
+                start += elided.end()
+                surface = surface[elided.end() :]
             # An English possessive is the word's ("the app's backend", "Alice's team"):
             # read as a term of its own, "app's" shared nothing with "app".
             word = _norm(surface)
@@ -752,6 +760,9 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
 
 _NUMERAL = regex.compile(r"\p{N}")
 _POSSESSIVE = regex.compile(r"(?<=\p{Latin}{2})['’]s$")
+# Up to six letters and an apostrophe before a word of three letters at least: l', d',
+# dell', nell', qu', jusqu' (not "don't", "we're": what follows is no word of its own).
+_ELIDED = regex.compile(r"\p{L}{1,6}['’](?=\p{L}{3})")
 
 
 def key_witness(key: str) -> str | None:

@@ -3374,6 +3374,20 @@ def test_a_katakana_word_with_a_long_vowel_is_one_run() -> None:
     assert {"サー", "バー", "ポー"} <= set(keys)
 
 
+def test_an_elided_article_is_no_part_of_the_word() -> None:
+    # "dell'API" and "dell'admin" were one term, "dell'" (a word's first five letters):
+    # under one title the admin's port wrote over the API's.
+    keys = read_terms("Il port dell'API è 8080, l'équipe lo sa.").keys
+    assert {"api", "équip"} <= set(keys) and "dell'" not in keys
+    found = judge(
+        MemoryText("Porte", "", "Il port dell'admin è 9090."),
+        MemoryText("Porte", "", "Il port dell'API è 8080."),
+    )
+    assert not (found.kind == "update" and found.sure), found.reason
+    # A contraction keeps its word: "don't" is no "t".
+    assert "t" not in read_terms("We don't deploy on Fridays.").keys
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
