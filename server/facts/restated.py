@@ -201,7 +201,8 @@ def _around_value(terms: Terms, j1: int, j2: int, kinds: set[str]) -> Iterator[t
 
 
 def _says_when(terms: Terms, term: Term) -> bool:
-    return terms.text[term.start : term.end].lower() in lexicon().when
+    """Whether a term says when: a month, "yesterday", or a date ("On March 5, …")."""
+    return term.shape == "date" or terms.text[term.start : term.end].lower() in lexicon().when
 
 
 # Days and parts of a day put among what a rule says name whose rule it is.

@@ -458,6 +458,16 @@ def _stretches(terms: Terms, put: tuple[Term, ...]) -> list[tuple[Term, ...]]:
 _LETTER = regex.compile(r"\p{L}")
 
 
+def _same_month(old_valued: list[Term], new_valued: list[Term]) -> bool:
+    """Whether a date of each side names one month of one year ("--03-03" / "--03-10",
+    "2026-03-05" / "2026-03-06"), the day changed."""
+    months = [
+        {t.key[: t.key.rindex("-")] for t in side if t.shape == "date" and t.key.count("-") >= 2}
+        for side in (old_valued, new_valued)
+    ]
+    return bool(months[0] & months[1])
+
+
 def _count_agrees(
     old_valued: list[Term], old_plain: list[Term], new_valued: list[Term], new_plain: list[Term]
 ) -> bool:
@@ -849,6 +859,11 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # nodes", "3 uzly" / "5 uzlů"): the same word, not a word said along with it,
             # and kept as the slot's words are.
             old_plain, new_plain = [], []
+            kept += 1 / len(old_keys)
+            keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
+        elif _same_month(old_valued, new_valued):
+            # "March 3" / "March 10": one term each, a date, but the month said again is
+            # kept as a word both say would be (read apart, "March" was one).
             kept += 1 / len(old_keys)
             keeps_slot = kept >= KEPT_AT_LEAST and len(dropped) <= DROPPED_AT_MOST
 

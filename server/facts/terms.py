@@ -246,6 +246,9 @@ class _Lexicon:
     where: regex.Pattern[str]  # what places a subject ("lives in", "moved to")
     tool_kind: dict[str, str]  # a tool's name → the job it does ("jest" → "test-runner")
     tool: regex.Pattern[str]  # any of those names
+    months: dict[str, int]  # a month's name or short form → its number ("märz" → 3)
+    folded_months: frozenset[str]  # the same, folded as `_runs` folds a text
+    dates: tuple[regex.Pattern[str], ...]  # a date written with a month's name (`_dates`)
 
 
 @functools.cache
@@ -265,6 +268,7 @@ def lexicon() -> _Lexicon:
     classes: dict[str, str] = {}
     dimensions: dict[str, str] = {}
     tools: dict[str, str] = {}
+    months: dict[str, int] = {}
     for line in _data_lines("values.txt"):
         key, _, values = line.partition("=")
         kind, _, name = key.strip().partition(".")
@@ -277,6 +281,8 @@ def lexicon() -> _Lexicon:
                 dimensions.setdefault(word, name)
             elif kind == "tool":
                 tools.setdefault(word, name)
+            elif kind == "month":
+                months.setdefault(word, int(name))
     return _Lexicon(
         negation={k: _phrase_pattern(v) for k, v in by_language["negation"].items()},
         change={k: _phrase_pattern(v) for k, v in by_language["change"].items()},
@@ -323,7 +329,77 @@ def lexicon() -> _Lexicon:
         where=_phrase_pattern(lists["where"]),
         tool_kind=tools,
         tool=_name_pattern(tools),
+        months=months,
+        folded_months=frozenset(_fold(m) for m in months),
+        dates=_date_patterns(months),
     )
+
+
+def _date_patterns(months: Mapping[str, int]) -> tuple[regex.Pattern[str], ...]:
+    """The ways a date is written with a month's name (`_dates` reads their groups)."""
+    names = "|".join(regex.escape(m) for m in sorted(months, key=len, reverse=True))
+    month = rf"(?<![\p{{L}}])(?P<month>{names})(?![\p{{L}}])\.?"
+    day = r"(?<![\d.:,/-])(?P<day>[12]\d|3[01]|0?[1-9])"
+    year = r"(?P<year>(?:19|20)\d\d)(?![\d:])"
+    return (
+        # "March 6, 2026", "Mar 6", "March 6th"
+        regex.compile(rf"{month}\s+{day}(?:st|nd|rd|th)?(?!\d)(?:,?\s+{year})?", regex.I),
+        # "6 March 2026", "6. März 2026", "6 de marzo de 2026", "1er mars", "6 марта"
+        regex.compile(
+            rf"{day}(?:\.|st|nd|rd|th|er|º|ª)?\s+(?:de\s+|of\s+)?{month}"
+            rf"(?:,?\s+(?:de\s+)?{year})?",
+            regex.I,
+        ),
+        # "2026年3月6日", "3月6日", "2026년 3월 6일"
+        regex.compile(
+            r"(?:(?P<year>(?:19|20)\d\d)\s*[年년]\s*)?(?P<month>1[0-2]|0?[1-9])\s*[月월]\s*"
+            r"(?P<day>[12]\d|3[01]|0?[1-9])\s*[日일号號]"
+        ),
+        # "2026/03/06", "2026.03.06"; "06.03.2026" (day first, as German writes it)
+        regex.compile(
+            r"(?<![\d.:/-])(?P<year>(?:19|20)\d\d)[/.](?P<month>1[0-2]|0?[1-9])[/.]"
+            r"(?P<day>[12]\d|3[01]|0?[1-9])(?![\d.:/-]\d)"
+        ),
+        regex.compile(
+            r"(?<![\d.:/-])(?P<day>[12]\d|3[01]|0?[1-9])\.(?P<month>1[0-2]|0?[1-9])\."
+            r"(?P<year>(?:19|20)\d\d)(?![\d.:/-]\d)"
+        ),
+    )
+
+
+def _dates(text: str, runs: frozenset[str] | None) -> list[tuple[int, int, str]]:
+    """Dates written otherwise than as "2026-03-06", each as that form (the month and day
+    alone as "--03-06"): "March 6, 2026", "6. März 2026", "6 de marzo", "2026年3月6日",
+    "06.03.2026". The first way that reads a stretch wins; none overlaps another. Only
+    the ways the text may hold are tried (`runs`: its words, as `_runs` reads them)."""
+    if not _DIGIT.search(text):
+        return []
+    lex = lexicon()
+    named, cjk, numeric = lex.dates[:2], lex.dates[2:3], lex.dates[3:]
+    patterns = [
+        *(named if runs is None or not runs.isdisjoint(lex.folded_months) else ()),
+        *(cjk if "月" in text or "월" in text else ()),
+        *(numeric if "/" in text or "." in text else ()),
+    ]
+    found: list[tuple[int, int, str]] = []
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            if any(a < match.end() and match.start() < b for a, b, _ in found):
+                continue
+            named = match.group("month")
+            if named in _CAPITAL_ONLY:
+                continue  # "Each user may 10 …": the verb, not May
+            month = int(named) if named.isdigit() else lex.months.get(_norm(named))
+            if month is None:
+                continue
+            day, year = int(match.group("day")), match.group("year")
+            iso = f"{year}-{month:02d}-{day:02d}" if year else f"--{month:02d}-{day:02d}"
+            found.append((match.start(), match.end(), iso))
+    return found
+
+
+_DIGIT = regex.compile(r"\d")
+_CAPITAL_ONLY = frozenset(("may",))  # month names that are common words written lower case
 
 
 class _Openings(NamedTuple):
@@ -606,6 +682,11 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                     continue
                 changes.append(" ".join(match.group().lower().split()))
                 taken.append(match.span())
+    for start, end, iso in _dates(text, runs):
+        if verbatim and _overlaps((start, end), verbatim):
+            continue
+        terms.append(Term("number", f"{iso} date", start, end, "date", "value"))
+        taken.append((start, end))
     may_value = lex.openings["value", ""].may_match(runs, chars)
     values = lex.value.finditer(text) if may_value else ()
     for match in values:

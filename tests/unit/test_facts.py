@@ -3388,6 +3388,31 @@ def test_an_elided_article_is_no_part_of_the_word() -> None:
     assert "t" not in read_terms("We don't deploy on Fridays.").keys
 
 
+@pytest.mark.parametrize(
+    "written",
+    [
+        "March 6, 2026", "Mar 6 2026", "6 March 2026", "6. März 2026", "6 mars 2026",
+        "6 de marzo de 2026", "6 марта 2026", "6 Μαρτίου 2026", "2026年3月6日",
+        "2026년 3월 6일", "2026/03/06", "06.03.2026", "2026-03-06",
+    ],
+)  # fmt: skip
+def test_a_date_is_one_value_however_it_is_written(written: str) -> None:
+    # "March 6, 2026" was a name and two numbers, "2026-03-06" a date: values of
+    # different kinds, so a release moved from one to the other was an unrelated fact.
+    read = read_terms(f"The release is on {written}.").terms
+    dates = [t.key for t in read if t.kind == "number"]
+    assert dates == ["2026-03-06 date"]
+
+
+def test_a_date_moved_is_an_update_of_the_date_written_otherwise() -> None:
+    found = judge(
+        text("The release moved to March 12, 2026."), text("The release is on 2026-03-05.")
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    # "may" written lower case is the verb: no date.
+    assert [t.key for t in read_terms("Each user may 10 files.").terms if t.valued] == ["10 files"]
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
