@@ -507,9 +507,7 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         kept = [j for i, j, _ in same if i in replaced and j not in answering]
         additions = tuple(b.statements[j] for j in sorted({*unrelated, *kept}))
         reasons = [c.reason for _, _, c in changed]
-        if not one_title and any(
-            qualifies(a.terms[i], b.terms[j], a.keys) == "narrower" for i, j, _c in changed
-        ):
+        if any(qualifies(a.terms[i], b.terms[j], a.keys) == "narrower" for i, j, _c in changed):
             # "Code reviews need two approvals for changes to the payments service" beside
             # "… need two approvals": a detail added, or the rule narrowed. Never rewritten.
             # (A thing added after "and" leaves the old statement whole in the new one.)
@@ -547,43 +545,41 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 # "Deploys run on Tuesdays" beside "… on Tuesdays and Thursdays": a partial
                 # restatement, or a correction that drops Thursdays. Never dropped as known.
                 return Judgement("update", False, f"{FEWER_VALUES}: {', '.join(fewer)}", similarity)
-            if not one_title and any(
+            if any(
                 narrows(a.terms[i], b.terms[j]) or narrows_first(a.terms[i], b.terms[j], a.keys)
                 for i, j, _c in same
             ):
                 # "Squash merge only small pull requests" beside "Always squash merge pull
-                # requests": a narrower rule, perhaps the old one corrected, never known
-                # (under one title given by hand, a word more is mostly a rewording).
+                # requests": a narrower rule, perhaps the old one corrected, never known —
+                # under one title given by hand too ("Notes": dropped as a rewording there,
+                # the payments service's rule was lost).
                 return Judgement("update", False, SAID_NARROWER, similarity)
             if any(inserts_a_word(a.terms[i], b.terms[j], a.keys) for i, j, _c in same):
                 # "We deploy rarely on Fridays" beside "We deploy on Fridays", or a negation
                 # the cues do not know ("… niet meer …"): a word that may turn the rule
                 # round or say how often. Never dropped as known.
                 return Judgement("update", False, SAID_WITH_A_WORD, similarity)
-            if not one_title:
-                said_more = [
-                    (i, j, c, qualifies(a.terms[i], b.terms[j], a.keys)) for i, j, c in same
-                ]
-                if any(kind == "narrower" for *_ij, kind in said_more):
-                    return Judgement("update", False, QUALIFIED, similarity)
-                grown = [(i, j, c) for i, j, c, kind in said_more if kind == "added"]
-                if grown:
-                    # "Alice owns the billing service and the invoicing service": the old
-                    # statement whole, and a thing added after "and". The old memory grows.
-                    changes = tuple(
-                        written_change(
-                            Change(
-                                a.statements[i],
-                                b.statements[j],
-                                Comparison("extends", True, ADDED, c.overlap),
-                            ),
-                            a.terms[i],
-                            b.terms[j],
-                        )
-                        for i, j, c in grown
+            said_more = [(i, j, c, qualifies(a.terms[i], b.terms[j], a.keys)) for i, j, c in same]
+            if any(kind == "narrower" for *_ij, kind in said_more):
+                return Judgement("update", False, QUALIFIED, similarity)
+            grown = [(i, j, c) for i, j, c, kind in said_more if kind == "added"]
+            if grown:
+                # "Alice owns the billing service and the invoicing service": the old
+                # statement whole, and a thing added after "and". The old memory grows.
+                changes = tuple(
+                    written_change(
+                        Change(
+                            a.statements[i],
+                            b.statements[j],
+                            Comparison("extends", True, ADDED, c.overlap),
+                        ),
+                        a.terms[i],
+                        b.terms[j],
                     )
-                    sure = not any(change.loses for change in changes)
-                    return Judgement("update", sure, ADDED, similarity, changes)
+                    for i, j, c in grown
+                )
+                sure = not any(change.loses for change in changes)
+                return Judgement("update", sure, ADDED, similarity, changes)
             if any(swaps_a_word(a.terms[i], b.terms[j]) for i, j, _c in same):
                 # "Backups run at most once a day" beside "… at least once a day", "The API
                 # only accepts JSON" beside "The API accepts JSON": a word or two swapped,

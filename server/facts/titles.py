@@ -26,6 +26,7 @@ en el puerto 8082" under "Puerto del servicio") stays the title's update.
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import replace
 
 import regex
@@ -123,6 +124,7 @@ def settles(c: Comparison, old: Terms, new: Terms, title: frozenset[str]) -> boo
         and not any(_name_swapped_beside(r, title) for r in c.regions)
         and not _subject_words_apart(old, new, title)
         and not _words_apart_before_value(old, new, title)
+        and not _key_swapped(old, new, title, c.regions)
     )
 
 
@@ -176,11 +178,45 @@ def _subject_words_apart(old: Terms, new: Terms, title: frozenset[str]) -> bool:
     загрузки — 10 МБ" / "… скачивания — 100 МБ" are other limits of the topic, whatever
     the values' unit. A verb reworded beside the value is no subject ("responde" /
     "escucha")."""
-    return words_swapped(
-        [t for t in old.terms if t.key not in new.keys and in_subject(old, t)],
-        [t for t in new.terms if t.key not in old.keys and in_subject(new, t)],
-        title,
-    )
+    mine = [t for t in old.terms if t.key not in new.keys and in_subject(old, t)]
+    theirs = [t for t in new.terms if t.key not in old.keys and in_subject(new, t)]
+    # Names and identifiers are no verbs: one on each side before the copula is another
+    # thing's ("サービス profile はポート 7101" / "サービス payment はポート 7102").
+    named = [{t.key for t in side if t.kind in ("name", "ident")} for side in (mine, theirs)]
+    return words_swapped(mine, theirs, title) or bool(named[0] and named[1])
+
+
+def _key_swapped(
+    old: Terms, new: Terms, title: frozenset[str], regions: tuple[Region, ...]
+) -> bool:
+    """Whether each statement says a word, name or identifier of its own right before a
+    plain word both say, nothing but a space between: what names the thing the statement
+    is of ("Service auth listens on port 8081" / "Service billing listens on port 8082",
+    "Queue jobs-high drains into …" / "Queue jobs-low …", "The primary database runs on
+    …" / "The replica database …"): a template said of another thing, not its update. A
+    verb reworded stands before a function word ("The API listens on port 8080" / "… serves
+    on port 8081"): not read here; nor the one value that changed, a name alone ("Maria
+    Lopez leads the backend team" / "Tom Becker leads …": who leads is the value)."""
+    alone = {t.key for t in regions[0].old + regions[0].new} if len(regions) == 1 else set()
+    sides = [_keys_before_shared(old, new, title), _keys_before_shared(new, old, title)]
+    sides = [side - alone for side in sides]
+    return bool(sides[0]) and bool(sides[1]) and sides[0] != sides[1]
+
+
+def _keys_before_shared(mine: Terms, other: Terms, title: frozenset[str]) -> set[str]:
+    out = set()
+    for term, after in itertools.pairwise(mine.terms):
+        if (
+            term.kind in ("word", "name", "ident")
+            and term.key not in other.keys
+            and term.key[:STEM_CHARS] not in title
+            and not CJK_CHAR.match(term.key)
+            and after.kind == "word"
+            and after.key in other.keys
+            and not mine.text[term.end : after.start].strip()
+        ):
+            out.add(term.key[:STEM_CHARS] if term.kind == "word" else term.key)
+    return out
 
 
 def _words_apart_before_value(old: Terms, new: Terms, title: frozenset[str]) -> bool:

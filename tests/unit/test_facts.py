@@ -3413,6 +3413,31 @@ def test_a_date_moved_is_an_update_of_the_date_written_otherwise() -> None:
     assert [t.key for t in read_terms("Each user may 10 files.").terms if t.valued] == ["10 files"]
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Service auth listens on port 8081.", "Service billing listens on port 8082."),
+        ("Queue jobs-high drains into bucket archive-3.", "Queue jobs-low drains into bucket archive-7."),
+        ("Dienst katalog lauscht auf Port 7001.", "Dienst warenkorb lauscht auf Port 7002."),
+        ("サービス profile はポート 7101 で待ち受ける。", "サービス payment はポート 7102 で待ち受ける。"),
+        ("Code review needs two approvals.",
+         "Code review needs two approvals for changes to the payments service."),
+    ],
+)  # fmt: skip
+def test_a_generic_title_given_by_hand_settles_no_other_things_value(old: str, new: str) -> None:
+    # Sure independent without a title (another service, queue, a narrower rule), each was
+    # a sure update or duplicate when an agent gave both the title "Notes": the template's
+    # other instance written over, the payments service's rule dropped as a rewording.
+    found = judge(MemoryText("Notes", "", new), MemoryText("Notes", "", old))
+    assert not found.sure or found.kind == "independent", found.reason
+    # A verb reworded before a function word stays the title's update.
+    found = judge(
+        MemoryText("Notes", "", "The API serves on port 8081 now."),
+        MemoryText("Notes", "", "The API listens on port 8080."),
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
