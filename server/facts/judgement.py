@@ -539,7 +539,12 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         if not unrelated and (
             similarity >= DUPLICATE_AT_LEAST or contained >= DUPLICATE_CONTAINED_AT_LEAST
         ):
-            written = f"{new.title}\n{new.description}\n{new.body}".casefold()
+            # What the new memory writes of its own: a title or description it shares with
+            # the old one says the old one's values, not the new one's ("Deploys run on
+            # Tuesdays and Thursdays" kept as the title of "Deploys run on Tuesdays").
+            heads = ((new.title, old.title), (new.description, old.description))
+            own = [mine for mine, theirs in heads if mine.strip() != theirs.strip()]
+            written = "\n".join([*own, new.body]).casefold()
             fewer = _values_left_out(a, b, same, written)
             if fewer:
                 # "Deploys run on Tuesdays" beside "… on Tuesdays and Thursdays": a partial

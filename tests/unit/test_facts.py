@@ -3438,6 +3438,17 @@ def test_a_generic_title_given_by_hand_settles_no_other_things_value(old: str, n
     assert (found.kind, found.sure) == ("update", True), found.reason
 
 
+def test_a_value_left_out_is_not_said_by_the_old_title_kept() -> None:
+    # An agent kept the old note's title for the new one: "Thursdays" in that title read
+    # as said by the new memory, and "Deploys run on Tuesdays" was dropped as known.
+    title = "Deploys run on Tuesdays and Thursdays"
+    found = judge(
+        MemoryText(title, "", "Deploys run on Tuesdays."),
+        MemoryText(title, "", "Deploys run on Tuesdays and Thursdays."),
+    )
+    assert not (found.kind == "duplicate" and found.sure), found.reason
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
