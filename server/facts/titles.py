@@ -203,6 +203,11 @@ def _key_swapped(
     return bool(sides[0]) and bool(sides[1]) and sides[0] != sides[1]
 
 
+# Between a thing's name and its verb: a space, and at most a reflexive pronoun ("La cola
+# pedidos-mx se vacía", "Le job purge-sessions s'exécute", "Il job si avvia").
+_CLITIC_AT_MOST = regex.compile(r"\s*(?:(?:se|si)\s+|s['’])?", regex.I)
+
+
 def _keys_before_shared(mine: Terms, other: Terms, title: frozenset[str]) -> set[str]:
     out = set()
     for term, after in itertools.pairwise(mine.terms):
@@ -213,7 +218,7 @@ def _keys_before_shared(mine: Terms, other: Terms, title: frozenset[str]) -> set
             and not CJK_CHAR.match(term.key)
             and after.kind == "word"
             and after.key in other.keys
-            and not mine.text[term.end : after.start].strip()
+            and _CLITIC_AT_MOST.fullmatch(mine.text[term.end : after.start])
         ):
             out.add(term.key[:STEM_CHARS] if term.kind == "word" else term.key)
     return out

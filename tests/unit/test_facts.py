@@ -3419,6 +3419,8 @@ def test_a_date_moved_is_an_update_of_the_date_written_otherwise() -> None:
         ("Service auth listens on port 8081.", "Service billing listens on port 8082."),
         ("Queue jobs-high drains into bucket archive-3.", "Queue jobs-low drains into bucket archive-7."),
         ("Dienst katalog lauscht auf Port 7001.", "Dienst warenkorb lauscht auf Port 7002."),
+        ("La cola pedidos-mx se vacía en el bucket archivo-2.",
+         "La cola pedidos-co se vacía en el bucket archivo-5."),
         ("サービス profile はポート 7101 で待ち受ける。", "サービス payment はポート 7102 で待ち受ける。"),
         ("Code review needs two approvals.",
          "Code review needs two approvals for changes to the payments service."),
