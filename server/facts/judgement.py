@@ -37,6 +37,7 @@ from memory_recall.server.facts.slots import (
     ONE_MORE,
     OTHER_SUBJECT,
     QUALIFIED,
+    UNQUALIFIED,
     Comparison,
     compare,
     compatible,
@@ -559,6 +560,17 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
                 # under one title given by hand too ("Notes": dropped as a rewording there,
                 # the payments service's rule was lost).
                 return Judgement("update", False, SAID_NARROWER, similarity)
+            if any(
+                narrows(b.terms[j], a.terms[i])
+                or narrows_first(b.terms[j], a.terms[i], b.keys)
+                or qualifies(b.terms[j], a.terms[i], b.keys) == "narrower"
+                for i, j, _c in same
+            ):
+                # The other way round: "Code review needs two approvals" beside "… for
+                # changes to the payments service", "Backups are encrypted" beside
+                # "Production backups are encrypted". The narrower rule does not say the
+                # rule for every case: dropped as known, the new broader one was lost.
+                return Judgement("update", False, UNQUALIFIED, similarity)
             if any(inserts_a_word(a.terms[i], b.terms[j], a.keys) for i, j, _c in same):
                 # "We deploy rarely on Fridays" beside "We deploy on Fridays", or a negation
                 # the cues do not know ("… niet meer …"): a word that may turn the rule

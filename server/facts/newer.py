@@ -40,6 +40,7 @@ from memory_recall.server.facts.judgement import (
 )
 from memory_recall.server.facts.slots import (
     BROADER,
+    FLIPPED_BROADER,
     FLIPPED_NARROWER,
     NARROWER,
     QUALIFIED,
@@ -99,7 +100,7 @@ class Superseded:
 # The judgement's reasons for a newer statement said of a narrower case than the older...
 _NARROWER_REASONS = (NARROWER, FLIPPED_NARROWER, QUALIFIED, SAID_NARROWER)
 # ... and for an older one said of a narrower case than the newer.
-_BROADER_REASONS = (BROADER, UNQUALIFIED)
+_BROADER_REASONS = (BROADER, UNQUALIFIED, FLIPPED_BROADER)
 Case = Literal["", "narrower", "broader"]
 
 

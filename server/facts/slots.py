@@ -85,6 +85,7 @@ NARROWER = "a value changed, perhaps of a narrower thing"
 QUALIFIED = "said again with a qualifier at its end"
 WORD_BESIDE = "a value changed, and a word beside it"
 FLIPPED_NARROWER = "the rule turned round for a narrower case"
+FLIPPED_BROADER = "the rule turned round, the older perhaps of a narrower case"
 # "For hotfixes, deploys need one approval" / "Deploys need three approvals": the new value
 # is said of all of them, the older of a narrower case, which may still hold.
 BROADER = "a value changed, the older perhaps of a narrower thing"
@@ -289,6 +290,8 @@ def _older_narrower(
         or put_before(old, mirrored, new_keys, of_names=False)
         or scoped_first(old, mirrored, new_keys)
         or opens_scoped(old, new_keys)
+        # "Each admin may upload 100 files" before "Each user may upload 10 files".
+        or (said_by_a_pronoun(new) and named_first(old, mirrored, new_keys))
     )
 
 
@@ -742,6 +745,21 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
                 # one of the values (or names: a capital opening the sentence) it held.
                 # Written over, Alice's part was gone.
                 return Comparison("changed", False, FLIPPED_NARROWER, overlap)
+            mirrored = _mirrored(opcodes)
+            announced_turn = new.change_cue or new.ends_a_state
+            if not announced_turn and (
+                said_then_more(new, old, dropped)
+                or inserts_aligned(new, old, mirrored, new_keys)
+                or scoped_after(new, old)
+                or named_first(old, mirrored, new_keys)
+                or scoped_first(old, mirrored, new_keys)
+                or (_restricts(old) and not _restricts(new))
+            ):
+                # The other way round: "Never push directly to main" beside "The release
+                # bot can push directly to main": the rule for every case beside an
+                # exception, not the exception turned round (written over, the exception
+                # was gone) — unless the change is announced ("no longer", "now").
+                return Comparison("changed", False, FLIPPED_BROADER, overlap)
             return Comparison(
                 "changed", overlap >= SAME_AT_LEAST, "the rule's polarity flipped", overlap
             )

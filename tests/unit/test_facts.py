@@ -3451,6 +3451,28 @@ def test_a_value_left_out_is_not_said_by_the_old_title_kept() -> None:
     assert not (found.kind == "duplicate" and found.sure), found.reason
 
 
+@pytest.mark.parametrize(
+    ("narrower", "rule"),
+    [
+        ("Code review needs two approvals for changes to the payments service.",
+         "Code review needs two approvals."),
+        ("Production backups are encrypted.", "Backups are encrypted."),
+        ("代码审查需要两个批准，针对支付服务的改动。", "代码审查需要两个批准。"),
+        ("The release bot can push directly to main.", "Never push directly to main."),
+        ("发布机器人可以直接推送到 main。", "禁止直接推送到 main。"),
+        ("Each admin may upload 100 files a day.", "Each user may upload 10 files a day."),
+    ],
+)  # fmt: skip
+def test_the_rule_for_every_case_said_after_a_narrower_one_is_kept(
+    narrower: str, rule: str
+) -> None:
+    # Facts come in any order. The narrower rule first, then the rule for every case: the
+    # second was dropped as known (the narrower said it "again") or, turned round, written
+    # over the exception; the admin's limit over the user's. A lean now, both kept.
+    found = judge(text(rule), text(narrower))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
