@@ -617,7 +617,17 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
     # A statement said again with a word swapped ("Alice left the platform team" / "Alice is
     # on the platform team") restates nothing: grown by the new memory, the old one kept
     # saying Alice is on the team, and her leaving was gone.
-    restated = {i for i, j, c in same if c.sure and not swaps_a_word(a.terms[i], b.terms[j])}
+    # Nor is one said of a narrower or a broader thing, with a qualifier or a thing added
+    # after "and", or with a word put in ("Code review needs two approvals for changes to
+    # the payments service" and a second, unrelated statement, beside "Code review needs
+    # two approvals": the old memory grew by the second and the payments rule was gone).
+    restated = {
+        i
+        for i, j, c in same
+        if c.sure
+        and not swaps_a_word(a.terms[i], b.terms[j])
+        and not _said_otherwise(a.terms[i], b.terms[j], a.keys, b.keys)
+    }
     # ... unless a statement said again announces a change ("`requests` is deprecated
     # here; use `httpx`" beside "Use `requests` for HTTP calls": "with more said", the
     # memory told both to use requests and to use httpx).
@@ -654,6 +664,20 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         # of what the old memory speaks of, no statement of it said again nor answered.
         return Judgement("update", False, CHANGE_OF_ITS_TOPIC, similarity)
     return Judgement("independent", True, "a different fact", similarity)
+
+
+def _said_otherwise(
+    old: Terms, new: Terms, old_known: frozenset[str], new_known: frozenset[str]
+) -> bool:
+    """Whether a statement said again is said of a narrower or a broader thing, with a
+    qualifier or a thing added at its end, or a word put in — read from either side."""
+    return any(
+        narrows(x, y)
+        or narrows_first(x, y, known)
+        or qualifies(x, y, known) is not None
+        or inserts_a_word(x, y, known)
+        for x, y, known in ((old, new, old_known), (new, old, new_known))
+    )
 
 
 def _values_left_out(

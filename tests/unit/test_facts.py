@@ -3473,6 +3473,28 @@ def test_the_rule_for_every_case_said_after_a_narrower_one_is_kept(
     assert (found.kind, found.sure) == ("update", False), found.reason
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Code review needs two approvals.",
+         "Code review needs two approvals for changes to the payments service."),
+        ("The user works at Acme.", "The user's manager works at Acme."),
+        ("Backups are encrypted.", "Production backups are encrypted."),
+    ],
+)  # fmt: skip
+def test_a_narrower_restatement_beside_another_fact_does_not_grow_the_old_memory(
+    old: str, new: str
+) -> None:
+    # With a second, unrelated statement the new memory read as "the same fact, with more
+    # said": the old memory grew by the standup, and the narrower statement was gone.
+    found = judge(text(f"{new}\nThe team standup is at 9:30."), text(old))
+    assert not (found.kind == "update" and found.sure), found.reason
+    # Said again exactly, the old memory still grows.
+    found = judge(text(f"{old}\nThe team standup is at 9:30."), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert [s.text for s in found.additions] == ["The team standup is at 9:30."]
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
