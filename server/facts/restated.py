@@ -362,12 +362,14 @@ def narrows_first(old: Terms, new: Terms, known: frozenset[str]) -> bool:
     if said is None:
         return False
     put, first = said
-    if any(t.valued or t.key in known for t in put):
-        return False
     opening = new.text[: put[0].start]
     gap = new.text[put[-1].end : first.start]
-    if _the_users(opening, gap):
-        return True  # "the user's manager": whose, another subject than the user
+    if not any(t.valued for t in put) and _the_users(opening, gap):
+        # "the user's manager", "the user's team" (even when the old memory says "team"
+        # elsewhere): whose, another subject than the user.
+        return True
+    if any(t.valued or t.key in known for t in put):
+        return False
     if CJK_CHAR.match(put[-1].key):
         # Pairs: the qualifier glued to the subject, a space or an attributive particle
         # before it ("读请求的 API", "リクエストの API", "운영 백업은"), never set off
@@ -396,13 +398,18 @@ def narrows_first(old: Terms, new: Terms, known: frozenset[str]) -> bool:
 
 def _the_users(opening: str, gap: str) -> bool:
     """Whether the words put first are said of the user, the user's word (a function
-    word) marking whose they are: before them with an attributive particle ("ユーザーの
-    上司は", "사용자의 매니저는", "用户的经理"), or after them with a word for "of" ("Le
-    manager de l'utilisateur", "El jefe del usuario")."""
+    word) marking whose they are: its English possessive before them ("The user's team
+    prefers …"), before them with an attributive particle ("ユーザーの上司は", "사용자의
+    매니저는", "用户的经理"), or after them with a word for "of" ("Le manager de
+    l'utilisateur", "El jefe del usuario"). Read before the words the old memory says
+    elsewhere: "team" said in another of its statements is still the user's team."""
     lex = lexicon()
     head = opening.strip(" \t*_`")
     if any(head.endswith(w + p) for w in lex.users if CJK_CHAR.match(w) for p in _OF_THE_USER):
         return True
+    before = _opening_words(opening)
+    if any(map(_users_own, before)) and all(w in lex.determiners or _users_own(w) for w in before):
+        return not gap.strip()  # "The user's team prefers …"
     words = _opening_words(gap)
     return (
         len(words) >= 2

@@ -3362,6 +3362,12 @@ def test_the_users_own_thing_is_not_the_user(old: str, new: str) -> None:
     # dropped as the user's, said again.
     found = judge(text(new), text(old))
     assert not (found.kind == "duplicate" and found.sure), found.reason
+    # ... also when the old memory says the word put first elsewhere ("team").
+    found = judge(
+        text("The user's team prefers short answers."),
+        text("The user prefers short answers.\nThe team standup is at 9:30."),
+    )
+    assert not (found.kind == "duplicate" and found.sure), found.reason
     found = judge(text("The user really works at Acme."), text("The user works at Acme."))
     assert (found.kind, found.sure) == ("duplicate", True), found.reason
 
