@@ -766,9 +766,18 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
         if renegated and overlap >= FLIP_AT_LEAST:
             return Comparison("changed", False, "the rule negates otherwise", overlap)
         added_values = [t for t in added if t.valued]
-        if new.change_cue and not old.change_cue and added and not dropped:
+        if (
+            new.change_cue
+            and not old.change_cue
+            and added
+            and not dropped
+            and not said_then_more(old, new, added)
+            and not _narrower(old, new, opcodes, old_keys)
+        ):
             # "from Yamamoto to Nakamura", "Renovate instead of Dependabot": the new
-            # statement holds the old one whole, and what replaces its value.
+            # statement holds the old one whole, and what replaces its value — not words
+            # that narrow it, whatever it announces ("Code review needs two approvals for
+            # changes to the payments service now" wrote the payments rule over all).
             return Comparison(
                 "changed", True, "the new statement names the old value and a new one", overlap,
                 (Region((), tuple(added), 0, 0),),

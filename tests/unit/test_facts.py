@@ -3501,6 +3501,25 @@ def test_a_narrower_restatement_beside_another_fact_does_not_grow_the_old_memory
     assert [s.text for s in found.additions] == ["The team standup is at 9:30."]
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Code review needs two approvals.",
+         "Code review needs two approvals for changes to the payments service now."),
+        ("Backups are encrypted.", "Production backups are encrypted now."),
+        ("The user works at Acme.", "The user's manager works at Acme now."),
+    ],
+)  # fmt: skip
+def test_a_narrower_statement_that_says_now_is_not_the_old_value_replaced(
+    old: str, new: str
+) -> None:
+    # Holding the old statement whole and announcing a change, it read as "names the old
+    # value and a new one" ("from Yamamoto to Nakamura"): a sure update, the narrower rule
+    # written over the rule for every case.
+    found = judge(text(new), text(old))
+    assert not (found.kind == "update" and found.sure), found.reason
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
