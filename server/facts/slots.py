@@ -570,6 +570,11 @@ def _cjk_name_sized(region: Region) -> bool:
     )
 
 
+def _capitalised(side: Sequence[Term], terms: Terms) -> bool:
+    """Whether every term of one side of a stretch is written with a capital."""
+    return all(terms.text[t.start : t.start + 1].isupper() for t in side)
+
+
 def _said_words(terms: Iterable[Term]) -> int:
     """How many plain words of a spaced script `terms` hold, words that say when aside
     ("seit Juni Fatma" says one person)."""
@@ -989,7 +994,14 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # another case: only a change announced settles the word (a cue, or a negation
             # that ends a state: "можно" / "больше нельзя").
             announces = new.change_cue or (flipped and new.ends_a_state)
-            sure = announces and pure and keeps_slot and not qualified and not wider
+            # Two words or more swapped on each side ("is written in astro" / "is now hosted
+            # on netlify": a verb and its object) may say another property: never settled —
+            # unless all are capitalised, a name read as words where capitals mark nouns too
+            # ("ist jetzt Anna Schmidt" / "ist Markus Weber").
+            one_word = min(_said_words(region.old), _said_words(region.new)) <= 1 or (
+                _capitalised(region.old, old) and _capitalised(region.new, new)
+            )
+            sure = announces and pure and keeps_slot and not qualified and not wider and one_word
             reason = qualified or "a word changed"
             return Comparison("changed", sure, reason, overlap, (region,))
         if _at_subject(region) and region.right >= 2 and not announced:

@@ -3520,6 +3520,22 @@ def test_a_narrower_statement_that_says_now_is_not_the_old_value_replaced(
     assert not (found.kind == "update" and found.sure), found.reason
 
 
+def test_two_words_swapped_with_a_change_announced_are_not_settled_in_lower_case() -> None:
+    # Typed in lower case the tools are plain words: "written in astro" / "now hosted on
+    # netlify" read as one word changed, announced, and the host wrote over the framework.
+    found = judge(
+        text("the marketing site is now hosted on netlify."),
+        text("the marketing site is written in astro."),
+    )
+    assert not (found.kind == "update" and found.sure), found.reason
+    # A name read as words where capitals mark nouns too stays the update.
+    found = judge(
+        text("Ansprechpartner für das Deployment ist jetzt Anna Schmidt."),
+        text("Ansprechpartner für das Deployment ist Markus Weber."),
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
