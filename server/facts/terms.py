@@ -801,6 +801,9 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 if not (
                     (capitals and _capitalised_inside(text, surface, start))
                     or (foreign_text and surface[0].isupper() and _LATIN.match(surface))
+                    # A tool's name, however written ("utilisent jest": the Polish "is"
+                    # in lower case was no term, and the test runner was gone).
+                    or word in lex.tool_kind
                 ):
                     continue
                 # A word of some language's closed classes, written with a capital inside

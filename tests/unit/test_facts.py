@@ -3528,6 +3528,10 @@ def test_two_words_swapped_with_a_change_announced_are_not_settled_in_lower_case
         text("the marketing site is written in astro."),
     )
     assert not (found.kind == "update" and found.sure), found.reason
+    # "jest" in lower case is the test runner, not the Polish "is": no function word.
+    assert "jest" in read_terms("les tests du frontend utilisent jest.").keys
+    found = judge(text("les tests du frontend utilisent jest."), text("le frontend utilise react."))
+    assert not (found.kind == "duplicate" and found.sure), found.reason
     # A name read as words where capitals mark nouns too stays the update.
     found = judge(
         text("Ansprechpartner für das Deployment ist jetzt Anna Schmidt."),
