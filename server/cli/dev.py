@@ -151,6 +151,13 @@ def run_eval_facts(argv: Sequence[str]) -> int:
     return fact_eval(list(argv))
 
 
+def run_sweep_facts(argv: Sequence[str]) -> int:
+    """`sweep-facts`: the tuning pairs judged again as real notes vary (docs/writing.md)."""
+    from memory_recall.server.dev.fact_sweeps import main as fact_sweeps
+
+    return fact_sweeps(list(argv))
+
+
 def cmd_eval_write(args: argparse.Namespace) -> int:
     from memory_recall.server.dev.write_eval import main as write_eval
 
@@ -190,6 +197,11 @@ PASSTHROUGH: dict[str, tuple[str, Callable[[Sequence[str]], int]]] = {
         "the write side's judgement per tier (rules, + vectors, + a scripted model) and "
         "language: losses, conflicts right, partial updates, newest-fact-only on histories",
         run_eval_facts,
+    ),
+    "sweep-facts": (
+        "the tuning pairs judged again as real notes vary (one generic title, the other "
+        "order, an unrelated statement, lower case, 'now'): the facts each variant loses",
+        run_sweep_facts,
     ),
     "sync-bench": (
         "sync through git at 10,000 memories: first push and pull, one change, 100 changes, "

@@ -1,0 +1,200 @@
+"""`memory-recall dev sweep-facts`: the labelled pairs judged again as real notes vary
+(docs/writing.md, "Measuring").
+
+A labelled pair says how two notes relate; a user or an agent writes the same two notes
+in many ways and in either order. Each sweep rewrites every pair of the tuning sets
+(slots.json, pairs.json — never the blind ones, which would stop being blind) one way
+and judges it again with the rules alone:
+
+- `title`: both given one generic title by hand ("Notes", as an agent's MCP remember may
+  give one);
+- `old-title`: the new note given the old note's title, where that title is its opening
+  words (an agent that keeps the title of the note it updates);
+- `reversed`: the older written second (facts come in any order; independent pairs only);
+- `extra-new` / `extra-old`: an unrelated statement added to the new / to the old note;
+- `lower`: both typed in lower case;
+- `now`: "now" appended to the new statement (English independent pairs).
+
+A loss is an independent pair answered with a sure update or duplicate, a real update
+answered with a sure duplicate, or a sure rewrite that drops the unrelated statement a
+sweep added. Only a pair the plain judgement does not already lose counts (those are
+`eval-facts`' figures). Figures are printed; tests/unit/test_fact_sweeps.py holds each
+sweep to the pairs it is known to lose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from memory_recall.server.dev.fact_eval import FIXTURES, memory_of
+from memory_recall.server.facts.judgement import Judgement, MemoryText, judge
+from memory_recall.server.facts.rewrite import rewrite
+from memory_recall.server.store.metadata import derive
+
+TUNING_SETS = ("slots", "pairs")
+GENERIC_TITLE = "Notes"
+# An unrelated statement in each language the sets hold (English otherwise).
+EXTRA = {
+    "en": "The team standup is at 9:30.",
+    "de": "Das Team-Standup ist um 9:30.",
+    "fr": "Le standup de l'équipe est à 9h30.",
+    "es": "El standup del equipo es a las 9:30.",
+    "ru": "Стендап команды в 9:30.",
+    "zh": "团队站会在 9:30。",
+    "ja": "チームの朝会は 9:30。",
+    "ko": "팀 스탠드업은 9:30이다.",
+}
+_EXTRA_MARKS = ("9:30", "9h30")
+_UNSPACED = ("zh", "ja")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One labelled pair as a sweep rewrote it."""
+
+    pair_id: str
+    verdict: str
+    old: MemoryText
+    new: MemoryText
+    plain_old: MemoryText
+    plain_new: MemoryText
+    extra: str = ""  # the unrelated statement the sweep added, which a rewrite must keep
+
+
+def _derived(body: str) -> MemoryText:
+    d = derive(body)
+    return MemoryText(d.title, d.description, body, d.type)
+
+
+def _with_body(memory: MemoryText, body: str) -> MemoryText:
+    return (
+        _derived(body)
+        if memory.title == derive(memory.body).title
+        else MemoryText(memory.title, memory.description, body, memory.type)
+    )
+
+
+def _joined(first: str, second: str, lang: str) -> str:
+    return first + ("" if lang in _UNSPACED else "\n") + second
+
+
+Sweep = Callable[[dict[str, Any], MemoryText, MemoryText], Variant | None]
+
+
+def _variant(p: dict[str, Any], old: MemoryText, new: MemoryText, **changes: Any) -> Variant:
+    plain_old, plain_new = memory_of(p["old"]), memory_of(p["new"])
+    return Variant(p["id"], p["verdict"], old, new, plain_old, plain_new, **changes)
+
+
+def _title(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    titled = (MemoryText(GENERIC_TITLE, "", m.body, m.type) for m in (old, new))
+    return _variant(p, *titled)
+
+
+def _old_title(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    if "text" not in p["old"]:
+        return None  # a title written for the old note's subject names no other note's
+    return _variant(p, old, MemoryText(old.title, old.description, new.body, new.type))
+
+
+def _reversed(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    if p["verdict"] != "independent":
+        return None
+    return _variant(p, new, old)
+
+
+def _extra(p: dict[str, Any], old: MemoryText, new: MemoryText) -> str | None:
+    """The unrelated statement for a pair, None when either note already says it."""
+    extra = EXTRA.get(p["lang"], EXTRA["en"])
+    return None if any(extra in m.body for m in (old, new)) else extra
+
+
+def _extra_new(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    extra = _extra(p, old, new)
+    if extra is None:
+        return None
+    return _variant(p, old, _with_body(new, _joined(new.body, extra, p["lang"])), extra=extra)
+
+
+def _extra_old(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    extra = _extra(p, old, new)
+    if extra is None:
+        return None
+    return _variant(p, _with_body(old, _joined(old.body, extra, p["lang"])), new, extra=extra)
+
+
+def _lower(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, _derived(old.body.lower()), _derived(new.body.lower()))
+
+
+def _now(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    if p["verdict"] != "independent" or p["lang"] != "en":
+        return None
+    return _variant(p, old, _with_body(new, new.body.rstrip().rstrip(".") + " now."))
+
+
+SWEEPS: dict[str, Sweep] = {
+    "title": _title,
+    "old-title": _old_title,
+    "reversed": _reversed,
+    "extra-new": _extra_new,
+    "extra-old": _extra_old,
+    "lower": _lower,
+    "now": _now,
+}
+
+
+def _loses(verdict: str, found: Judgement) -> bool:
+    if not found.sure:
+        return False
+    if verdict == "independent":
+        return found.kind in ("update", "duplicate")
+    return verdict == "update" and found.kind == "duplicate"
+
+
+def variants(sweep: str, sets: tuple[str, ...] = TUNING_SETS) -> Iterator[Variant]:
+    for name in sets:
+        for p in json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))["pairs"]:
+            found = SWEEPS[sweep](p, memory_of(p["old"]), memory_of(p["new"]))
+            if found is not None:
+                yield found
+
+
+def losses(sweep: str, sets: tuple[str, ...] = TUNING_SETS) -> dict[str, str]:
+    """Pair id → how the sweep's variant of it loses a fact (see the module's docstring)."""
+    out: dict[str, str] = {}
+    for v in variants(sweep, sets):
+        found = judge(v.new, v.old)
+        if _loses(v.verdict, found):
+            if not _loses(v.verdict, judge(v.plain_new, v.plain_old)):
+                out[v.pair_id] = f"{found.kind}, sure: {found.reason}"
+        elif v.extra and found.kind == "update" and found.sure:
+            body = rewrite(v.old, found).body
+            if not any(mark in body for mark in _EXTRA_MARKS):
+                out[v.pair_id] = f"the rewrite dropped {v.extra!r}"
+    return out
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="memory-recall dev sweep-facts",
+        description="the tuning pairs judged again as real notes vary (one generic title, "
+        "the old title kept, the other order, an unrelated statement, lower case, 'now'): "
+        "the facts each variant would lose",
+    )
+    parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])
+    parser.add_argument("--json", action="store_true", help="one JSON object: sweep → losses")
+    args = parser.parse_args(argv)
+    found = {name: losses(name) for name in (args.sweeps or SWEEPS)}
+    if args.json:
+        print(json.dumps(found, ensure_ascii=False, indent=1))
+        return 0
+    for name, lost in found.items():
+        print(f"{name}: {len(lost)} lost")
+        for pair_id, how in sorted(lost.items()):
+            print(f"  {pair_id:22} {how}")
+    return 0
