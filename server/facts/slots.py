@@ -600,13 +600,14 @@ def compare(
 
     A statement said as one more besides another ("Sarah also owns the invoicing service"
     / "Sarah owns the billing service": `additive` in data/cues.txt) changes nothing of
-    it unless it announces a change ("We also moved logging to Loki") or turns it round
+    it unless it announces a change other than when ("We also moved logging to Loki";
+    "Sarah also owns the invoicing service now" is still one more) or turns it round
     ("Los cambios de documentación también necesitan revisión" / "No hace falta
     revisión para cambios de documentación")."""
     found = _compare(old, new, polarity_changed, around)
     if (
         found.relation in ("changed", "extends")
-        and not new.change_cue
+        and not set(new.changes) - lexicon().nows
         and old.negated == new.negated
         and _adds(new)
         and not _adds(old)

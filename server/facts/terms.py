@@ -223,6 +223,7 @@ class _Lexicon:
     auxiliaries: frozenset[str]  # verbs that help another ("is", "has", "wird")
     kinds_of_thing: frozenset[str]  # words that say what a name is ("service", "team")
     speakers: frozenset[str]  # the pronouns of who writes ("we", "wir", "我们")
+    nows: frozenset[str]  # change cues that only say when ("now", "jetzt", "现在")
     users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
@@ -302,6 +303,7 @@ def lexicon() -> _Lexicon:
         auxiliaries=frozenset(lists["auxiliary"]),
         kinds_of_thing=frozenset(lists["kind-of-thing"]),
         speakers=frozenset(lists["speaker"]),
+        nows=frozenset(lists["now"]),
         users=frozenset(lists["user"]),
         short=short,
         toward=frozenset(lists["toward"]),

@@ -24,11 +24,10 @@ KNOWN: dict[str, set[str]] = {
     # Names typed in lower case are plain words: a name left out is not seen, a team's
     # letter is no label.
     "lower": {"en-fewer-03", "en-sub-03", "zh-sub-01"},
-    # "now" announces a change, which settles a word swapped, a rule turned round or one
-    # more said with "also".
+    # "now" announces a change, which settles a word swapped or a rule turned round.
     "now": {
-        "en-also-01", "en-except-02-rev", "en-flip-narrow-02-rev", "en-flipcase-01",
-        "en-flipcase-02", "en-qual-06",
+        "en-except-02-rev", "en-flip-narrow-02-rev", "en-flipcase-01", "en-flipcase-02",
+        "en-qual-06",
     },
 }  # fmt: skip
 

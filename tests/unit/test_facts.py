@@ -3540,6 +3540,18 @@ def test_two_words_swapped_with_a_change_announced_are_not_settled_in_lower_case
     assert (found.kind, found.sure) == ("update", True), found.reason
 
 
+def test_one_more_said_with_now_is_still_one_more() -> None:
+    # "now" counted as a change announced, which cancels "also": the invoicing service
+    # was written over the billing service.
+    found = judge(
+        text("Sarah also owns the invoicing service now."), text("Sarah owns the billing service.")
+    )
+    assert not (found.kind == "update" and found.sure), found.reason
+    # A change announced beside "also" is still a change ("We also moved logging to Loki").
+    found = judge(text("We also moved logging to Loki."), text("We ship logs to Elasticsearch."))
+    assert found.reason != "said as one more besides it"
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
