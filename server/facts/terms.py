@@ -377,9 +377,9 @@ def _dates(text: str, runs: frozenset[str] | None) -> list[tuple[int, int, str]]
     if not _DIGIT.search(text):
         return []
     lex = lexicon()
-    named, cjk, numeric = lex.dates[:2], lex.dates[2:3], lex.dates[3:]
+    by_name, cjk, numeric = lex.dates[:2], lex.dates[2:3], lex.dates[3:]
     patterns = [
-        *(named if runs is None or not runs.isdisjoint(lex.folded_months) else ()),
+        *(by_name if runs is None or not runs.isdisjoint(lex.folded_months) else ()),
         *(cjk if "月" in text or "월" in text else ()),
         *(numeric if "/" in text or "." in text else ()),
     ]
