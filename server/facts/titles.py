@@ -209,6 +209,8 @@ _CLITIC_AT_MOST = regex.compile(r"\s*(?:(?:se|si)\s+|s['’])?", regex.I)
 
 
 def _keys_before_shared(mine: Terms, other: Terms, title: frozenset[str]) -> set[str]:
+    """The words (by stem), names and identifiers of `mine` that `other` does not say,
+    each right before a plain word both say (`_key_swapped`)."""
     out = set()
     for term, after in itertools.pairwise(mine.terms):
         if (
