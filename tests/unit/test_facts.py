@@ -442,21 +442,6 @@ def test_one_title_still_settles_a_value_of_the_same_subject() -> None:
         ("Limits", "الحد الأقصى لحجم الرفع هو 10 ميغابايت.", "الحد الأقصى لحجم التنزيل هو 100 ميغابايت."),
         ("Limits", "גודל ההעלאה המרבי הוא 10 MB.", "גודל ההורדה המרבי הוא 100 MB."),
         ("Limits", "अधिकतम अपलोड आकार 10 MB है।", "अधिकतम डाउनलोड आकार 100 MB है।"),
-    ],
-)  # fmt: skip
-def test_one_title_does_not_settle_a_value_beside_a_word_swapped(
-    title: str, old: str, new: str
-) -> None:
-    # "Frontend stack" names a topic of several facts: a plain word swapped beside the
-    # name that changed (tests / uses) was read as a verb reworded, which one title
-    # settled, and the frontend's React was written over with the tests' Jest.
-    found = judge(MemoryText(title, "", new), MemoryText(title, "", old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
-
-
-@pytest.mark.parametrize(
-    ("title", "old", "new"),
-    [
         # Words before a measure's value say whose it is, said without a copula: right
         # before it in a language that puts the qualifier after the noun ...
         ("Limites", "Limite de téléversement 10 Mo par fichier.",
@@ -470,11 +455,12 @@ def test_one_title_does_not_settle_a_value_beside_a_word_swapped(
         ("Limits", "Maximale Upload Größe 10 MB.", "Maximale Download Größe 100 MB."),
     ],
 )  # fmt: skip
-def test_one_title_does_not_settle_a_value_of_another_thing_said_without_a_verb(
+def test_one_title_does_not_settle_a_value_beside_a_word_swapped(
     title: str, old: str, new: str
 ) -> None:
-    # Each was a sure update under a topic's title: the download limit written over the
-    # upload limit. Now a lean, both kept and linked.
+    # "Frontend stack" names a topic of several facts: a plain word swapped beside the
+    # name that changed (tests / uses) was read as a verb reworded, which one title
+    # settled, and the frontend's React was written over with the tests' Jest.
     found = judge(MemoryText(title, "", new), MemoryText(title, "", old))
     assert (found.kind, found.sure) == ("update", False), found.reason
 
