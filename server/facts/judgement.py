@@ -50,6 +50,7 @@ from memory_recall.server.facts.terms import (
     Terms,
     capitals_mark_names,
     key_witness,
+    lexicon,
     opening_pronoun,
     read_terms,
     witness_forms,
@@ -694,17 +695,44 @@ def _values_left_out(
         stated = {t.key for t in new_terms}
         valued = tuple(t for t in new_terms if t.valued)
         old_terms = a.terms[i]
+        listed = _listed_with(old_terms)
         for at, t in enumerate(old_terms.terms):
             as_written = old_terms.text[t.start : t.end]
+            if t.key in stated or as_written.casefold() in new_text:
+                continue
             if (
                 t.valued
-                and t.key not in stated
                 and valued
                 and (compatible((t,), valued) or _qualifies_kept(old_terms, at, stated))
-                and as_written.casefold() not in new_text
-            ):
+            ) or any(old_terms.terms[k].key in stated for k in listed.get(at, ())):
+                # ... or a plain word of a list whose other items the new statement keeps
+                # ("marek, sofia and priya" / "marek and sofia": names typed in lower case).
                 left_out.append(as_written)
     return list(dict.fromkeys(left_out))
+
+
+def _listed_with(terms: Terms) -> dict[int, list[int]]:
+    """For each plain word that is an item of a list (terms joined by commas or a word that
+    adds an item, "and", "et", "和"), the other items of its list."""
+    conjunction = lexicon().conjunction
+    groups: list[list[int]] = []
+    for k, term in enumerate(terms.terms):
+        if k and groups and groups[-1][-1] == k - 1:
+            gap = terms.text[terms.terms[k - 1].end : term.start].strip()
+            if gap in _LIST_MARKS or conjunction.fullmatch(gap.lstrip(",、，").strip()):
+                groups[-1].append(k)
+                continue
+        groups.append([k])
+    return {
+        k: [m for m in group if m != k]
+        for group in groups
+        if len(group) >= 2
+        for k in group
+        if terms.terms[k].kind == "word"
+    }
+
+
+_LIST_MARKS = frozenset((",", "、", "，"))
 
 
 def _qualifies_kept(terms: Terms, at: int, stated: set[str]) -> bool:

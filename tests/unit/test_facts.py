@@ -3538,6 +3538,23 @@ def test_one_more_said_with_now_is_still_one_more() -> None:
     assert found.reason != "said as one more besides it"
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "the on-call rotation is marek, sofia and priya.",
+            "the on-call rotation is marek and sofia.",
+        ),
+        ("We use pnpm and turborepo.", "We use pnpm."),
+    ],
+)
+def test_a_plain_word_left_out_of_a_list_is_not_said_again(old: str, new: str) -> None:
+    # Typed in lower case the names are plain words, and only values were looked for in
+    # what a restatement leaves out: the shorter rotation was dropped as known.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
