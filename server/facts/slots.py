@@ -778,6 +778,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             and added
             and not dropped
             and not said_then_more(old, new, added)
+            and not scoped_after(old, new)
             and not _narrower(old, new, opcodes, old_keys)
         ):
             # "from Yamamoto to Nakamura", "Renovate instead of Dependabot": the new

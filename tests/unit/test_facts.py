@@ -3494,6 +3494,7 @@ def test_a_narrower_restatement_beside_another_fact_does_not_grow_the_old_memory
          "Code review needs two approvals for changes to the payments service now."),
         ("Backups are encrypted.", "Production backups are encrypted now."),
         ("The user works at Acme.", "The user's manager works at Acme now."),
+        ("Tests must pass before merging.", "Tests must pass before merging to main now."),
     ],
 )  # fmt: skip
 def test_a_narrower_statement_that_says_now_is_not_the_old_value_replaced(
