@@ -200,7 +200,8 @@ PASSTHROUGH: dict[str, tuple[str, Callable[[Sequence[str]], int]]] = {
     ),
     "sweep-facts": (
         "the tuning pairs judged again as real notes vary (one generic title, the other "
-        "order, an unrelated statement, lower case, 'now'): the facts each variant loses",
+        "order, an unrelated statement, a 'Note:' label, lower case, 'now'): the facts "
+        "each variant loses",
         run_sweep_facts,
     ),
     "sync-bench": (

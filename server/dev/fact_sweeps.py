@@ -12,6 +12,7 @@ and judges it again with the rules alone:
   words (an agent that keeps the title of the note it updates);
 - `reversed`: the older written second (facts come in any order; independent pairs only);
 - `extra-new` / `extra-old`: an unrelated statement added to the new / to the old note;
+- `note`: the new note opened with a label that says how to read it ("Note:", "FYI:");
 - `lower`: both typed in lower case;
 - `now`: "now" appended to the new statement (English independent pairs).
 
@@ -49,6 +50,9 @@ EXTRA = {
     "ko": "팀 스탠드업은 9:30이다.",
 }
 _EXTRA_MARKS = ("9:30", "9h30")
+# A label that says how to read a line, in each language ("Note:").
+NOTE = {"en": "Note: ", "de": "Hinweis: ", "fr": "Remarque : ", "es": "Nota: ",
+        "ru": "Примечание: ", "zh": "备注：", "ja": "メモ：", "ko": "참고: "}  # fmt: skip
 _UNSPACED = ("zh", "ja")
 
 
@@ -127,6 +131,10 @@ def _extra_old(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant |
     return _variant(p, _with_body(old, _joined(old.body, extra, p["lang"])), new, extra=extra)
 
 
+def _note(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, old, _with_body(new, NOTE.get(p["lang"], NOTE["en"]) + new.body))
+
+
 def _lower(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, _derived(old.body.lower()), _derived(new.body.lower()))
 
@@ -143,6 +151,7 @@ SWEEPS: dict[str, Sweep] = {
     "reversed": _reversed,
     "extra-new": _extra_new,
     "extra-old": _extra_old,
+    "note": _note,
     "lower": _lower,
     "now": _now,
 }
@@ -183,7 +192,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="memory-recall dev sweep-facts",
         description="the tuning pairs judged again as real notes vary (one generic title, "
-        "the old title kept, the other order, an unrelated statement, lower case, 'now'): "
+        "the old title kept, the other order, an unrelated statement, a 'Note:' label, "
+        "lower case, 'now'): "
         "the facts each variant would lose",
     )
     parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])

@@ -272,7 +272,8 @@ def _said_statements(memory: MemoryText) -> tuple[tuple[Statement, str], ...]:
     """The statements of a memory's body (its title and description when it has none),
     each with the text its terms are read from. Kept for the few memories a remember
     reads twice (`_most_in_common`, then whole)."""
-    return tuple((statement, said(statement)) for statement in split_statements(_said_body(memory)))
+    statements = split_statements(_said_body(memory), lexicon().discourse)
+    return tuple((statement, said(statement)) for statement in statements)
 
 
 def _read_statements(memory: MemoryText, capitals: bool) -> Iterator[tuple[Statement, Terms]]:

@@ -9,6 +9,7 @@ stay where they are, and so does a label such as Claude Code's `**Why:**`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import regex
@@ -17,10 +18,12 @@ import regex
 _LINE_MARKUP = regex.compile(
     r"[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*+•][ \t]+(?:\[[ xX]\][ \t]+)?|\d{1,3}[.)][ \t]+)*"
 )
-# A label that opens a line: `**Why:**`, `How to apply:`, `**Pourquoi :**`, `注意：`.
+# A label that opens a line: `**Why:**`, `How to apply:`, `**Pourquoi :**`, `注意：` (a
+# full-width colon needs no space after it: "メモ：…").
+_COLON = r"(?:[:：](?:\*\*|__)?[ \t]+|：(?:\*\*|__)?)"
 _LABEL = regex.compile(
-    r"(?:\*\*|__)?(?P<label>[\p{L}][\p{L}\p{M} '’-]{0,30}?)[ \t]*[:：](?:\*\*|__)?[ \t]+"
-    r"|\*\*(?P<label2>[\p{L}][\p{L}\p{M} '’-]{0,30}?)[ \t]*(?:\*\*)[ \t]*[:：][ \t]+"
+    rf"(?:\*\*|__)?(?P<label>[\p{{L}}][\p{{L}}\p{{M}} '’-]{{0,30}}?)[ \t]*{_COLON}"
+    r"|\*\*(?P<label2>[\p{L}][\p{L}\p{M} '’-]{0,30}?)[ \t]*(?:\*\*)[ \t]*(?:[:：][ \t]+|：)"
 )
 # Words a label has at most: a longer run before a colon is a sentence ("Note that the
 # API: …"), not a label.
@@ -65,8 +68,21 @@ def _label(line: str) -> tuple[str, int]:
     return label.lower(), match.end()
 
 
-def split_statements(body: str) -> list[Statement]:
-    """The statements of `body`, in order; blank lines, rules and fences state nothing."""
+@functools.cache
+def _opener(discourse: frozenset[str]) -> regex.Pattern[str]:
+    """A label that says how to read the line, set off by a comma ("Heads up, …")."""
+    words = "|".join(map(regex.escape, sorted(discourse, key=len, reverse=True)))
+    # The comma after the bold or inside it ("**Heads up**, …", "**Heads up,** …").
+    return regex.compile(
+        rf"(?:\*\*|__)?(?:{words})(?:(?:\*\*|__)?[ \t]*[,，]|[ \t]*[,，](?:\*\*|__))[ \t]+",
+        regex.IGNORECASE,
+    )
+
+
+def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list[Statement]:
+    """The statements of `body`, in order; blank lines, rules and fences state nothing.
+    `discourse`: labels that say how to read a line, not what it is about ("note", "fyi":
+    `discourse` in data/cues.txt), left out of the statement with their colon or comma."""
     out: list[Statement] = []
     offset = 0
     in_fence = False
@@ -82,6 +98,10 @@ def split_statements(body: str) -> list[Statement]:
         markup = _LINE_MARKUP.match(line)
         at = markup.end() if markup else 0
         label, skip = _label(line[at:])
+        if label in discourse:
+            label = ""  # "Note: …", "FYI: …": how to read the line, said of nothing
+        elif not label and discourse and (opener := _opener(discourse).match(line, at)):
+            skip = opener.end() - at  # "Heads up, …", "FYI, …"
         pieces = _sentences(line, at + skip)
         # A line of markup "#", or one sentence alone on its line ending with a colon.
         heading = "#" in line[:at] or (len(pieces) == 1 and stripped.endswith((":", "：")))

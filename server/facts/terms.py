@@ -224,6 +224,7 @@ class _Lexicon:
     kinds_of_thing: frozenset[str]  # words that say what a name is ("service", "team")
     speakers: frozenset[str]  # the pronouns of who writes ("we", "wir", "我们")
     nows: frozenset[str]  # change cues that only say when ("now", "jetzt", "现在")
+    discourse: frozenset[str]  # labels that say how to read a line ("note", "fyi")
     users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
@@ -304,6 +305,7 @@ def lexicon() -> _Lexicon:
         kinds_of_thing=frozenset(lists["kind-of-thing"]),
         speakers=frozenset(lists["speaker"]),
         nows=frozenset(lists["now"]),
+        discourse=frozenset(lists["discourse"]),
         users=frozenset(lists["user"]),
         short=short,
         toward=frozenset(lists["toward"]),

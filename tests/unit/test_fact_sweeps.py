@@ -21,6 +21,7 @@ KNOWN: dict[str, set[str]] = {
     },
     "extra-new": set(),
     "extra-old": set(),
+    "note": set(),
     # A team's letter typed in lower case is no label ("team a" / "team b").
     "lower": {"en-sub-03", "zh-sub-01"},
     # "now" announces a change, which settles a word swapped or a rule turned round.

@@ -3556,6 +3556,21 @@ def test_a_plain_word_left_out_of_a_list_is_not_said_again(old: str, new: str) -
     assert (found.kind, found.sure) == ("update", False), found.reason
 
 
+@pytest.mark.parametrize(
+    "label", ["Note: ", "FYI: ", "**Heads up,** ", "Heads up, ", "Hinweis: ", "メモ："]
+)
+def test_a_label_that_says_how_to_read_a_line_is_no_part_of_it(label: str) -> None:
+    # Read as a label, its word stood before everything said again: the narrower rule
+    # was dropped as a rewording of the rule for all.
+    found = judge(
+        text(f"{label}Code review needs two approvals for changes to the payments service."),
+        text("Code review needs two approvals."),
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    statements = judgement._said_statements(text(f"{label}The API port is 8080."))
+    assert [(s.label, s.text) for s, _said in statements] == [("", "The API port is 8080.")]
+
+
 def test_a_value_for_a_case_named_with_dewa_does_not_write_over_the_rule() -> None:
     # "Hotfixes need one approval" was written over "deploys need two approvals".
     found = judge(
