@@ -71,12 +71,19 @@ def _label(line: str) -> tuple[str, int]:
 @functools.cache
 def _opener(discourse: frozenset[str]) -> regex.Pattern[str]:
     """A label that says how to read the line, set off by a comma ("Heads up, …")."""
-    words = "|".join(map(regex.escape, sorted(discourse, key=len, reverse=True)))
+    ordered = sorted(discourse, key=len, reverse=True)
+    words = "|".join(map(regex.escape, ordered))
+    # "Please remember that …", "Recuerda que …": a clause follows, no comma needed.
+    asking = "|".join(regex.escape(w) for w in ordered if w.endswith(_THAT)) or "(?!)"
     # The comma after the bold or inside it ("**Heads up**, …", "**Heads up,** …").
     return regex.compile(
-        rf"(?:\*\*|__)?(?:{words})(?:(?:\*\*|__)?[ \t]*[,，]|[ \t]*[,，](?:\*\*|__))[ \t]+",
+        rf"(?:\*\*|__)?(?:{words})(?:(?:\*\*|__)?[ \t]*[,，]|[ \t]*[,，](?:\*\*|__))[ \t]+"
+        rf"|(?:{asking})[ \t]+",
         regex.IGNORECASE,
     )
+
+
+_THAT = (" that", " que", " dass")
 
 
 def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list[Statement]:

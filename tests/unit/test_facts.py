@@ -3557,8 +3557,13 @@ def test_a_plain_word_left_out_of_a_list_is_not_said_again(old: str, new: str) -
 
 
 @pytest.mark.parametrize(
-    "label", ["Note: ", "FYI: ", "**Heads up,** ", "Heads up, ", "Hinweis: ", "メモ："]
-)
+    "label",
+    [
+        "Note: ", "FYI: ", "**Heads up,** ", "Heads up, ", "Hinweis: ", "メモ：",
+        # ... or an opening that asks to keep it, the way people tell an agent
+        "Remember: ", "Please remember that ", "Just so you know, ", "Note that ",
+    ],
+)  # fmt: skip
 def test_a_label_that_says_how_to_read_a_line_is_no_part_of_it(label: str) -> None:
     # Read as a label, its word stood before everything said again: the narrower rule
     # was dropped as a rewording of the rule for all.
