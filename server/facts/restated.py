@@ -392,7 +392,7 @@ def narrows_first(old: Terms, new: Terms, known: frozenset[str]) -> bool:
         and not gap.strip()
         and not SET_OFF.search(new.text[: first.start])
         and all(t.kind in ("word", "name") for t in put)
-        and all(w in lexicon().determiners or _users_own(w) for w in _opening_words(opening))
+        and all(w in lexicon().determiners for w in _opening_words(opening))
     )
 
 
