@@ -32,7 +32,14 @@ from typing import Literal
 import regex
 from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.replaced import read_replaced
-from memory_recall.server.facts.restated import inserts_a_word, narrows, narrows_first, qualifies
+from memory_recall.server.facts.restated import (
+    QUALIFIER_WORDS,
+    inserts_a_word,
+    narrows,
+    narrows_first,
+    qualifies,
+    scoped_inside,
+)
 from memory_recall.server.facts.slots import (
     ONE_MORE,
     OTHER_SUBJECT,
@@ -565,13 +572,17 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
             if any(
                 narrows(b.terms[j], a.terms[i])
                 or narrows_first(b.terms[j], a.terms[i], b.keys)
-                or qualifies(b.terms[j], a.terms[i], b.keys) == "narrower"
+                or qualifies(b.terms[j], a.terms[i], b.keys, announced=True) == "narrower"
+                or _scoped_among(a.terms[i], b.terms[j], b.keys)
                 for i, j, _c in same
             ):
                 # The other way round: "Code review needs two approvals" beside "… for
                 # changes to the payments service", "Backups are encrypted" beside
                 # "Production backups are encrypted". The narrower rule does not say the
-                # rule for every case: dropped as known, the new broader one was lost.
+                # rule for every case: dropped as known, the new broader one was lost —
+                # also when the narrower one said "now" ("… for the payments service now"),
+                # or put its scope among what both say ("API 타임아웃은 읽기 요청에 대해
+                # 30초입니다": for read requests).
                 return Judgement("update", False, UNQUALIFIED, similarity)
             if any(inserts_a_word(a.terms[i], b.terms[j], a.keys) for i, j, _c in same):
                 # "We deploy rarely on Fridays" beside "We deploy on Fridays", or a negation
@@ -666,6 +677,18 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         # of what the old memory speaks of, no statement of it said again nor answered.
         return Judgement("update", False, CHANGE_OF_ITS_TOPIC, similarity)
     return Judgement("independent", True, "a different fact", similarity)
+
+
+def _scoped_among(older: Terms, newer: Terms, newer_known: frozenset[str]) -> bool:
+    """Whether the older statement says all of the newer one and puts among it a stretch of
+    words of its own opened or closed by a word of scope (`scoped_inside`): two words at
+    least, so a word swapped among function words ("at least" / "at most") is not one."""
+    own = set(older.keys) - set(newer.keys)
+    return (
+        set(newer.keys) < set(older.keys)
+        and len(own) >= QUALIFIER_WORDS
+        and scoped_inside(newer, older, newer_known)
+    )
 
 
 def _said_otherwise(

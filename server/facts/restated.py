@@ -55,6 +55,14 @@ def narrows(old: Terms, new: Terms) -> bool:
     return narrowed_aligned(old, new, matcher.get_opcodes(), set(old.keys))
 
 
+def scoped_inside(old: Terms, new: Terms, known: frozenset[str]) -> bool:
+    """`scoped_between` of two statements said in the same order: a stretch of `new`'s
+    own, opened or (in CJK) closed by a word of scope, put among what both say ("API
+    타임아웃은 읽기 요청에 대해 30초입니다" / "API 타임아웃은 30초입니다")."""
+    matcher = SequenceMatcher(None, old.keys, new.keys, autojunk=False)
+    return scoped_between(old, new, matcher.get_opcodes(), set(known))
+
+
 def narrowed_aligned(
     old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], old_keys: set[str]
 ) -> bool:
@@ -640,7 +648,9 @@ def _next_end(terms: Terms, term: Term) -> int:
     return min(later) if later else len(terms.text)
 
 
-def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added", "narrower"] | None:
+def qualifies(
+    old: Terms, new: Terms, known: frozenset[str], *, announced: bool = False
+) -> Literal["added", "narrower"] | None:
     """Whether `new` says all of `old`, in its order, and then words of its own after
     them, most of them said nowhere in the old memory (`known`, its terms): a qualifier
     put at the end ("Code review needs two approvals" / "… for changes to the payments
@@ -652,8 +662,12 @@ def qualifies(old: Terms, new: Terms, known: frozenset[str]) -> Literal["added",
     verb and its endings come last ("火曜日に行います" / "火曜日です"), so there only a
     stretch set off by a comma or a bracket, or after a conjunction, counts ("，针对支付服务
     的改动", "（決済サービスの変更の場合）", "山本さんと中村さん"). Not where the new statement
-    announces a change the old one does not: a replacement names its new value last."""
-    if not old.keys or len(new.keys) <= len(old.keys) or (new.change_cue and not old.change_cue):
+    announces a change the old one does not: a replacement names its new value last —
+    unless `new` is the older of the two (`announced`: read from the older side, a change
+    it announced is no replacement of the newer statement, written after it)."""
+    if not old.keys or len(new.keys) <= len(old.keys):
+        return None
+    if new.change_cue and not old.change_cue and not announced:
         return None
     # All of old in its order; a word it says twice may be said once, and an identifier
     # said again extended is said ("alerts go to #alerts" / "alerts go to #alerts-payments

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from typing import Literal
 
@@ -79,6 +79,7 @@ WORD_GROWN = "a word grown into a value holding it"
 USER_REPLACED = "the word for the user on one side, another subject on the other"
 OTHER_SUBJECT = "the value of another subject"
 ONE_MORE = "said as one more besides it"
+OLDER_ONE_MORE = "the older was said as one more besides another"
 AROUND_A_WORD = "different things around a common word"
 WORD_AT_SUBJECT = "a word changed where the subject stands"
 NARROWER = "a value changed, perhaps of a narrower thing"
@@ -603,17 +604,36 @@ def compare(
     it unless it announces a change other than when ("We also moved logging to Loki";
     "Sarah also owns the invoicing service now" is still one more) or turns it round
     ("Los cambios de documentación también necesitan revisión" / "No hace falta
-    revisión para cambios de documentación")."""
+    revisión para cambios de documentación"); one the older statement said as one more
+    is replaced only by a change announced (`OLDER_ONE_MORE`)."""
     found = _compare(old, new, polarity_changed, around)
     if (
         found.relation in ("changed", "extends")
-        and not set(new.changes) - lexicon().nows
+        and not _announces_what(new)
         and old.negated == new.negated
         and _adds(new)
         and not _adds(old)
     ):
         return Comparison("different", False, ONE_MORE, found.overlap)
+    if (
+        found.relation == "changed"
+        and found.sure
+        and not _announces_what(new)
+        and old.negated == new.negated
+        and _adds(old)
+        and not _adds(new)
+    ):
+        # Read from the older side: "API は us-east-1 でも動いています" (also) beside "API
+        # は eu-west-1 で動いています" may name the region it was one more besides.
+        # Written over, us-east-1 was gone. A lean, unless a change is announced.
+        return replace(found, sure=False, reason=OLDER_ONE_MORE)
     return found
+
+
+def _announces_what(terms: Terms) -> bool:
+    """Whether a statement announces a change by more than when it holds: a cue that is
+    not only "now" (`now.LANG` in data/cues.txt: "moved to", "switched", "no longer")."""
+    return bool(set(terms.changes) - lexicon().nows)
 
 
 def _adds(terms: Terms) -> bool:
@@ -752,7 +772,8 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
                 # Written over, Alice's part was gone.
                 return Comparison("changed", False, FLIPPED_NARROWER, overlap)
             mirrored = _mirrored(opcodes)
-            announced_turn = new.change_cue or new.ends_a_state
+            # (A cue that only says when, "now", announces no turn of the broader rule.)
+            announced_turn = _announces_what(new) or new.ends_a_state
             if not announced_turn and (
                 said_then_more(new, old, dropped)
                 or inserts_aligned(new, old, mirrored, new_keys)
@@ -995,7 +1016,11 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # integration tests" / "Mock the database in unit tests") may be the rule for
             # another case: only a change announced settles the word (a cue, or a negation
             # that ends a state: "можно" / "больше нельзя").
-            announces = new.change_cue or (flipped and new.ends_a_state)
+            # ("… in unit tests now": a cue that only says when settles no word swapped
+            # as the rule turned round.)
+            announces = (_announces_what(new) if flipped else new.change_cue) or (
+                flipped and new.ends_a_state
+            )
             # Two words or more swapped on each side ("is written in astro" / "is now hosted
             # on netlify": a verb and its object) may say another property: never settled —
             # unless all are capitalised, a name read as words where capitals mark nouns too

@@ -12,20 +12,16 @@ KNOWN: dict[str, set[str]] = {
     # A place and a person, both names, read as one value replaced under one title.
     "title": {"ja-ind-07"},
     "old-title": set(),
-    # Read from the older side: a CJK scope particle or "also" (ko, zh, ja), a Greek "of"
-    # before a name, a past incident after a current value, a German count said "eine",
-    # a narrower statement that announces a change.
-    "reversed": {
-        "de-broad-02", "el-part-01", "en-nowqual-01", "en-nowqual-05", "en-past-01",
-        "ja-also-01", "ko-qual-03", "zh-scope-05",
-    },
+    # Read from the older side: a Greek "of" before a name, a CJK word put before a
+    # subject in Latin letters ("夜间 CI"), a past incident after a current value, a
+    # German count said "eine".
+    "reversed": {"de-broad-02", "el-part-01", "en-past-01", "zh-scope-05"},
     "extra-new": set(),
     "extra-old": set(),
     "note": set(),
     # A team's letter typed in lower case is no label ("team a" / "team b").
     "lower": {"en-sub-03", "zh-sub-01"},
-    # "now" announces a change, which settles a word swapped or a rule turned round.
-    "now": {"en-except-02-rev", "en-flip-narrow-02-rev", "en-flipcase-01", "en-flipcase-02"},
+    "now": set(),
 }  # fmt: skip
 
 

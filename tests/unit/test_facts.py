@@ -3625,3 +3625,44 @@ def test_a_heading_in_title_case_reads_no_names_from_its_function_words() -> Non
         text("Deploy To Production On Fridays."), text("Deploy to production on Fridays.")
     )
     assert found.kind == "duplicate", found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A narrower rule that said "now", then the rule for all: dropped as known.
+        (
+            "Code review needs two approvals for changes to the payments service now.",
+            "Code review needs two approvals.",
+        ),
+        ("Tests must pass before merging to main now.", "Tests must pass before merging."),
+        # A Korean scope put among what both say ("for read requests").
+        ("API 타임아웃은 읽기 요청에 대해 30초입니다.", "API 타임아웃은 30초입니다."),
+        # An older "also" ("runs in us-east-1 too"): written over by the other region.
+        ("APIはus-east-1でも動いています。", "APIはeu-west-1で動いています。"),
+        # "now" settles no word swapped as a rule turned round ...
+        ("Don't mock the database in integration tests.", "Mock the database in unit tests now."),
+        # ... nor an exception's rule turned round for all.
+        ("The release bot can push directly to main.", "Never push directly to main now."),
+    ],
+)
+def test_the_older_side_read_narrower_keeps_its_fact(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A change announced by more than "now" still settles them.
+        ("The API also runs in us-east-1.", "The API runs in eu-west-1 instead."),
+        ("APIはus-east-1でも動いています。", "APIは今eu-west-1に変わって動いています。"),
+        (
+            "The release bot can push directly to main.",
+            "The release bot can no longer push directly to main.",
+        ),
+    ],
+)
+def test_a_change_announced_by_more_than_now_still_settles(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert found.sure, found
