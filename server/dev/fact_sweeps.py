@@ -14,7 +14,9 @@ and judges it again with the rules alone:
 - `extra-new` / `extra-old`: an unrelated statement added to the new / to the old note;
 - `note`: the new note opened with a label that says how to read it ("Note:", "FYI:");
 - `lower`: both typed in lower case;
-- `now`: "now" appended to the new statement (English independent pairs).
+- `now`: "now" appended to the new statement (English independent pairs);
+- `bullet`: both written as a markdown bullet ("- …");
+- `unpunctuated`: both without their last full stop.
 
 A loss is an independent pair answered with a sure update or duplicate, a real update
 answered with a sure duplicate, or a sure rewrite that drops the unrelated statement a
@@ -145,6 +147,14 @@ def _now(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
     return _variant(p, old, _with_body(new, new.body.rstrip().rstrip(".") + " now."))
 
 
+def _bullet(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, *(_with_body(m, "- " + m.body.strip()) for m in (old, new)))
+
+
+def _unpunctuated(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, *(_with_body(m, m.body.strip().rstrip(".。!！")) for m in (old, new)))
+
+
 SWEEPS: dict[str, Sweep] = {
     "title": _title,
     "old-title": _old_title,
@@ -154,6 +164,8 @@ SWEEPS: dict[str, Sweep] = {
     "note": _note,
     "lower": _lower,
     "now": _now,
+    "bullet": _bullet,
+    "unpunctuated": _unpunctuated,
 }
 
 
@@ -193,7 +205,7 @@ def main(argv: list[str]) -> int:
         prog="memory-recall dev sweep-facts",
         description="the tuning pairs judged again as real notes vary (one generic title, "
         "the old title kept, the other order, an unrelated statement, a 'Note:' label, "
-        "lower case, 'now'): "
+        "lower case, 'now', a bullet, no last full stop): "
         "the facts each variant would lose",
     )
     parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])

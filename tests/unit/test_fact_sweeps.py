@@ -22,6 +22,8 @@ KNOWN: dict[str, set[str]] = {
     # A team's letter typed in lower case is no label ("team a" / "team b").
     "lower": {"en-sub-03", "zh-sub-01"},
     "now": set(),
+    "bullet": set(),
+    "unpunctuated": set(),
 }  # fmt: skip
 
 
