@@ -808,6 +808,8 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                     # A tool's name, however written ("utilisent jest": the Polish "is"
                     # in lower case was no term, and the test runner was gone).
                     or word in lex.tool_kind
+                    # A letter glued to CJK labels a thing in any case ("团队a的站会").
+                    or _letter_beside_cjk(text, surface, start)
                 ):
                     continue
                 # A word of some language's closed classes, written with a capital inside
@@ -822,7 +824,9 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             elif len(surface) == 1:
                 # A capital letter alone inside a sentence labels a thing ("Team A", "Plan
                 # B", "团队A"): without it "Team B standup is now at 10:00" rewrote team A's.
-                if surface.isupper() and surface != "I" and _mid_sentence(text, start):
+                if (
+                    surface.isupper() and surface != "I" and _mid_sentence(text, start)
+                ) or _letter_beside_cjk(text, surface, start):
                     terms.append(Term("name", word, start, end))
             elif len(surface) < 3:
                 # Two-letter words: `is`, `de`, `на` say nothing; `uv`, `go`, `k9` name tools.
@@ -843,6 +847,15 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     terms.sort(key=lambda t: t.start)
     return Terms(
         text, tuple(_with_units(terms, text)), tuple(sorted(negations)), tuple(sorted(set(changes)))
+    )
+
+
+def _letter_beside_cjk(text: str, surface: str, start: int) -> bool:
+    """Whether a word is one Latin letter glued to a CJK character ("团队a的", "チームbの"):
+    a label typed in lower case, no article of a language written in spaces."""
+    end = start + len(surface)
+    return len(surface) == 1 and any(
+        0 <= at < len(text) and CJK_CHAR.match(text[at]) for at in (start - 1, end)
     )
 
 

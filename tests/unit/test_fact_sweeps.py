@@ -19,8 +19,8 @@ KNOWN: dict[str, set[str]] = {
     "extra-new": set(),
     "extra-old": set(),
     "note": set(),
-    # A team's letter typed in lower case is no label ("team a" / "team b").
-    "lower": {"en-sub-03", "zh-sub-01"},
+    # A team's letter typed in lower case in English is no label ("team a" / "team b").
+    "lower": {"en-sub-03"},
     "now": set(),
     "bullet": set(),
     "unpunctuated": set(),

@@ -3666,3 +3666,17 @@ def test_the_older_side_read_narrower_keeps_its_fact(old: str, new: str) -> None
 def test_a_change_announced_by_more_than_now_still_settles(old: str, new: str) -> None:
     found = judge(text(new), text(old))
     assert found.sure, found
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("团队a的站会是9:30。", "团队b的站会现在是10:00。"),
+        ("チームaの朝会は9:30です。", "チームbの朝会は今10:00です。"),
+    ],
+)
+def test_a_letter_typed_in_lower_case_beside_cjk_still_labels_a_thing(old: str, new: str) -> None:
+    # Read as the English article, team a's standup was written over by team b's.
+    found = judge(text(new), text(old))
+    assert not (found.kind == "update" and found.sure), found.reason
+    assert "a" in read_terms(old).keys
