@@ -14,7 +14,8 @@ and judges it again with the rules alone:
 - `extra-new` / `extra-old`: an unrelated statement added to the new / to the old note;
 - `note`: the new note opened with a label that says how to read it ("Note:", "FYI:");
 - `lower`: both typed in lower case;
-- `now`: "now" appended to the new statement (English independent pairs);
+- `now`: "now" said in the new statement, in its language (independent pairs: after it,
+  or first in Chinese, Japanese and Korean);
 - `bullet`: both written as a markdown bullet ("- …");
 - `unpunctuated`: both without their last full stop.
 
@@ -141,10 +142,28 @@ def _lower(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, _derived(old.body.lower()), _derived(new.body.lower()))
 
 
+# "now" in each language, where a statement puts it: after it (before its full stop) in
+# the spaced ones, first in Chinese, Japanese and Korean.
+NOW_AFTER = {
+    "en": "now", "fr": "désormais", "de": "ab sofort", "es": "a partir de ahora",
+    "pt": "a partir de agora", "it": "d'ora in poi", "nl": "voortaan", "ru": "теперь",
+    "el": "τώρα",
+}  # fmt: skip
+NOW_BEFORE = {"zh": "现在", "ja": "今は", "ko": "이제 "}
+
+
 def _now(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
-    if p["verdict"] != "independent" or p["lang"] != "en":
+    if p["verdict"] != "independent":
         return None
-    return _variant(p, old, _with_body(new, new.body.rstrip().rstrip(".") + " now."))
+    body = new.body.strip()
+    if p["lang"] in NOW_AFTER:
+        stop = body[-1] if body[-1:] in (".", "!") else "."
+        body = f"{body.rstrip('.!')} {NOW_AFTER[p['lang']]}{stop}"
+    elif p["lang"] in NOW_BEFORE:
+        body = NOW_BEFORE[p["lang"]] + body
+    else:
+        return None
+    return _variant(p, old, _with_body(new, body))
 
 
 def _bullet(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:

@@ -662,12 +662,14 @@ def qualifies(
     verb and its endings come last ("火曜日に行います" / "火曜日です"), so there only a
     stretch set off by a comma or a bracket, or after a conjunction, counts ("，针对支付服务
     的改动", "（決済サービスの変更の場合）", "山本さんと中村さん"). Not where the new statement
-    announces a change the old one does not: a replacement names its new value last —
+    announces a change the old one does not (by "now" alone, plain words can still narrow:
+    "… für Änderungen am Zahlungsdienst ab sofort"): a replacement names its new value last —
     unless `new` is the older of the two (`announced`: read from the older side, a change
     it announced is no replacement of the newer statement, written after it)."""
     if not old.keys or len(new.keys) <= len(old.keys):
         return None
-    if new.change_cue and not old.change_cue and not announced:
+    announced_now = new.change_cue and not old.change_cue and not announced
+    if announced_now and new.announces_what:
         return None
     # All of old in its order; a word it says twice may be said once, and an identifier
     # said again extended is said ("alerts go to #alerts" / "alerts go to #alerts-payments
@@ -682,6 +684,8 @@ def qualifies(
     own = sum(1 for t in after if t.key not in known)
     if not own or 2 * own < len(after):
         return None
+    if announced_now and len(after) < QUALIFIER_WORDS:
+        return None  # "… is now written in Rust": one word after "now", its new value
     cjk = bool(CJK_CHAR.match(after[0].key))
     # What stands between: in CJK, pairs overlap and the first may hold the conjunction
     # ("服务和支付": the pair 务和).

@@ -609,7 +609,7 @@ def compare(
     found = _compare(old, new, polarity_changed, around)
     if (
         found.relation in ("changed", "extends")
-        and not _announces_what(new)
+        and not new.announces_what
         and old.negated == new.negated
         and _adds(new)
         and not _adds(old)
@@ -618,7 +618,7 @@ def compare(
     if (
         found.relation == "changed"
         and found.sure
-        and not _announces_what(new)
+        and not new.announces_what
         and old.negated == new.negated
         and _adds(old)
         and not _adds(new)
@@ -628,12 +628,6 @@ def compare(
         # Written over, us-east-1 was gone. A lean, unless a change is announced.
         return replace(found, sure=False, reason=OLDER_ONE_MORE)
     return found
-
-
-def _announces_what(terms: Terms) -> bool:
-    """Whether a statement announces a change by more than when it holds: a cue that is
-    not only "now" (`now.LANG` in data/cues.txt: "moved to", "switched", "no longer")."""
-    return bool(set(terms.changes) - lexicon().nows)
 
 
 def _adds(terms: Terms) -> bool:
@@ -761,10 +755,11 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
                 # main" beside "Do not commit directly to main": an exception, perhaps, not
                 # the rule turned round. Written over, the rule for the rest was gone.
                 return Comparison("changed", False, FLIPPED_NARROWER, overlap)
-            if _restricts(new) and not _restricts(old) and not new.change_cue:
+            if _restricts(new) and not _restricts(old) and not new.announces_what:
                 # "PR нужно ревьюить" / "PR только с документацией ревьюить не нужно": turned
                 # round for only some of it, not for all. (Announced, "only" names what
-                # replaces it: "… больше не пишем на английском, только на русском".)
+                # replaces it: "… больше не пишем на английском, только на русском"; not
+                # announced by "теперь" alone.)
                 return Comparison("changed", False, FLIPPED_NARROWER, overlap)
             if any(t.valued or old.text[t.start : t.start + 1].isupper() for t in dropped):
                 # "Bob no longer reviews PRs" / "Alice and Bob review PRs": turned round for
@@ -773,7 +768,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
                 return Comparison("changed", False, FLIPPED_NARROWER, overlap)
             mirrored = _mirrored(opcodes)
             # (A cue that only says when, "now", announces no turn of the broader rule.)
-            announced_turn = _announces_what(new) or new.ends_a_state
+            announced_turn = new.announces_what or new.ends_a_state
             if not announced_turn and (
                 said_then_more(new, old, dropped)
                 or inserts_aligned(new, old, mirrored, new_keys)
@@ -937,8 +932,9 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # "The Grafana dashboard for payments is at …/payments" / "… for checkout is at
             # …/checkout": the thing the value is of changed with it, another thing's.
             return Comparison("different", False, OTHER_SUBJECT, overlap)
-        if valued and not announced and _compound_renamed(region):
-            # "Upload-Limit 10 MB" / "Download-Limit 100 MB": the compound that owns the
+        if valued and not (new.announces_what or flipped) and _compound_renamed(region):
+            # "Upload-Limit 10 MB" / "Download-Limit 100 MB" (even "… ab sofort": "now"
+            # alone announces no renaming): the compound that owns the
             # value names another thing of one kind (the part they share), as "upload
             # limit" / "download limit" do in two words.
             return Comparison("different", False, OTHER_SUBJECT, overlap)
@@ -1018,7 +1014,7 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # that ends a state: "можно" / "больше нельзя").
             # ("… in unit tests now": a cue that only says when settles no word swapped
             # as the rule turned round.)
-            announces = (_announces_what(new) if flipped else new.change_cue) or (
+            announces = (new.announces_what if flipped else new.change_cue) or (
                 flipped and new.ends_a_state
             )
             # Two words or more swapped on each side ("is written in astro" / "is now hosted

@@ -98,6 +98,12 @@ class Terms:
         return bool(self.changes)
 
     @property
+    def announces_what(self) -> bool:
+        """Whether it announces a change by more than when it holds: a cue that is not
+        only "now" (`now.LANG` in data/cues.txt: "moved to", "switched", "no longer")."""
+        return bool(set(self.changes) - lexicon().nows)
+
+    @property
     def negated(self) -> bool:
         return bool(self.negations)
 

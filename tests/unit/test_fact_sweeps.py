@@ -21,7 +21,9 @@ KNOWN: dict[str, set[str]] = {
     "note": set(),
     # A team's letter typed in lower case in English is no label ("team a" / "team b").
     "lower": {"en-sub-03"},
-    "now": set(),
+    # "now" first in Japanese or Korean with a word put in before the subject (read as
+    # the old value named with a new one), or the subject renamed (ko-topic-01).
+    "now": {"ja-ind-07", "ja-qual-first-01", "ko-qual-04", "ko-topic-01"},
     "bullet": set(),
     "unpunctuated": set(),
 }  # fmt: skip

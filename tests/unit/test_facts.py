@@ -3680,3 +3680,21 @@ def test_a_letter_typed_in_lower_case_beside_cjk_still_labels_a_thing(old: str, 
     found = judge(text(new), text(old))
     assert not (found.kind == "update" and found.sure), found.reason
     assert "a" in read_terms(old).keys
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # "now" (ab sofort, теперь) announces no replacement of a rule narrowed ...
+        (
+            "Code-Reviews brauchen zwei Freigaben.",
+            "Code-Reviews brauchen zwei Freigaben für Änderungen am Zahlungsdienst ab sofort.",
+        ),
+        ("PR нужно ревьюить.", "PR только с документацией ревьюить не нужно теперь."),
+        # ... nor of a compound renamed with its value.
+        ("Upload-Limit 10 MB pro Datei.", "Download-Limit 100 MB pro Datei ab sofort."),
+    ],
+)
+def test_now_alone_settles_no_narrower_rule_in_any_language(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert not found.sure, found.reason
