@@ -933,10 +933,10 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             # …/checkout": the thing the value is of changed with it, another thing's.
             return Comparison("different", False, OTHER_SUBJECT, overlap)
         if valued and not (new.announces_what or flipped) and _compound_renamed(region):
-            # "Upload-Limit 10 MB" / "Download-Limit 100 MB" (even "… ab sofort": "now"
-            # alone announces no renaming): the compound that owns the
+            # "Upload-Limit 10 MB" / "Download-Limit 100 MB": the compound that owns the
             # value names another thing of one kind (the part they share), as "upload
-            # limit" / "download limit" do in two words.
+            # limit" / "download limit" do in two words — "ab sofort" too ("now" alone
+            # announces no renaming).
             return Comparison("different", False, OTHER_SUBJECT, overlap)
         if (
             valued
