@@ -16,6 +16,7 @@ and judges it again with the rules alone:
 - `lower`: both typed in lower case;
 - `now`: "now" said in the new statement, in its language (independent pairs: after it,
   or first in Chinese, Japanese and Korean);
+- `code`: every word holding a digit written as code in both ("port `8080`");
 - `bullet`: both written as a markdown bullet ("- …");
 - `unpunctuated`: both without their last full stop.
 
@@ -34,6 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import regex
 from memory_recall.server.dev.fact_eval import FIXTURES, memory_of
 from memory_recall.server.facts.judgement import Judgement, MemoryText, judge
 from memory_recall.server.facts.rewrite import rewrite
@@ -166,6 +168,14 @@ def _now(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
     return _variant(p, old, _with_body(new, body))
 
 
+# A word holding a digit, as agents write values in notes: "port `8080`", "`us-east-1`".
+_DIGITED = regex.compile(r"(?<![`\w])([\w.\-:/]*\d[\w.\-:/]*\w|\d)(?![`\w])")
+
+
+def _code(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, *(_with_body(m, _DIGITED.sub(r"`\1`", m.body)) for m in (old, new)))
+
+
 def _bullet(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, *(_with_body(m, "- " + m.body.strip()) for m in (old, new)))
 
@@ -183,6 +193,7 @@ SWEEPS: dict[str, Sweep] = {
     "note": _note,
     "lower": _lower,
     "now": _now,
+    "code": _code,
     "bullet": _bullet,
     "unpunctuated": _unpunctuated,
 }
@@ -224,7 +235,7 @@ def main(argv: list[str]) -> int:
         prog="memory-recall dev sweep-facts",
         description="the tuning pairs judged again as real notes vary (one generic title, "
         "the old title kept, the other order, an unrelated statement, a 'Note:' label, "
-        "lower case, 'now', a bullet, no last full stop): "
+        "lower case, 'now', values as code, a bullet, no last full stop): "
         "the facts each variant would lose",
     )
     parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])

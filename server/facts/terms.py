@@ -739,10 +739,18 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             terms.append(Term("ident", surface.lower(), start, end, "url", "value"))
         elif kind == "code":
             inner = surface[1:-1].strip()
-            if _ASSIGNMENT.match(inner):
+            if _NUMERIC.match(inner) or _VERSION.match(inner) or _SHORT_VERSION.match(inner):
+                # `8080`, `18`: a number, as outside code, its unit after the code ("Node
+                # `18` for the web app" / "Node `20` for the API": read as identifiers, no
+                # value owned by "Node", and the web app's version was written over).
+                unit = _unit_after(text, end, taken)
+                digits = inner.lstrip("vV")
+                terms.append(_number(digits, start, end, unit or _shape_of_numeric(digits), terms))
+            elif _ASSIGNMENT.match(inner) or _values_only(inner, capitals):
                 # `MAX_WORKERS=4`: a setting and its value, read as they are outside code
                 # (one identifier, "max_workers=4" and "max_workers=8" were two distinct
-                # keys: two facts, unlinked, the old value recalled unmarked).
+                # keys: two facts, unlinked, the old value recalled unmarked). `10 MB`,
+                # `30s`: values, not a command.
                 at = start + surface.index(inner)
                 terms.extend(
                     t._replace(start=t.start + at, end=t.end + at)
@@ -854,6 +862,14 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     return Terms(
         text, tuple(_with_units(terms, text)), tuple(sorted(negations)), tuple(sorted(set(changes)))
     )
+
+
+def _values_only(inner: str, capitals: bool) -> bool:
+    """Whether the text of a code span reads as numbers alone ("10 MB", "30s")."""
+    if not _NUMERAL.search(inner):
+        return False
+    found = read_terms(inner, capitals).terms
+    return bool(found) and all(t.kind == "number" for t in found)
 
 
 def _letter_beside_cjk(text: str, surface: str, start: int) -> bool:

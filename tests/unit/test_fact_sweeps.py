@@ -24,6 +24,7 @@ KNOWN: dict[str, set[str]] = {
     # "now" first in Japanese or Korean with a word put in before the subject (read as
     # the old value named with a new one), or the subject renamed (ko-topic-01).
     "now": {"ja-ind-07", "ja-qual-first-01", "ko-qual-04", "ko-topic-01"},
+    "code": set(),
     "bullet": set(),
     "unpunctuated": set(),
 }  # fmt: skip

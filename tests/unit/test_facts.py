@@ -3698,3 +3698,29 @@ def test_a_letter_typed_in_lower_case_beside_cjk_still_labels_a_thing(old: str, 
 def test_now_alone_settles_no_narrower_rule_in_any_language(old: str, new: str) -> None:
     found = judge(text(new), text(old))
     assert not found.sure, found.reason
+
+
+@pytest.mark.parametrize(
+    ("statement", "plain"),
+    [
+        ("Node `18` for the web app.", "Node 18 for the web app."),
+        ("The API listens on port `8080`.", "The API listens on port 8080."),
+        ("Max upload is `10 MB`.", "Max upload is 10 MB."),
+        ("Timeout is `30s`.", "Timeout is 30s."),
+    ],
+)
+def test_a_number_written_as_code_is_read_as_the_same_number(statement: str, plain: str) -> None:
+    # Read as an identifier, "Node `20` for the API" wrote over the web app's version.
+    assert read_terms(statement).keys == read_terms(plain).keys
+    assert [t.role for t in read_terms(statement).terms] == [
+        t.role for t in read_terms(plain).terms
+    ]
+
+
+def test_a_command_written_as_code_is_still_one_identifier() -> None:
+    assert read_terms("Run `make migrate` first.").keys[1] == "make migrate"
+
+
+def test_a_number_written_as_code_keeps_another_things_value_apart() -> None:
+    found = judge(text("Node `20` for the API."), text("Node `18` for the web app."))
+    assert not (found.kind == "update" and found.sure), found.reason
