@@ -3724,3 +3724,13 @@ def test_a_command_written_as_code_is_still_one_identifier() -> None:
 def test_a_number_written_as_code_keeps_another_things_value_apart() -> None:
     found = judge(text("Node `20` for the API."), text("Node `18` for the web app."))
     assert not (found.kind == "update" and found.sure), found.reason
+
+
+def test_a_french_meeting_postponed_is_linked_to_the_old_day() -> None:
+    # "décalée" (postponed) was no change cue, "Attention :" read as words of the fact:
+    # two unrelated facts, the Thursday demo recalled unmarked.
+    found = judge(
+        text("Attention : la démo client est décalée au vendredi, même heure."),
+        text("La démo client a lieu le jeudi à 14 h."),
+    )
+    assert found.kind == "update", found.reason
