@@ -3734,3 +3734,20 @@ def test_a_french_meeting_postponed_is_linked_to_the_old_day() -> None:
         text("La démo client a lieu le jeudi à 14 h."),
     )
     assert found.kind == "update", found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The client demo is on Thursday at 14:00.", "The client demo was postponed to Friday."),
+        (
+            "La demo con el cliente es el jueves a las 14:00.",
+            "La demo con el cliente se ha aplazado al viernes.",
+        ),
+        ("La demo col cliente è giovedì alle 14.", "La demo col cliente è stata rinviata a venerdì."),
+    ],
+)
+def test_a_meeting_postponed_is_its_days_update_in_each_language(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert "14" in rewrite(text(old), found).body  # the hour kept
