@@ -3744,7 +3744,10 @@ def test_a_french_meeting_postponed_is_linked_to_the_old_day() -> None:
             "La demo con el cliente es el jueves a las 14:00.",
             "La demo con el cliente se ha aplazado al viernes.",
         ),
-        ("La demo col cliente è giovedì alle 14.", "La demo col cliente è stata rinviata a venerdì."),
+        (
+            "La demo col cliente è giovedì alle 14.",
+            "La demo col cliente è stata rinviata a venerdì.",
+        ),
     ],
 )
 def test_a_meeting_postponed_is_its_days_update_in_each_language(old: str, new: str) -> None:
