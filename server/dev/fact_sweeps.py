@@ -17,6 +17,9 @@ and judges it again with the rules alone:
 - `now`: "now" said in the new statement, in its language (independent pairs: after it,
   or first in Chinese, Japanese and Korean);
 - `code`: every word holding a digit written as code in both ("port `8080`");
+- `dated` / `dated-new`: both notes opened with the day they were written, as a journal
+  is ("2026-11-02: …", "2026-12-07: …") / the new one only;
+- `update`: the new note opened with "Update:" (English);
 - `bullet`: both written as a markdown bullet ("- …");
 - `unpunctuated`: both without their last full stop.
 
@@ -144,6 +147,9 @@ def _lower(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, _derived(old.body.lower()), _derived(new.body.lower()))
 
 
+# The days a journal's notes are stamped with (`dated`, `dated-new`).
+OLD_DAY, NEW_DAY = "2026-11-02", "2026-12-07"
+
 # "now" in each language, where a statement puts it: after it (before its full stop) in
 # the spaced ones, first in Chinese, Japanese and Korean.
 NOW_AFTER = {
@@ -176,6 +182,22 @@ def _code(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, *(_with_body(m, _DIGITED.sub(r"`\1`", m.body)) for m in (old, new)))
 
 
+def _dated(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(
+        p, _with_body(old, f"{OLD_DAY}: {old.body}"), _with_body(new, f"{NEW_DAY}: {new.body}")
+    )
+
+
+def _dated_new(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, old, _with_body(new, f"{NEW_DAY}: {new.body}"))
+
+
+def _update(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    if p["lang"] != "en":
+        return None
+    return _variant(p, old, _with_body(new, f"Update: {new.body}"))
+
+
 def _bullet(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, *(_with_body(m, "- " + m.body.strip()) for m in (old, new)))
 
@@ -194,6 +216,9 @@ SWEEPS: dict[str, Sweep] = {
     "lower": _lower,
     "now": _now,
     "code": _code,
+    "dated": _dated,
+    "dated-new": _dated_new,
+    "update": _update,
     "bullet": _bullet,
     "unpunctuated": _unpunctuated,
 }
@@ -235,7 +260,7 @@ def main(argv: list[str]) -> int:
         prog="memory-recall dev sweep-facts",
         description="the tuning pairs judged again as real notes vary (one generic title, "
         "the old title kept, the other order, an unrelated statement, a 'Note:' label, "
-        "lower case, 'now', values as code, a bullet, no last full stop): "
+        "lower case, 'now', values as code, dated, 'Update:', a bullet, no last full stop): "
         "the facts each variant would lose",
     )
     parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])

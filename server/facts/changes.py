@@ -160,6 +160,10 @@ def written_change(
     may hold two values where the new one says one ("at 02:00 and go to s3://backups" /
     "at 03:30") — the old statement is written instead, each changed value in its new
     form. That needs the new statement to say nothing else (it would be lost)."""
+    if change.old.stamp and not change.new.stamp:
+        # "2026-11-02: Deploys need one approval." / "Deploys need two approvals.": put in
+        # its place, the new rule would stand under the old line's date.
+        return replace(change, loses="the old line's date would stand for the new statement")
     if _tells_the_past(old) and not _tells_the_past(new):
         # "… because the pool size was 10. We raised it to 50." / "The payments DB pool
         # size is now 80": written in, the incident's history said the pool was 80.

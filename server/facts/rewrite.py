@@ -5,7 +5,8 @@ new ones change, the next body replaces exactly those statements' spans and noth
 each by the new statement, or by the old one with its value put in its new form when the
 new one leaves out a value of it (`Change.written`). Every other character of the old
 body — other sentences, list markers, headings, lines like `**Why:**` and `**How to
-apply:**` — stays as it was. New statements that restate nothing of the old memory are
+apply:**` — stays as it was, but for a replaced line's date stamp, which takes the new
+statement's when it has one. New statements that restate nothing of the old memory are
 added after the last replaced one. The title and the description follow the new fact:
 re-derived when they were derived from the old body (a `remember` without a title), else
 the old value in them is replaced by the new one, and when that cannot be done cleanly
@@ -99,8 +100,16 @@ def rewrite_body(old_body: str, judgement: Judgement) -> tuple[str, tuple[tuple[
     replaced = []
     for change in judgement.changes:
         text = _fit(change.written, change.old.text, old_body)
-        edits.append((change.old.start, change.old.end, text))
-        replaced.append((change.old.text, text))
+        old, new = change.old, change.new
+        if new.stamp and not old.stamp:
+            text = f"{new.stamp}: {text}"  # the date the new note gave its statement
+        edits.append((old.start, old.end, text))
+        replaced.append((old.text, text))
+        if old.stamp and new.stamp and old.stamp != new.stamp:
+            # "2026-11-02: Deploys need one approval." updated by "2026-12-07: …": the
+            # line now says what was written on 2026-12-07. (An old stamp with none
+            # in the new statement is never rewritten: `written_change`.)
+            edits.append((old.stamp_at, old.stamp_at + len(old.stamp), new.stamp))
     # Each said as a sentence of its own, as the statement it follows ends.
     closing = next((m.group() for _, _, t in edits if (m := _END.search(t))), "")
     additions = [_said_alone(s.text.strip(), closing, old_body) for s in judgement.additions]

@@ -35,6 +35,17 @@ _SENTENCE_END = regex.compile(
     r"(?<!\b(?:e\.g|i\.e|etc|vs|cf|z\.B|bzw|ca|approx|incl|usw|p\.ex|d\.h|u\.a|Nr|No|St))"
     r"[.!?;]+(?=[ \t]|$)|[。！？；]+"
 )
+# A date that opens a line as its stamp, when it was written or happened: "2026-12-07:
+# …", "[2026-12-07] …", "**07.12.2026** — …" (a journal's way, and many agents'). Said of
+# the whole line, not a value of its fact: read as one, every note of a dated journal
+# changed a value of the one before it.
+_STAMP = regex.compile(
+    r"(?:\*\*|__)?[\[(]?"
+    r"(?P<date>(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})"
+    r"(?:[ T]\d{1,2}:\d{2}(?::\d{2})?(?:[ ]?(?:UTC|Z))?)?)"
+    r"[\])]?(?:\*\*|__)?"
+    r"(?:[ \t]*[:：](?:\*\*|__)?[ \t]*|[ \t]+[-–—][ \t]+|(?<=[\])])[ \t]+)"
+)
 _RULE = regex.compile(r"[-=*_~]{3,}")  # a Markdown rule line
 _SAYS_SOMETHING = regex.compile(r"[\p{L}\p{N}]")
 
@@ -51,6 +62,11 @@ class Statement:
     # A heading ("# Staging", "Staging environment:" over a list): it names what the lines
     # under it are about and states nothing of its own, so no update replaces it.
     heading: bool = False
+    # The date stamp its line opens with ("2026-12-07: …"; "" when none) and where it
+    # lies in the body: left out of the statement, put in place of the old one's when
+    # an update replaces the statement (facts/rewrite.py).
+    stamp: str = ""
+    stamp_at: int = -1
 
     @property
     def span(self) -> tuple[int, int]:
@@ -89,7 +105,8 @@ _THAT = (" that", " que", " dass")
 def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list[Statement]:
     """The statements of `body`, in order; blank lines, rules and fences state nothing.
     `discourse`: labels that say how to read a line, not what it is about ("note", "fyi":
-    `discourse` in data/cues.txt), left out of the statement with their colon or comma."""
+    `discourse` in data/cues.txt), left out of the statement with their colon or comma; so
+    is a date stamp opening a line (`Statement.stamp`)."""
     out: list[Statement] = []
     offset = 0
     in_fence = False
@@ -104,6 +121,11 @@ def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list
             continue
         markup = _LINE_MARKUP.match(line)
         at = markup.end() if markup else 0
+        stamp, stamp_at = "", -1
+        dated = _STAMP.match(line, at)
+        if dated and _SAYS_SOMETHING.search(line, dated.end()):
+            stamp, stamp_at = dated.group("date"), start_of_line + dated.start("date")
+            at = dated.end()
         label, skip = _label(line[at:])
         if label in discourse:
             label = ""  # "Note: …", "FYI: …": how to read the line, said of nothing
@@ -123,6 +145,8 @@ def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list
                     number,
                     label if first else "",
                     heading,
+                    stamp if first else "",
+                    stamp_at if first else -1,
                 )
             )
             first = False

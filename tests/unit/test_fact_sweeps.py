@@ -25,6 +25,9 @@ KNOWN: dict[str, set[str]] = {
     # the old value named with a new one), or the subject renamed (ko-topic-01).
     "now": {"ja-ind-07", "ja-qual-first-01", "ko-qual-04", "ko-topic-01"},
     "code": set(),
+    "dated": set(),
+    "dated-new": set(),
+    "update": set(),
     "bullet": set(),
     "unpunctuated": set(),
 }  # fmt: skip

@@ -3754,3 +3754,67 @@ def test_a_meeting_postponed_is_its_days_update_in_each_language(old: str, new: 
     found = judge(text(new), text(old))
     assert (found.kind, found.sure) == ("update", True), found.reason
     assert "14" in rewrite(text(old), found).body  # the hour kept
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2026-12-07: Deploys need two approvals.",
+        "- 2026-12-07: Deploys need two approvals.",
+        "[2026-12-07] Deploys need two approvals.",
+        "**2026-12-07** — Deploys need two approvals.",
+        "2026-12-07 14:30 UTC: Deploys need two approvals.",
+        "07.12.2026: Deploys need two approvals.",
+    ],
+)
+def test_a_date_stamp_opening_a_line_is_no_part_of_its_statement(line: str) -> None:
+    (statement,) = split_statements(line)
+    assert statement.text == "Deploys need two approvals."
+    assert line[statement.stamp_at :].startswith(statement.stamp)
+    assert statement.stamp.startswith(("2026-12-07", "07.12.2026"))
+
+
+def test_a_date_alone_or_inside_a_sentence_is_no_stamp() -> None:
+    assert [s.stamp for s in split_statements("The release is 2026-03-05.")] == [""]
+    assert [s.text for s in split_statements("2026-12-07:")] == ["2026-12-07:"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Read as a value, the stamp put before the qualifier hid it, and the rule for
+        # every deploy was written over by the production one.
+        ("Deploys need one approval.", "2026-12-07: Production deploys need two approvals."),
+        (
+            "2026-11-02: Tests must pass before merging.",
+            "2026-12-07: Tests must pass before merging to main.",
+        ),
+        ("Service auth listens on port 8081.", "2026-12-07: Service billing listens on port 8082."),
+        # "Update:" says how to read the line: no word of the fact.
+        ("Deploys need one approval.", "Update: Production deploys need two approvals."),
+        ("The staging server is up.", "Update: The staging server is down."),
+    ],
+)
+def test_a_dated_or_update_labelled_note_keeps_the_other_fact(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert not (found.sure and found.kind in ("update", "duplicate")), found.reason
+
+
+def test_an_update_of_a_dated_line_takes_the_new_date() -> None:
+    old = text("- 2026-11-02: Deploys need one approval.\n- 2026-11-03: The API port is 8080.")
+    found = judge(text("2026-12-07: Deploys need two approvals."), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert rewrite(old, found).body == (
+        "- 2026-12-07: Deploys need two approvals.\n- 2026-11-03: The API port is 8080."
+    )
+    undated = text("Deploys need one approval.")
+    found = judge(text("2026-12-07: Deploys need two approvals."), undated)
+    assert rewrite(undated, found).body == "2026-12-07: Deploys need two approvals."
+
+
+def test_a_dated_line_is_not_rewritten_by_an_undated_note() -> None:
+    # Put in its place, the new rule would stand under the old line's date.
+    found = judge(
+        text("Deploys need two approvals."), text("2026-11-02: Deploys need one approval.")
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
