@@ -19,6 +19,7 @@ and judges it again with the rules alone:
 - `code`: every word holding a digit written as code in both ("port `8080`");
 - `dated` / `dated-new`: both notes opened with the day they were written, as a journal
   is ("2026-11-02: …", "2026-12-07: …") / the new one only;
+- `as-of`: the new note opened with "As of 2026-12-07," (English);
 - `update`: the new note opened with "Update:" (English);
 - `bullet`: both written as a markdown bullet ("- …");
 - `unpunctuated`: both without their last full stop.
@@ -192,6 +193,15 @@ def _dated_new(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, old, _with_body(new, f"{NEW_DAY}: {new.body}"))
 
 
+def _as_of(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    if p["lang"] != "en":
+        return None
+    body = new.body.strip()
+    if body[:1].isupper() and not body[1:2].isupper():
+        body = body[0].lower() + body[1:]  # "As of …, production deploys …"
+    return _variant(p, old, _with_body(new, f"As of {NEW_DAY}, {body}"))
+
+
 def _update(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
     if p["lang"] != "en":
         return None
@@ -218,6 +228,7 @@ SWEEPS: dict[str, Sweep] = {
     "code": _code,
     "dated": _dated,
     "dated-new": _dated_new,
+    "as-of": _as_of,
     "update": _update,
     "bullet": _bullet,
     "unpunctuated": _unpunctuated,

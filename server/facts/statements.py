@@ -39,12 +39,16 @@ _SENTENCE_END = regex.compile(
 # …", "[2026-12-07] …", "**07.12.2026** — …" (a journal's way, and many agents'). Said of
 # the whole line, not a value of its fact: read as one, every note of a dated journal
 # changed a value of the one before it.
+_DATE = (
+    r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})"
+    r"(?:[ T]\d{1,2}:\d{2}(?::\d{2})?(?:[ ]?(?:UTC|Z))?)?"
+)
 _STAMP = regex.compile(
-    r"(?:\*\*|__)?[\[(]?"
-    r"(?P<date>(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})"
-    r"(?:[ T]\d{1,2}:\d{2}(?::\d{2})?(?:[ ]?(?:UTC|Z))?)?)"
-    r"[\])]?(?:\*\*|__)?"
+    rf"(?:\*\*|__)?[\[(]?(?P<date>{_DATE})[\])]?(?:\*\*|__)?"
     r"(?:[ \t]*[:：](?:\*\*|__)?[ \t]*|[ \t]+[-–—][ \t]+|(?<=[\])])[ \t]+)"
+    # ... or a few words and a date set off by a comma: since when the line holds ("As of
+    # 2026-12-07, …", "Ab 07.12.2026, …").
+    rf"|(?:\p{{L}}+[ \t]+){{1,3}}(?P<date>{_DATE})[ \t]*[,，][ \t]*"
 )
 _RULE = regex.compile(r"[-=*_~]{3,}")  # a Markdown rule line
 _SAYS_SOMETHING = regex.compile(r"[\p{L}\p{N}]")

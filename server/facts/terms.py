@@ -858,10 +858,25 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 terms.append(Term("name", word, start, end))
             else:
                 terms.append(Term("word", stem(word), start, end))
+    terms = [t for t in terms if t.shape != "date" or not _when_it_holds(text, t.start, t.end)]
     terms.sort(key=lambda t: t.start)
     return Terms(
         text, tuple(_with_units(terms, text)), tuple(sorted(negations)), tuple(sorted(set(changes)))
     )
+
+
+# A few words and a date opening a statement, set off by a comma: since when what follows
+# holds ("As of 2026-12-07, production deploys …", "On 2026-12-07, …"), a stamp of the
+# sentence, no value of its fact — read as one, it stood before a qualifier and the rule
+# for all deploys was written over. (A date the fact is of is said inside it: "The freeze
+# begins on 2026-12-07".)
+_WHEN_OPENING = regex.compile(r"(?:\p{L}+[ \t]+){0,3}")
+_COMMA_AFTER = regex.compile(r"[ \t]*[,，]")
+
+
+def _when_it_holds(text: str, start: int, end: int) -> bool:
+    opening = _WHEN_OPENING.fullmatch(text, 0, start)
+    return opening is not None and _COMMA_AFTER.match(text, end) is not None
 
 
 def _values_only(inner: str, capitals: bool) -> bool:

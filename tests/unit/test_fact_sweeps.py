@@ -27,6 +27,7 @@ KNOWN: dict[str, set[str]] = {
     "code": set(),
     "dated": set(),
     "dated-new": set(),
+    "as-of": set(),
     "update": set(),
     "bullet": set(),
     "unpunctuated": set(),

@@ -3765,6 +3765,7 @@ def test_a_meeting_postponed_is_its_days_update_in_each_language(old: str, new: 
         "**2026-12-07** — Deploys need two approvals.",
         "2026-12-07 14:30 UTC: Deploys need two approvals.",
         "07.12.2026: Deploys need two approvals.",
+        "As of 2026-12-07, Deploys need two approvals.",
     ],
 )
 def test_a_date_stamp_opening_a_line_is_no_part_of_its_statement(line: str) -> None:
@@ -3790,6 +3791,11 @@ def test_a_date_alone_or_inside_a_sentence_is_no_stamp() -> None:
             "2026-12-07: Tests must pass before merging to main.",
         ),
         ("Service auth listens on port 8081.", "2026-12-07: Service billing listens on port 8082."),
+        ("Deploys need one approval.", "As of 2026-12-07, production deploys need two approvals."),
+        (
+            "Deploys need one approval.",
+            "We ship it. As of 2026-12-07, production deploys need two.",
+        ),
         # "Update:" says how to read the line: no word of the fact.
         ("Deploys need one approval.", "Update: Production deploys need two approvals."),
         ("The staging server is up.", "Update: The staging server is down."),
