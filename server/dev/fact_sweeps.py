@@ -17,6 +17,7 @@ and judges it again with the rules alone:
 - `now`: "now" said in the new statement, in its language (independent pairs: after it,
   or first in Chinese, Japanese and Korean);
 - `code`: every word holding a digit written as code in both ("port `8080`");
+- `bold`: … in bold ("Kafka **7** days");
 - `dated` / `dated-new`: both notes opened with the day they were written, as a journal
   is ("2026-11-02: …", "2026-12-07: …") / the new one only;
 - `as-of`: the new note opened with "As of 2026-12-07," (English);
@@ -183,6 +184,10 @@ def _code(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, *(_with_body(m, _DIGITED.sub(r"`\1`", m.body)) for m in (old, new)))
 
 
+def _bold(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, *(_with_body(m, _DIGITED.sub(r"**\1**", m.body)) for m in (old, new)))
+
+
 def _dated(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(
         p, _with_body(old, f"{OLD_DAY}: {old.body}"), _with_body(new, f"{NEW_DAY}: {new.body}")
@@ -226,6 +231,7 @@ SWEEPS: dict[str, Sweep] = {
     "lower": _lower,
     "now": _now,
     "code": _code,
+    "bold": _bold,
     "dated": _dated,
     "dated-new": _dated_new,
     "as-of": _as_of,

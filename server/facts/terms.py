@@ -745,7 +745,8 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 # value owned by "Node", and the web app's version was written over).
                 unit = _unit_after(text, end, taken)
                 digits = inner.lstrip("vV")
-                terms.append(_number(digits, start, end, unit or _shape_of_numeric(digits), terms))
+                shape = unit or _shape_of_numeric(digits)
+                terms.append(_number(digits, start, end, shape, terms, text))
             elif _ASSIGNMENT.match(inner) or _values_only(inner, capitals):
                 # `MAX_WORKERS=4`: a setting and its value, read as they are outside code
                 # (one identifier, "max_workers=4" and "max_workers=8" were two distinct
@@ -768,7 +769,8 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             if _NUMERIC.match(surface) or _VERSION.match(surface) or _SHORT_VERSION.match(surface):
                 unit = _unit_after(text, end, taken)
                 digits = surface.lstrip("vV")
-                terms.append(_number(digits, start, end, unit or _shape_of_numeric(digits), terms))
+                shape = unit or _shape_of_numeric(digits)
+                terms.append(_number(digits, start, end, shape, terms, text))
             else:
                 shape, role = ident_shape(surface)
                 terms.append(Term("ident", surface.lower(), start, end, shape, role))
@@ -783,7 +785,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 unit = lex.units.get(glued.lower(), glued.lower())
             else:
                 unit = _unit_after(text, end, taken)
-            terms.append(_number(digits, start, end, unit, terms))
+            terms.append(_number(digits, start, end, unit, terms, text))
         elif kind == "percent":
             if terms and terms[-1].kind == "number" and not terms[-1].shape:
                 last = terms.pop()
@@ -806,11 +808,11 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                 word = _POSSESSIVE.sub("", word)
             if word in lex.number_words:
                 unit = _unit_after(text, end, taken)
-                terms.append(_number(lex.number_words[word], start, end, unit, terms))
+                terms.append(_number(lex.number_words[word], start, end, unit, terms, text))
                 continue
             if word in lex.articles and _a_unit_after(text, end):
                 # "about an hour" / "about 40 minutes": one of a unit, a value.
-                terms.append(_number("1", start, end, _unit_after(text, end, taken), terms))
+                terms.append(_number("1", start, end, _unit_after(text, end, taken), terms, text))
                 continue
             if word in lex.short:  # "database", "DB": one plain word
                 terms.append(Term("word", lex.short[word], start, end))
@@ -970,10 +972,13 @@ def _shape_of_numeric(surface: str) -> str:
     return ""
 
 
-def _number(digits: str, start: int, end: int, unit: str, before: list[Term]) -> Term:
+def _number(digits: str, start: int, end: int, unit: str, before: list[Term], text: str) -> Term:
     owner = ""
-    if before and before[-1].kind in ("name", "word", "ident") and before[-1].end >= start - 2:
-        owner = before[-1].key
+    if before and before[-1].kind in ("name", "word", "ident"):
+        # Right after it, a space or the markup of an emphasis between ("Kafka **7**").
+        gap = text[before[-1].end : start]
+        if len(gap) <= 2 or (len(gap) <= _EMPHASIS_GAP and not gap.strip(" \t*_")):
+            owner = before[-1].key
     # The unit is part of the value: "2" in "v2" is not the "2" of "2 avril".
     key = _number_key(digits)
     return Term("number", f"{key} {unit}" if unit else key, start, end, unit, "value", owner)
@@ -988,10 +993,16 @@ def _a_unit_after(text: str, end: int) -> bool:
     return unit is not None and dimension(unit) != unit
 
 
+_EMPHASIS_CLOSED = regex.compile(r"(?:\*\*|__|\*|_)(?=[ \t])")
+_EMPHASIS_GAP = 4  # a space and "**" either side
+
+
 def _unit_after(text: str, end: int, taken: list[tuple[int, int]]) -> str:
     """The canonical unit right after a number ending at `end` ("" if none); its span
     joins `taken`, so it becomes no term of its own."""
     match = lexicon().unit.match(text, end)
+    if match is None and (closing := _EMPHASIS_CLOSED.match(text, end)):
+        match = lexicon().unit.match(text, closing.end())  # "**10** MB", "_30_ s"
     if match is None:
         return ""
     taken.append(match.span())
@@ -1011,8 +1022,9 @@ def _with_units(terms: list[Term], text: str) -> list[Term]:
             following = out[i + 1]
             if (
                 following.kind in ("word", "name")
-                and following.start <= term.end + 2
-                and not text[term.end : following.start].strip()
+                # (a number in bold or italics: "Kafka **7** jours")
+                and following.start <= term.end + 4
+                and not text[term.end : following.start].strip(" \t*_")
                 and not CJK_CHAR.match(following.key)
             ):
                 key = f"{term.key} {following.key}"

@@ -25,6 +25,9 @@ KNOWN: dict[str, set[str]] = {
     # the old value named with a new one), or the subject renamed (ko-topic-01).
     "now": {"ja-ind-07", "ja-qual-first-01", "ko-qual-04", "ko-topic-01"},
     "code": set(),
+    # Under a title derived from both, a German compound's part swapped beside a value
+    # in bold is read as one value replaced.
+    "bold": {"de-compound-02"},
     "dated": set(),
     "dated-new": set(),
     "as-of": set(),

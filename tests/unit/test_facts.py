@@ -3824,3 +3824,18 @@ def test_a_dated_line_is_not_rewritten_by_an_undated_note() -> None:
         text("Deploys need two approvals."), text("2026-11-02: Deploys need one approval.")
     )
     assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Rétention Kafka **7** jours", "Rétention Redis **14** jours"),
+        ("Retención de Kafka **7** días", "Retención de Redis **14** días"),
+    ],
+)
+def test_a_number_in_bold_keeps_its_owner_and_unit(old: str, new: str) -> None:
+    # Read without them, Redis's retention wrote over Kafka's.
+    bold, plain = read_terms(old).terms[-1], read_terms(old.replace("**", "")).terms[-1]
+    assert (bold.key, bold.owner) == (plain.key, plain.owner)
+    found = judge(text(new), text(old))
+    assert not (found.kind == "update" and found.sure), found.reason
