@@ -21,7 +21,7 @@ and judges it again with the rules alone:
 - `dated` / `dated-new`: both notes opened with the day they were written, as a journal
   is ("2026-11-02: …", "2026-12-07: …") / the new one only;
 - `as-of`: the new note opened with "As of 2026-12-07," (English);
-- `update`: the new note opened with "Update:" (English);
+- `update` / `correction`: the new note opened with "Update:" / "Correction:" (English);
 - `bullet`: both written as a markdown bullet ("- …");
 - `unpunctuated`: both without their last full stop.
 
@@ -207,10 +207,13 @@ def _as_of(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | Non
     return _variant(p, old, _with_body(new, f"As of {NEW_DAY}, {body}"))
 
 
-def _update(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
-    if p["lang"] != "en":
-        return None
-    return _variant(p, old, _with_body(new, f"Update: {new.body}"))
+def _labelled(label: str) -> Sweep:
+    def sweep(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+        if p["lang"] != "en":
+            return None
+        return _variant(p, old, _with_body(new, f"{label}: {new.body}"))
+
+    return sweep
 
 
 def _bullet(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
@@ -235,7 +238,8 @@ SWEEPS: dict[str, Sweep] = {
     "dated": _dated,
     "dated-new": _dated_new,
     "as-of": _as_of,
-    "update": _update,
+    "update": _labelled("Update"),
+    "correction": _labelled("Correction"),
     "bullet": _bullet,
     "unpunctuated": _unpunctuated,
 }

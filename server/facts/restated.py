@@ -322,11 +322,17 @@ def _part_of(gap: str) -> bool:
 CJK_QUALIFIER_PAIRS = 3
 
 
+# A label the line opens with ("correction: …", as `said` reads a labelled statement).
+_LINE_LABEL = regex.compile(r"^[ \t]*\p{L}[\p{L} '’-]{0,30}[:：][ \t]*")
+
+
 def _opens_plainly(new: Terms, first: Term) -> bool:
     """Whether what stands before the statement's first term is nothing or determiners
     ("The search service owner …"), not a function word that makes the words after it
-    say when or why ("After migration …", "После миграции …")."""
-    before = _WORD.findall(new.text[: first.start].lower())
+    say when or why ("After migration …", "После миграции …"). A label the line opens
+    with is no part of it ("Correction: production backups …": its cue announces the
+    change, its word stands before nothing the statement says)."""
+    before = _WORD.findall(_LINE_LABEL.sub("", new.text[: first.start]).lower())
     return all(word in lexicon().determiners for word in before)
 
 
@@ -537,7 +543,7 @@ def scoped_first(
     set_off = SET_OFF.search(new.text[put[-1].end : after.start])
     if CJK_CHAR.match(own[0].key):
         return bool(lexicon().scope.search(head))
-    scoped = lexicon().scope.match(head.lstrip(" \t*_`"))
+    scoped = lexicon().scope.match(_LINE_LABEL.sub("", head).lstrip(" \t*_`"))
     if not scoped:
         return False
     # "On" not set off may be the French pronoun before a verb ("On écrit les messages …"),

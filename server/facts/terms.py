@@ -99,9 +99,11 @@ class Terms:
 
     @property
     def announces_what(self) -> bool:
-        """Whether it announces a change by more than when it holds: a cue that is not
-        only "now" (`now.LANG` in data/cues.txt: "moved to", "switched", "no longer")."""
-        return bool(set(self.changes) - lexicon().nows)
+        """Whether it announces a change by more than when it holds or that it corrects
+        something: a cue that is not only "now" or "correction" (`now.LANG`,
+        `corrects.LANG` in data/cues.txt): "moved to", "switched", "no longer"."""
+        lex = lexicon()
+        return bool(set(self.changes) - lex.nows - lex.corrects)
 
     @property
     def negated(self) -> bool:
@@ -230,6 +232,7 @@ class _Lexicon:
     kinds_of_thing: frozenset[str]  # words that say what a name is ("service", "team")
     speakers: frozenset[str]  # the pronouns of who writes ("we", "wir", "我们")
     nows: frozenset[str]  # change cues that only say when ("now", "jetzt", "现在")
+    corrects: frozenset[str]  # change cues that only say a note corrects ("correction")
     discourse: frozenset[str]  # labels that say how to read a line ("note", "fyi")
     users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
@@ -311,6 +314,7 @@ def lexicon() -> _Lexicon:
         kinds_of_thing=frozenset(lists["kind-of-thing"]),
         speakers=frozenset(lists["speaker"]),
         nows=frozenset(lists["now"]),
+        corrects=frozenset(lists["corrects"]),
         discourse=frozenset(lists["discourse"]),
         users=frozenset(lists["user"]),
         short=short,

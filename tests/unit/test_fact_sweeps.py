@@ -32,6 +32,7 @@ KNOWN: dict[str, set[str]] = {
     "dated-new": set(),
     "as-of": set(),
     "update": set(),
+    "correction": set(),
     "bullet": set(),
     "unpunctuated": set(),
 }  # fmt: skip

@@ -3839,3 +3839,23 @@ def test_a_number_in_bold_keeps_its_owner_and_unit(old: str, new: str) -> None:
     assert (bold.key, bold.owner) == (plain.key, plain.owner)
     found = judge(text(new), text(old))
     assert not (found.kind == "update" and found.sure), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("On-call is Alice.", "Correction: During holidays, on-call is Bob."),
+        ("Backups are encrypted.", "Correction: Production backups are encrypted."),
+        ("Deploys need two approvals.", "Correction: For hotfixes, deploys need one approval."),
+        ("Sarah owns the billing service.", "Correction: Sarah also owns the invoicing service."),
+    ],
+)
+def test_a_correction_label_settles_no_narrower_rule(old: str, new: str) -> None:
+    # The label's word stood before the qualifier, and its cue settled what it hid.
+    found = judge(text(new), text(old))
+    assert not (found.sure and found.kind in ("update", "duplicate")), found.reason
+
+
+def test_a_correction_label_still_settles_a_value_of_the_same_slot() -> None:
+    found = judge(text("Correction: The API port is 9090."), text("The API port is 8080."))
+    assert (found.kind, found.sure) == ("update", True), found.reason
