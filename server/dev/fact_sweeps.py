@@ -21,7 +21,8 @@ and judges it again with the rules alone:
 - `dated` / `dated-new`: both notes opened with the day they were written, as a journal
   is ("2026-11-02: …", "2026-12-07: …") / the new one only;
 - `as-of`: the new note opened with "As of 2026-12-07," (English);
-- `update` / `correction`: the new note opened with "Update:" / "Correction:" (English);
+- `update` / `correction` / `rule`: the new note opened with "Update:" / "Correction:" /
+  "Rule:" (English; "Rule:" stands for the labels that say what kind of note it is);
 - `bullet`: both written as a markdown bullet ("- …");
 - `unpunctuated`: both without their last full stop.
 
@@ -240,6 +241,7 @@ SWEEPS: dict[str, Sweep] = {
     "as-of": _as_of,
     "update": _labelled("Update"),
     "correction": _labelled("Correction"),
+    "rule": _labelled("Rule"),
     "bullet": _bullet,
     "unpunctuated": _unpunctuated,
 }

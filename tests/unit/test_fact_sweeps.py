@@ -33,6 +33,7 @@ KNOWN: dict[str, set[str]] = {
     "as-of": set(),
     "update": set(),
     "correction": set(),
+    "rule": set(),
     "bullet": set(),
     "unpunctuated": set(),
 }  # fmt: skip

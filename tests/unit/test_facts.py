@@ -3859,3 +3859,14 @@ def test_a_correction_label_settles_no_narrower_rule(old: str, new: str) -> None
 def test_a_correction_label_still_settles_a_value_of_the_same_slot() -> None:
     found = judge(text("Correction: The API port is 9090."), text("The API port is 8080."))
     assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+@pytest.mark.parametrize(
+    "label", ["Rule", "Decision", "TIL", "Fact", "Preference", "Regel", "规则"]
+)
+def test_a_label_that_says_what_kind_of_note_it_is_is_no_part_of_it(label: str) -> None:
+    # Read as a word first, it hid "production" put before the rule for all deploys.
+    found = judge(
+        text(f"{label}: Production deploys need two approvals."), text("Deploys need one approval.")
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
