@@ -23,6 +23,7 @@ and judges it again with the rules alone:
 - `as-of`: the new note opened with "As of 2026-12-07," (English);
 - `update` / `correction` / `rule`: the new note opened with "Update:" / "Correction:" /
   "Rule:" (English; "Rule:" stands for the labels that say what kind of note it is);
+- `label`: the new note opened with a label of words neither note says ("Infra:");
 - `bullet`: both written as a markdown bullet ("- …");
 - `unpunctuated`: both without their last full stop.
 
@@ -242,6 +243,7 @@ SWEEPS: dict[str, Sweep] = {
     "update": _labelled("Update"),
     "correction": _labelled("Correction"),
     "rule": _labelled("Rule"),
+    "label": _labelled("Infra"),
     "bullet": _bullet,
     "unpunctuated": _unpunctuated,
 }

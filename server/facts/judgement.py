@@ -419,6 +419,29 @@ def _corrected_in_other_words(
 
 def judge(new: MemoryText, old: MemoryText) -> Judgement:
     """How `new` relates to `old`, an existing memory of the same root."""
+    found = _judge(new, old)
+    if found.sure and found.kind in ("update", "duplicate") and _labelled_anew(new, old):
+        # "Infra: The analytics database runs ClickHouse 23" beside "The database runs
+        # PostgreSQL 14": a label of words the old memory never says may name the thing
+        # the line is about (then another thing's) or what kind of note it is. Read as
+        # words before the statement, they hid its opening. A lean.
+        return replace(found, sure=False, reason=f"{found.reason}; {LABELLED_ANEW}")
+    return found
+
+
+LABELLED_ANEW = "the new line's label names what the old memory does not"
+
+
+def _labelled_anew(new: MemoryText, old: MemoryText) -> bool:
+    """Whether a statement of `new` opens with a label none of whose words `old` holds (not
+    one that announces a change: "Korrektur:", "更正一下：")."""
+    capitals = pair_capitals(new, old)
+    a, b = read_memory(old, capitals), read_memory(new, capitals)
+    labels = [read_terms(s.label) for s in b.statements if s.label]
+    return any(not label.changes and not set(label.keys) & a.keys for label in labels)
+
+
+def _judge(new: MemoryText, old: MemoryText) -> Judgement:
     capitals = pair_capitals(new, old)
     b = read_memory(new, capitals)
     a = read_against(old, b, capitals) if b.statements else read_memory(old, capitals)

@@ -34,6 +34,7 @@ KNOWN: dict[str, set[str]] = {
     "update": set(),
     "correction": set(),
     "rule": set(),
+    "label": set(),
     "bullet": set(),
     "unpunctuated": set(),
 }  # fmt: skip

@@ -3870,3 +3870,18 @@ def test_a_label_that_says_what_kind_of_note_it_is_is_no_part_of_it(label: str) 
         text(f"{label}: Production deploys need two approvals."), text("Deploys need one approval.")
     )
     assert (found.kind, found.sure) == ("update", False), found.reason
+
+
+def test_a_label_of_words_the_old_memory_never_says_is_a_lean() -> None:
+    # "Infra:" may name the thing the line is about, or what kind of note it is; read as
+    # words before the statement, it hid the analytics database put first.
+    found = judge(
+        text("Infra: The analytics database runs ClickHouse 23."),
+        text("The database runs PostgreSQL 14."),
+    )
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    # A label that announces a change settles as before.
+    found = judge(
+        text("Korrektur: Die API läuft auf Port 9090."), text("Die API läuft auf Port 8080.")
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
