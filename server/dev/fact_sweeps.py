@@ -18,6 +18,7 @@ and judges it again with the rules alone:
   or first in Chinese, Japanese and Korean);
 - `code`: every word holding a digit written as code in both ("port `8080`");
 - `bold`: … in bold ("Kafka **7** days");
+- `italic`: the new note said in italics as a whole ("_…_");
 - `dated` / `dated-new`: both notes opened with the day they were written, as a journal
   is ("2026-11-02: …", "2026-12-07: …") / the new one only;
 - `as-of`: the new note opened with "As of 2026-12-07," (English);
@@ -190,6 +191,10 @@ def _bold(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, *(_with_body(m, _DIGITED.sub(r"**\1**", m.body)) for m in (old, new)))
 
 
+def _italic(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, old, _with_body(new, f"_{new.body.strip()}_"))
+
+
 def _dated(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(
         p, _with_body(old, f"{OLD_DAY}: {old.body}"), _with_body(new, f"{NEW_DAY}: {new.body}")
@@ -237,6 +242,7 @@ SWEEPS: dict[str, Sweep] = {
     "now": _now,
     "code": _code,
     "bold": _bold,
+    "italic": _italic,
     "dated": _dated,
     "dated-new": _dated_new,
     "as-of": _as_of,

@@ -50,6 +50,9 @@ _STAMP = regex.compile(
     # 2026-12-07, …", "Ab 07.12.2026, …").
     rf"|(?:\p{{L}}+[ \t]+){{1,3}}(?P<date>{_DATE})[ \t]*[,，][ \t]*"
 )
+# A line said in italics or bold as a whole ("_Le week-end, l'astreinte …_"): the marks
+# are markup, not part of its first and last words.
+_WRAPPED = regex.compile(r"(\*\*|__|\*|_)(?=\S)(.*\S)\1[ \t]*$")
 _RULE = regex.compile(r"[-=*_~]{3,}")  # a Markdown rule line
 _SAYS_SOMETHING = regex.compile(r"[\p{L}\p{N}]")
 
@@ -125,6 +128,10 @@ def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list
             continue
         markup = _LINE_MARKUP.match(line)
         at = markup.end() if markup else 0
+        bound = len(line)
+        wrapped = _WRAPPED.match(line, at)
+        if wrapped and wrapped.group(1) not in wrapped.group(2):
+            at, bound = wrapped.start(2), wrapped.end(2)
         stamp, stamp_at = "", -1
         dated = _STAMP.match(line, at)
         if dated and _SAYS_SOMETHING.search(line, dated.end()):
@@ -135,7 +142,7 @@ def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list
             label = ""  # "Note: …", "FYI: …": how to read the line, said of nothing
         elif not label and discourse and (opener := _opener(discourse).match(line, at)):
             skip = opener.end() - at  # "Heads up, …", "FYI, …"
-        pieces = _sentences(line, at + skip)
+        pieces = _sentences(line[:bound], at + skip)
         # A line of markup "#", or one sentence alone on its line ending with a colon.
         heading = "#" in line[:at] or (len(pieces) == 1 and stripped.endswith((":", "：")))
         first = True

@@ -28,6 +28,7 @@ KNOWN: dict[str, set[str]] = {
     # Under a title derived from both, a German compound's part swapped beside a value
     # in bold is read as one value replaced.
     "bold": {"de-compound-02"},
+    "italic": set(),
     "dated": set(),
     "dated-new": set(),
     "as-of": set(),

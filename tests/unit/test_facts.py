@@ -3885,3 +3885,22 @@ def test_a_label_of_words_the_old_memory_never_says_is_a_lean() -> None:
         text("Korrektur: Die API läuft auf Port 9090."), text("Die API läuft auf Port 8080.")
     )
     assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+@pytest.mark.parametrize(
+    ("line", "statement"),
+    [
+        (
+            "_Le week-end, l'astreinte est assurée par Bob._",
+            "Le week-end, l'astreinte est assurée par Bob.",
+        ),
+        ("- *Deploys need two approvals.*", "Deploys need two approvals."),
+        ("**Never** push to **main**.", "**Never** push to **main**."),
+        ("Use snake_case_names here.", "Use snake_case_names here."),
+    ],
+)
+def test_a_line_said_in_italics_or_bold_as_a_whole_is_its_statement(
+    line: str, statement: str
+) -> None:
+    # "_Le week-end, …" hid the scope set off by a comma: Bob's weekend duty wrote over Alice.
+    assert [s.text for s in split_statements(line)] == [statement]
