@@ -178,10 +178,12 @@ def rewrite(
     if description is None:
         derived = old.description == derive_description(old.body)
         values_only = all(r.valued for c in changes for r in c.comparison.regions)
-        if derived and not values_only:
+        stamped = any(c.old.stamp or c.new.stamp for c in changes)
+        if derived and (not values_only or stamped):
             # Derived, and plain words changed: it follows the body. Put in its old words,
             # they garbled it ("Alice owns …" / "Bob took over …": "Alice Bob the billing
-            # service").
+            # service"). So does a dated line's: its values put in, the old date stayed
+            # ("2026-11-02: Deploys need two approval").
             description = derive_description(body)
         else:
             description = _follow(old.description, changes, derive_description(body))

@@ -3818,6 +3818,12 @@ def test_an_update_of_a_dated_line_takes_the_new_date() -> None:
     assert rewrite(undated, found).body == "2026-12-07: Deploys need two approvals."
 
 
+def test_a_dated_memorys_description_takes_the_new_date() -> None:
+    old = text("2026-11-02: Deploys need one approval.")
+    found = judge(text("2026-12-07: Deploys need two approvals."), old)
+    assert rewrite(old, found).description == "2026-12-07: Deploys need two approvals."
+
+
 def test_a_dated_line_is_not_rewritten_by_an_undated_note() -> None:
     # Put in its place, the new rule would stand under the old line's date.
     found = judge(
