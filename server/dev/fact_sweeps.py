@@ -18,7 +18,10 @@ and judges it again with the rules alone:
   or first in Chinese, Japanese and Korean);
 - `code`: every word holding a digit written as code in both ("port `8080`");
 - `bold`: … in bold ("Kafka **7** days");
+- `quoted`: … in quotes ("Kafka "7" days");
 - `italic`: the new note said in italics as a whole ("_…_");
+- `emoji`: the new note opened with an emoji ("⚠️ …");
+- `cited`: the new note closed with where it comes from ("… (see PR #123).");
 - `dated` / `dated-new`: both notes opened with the day they were written, as a journal
   is ("2026-11-02: …", "2026-12-07: …") / the new one only;
 - `as-of`: the new note opened with "As of 2026-12-07," (English);
@@ -191,6 +194,20 @@ def _bold(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, *(_with_body(m, _DIGITED.sub(r"**\1**", m.body)) for m in (old, new)))
 
 
+def _quoted(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, *(_with_body(m, _DIGITED.sub(r'"\1"', m.body)) for m in (old, new)))
+
+
+def _emoji(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, old, _with_body(new, f"⚠️ {new.body.strip()}"))
+
+
+def _cited(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    body = new.body.strip()
+    stop = body[-1] if body[-1:] in (".", "。") else ""
+    return _variant(p, old, _with_body(new, f"{body.rstrip('.。')} (see PR #123){stop}"))
+
+
 def _italic(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, old, _with_body(new, f"_{new.body.strip()}_"))
 
@@ -242,7 +259,10 @@ SWEEPS: dict[str, Sweep] = {
     "now": _now,
     "code": _code,
     "bold": _bold,
+    "quoted": _quoted,
     "italic": _italic,
+    "emoji": _emoji,
+    "cited": _cited,
     "dated": _dated,
     "dated-new": _dated_new,
     "as-of": _as_of,

@@ -16,7 +16,9 @@ import regex
 
 # Markup that opens a line and is not part of what the line states.
 _LINE_MARKUP = regex.compile(
-    r"[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*+•][ \t]+(?:\[[ xX]\][ \t]+)?|\d{1,3}[.)][ \t]+)*"
+    r"[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*+•][ \t]+(?:\[[ xX]\][ \t]+)?|\d{1,3}[.)][ \t]+"
+    # an emoji or a symbol that marks the line ("⚠️ …", "✅ …", "→ …")
+    r"|[\p{Extended_Pictographic}\p{So}→⇒][\uFE0F\u200D\p{Extended_Pictographic}\p{So}]*[ \t]+)*"
 )
 # A label that opens a line: `**Why:**`, `How to apply:`, `**Pourquoi :**`, `注意：` (a
 # full-width colon needs no space after it: "メモ：…").

@@ -865,6 +865,9 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             else:
                 terms.append(Term("word", stem(word), start, end))
     terms = [t for t in terms if t.shape != "date" or not _when_it_holds(text, t.start, t.end)]
+    if "(" in text and (cited := _CITED.search(text)):
+        # "… port 8082 (see PR #123).": where the statement comes from, not what it says.
+        terms = [t for t in terms if t.end <= cited.start()]
     terms.sort(key=lambda t: t.start)
     return Terms(
         text, tuple(_with_units(terms, text)), tuple(sorted(negations)), tuple(sorted(set(changes)))
@@ -878,6 +881,15 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
 # begins on 2026-12-07".)
 _WHEN_OPENING = regex.compile(r"(?:\p{L}+[ \t]+){0,3}")
 _COMMA_AFTER = regex.compile(r"[ \t]*[,，]")
+
+
+# A bracket closing a statement that says where it comes from: "(see PR #123)", "(per
+# Alice)", "(cf. the runbook)", "(siehe …)", "(voir …)", "(参见 …)".
+_CITED = regex.compile(
+    r"[ \t]*[(（](?:see|cf\.?|per|ref\.?|source|via|siehe|vgl\.|voir|ver|vedi|zie|см\.?"
+    r"|参见|参照|참고)(?![\p{L}])[^()（）]*[)）][ \t]*[.!?。！？]?[ \t]*$",
+    regex.IGNORECASE,
+)
 
 
 def _when_it_holds(text: str, start: int, end: int) -> bool:
@@ -981,7 +993,7 @@ def _number(digits: str, start: int, end: int, unit: str, before: list[Term], te
     if before and before[-1].kind in ("name", "word", "ident"):
         # Right after it, a space or the markup of an emphasis between ("Kafka **7**").
         gap = text[before[-1].end : start]
-        if len(gap) <= 2 or (len(gap) <= _EMPHASIS_GAP and not gap.strip(" \t*_")):
+        if len(gap) <= 2 or (len(gap) <= _EMPHASIS_GAP and not gap.strip(" \t*_\"'“”«»")):
             owner = before[-1].key
     # The unit is part of the value: "2" in "v2" is not the "2" of "2 avril".
     key = _number_key(digits)
@@ -997,8 +1009,8 @@ def _a_unit_after(text: str, end: int) -> bool:
     return unit is not None and dimension(unit) != unit
 
 
-_EMPHASIS_CLOSED = regex.compile(r"(?:\*\*|__|\*|_)(?=[ \t])")
-_EMPHASIS_GAP = 4  # a space and "**" either side
+_EMPHASIS_CLOSED = regex.compile(r"(?:\*\*|__|\*|_|[\"'“”»])(?=[ \t])")
+_EMPHASIS_GAP = 4  # a space and "**" (or quotes) either side
 
 
 def _unit_after(text: str, end: int, taken: list[tuple[int, int]]) -> str:
@@ -1028,7 +1040,7 @@ def _with_units(terms: list[Term], text: str) -> list[Term]:
                 following.kind in ("word", "name")
                 # (a number in bold or italics: "Kafka **7** jours")
                 and following.start <= term.end + 4
-                and not text[term.end : following.start].strip(" \t*_")
+                and not text[term.end : following.start].strip(" \t*_\"'“”«»")
                 and not CJK_CHAR.match(following.key)
             ):
                 key = f"{term.key} {following.key}"

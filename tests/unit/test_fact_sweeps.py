@@ -28,7 +28,11 @@ KNOWN: dict[str, set[str]] = {
     # Under a title derived from both, a German compound's part swapped beside a value
     # in bold is read as one value replaced.
     "bold": {"de-compound-02"},
+    "quoted": {"de-compound-02"},
     "italic": set(),
+    "emoji": set(),
+    # "now" and then the citation: read as the old value named with a new one.
+    "cited": {"en-nowqual-05"},
     "dated": set(),
     "dated-new": set(),
     "as-of": set(),

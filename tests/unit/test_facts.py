@@ -3910,3 +3910,24 @@ def test_a_line_said_in_italics_or_bold_as_a_whole_is_its_statement(
 ) -> None:
     # "_Le week-end, …" hid the scope set off by a comma: Bob's weekend duty wrote over Alice.
     assert [s.text for s in split_statements(line)] == [statement]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # An emoji opening the line hid the scope put first.
+        ("Deploys need two approvals.", "⚠️ For hotfixes, deploys need one approval."),
+        ("On-call is Alice.", "✅ During holidays, on-call is Bob."),
+        # Where it comes from is no part of what it says.
+        (
+            "Service auth listens on port 8081.",
+            "Service billing listens on port 8082 (see PR #123).",
+        ),
+        ("Deploys for the API need two approvals.", "Deploys need one approval (per Alice)."),
+        # A number in quotes keeps its owner and unit.
+        ('Rétention Kafka "7" jours', 'Rétention Redis "14" jours'),
+    ],
+)
+def test_marks_around_a_note_keep_the_other_fact(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    assert not (found.sure and found.kind in ("update", "duplicate")), found.reason
