@@ -55,6 +55,8 @@ _STAMP = regex.compile(
 # A line said in italics or bold as a whole ("_Le week-end, l'astreinte …_"): the marks
 # are markup, not part of its first and last words.
 _WRAPPED = regex.compile(r"(\*\*|__|\*|_)(?=\S)(.*\S)\1[ \t]*$")
+_DATE_HINT = regex.compile(r"\d{4}[-/.]\d|\d[./]\d{1,2}[./]\d{4}")  # a date may be here
+_STAMP_WITHIN = 64  # a stamp's date opens a line: within its first characters
 _RULE = regex.compile(r"[-=*_~]{3,}")  # a Markdown rule line
 _SAYS_SOMETHING = regex.compile(r"[\p{L}\p{N}]")
 
@@ -131,11 +133,12 @@ def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list
         markup = _LINE_MARKUP.match(line)
         at = markup.end() if markup else 0
         bound = len(line)
-        wrapped = _WRAPPED.match(line, at)
+        wrapped = _WRAPPED.match(line, at) if line[at : at + 1] in ("*", "_") else None
         if wrapped and wrapped.group(1) not in wrapped.group(2):
             at, bound = wrapped.start(2), wrapped.end(2)
         stamp, stamp_at = "", -1
-        dated = _STAMP.match(line, at)
+        near = _DATE_HINT.search(line, at, at + _STAMP_WITHIN)
+        dated = _STAMP.match(line, at) if near else None
         if dated and _SAYS_SOMETHING.search(line, dated.end()):
             stamp, stamp_at = dated.group("date"), start_of_line + dated.start("date")
             at = dated.end()
@@ -144,7 +147,7 @@ def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list
             label = ""  # "Note: …", "FYI: …": how to read the line, said of nothing
         elif not label and discourse and (opener := _opener(discourse).match(line, at)):
             skip = opener.end() - at  # "Heads up, …", "FYI, …"
-        pieces = _sentences(line[:bound], at + skip)
+        pieces = _sentences(line, at + skip, bound)
         # A line of markup "#", or one sentence alone on its line ending with a colon.
         heading = "#" in line[:at] or (len(pieces) == 1 and stripped.endswith((":", "：")))
         first = True
@@ -166,15 +169,16 @@ def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list
     return out
 
 
-def _sentences(line: str, start: int) -> list[tuple[int, int]]:
-    """Spans of the sentences of `line` from `start`, each without surrounding spaces."""
+def _sentences(line: str, start: int, bound: int) -> list[tuple[int, int]]:
+    """Spans of the sentences of `line` from `start` up to `bound`, each without
+    surrounding spaces."""
     spans = []
     at = start
-    for match in _SENTENCE_END.finditer(line, start):
+    for match in _SENTENCE_END.finditer(line, start, bound):
         end = match.end() if match.group()[0] not in ";；" else match.start()
         spans.append((at, end))
         at = match.end()
-    spans.append((at, len(line)))
+    spans.append((at, bound))
     out = []
     for a, b in spans:
         while a < b and line[a] in " \t":
