@@ -331,9 +331,11 @@ def _opens_plainly(new: Terms, first: Term) -> bool:
     ("The search service owner …"), not a function word that makes the words after it
     say when or why ("After migration …", "После миграции …"). A label the line opens
     with is no part of it ("Correction: production backups …": its cue announces the
-    change, its word stands before nothing the statement says)."""
+    change, its word stands before nothing the statement says), nor is a word that only
+    says when ("Now production backups …": `now.LANG`)."""
     before = _WORD.findall(_LINE_LABEL.sub("", new.text[: first.start]).lower())
-    return all(word in lexicon().determiners for word in before)
+    lex = lexicon()
+    return all(word in lex.determiners or word in lex.nows for word in before)
 
 
 _WORD = regex.compile(r"[\p{L}']+")

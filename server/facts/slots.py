@@ -49,6 +49,7 @@ from memory_recall.server.facts.restated import (
     inserts_aligned,
     named_first,
     narrowed_aligned,
+    narrows_first,
     opens_scoped,
     put_before,
     said_by_a_pronoun,
@@ -796,6 +797,9 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             and not said_then_more(old, new, added)
             and not scoped_after(old, new)
             and not _narrower(old, new, opcodes, old_keys)
+            # "이제 운영 백업은 암호화됩니다" (now, production backups): words of its own
+            # first, all of the old said after them, nothing changed.
+            and not narrows_first(old, new, frozenset(old_keys))
         ):
             # "from Yamamoto to Nakamura", "Renovate instead of Dependabot": the new
             # statement holds the old one whole, and what replaces its value — not words

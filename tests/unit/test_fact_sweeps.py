@@ -21,9 +21,9 @@ KNOWN: dict[str, set[str]] = {
     "note": set(),
     # A team's letter typed in lower case in English is no label ("team a" / "team b").
     "lower": {"en-sub-03"},
-    # "now" first in Japanese or Korean with a word put in before the subject (read as
-    # the old value named with a new one), or the subject renamed (ko-topic-01).
-    "now": {"ja-ind-07", "ja-qual-first-01", "ko-qual-04", "ko-topic-01"},
+    # "now" first in Japanese or Korean, then a value of another thing read as the same
+    # slot's (a place and a person; the admin UI's port).
+    "now": {"ja-ind-07", "ko-topic-01"},
     "code": set(),
     # Under a title derived from both, a German compound's part swapped beside a value
     # in bold is read as one value replaced.

@@ -3931,3 +3931,20 @@ def test_a_line_said_in_italics_or_bold_as_a_whole_is_its_statement(
 def test_marks_around_a_note_keep_the_other_fact(old: str, new: str) -> None:
     found = judge(text(new), text(old))
     assert not (found.sure and found.kind in ("update", "duplicate")), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("백업은 암호화됩니다.", "이제 운영 백업은 암호화됩니다."),
+        (
+            "API のタイムアウトは 30 秒です。",
+            "今は読み取りリクエストの API タイムアウトは 30 秒です。",
+        ),
+        ("Backups are encrypted.", "Now production backups are encrypted."),
+    ],
+)
+def test_now_then_words_put_first_narrow_the_rule(old: str, new: str) -> None:
+    # Read as "the old value named with a new one", the rule for all backups was gone.
+    found = judge(text(new), text(old))
+    assert not (found.sure and found.kind in ("update", "duplicate")), found.reason
