@@ -668,6 +668,10 @@ def _mid_sentence(text: str, at: int) -> bool:
 def read_terms(text: str, capitals: bool | None = None) -> Terms:
     """The terms of one statement. `capitals`: whether a capital letter inside a sentence
     marks a name (`capitals_mark_names` of the whole memory; by default, of `text`)."""
+    if "(" in text and (cited := _CITED.search(text)):
+        # "… port 8082 (see PR #123).": where the statement comes from, not what it says;
+        # read without it (its terms and cues, and what stands after the last term).
+        return read_terms(text[: cited.start()], capitals)
     lex = lexicon()
     closed = function_words()
     taken: list[tuple[int, int]] = []  # spans of cues and value words: no other terms there
@@ -865,9 +869,6 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             else:
                 terms.append(Term("word", stem(word), start, end))
     terms = [t for t in terms if t.shape != "date" or not _when_it_holds(text, t.start, t.end)]
-    if "(" in text and (cited := _CITED.search(text)):
-        # "… port 8082 (see PR #123).": where the statement comes from, not what it says.
-        terms = [t for t in terms if t.end <= cited.start()]
     terms.sort(key=lambda t: t.start)
     return Terms(
         text, tuple(_with_units(terms, text)), tuple(sorted(negations)), tuple(sorted(set(changes)))

@@ -31,8 +31,7 @@ KNOWN: dict[str, set[str]] = {
     "quoted": {"de-compound-02"},
     "italic": set(),
     "emoji": set(),
-    # "now" and then the citation: read as the old value named with a new one.
-    "cited": {"en-nowqual-05"},
+    "cited": set(),
     "dated": set(),
     "dated-new": set(),
     "as-of": set(),

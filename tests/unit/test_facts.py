@@ -3948,3 +3948,14 @@ def test_now_then_words_put_first_narrow_the_rule(old: str, new: str) -> None:
     # Read as "the old value named with a new one", the rule for all backups was gone.
     found = judge(text(new), text(old))
     assert not (found.sure and found.kind in ("update", "duplicate")), found.reason
+
+
+def test_a_citation_closing_a_statement_is_read_as_if_it_were_not_there() -> None:
+    cited = read_terms("Tests must pass before merging to main now (see PR #123).")
+    plain = read_terms("Tests must pass before merging to main now")
+    assert (cited.keys, cited.changes) == (plain.keys, plain.changes)
+    found = judge(
+        text("Tests must pass before merging to main now (see PR #123)."),
+        text("Tests must pass before merging."),
+    )
+    assert not found.sure, found.reason
