@@ -88,11 +88,25 @@ def text(body: str) -> MemoryText:
     return MemoryText(derived.title, derived.description, body, derived.type)
 
 
+def _a_lean(old: str, new: str) -> Judgement:
+    """`judge(new, old)`: an unsure update — both kept, linked, the older marked."""
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", False), found.reason
+    return found
+
+
+def _keeps_both(old: str, new: str) -> Judgement:
+    """`judge(new, old)`: no sure update or duplicate — neither fact written over or
+    dropped (a lean, or two facts)."""
+    found = judge(text(new), text(old))
+    assert not (found.sure and found.kind in ("update", "duplicate")), found.reason
+    return found
+
+
 def _a_link_only_lean(old: str, new: str) -> Judgement:
     """`judge(new, old)`: an unsure update that a tier may confirm as a link, never have
     rewritten."""
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    found = _a_lean(old, new)
     settled = settle(Question("q", text(new), text(old), found), "update", "vectors")
     assert settled is not None and settled.confirmed and not settled.sure
     return found
@@ -101,8 +115,7 @@ def _a_link_only_lean(old: str, new: str) -> Judgement:
 def _a_lean_no_tier_writes(old: str, new: str) -> Judgement:
     """`judge(new, old)`: an unsure update that no tier may have rewritten (one that leaves
     a word out no tier settles at all; any other a tier may only confirm as a link)."""
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    found = _a_lean(old, new)
     settled = settle(Question("q", text(new), text(old), found), "update", "vectors")
     assert settled is None or (settled.confirmed and not settled.sure)
     return found
@@ -794,8 +807,7 @@ def test_an_announced_word_where_the_subject_stands_is_a_lean_no_tier_rewrites(
     # "now" says production changed, not that staging became production: the old code
     # rewrote the staging note. The same word where the object of "use" stands, its verb
     # a function word, is a real correction: linked either way, never settled.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    found = _a_lean(old, new)
     assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
 
 
@@ -818,8 +830,7 @@ def test_a_statement_of_another_kind_said_besides_does_not_unlink_a_change() -> 
 )
 def test_a_statement_said_again_with_fewer_values_of_its_kind_is_never_dropped(old, new):
     # Perhaps a partial restatement, perhaps a correction by omission: linked, not known.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    found = _a_lean(old, new)
     # Values of other kinds left out say nothing: "on Tuesdays" restates the deploy day.
     found = judge(text("Deploys run on Tuesdays."), text("Deploys run on Tuesdays at 10:00."))
     assert (found.kind, found.sure) == ("duplicate", True), found.reason
@@ -855,8 +866,7 @@ def test_a_rule_said_again_of_a_narrower_thing_is_never_dropped_as_known() -> No
 def test_a_rule_said_again_with_a_qualifier_at_its_end_is_linked(old, new):
     # A narrower rule beside the general one, or a detail: never dropped as known, never
     # written over the general rule, and no tier may have it rewritten.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    found = _a_lean(old, new)
     assert QUALIFIED in found.reason
     assert settle(Question("p0", text(new), text(old), found), "update", "vectors") is None
 
@@ -1175,8 +1185,7 @@ def test_one_value_for_two_of_its_kind_is_never_written_beside_the_other() -> No
     ],
 )
 def test_a_word_of_its_own_among_the_words_said_again_is_never_known(old: str, new: str) -> None:
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    _a_lean(old, new)
 
 
 @pytest.mark.parametrize(
@@ -1568,8 +1577,7 @@ def test_a_verb_right_after_the_subject_names_no_narrower_thing() -> None:
 def test_one_word_given_along_at_the_end_is_never_dropped_as_known(old: str, new: str) -> None:
     # "with" is no word of scope and one word after it no qualifier: the examples were
     # dropped as known. ("as usual" stays the same fact.)
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    _a_lean(old, new)
     assert (
         judge(text("We deploy on Tuesdays as usual."), text("We deploy on Tuesdays.")).kind
         == "duplicate"
@@ -2122,8 +2130,7 @@ def test_a_name_after_a_label_s_colon_is_a_value_changed_where_it_stands(
 def test_who_does_a_labelled_line_s_thing_now_is_a_lean(old: str, new: str) -> None:
     # The name opens the sentence, so it is read as a word: two facts, unlinked, and the
     # old owner recalled as the owner, unmarked.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    found = _a_lean(old, new)
     assert ANNOUNCED_REWORDING in found.reason
     # Said without a change, or with more words of its own, it is another fact.
     assert judge(text("Carol works on search."), text(old)).kind == "independent"
@@ -2181,8 +2188,7 @@ def test_a_statement_naming_a_thing_a_labelled_line_gives_a_number_of_answers_it
 def test_a_word_of_a_label_and_a_value_of_its_kind_answer_the_line(old: str, new: str) -> None:
     # Two facts, unlinked, on the code before: the label's second word is the kind of
     # its value, which the new statement gives instead of saying.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    _a_lean(old, new)
     freeze = judge(text("The deploy freeze starts at 18:00 on Friday."), text(old))
     assert freeze.kind == "independent"
 
@@ -3295,8 +3301,7 @@ def test_a_narrower_thing_named_before_or_inside_the_rule_is_never_dropped_as_kn
     # Said of all backups, the old rule does not say the new one is the rule for the
     # rest: dropped as known, "production backups are encrypted" (perhaps: only those)
     # was lost. Linked for consolidation, never a sure duplicate.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    _a_lean(old, new)
 
 
 @pytest.mark.parametrize(
@@ -3311,8 +3316,7 @@ def test_a_rule_turned_round_with_a_word_swapped_is_perhaps_another_cases(
 ) -> None:
     # The turn alone read as the change announced, so the swapped word was settled: the
     # integration tests' rule was written over with the unit tests'.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    _a_lean(old, new)
 
 
 @pytest.mark.parametrize(
@@ -3552,8 +3556,7 @@ def test_one_more_said_with_now_is_still_one_more() -> None:
 def test_a_plain_word_left_out_of_a_list_is_not_said_again(old: str, new: str) -> None:
     # Typed in lower case the names are plain words, and only values were looked for in
     # what a restatement leaves out: the shorter rotation was dropped as known.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    _a_lean(old, new)
 
 
 @pytest.mark.parametrize(
@@ -3616,8 +3619,7 @@ def test_words_put_first_that_name_nothing_narrower_are_still_a_rewording(
 def test_a_tool_named_like_a_function_word_is_still_a_name(old: str, new: str) -> None:
     # "jest" is Polish for "is": the tool was read as no word at all, and the
     # replacement stood unlinked beside the note that still named Jest.
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    _a_lean(old, new)
 
 
 def test_a_heading_in_title_case_reads_no_names_from_its_function_words() -> None:
@@ -3647,8 +3649,7 @@ def test_a_heading_in_title_case_reads_no_names_from_its_function_words() -> Non
     ],
 )
 def test_the_older_side_read_narrower_keeps_its_fact(old: str, new: str) -> None:
-    found = judge(text(new), text(old))
-    assert (found.kind, found.sure) == ("update", False), found.reason
+    _a_lean(old, new)
 
 
 @pytest.mark.parametrize(
@@ -3802,8 +3803,7 @@ def test_a_date_alone_or_inside_a_sentence_is_no_stamp() -> None:
     ],
 )
 def test_a_dated_or_update_labelled_note_keeps_the_other_fact(old: str, new: str) -> None:
-    found = judge(text(new), text(old))
-    assert not (found.sure and found.kind in ("update", "duplicate")), found.reason
+    _keeps_both(old, new)
 
 
 def test_an_update_of_a_dated_line_takes_the_new_date() -> None:
@@ -3858,8 +3858,7 @@ def test_a_number_in_bold_keeps_its_owner_and_unit(old: str, new: str) -> None:
 )
 def test_a_correction_label_settles_no_narrower_rule(old: str, new: str) -> None:
     # The label's word stood before the qualifier, and its cue settled what it hid.
-    found = judge(text(new), text(old))
-    assert not (found.sure and found.kind in ("update", "duplicate")), found.reason
+    _keeps_both(old, new)
 
 
 def test_a_correction_label_still_settles_a_value_of_the_same_slot() -> None:
@@ -3929,8 +3928,7 @@ def test_a_line_said_in_italics_or_bold_as_a_whole_is_its_statement(
     ],
 )
 def test_marks_around_a_note_keep_the_other_fact(old: str, new: str) -> None:
-    found = judge(text(new), text(old))
-    assert not (found.sure and found.kind in ("update", "duplicate")), found.reason
+    _keeps_both(old, new)
 
 
 @pytest.mark.parametrize(
@@ -3946,8 +3944,7 @@ def test_marks_around_a_note_keep_the_other_fact(old: str, new: str) -> None:
 )
 def test_now_then_words_put_first_narrow_the_rule(old: str, new: str) -> None:
     # Read as "the old value named with a new one", the rule for all backups was gone.
-    found = judge(text(new), text(old))
-    assert not (found.sure and found.kind in ("update", "duplicate")), found.reason
+    _keeps_both(old, new)
 
 
 def test_a_citation_closing_a_statement_is_read_as_if_it_were_not_there() -> None:
