@@ -833,7 +833,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
                     # in lower case was no term, and the test runner was gone).
                     or word in lex.tool_kind
                     # A letter glued to CJK labels a thing in any case ("团队a的站会").
-                    or _letter_beside_cjk(text, surface, start)
+                    or (chars and _letter_beside_cjk(text, surface, start))
                 ):
                     continue
                 # A word of some language's closed classes, written with a capital inside
@@ -848,9 +848,9 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
             elif len(surface) == 1:
                 # A capital letter alone inside a sentence labels a thing ("Team A", "Plan
                 # B", "团队A"): without it "Team B standup is now at 10:00" rewrote team A's.
-                if (
-                    surface.isupper() and surface != "I" and _mid_sentence(text, start)
-                ) or _letter_beside_cjk(text, surface, start):
+                if (surface.isupper() and surface != "I" and _mid_sentence(text, start)) or (
+                    chars and _letter_beside_cjk(text, surface, start)
+                ):
                     terms.append(Term("name", word, start, end))
             elif len(surface) < 3:
                 # Two-letter words: `is`, `de`, `на` say nothing; `uv`, `go`, `k9` name tools.
