@@ -29,13 +29,18 @@ and judges it again with the rules alone:
   "Rule:" (English; "Rule:" stands for the labels that say what kind of note it is);
 - `label`: the new note opened with a label of words neither note says ("Infra:");
 - `bullet`: both written as a markdown bullet ("- …");
-- `unpunctuated`: both without their last full stop.
+- `unpunctuated`: both without their last full stop;
+- `why` / `why-new`: both notes / the new one followed by a `**Why:**` line and a `**How
+  to apply:**` line, each note's own, as Claude Code writes its memories (the labels in
+  English, their text in the note's language).
 
 A loss is an independent pair answered with a sure update or duplicate, a real update
 answered with a sure duplicate, or a sure rewrite that drops the unrelated statement a
 sweep added. Only a pair the plain judgement does not already lose counts (those are
-`eval-facts`' figures). Figures are printed; tests/unit/test_fact_sweeps.py holds each
-sweep to the pairs it is known to lose.
+`eval-facts`' figures). Beside the losses, each sweep counts the pairs judged surely as
+labelled, its variant against the plain pair: a variant may lose nothing and still leave a
+correction unapplied (a lean). Figures are printed; tests/unit/test_fact_sweeps.py holds
+each sweep to the pairs it is known to lose.
 """
 
 from __future__ import annotations
@@ -70,6 +75,25 @@ _EXTRA_MARKS = ("9:30", "9h30")
 NOTE = {"en": "Note: ", "de": "Hinweis: ", "fr": "Remarque : ", "es": "Nota: ",
         "ru": "Примечание: ", "zh": "备注：", "ja": "メモ：", "ko": "참고: "}  # fmt: skip
 _UNSPACED = ("zh", "ja")
+# A reason and a use for each note (old, new), as Claude Code writes them under a memory's
+# fact (`why`, `why-new`).
+WHY = {
+    "en": ("it was agreed in the team retro.", "the user asked for it.",
+           "check this before changing it.", "follow it in every session."),
+    "de": ("so im Team-Retro beschlossen.", "der Nutzer hat darum gebeten.",
+           "vor jeder Änderung prüfen.", "in jeder Sitzung befolgen."),
+    "fr": ("décidé lors de la rétro de l'équipe.", "l'utilisateur l'a demandé.",
+           "vérifier avant de modifier.", "à suivre à chaque session."),
+    "es": ("se acordó en la retro del equipo.", "el usuario lo pidió.",
+           "comprobarlo antes de cambiarlo.", "seguirlo en cada sesión."),
+    "ru": ("так решили на ретро команды.", "так попросил пользователь.",
+           "проверять перед изменением.", "соблюдать в каждой сессии."),
+    "zh": ("团队复盘时定下的。", "用户要求的。", "修改前先确认。", "每次会话都遵守。"),
+    "ja": ("チームの振り返りで決まった。", "ユーザーの依頼。", "変更前に確認する。",
+           "毎回のセッションで守る。"),
+    "ko": ("팀 회고에서 정했다.", "사용자가 요청했다.", "바꾸기 전에 확인한다.",
+           "매 세션마다 따른다."),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -244,6 +268,24 @@ def _bullet(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, *(_with_body(m, "- " + m.body.strip()) for m in (old, new)))
 
 
+def _reasoned(body: str, why: str, use: str) -> str:
+    return f"{body.strip()}\n\n**Why:** {why}\n\n**How to apply:** {use}"
+
+
+def _why(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    old_why, new_why, old_use, new_use = WHY.get(p["lang"], WHY["en"])
+    return _variant(
+        p,
+        _with_body(old, _reasoned(old.body, old_why, old_use)),
+        _with_body(new, _reasoned(new.body, new_why, new_use)),
+    )
+
+
+def _why_new(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    _old_why, new_why, _old_use, new_use = WHY.get(p["lang"], WHY["en"])
+    return _variant(p, old, _with_body(new, _reasoned(new.body, new_why, new_use)))
+
+
 def _unpunctuated(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, *(_with_body(m, m.body.strip().rstrip(".。!！")) for m in (old, new)))
 
@@ -272,6 +314,8 @@ SWEEPS: dict[str, Sweep] = {
     "label": _labelled("Infra"),
     "bullet": _bullet,
     "unpunctuated": _unpunctuated,
+    "why": _why,
+    "why-new": _why_new,
 }
 
 
@@ -293,17 +337,35 @@ def variants(sweep: str, sets: tuple[str, ...] = TUNING_SETS) -> Iterator[Varian
 
 def losses(sweep: str, sets: tuple[str, ...] = TUNING_SETS) -> dict[str, str]:
     """Pair id → how the sweep's variant of it loses a fact (see the module's docstring)."""
-    out: dict[str, str] = {}
+    return measure(sweep, sets).lost
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What one sweep did to the tuning pairs."""
+
+    lost: dict[str, str]  # pair id → how its variant loses a fact
+    pairs: int  # the pairs the sweep rewrote
+    right: int  # … whose variant is judged as labelled, and surely
+    right_plainly: int  # … whose plain pair is
+
+
+def measure(sweep: str, sets: tuple[str, ...] = TUNING_SETS) -> Measured:
+    lost: dict[str, str] = {}
+    pairs = right = right_plainly = 0
     for v in variants(sweep, sets):
-        found = judge(v.new, v.old)
+        found, plain = judge(v.new, v.old), judge(v.plain_new, v.plain_old)
+        pairs += 1
+        right += found.sure and found.kind == v.verdict
+        right_plainly += plain.sure and plain.kind == v.verdict
         if _loses(v.verdict, found):
-            if not _loses(v.verdict, judge(v.plain_new, v.plain_old)):
-                out[v.pair_id] = f"{found.kind}, sure: {found.reason}"
+            if not _loses(v.verdict, plain):
+                lost[v.pair_id] = f"{found.kind}, sure: {found.reason}"
         elif v.extra and found.kind == "update" and found.sure:
             body = rewrite(v.old, found).body
             if not any(mark in body for mark in _EXTRA_MARKS):
-                out[v.pair_id] = f"the rewrite dropped {v.extra!r}"
-    return out
+                lost[v.pair_id] = f"the rewrite dropped {v.extra!r}"
+    return Measured(lost, pairs, right, right_plainly)
 
 
 def main(argv: list[str]) -> int:
@@ -311,18 +373,22 @@ def main(argv: list[str]) -> int:
         prog="memory-recall dev sweep-facts",
         description="the tuning pairs judged again as real notes vary (one generic title, "
         "the old title kept, the other order, an unrelated statement, a 'Note:' label, "
-        "lower case, 'now', values as code, dated, 'Update:', a bullet, no last full stop): "
-        "the facts each variant would lose",
+        "lower case, 'now', values as code, dated, 'Update:', a bullet, no last full stop, "
+        "'Why:' lines): the facts each variant would lose, and how many pairs it still "
+        "judges surely as labelled",
     )
     parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])
     parser.add_argument("--json", action="store_true", help="one JSON object: sweep → losses")
     args = parser.parse_args(argv)
-    found = {name: losses(name) for name in (args.sweeps or SWEEPS)}
+    found = {name: measure(name) for name in (args.sweeps or SWEEPS)}
     if args.json:
-        print(json.dumps(found, ensure_ascii=False, indent=1))
+        print(json.dumps({name: m.lost for name, m in found.items()}, ensure_ascii=False, indent=1))
         return 0
-    for name, lost in found.items():
-        print(f"{name}: {len(lost)} lost")
-        for pair_id, how in sorted(lost.items()):
+    for name, m in found.items():
+        print(
+            f"{name}: {len(m.lost)} lost; judged surely as labelled {m.right} of {m.pairs}"
+            f" ({m.right_plainly} written plainly)"
+        )
+        for pair_id, how in sorted(m.lost.items()):
             print(f"  {pair_id:22} {how}")
     return 0
