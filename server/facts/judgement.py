@@ -31,6 +31,13 @@ from typing import Literal
 
 import regex
 from memory_recall.server.facts.changes import Change, said, written_change
+from memory_recall.server.facts.headline import derive_description
+from memory_recall.server.facts.rationale import (
+    ReasonLine,
+    blanked,
+    reason_lines,
+    said_alike,
+)
 from memory_recall.server.facts.replaced import read_replaced
 from memory_recall.server.facts.restated import (
     QUALIFIER_WORDS,
@@ -134,6 +141,9 @@ class Judgement:
     additions: tuple[Statement, ...] = ()
     # An unsure lean a model confirmed: linked as definite (`supersedes`), never acted on.
     confirmed: bool = False
+    # Lines of the new memory the rewrite adds at the old one's end, as written: a reason or
+    # a use the old memory does not give (`_with_reasons`: "**Why:** …").
+    appended: tuple[str, ...] = ()
 
     @property
     def replaces_value(self) -> bool:
@@ -419,7 +429,7 @@ def _corrected_in_other_words(
 
 def judge(new: MemoryText, old: MemoryText) -> Judgement:
     """How `new` relates to `old`, an existing memory of the same root."""
-    found = _judge(new, old)
+    found = _judge_reasoned(new, old)
     if found.sure and found.kind in ("update", "duplicate") and _labelled_anew(new, old):
         # "Infra: The analytics database runs ClickHouse 23" beside "The database runs
         # PostgreSQL 14": a label of words the old memory never says may name the thing
@@ -437,8 +447,79 @@ def _labelled_anew(new: MemoryText, old: MemoryText) -> bool:
     one that announces a change: "Korrektur:", "更正一下：")."""
     capitals = pair_capitals(new, old)
     a, b = read_memory(old, capitals), read_memory(new, capitals)
-    labels = [read_terms(s.label) for s in b.statements if s.label]
+    reasons = lexicon().rationale  # "**Why:**" names nothing (rationale.py)
+    labels = [read_terms(s.label) for s in b.statements if s.label and s.label not in reasons]
     return any(not label.changes and not set(label.keys) & a.keys for label in labels)
+
+
+REASON_OF_ITS_OWN = "the same fact, with a reason or a use of its own"
+
+
+def _judge_reasoned(new: MemoryText, old: MemoryText) -> Judgement:
+    """`_judge` of the new memory's facts, its reason lines given their place after
+    (rationale.py): two notes' reasons are never compared as facts of their own, and an
+    old memory's reasons count only when its facts relate nothing (a new fact may change
+    what its "**How to apply:**" line says)."""
+    new_facts, reasons = _facts_of(new)
+    if new_facts is None:
+        return _judge(new, old)  # no reason given (or nothing but reasons): as written
+    old_facts, old_reasons = _facts_of(old)
+    found = _judge(new_facts, old if old_facts is None else old_facts)
+    if old_facts is not None and found.kind == "independent":
+        found = _judge(new_facts, old)
+    changed = {c.old.span for c in found.changes}
+    stated = [s for s in read_memory(old_facts or old).statements if not s.heading]
+    whole = bool(stated) and all(s.span in changed for s in stated)
+    return _with_reasons(found, reasons, old_reasons, replaces=whole)
+
+
+def _facts_of(memory: MemoryText) -> tuple[MemoryText | None, list[ReasonLine]]:
+    """`memory` with its reason lines blanked (None when it gives none, or nothing else),
+    and those lines."""
+    body = memory.body.strip()
+    reasons = reason_lines(body) if body else []
+    facts = blanked(body, reasons) if reasons else None
+    if facts is None:
+        return None, reasons
+    # A description derived from the whole note says its reasons too: its facts' own.
+    told = any(r.said.text in memory.description for r in reasons)
+    description = derive_description(facts) if told else memory.description
+    return replace(memory, body=facts, description=description), reasons
+
+
+def _with_reasons(
+    found: Judgement, reasons: list[ReasonLine], old_reasons: list[ReasonLine], replaces: bool
+) -> Judgement:
+    """`found` (of the new memory's facts) with its reason lines. One the old memory says
+    alike is known. For an update it writes, each other replaces the old line of the same
+    label when the update `replaces` every fact of the old memory (the reasons were
+    theirs), else it is added at the end — a reason of a fact the update leaves stays
+    beside it. The same fact given a reason of its own is never dropped as known (a lean).
+    Another fact's reason relates nothing, and a lean stays a lean."""
+    if found.kind == "independent" or not found.sure:
+        return found
+    before: dict[str, ReasonLine] = {}
+    for line in old_reasons:
+        before.setdefault(line.label, line)
+    written = {c.old.span for c in found.changes}
+    changes: list[Change] = []
+    appended: list[str] = []
+    for reason in reasons:
+        if any(said_alike(o.said.text, reason.said.text) for o in old_reasons):
+            continue
+        old_line = before.get(reason.label)
+        # (An old line a new fact rewrites already is no reason's to replace.)
+        if old_line is None or not replaces or old_line.said.span in written:
+            appended.append(reason.whole)
+        else:
+            replaced = Comparison("changed", True, REASON_OF_ITS_OWN, 0.0)
+            changes.append(Change(old_line.said, reason.said, replaced))
+            written.add(old_line.said.span)
+    if not changes and not appended:
+        return found
+    if found.kind == "duplicate":
+        return Judgement("duplicate", False, REASON_OF_ITS_OWN, found.similarity)
+    return replace(found, changes=found.changes + tuple(changes), appended=tuple(appended))
 
 
 def _judge(new: MemoryText, old: MemoryText) -> Judgement:

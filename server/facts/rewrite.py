@@ -7,10 +7,11 @@ new one leaves out a value of it (`Change.written`). Every other character of th
 body — other sentences, list markers, headings, lines like `**Why:**` and `**How to
 apply:**` — stays as it was, but for a replaced line's date stamp, which takes the new
 statement's when it has one. New statements that restate nothing of the old memory are
-added after the last replaced one. The title and the description follow the new fact:
-re-derived when they were derived from the old body (a `remember` without a title), else
-the old value in them is replaced by the new one, and when that cannot be done cleanly
-they are derived from the new statement.
+added after the last replaced one, and a reason or a use the old memory does not give
+("**Why:** …") at its end, on a line of its own. The title and the description follow the
+new fact: re-derived when they were derived from the old body (a `remember` without a
+title), else the old value in them is replaced by the new one, and when that cannot be
+done cleanly they are derived from the new statement.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import regex
 from memory_recall.server.facts.changes import Change, substitute
 from memory_recall.server.facts.headline import derive_description, derive_title
 from memory_recall.server.facts.judgement import (
+    REASON_OF_ITS_OWN,
     Judgement,
     MemoryText,
     read_memory,
@@ -132,6 +134,8 @@ def rewrite_body(old_body: str, judgement: Judgement) -> tuple[str, tuple[tuple[
             for addition in additions:
                 head = _join(head, addition)
             body = head + rest
+    for line in judgement.appended:  # a reason or a use, on a line of its own
+        body = f"{body.rstrip()}\n\n{line.strip()}"
     return body, tuple(replaced)
 
 
@@ -179,11 +183,15 @@ def rewrite(
         derived = old.description == derive_description(old.body)
         values_only = all(r.valued for c in changes for r in c.comparison.regions)
         stamped = any(c.old.stamp or c.new.stamp for c in changes)
-        if derived and (not values_only or stamped):
+        reasoned = bool(judgement.appended) or any(
+            c.comparison.reason == REASON_OF_ITS_OWN for c in changes
+        )
+        if derived and (not values_only or stamped or reasoned):
             # Derived, and plain words changed: it follows the body. Put in its old words,
             # they garbled it ("Alice owns …" / "Bob took over …": "Alice Bob the billing
             # service"). So does a dated line's: its values put in, the old date stayed
-            # ("2026-11-02: Deploys need two approval").
+            # ("2026-11-02: Deploys need two approval"), and a reason replaced or added
+            # (the old "Why:" stayed in it).
             description = derive_description(body)
         else:
             description = _follow(old.description, changes, derive_description(body))

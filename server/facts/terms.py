@@ -234,6 +234,7 @@ class _Lexicon:
     nows: frozenset[str]  # change cues that only say when ("now", "jetzt", "现在")
     corrects: frozenset[str]  # change cues that only say a note corrects ("correction")
     discourse: frozenset[str]  # labels that say how to read a line ("note", "fyi")
+    rationale: frozenset[str]  # labels that give a fact's reason or use ("why", "how to apply")
     users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
@@ -316,6 +317,7 @@ def lexicon() -> _Lexicon:
         nows=frozenset(lists["now"]),
         corrects=frozenset(lists["corrects"]),
         discourse=frozenset(lists["discourse"]),
+        rationale=frozenset(lists["rationale"]),
         users=frozenset(lists["user"]),
         short=short,
         toward=frozenset(lists["toward"]),

@@ -309,6 +309,33 @@ def test_a_correction_titled_as_one_memory_updates_that_one(world: World) -> Non
     assert "The owner is Alice." in (world.project / "billing-service.md").read_text()
 
 
+def test_a_correction_as_claude_code_writes_it_updates_the_memory_and_its_reasons(
+    world: World,
+) -> None:
+    # A fact, then "**Why:**" and "**How to apply:**" (facts/rationale.py): the two notes'
+    # reasons were compared as facts, and the correction was only linked beside the old rule.
+    world.project.mkdir()
+    path = world.project / "deps.md"  # named by hand: it stays
+    old_body = (
+        "Dependency updates are opened by Dependabot.\n\n"
+        "**Why:** it was agreed in the team retro.\n\n"
+        "**How to apply:** check this before changing it."
+    )
+    path.write_text(memory_text("Dependency updates", old_body, type="feedback"))
+    world.catalog.scan()
+    new_body = (
+        "Dependency updates are opened by Renovate now.\n\n"
+        "**Why:** the user asked for it.\n\n"
+        "**How to apply:** follow it in every session."
+    )
+    (op,) = world.remember(new_body).operations
+    assert (op.action, Path(op.path).name) == ("updated", "deps.md"), op.reason
+    text = path.read_text()
+    assert new_body in text
+    assert "Dependabot" not in text.split("---", 2)[2]
+    assert world.files() == ["MEMORY.md", "deps.md"]
+
+
 # -- a name that follows its title (store/renames.py) --------------------------------------------
 
 
