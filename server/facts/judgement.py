@@ -642,14 +642,9 @@ def _judge(new: MemoryText, old: MemoryText) -> Judgement:
     )
     # A last guard before a new text is dropped as known: a number or a Latin word of its
     # own that the terms missed (a kanji numeral, a word in a function-word list).
+    # (It keeps a sure duplicate from dropping them; an update writes them with the rest.)
     unseen = _raw_values(new) - _raw_values(old)
-    if (
-        not new_values
-        and not unseen
-        and a.polarity == b.polarity
-        and not different
-        and not announces
-    ):
+    if not new_values and a.polarity == b.polarity and not different and not announces:
         if not unrelated and (
             similarity >= DUPLICATE_AT_LEAST or contained >= DUPLICATE_CONTAINED_AT_LEAST
         ):
@@ -712,7 +707,10 @@ def _judge(new: MemoryText, old: MemoryText) -> Judgement:
                     )
                     for i, j, c in grown
                 )
-                sure = not any(change.loses for change in changes)
+                sure = not any(change.loses for change in changes) and not (
+                    # Written in place, what the terms missed would not be written.
+                    unseen and any(change.in_place is not None for change in changes)
+                )
                 return Judgement("update", sure, ADDED, similarity, changes)
             if any(swaps_a_word(a.terms[i], b.terms[j]) for i, j, _c in same):
                 # "Backups run at most once a day" beside "… at least once a day", "The API
@@ -727,9 +725,10 @@ def _judge(new: MemoryText, old: MemoryText) -> Judgement:
                 # capital opening the new one may be a name the old memory never held.
                 # Dropped as known, the new fact was gone. A lean that only links.
                 return Judgement("update", False, NAMED_ANEW, similarity)
-            sure = all(c.sure for _, _, c in same) or similarity >= DUPLICATE_AT_LEAST
-            return Judgement("duplicate", sure, "the same fact, reworded", similarity)
-        if similarity >= PARAPHRASE_AT_LEAST:
+            if not unseen:
+                sure = all(c.sure for _, _, c in same) or similarity >= DUPLICATE_AT_LEAST
+                return Judgement("duplicate", sure, "the same fact, reworded", similarity)
+        if similarity >= PARAPHRASE_AT_LEAST and not unseen:
             return _perhaps_reworded(a, b, similarity)
     # A statement said again with a word swapped ("Alice left the platform team" / "Alice is
     # on the platform team") restates nothing: grown by the new memory, the old one kept

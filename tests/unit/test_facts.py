@@ -3956,3 +3956,35 @@ def test_a_citation_closing_a_statement_is_read_as_if_it_were_not_there() -> Non
         text("Tests must pass before merging."),
     )
     assert not found.sure, found.reason
+
+
+@pytest.mark.parametrize(
+    ("new", "written"),
+    [
+        (
+            "Alice owns the billing service and the invoicing service (see PR #123).",
+            "Alice owns the billing service and the invoicing service (see PR #123).",
+        ),
+        (
+            "2026-12-07: Alice owns the billing service and the invoicing service.",
+            "2026-12-07: Alice owns the billing service and the invoicing service.",
+        ),
+        (
+            "2026-12-07: 张伟负责计费服务和支付服务。",
+            "2026-12-07: 张伟负责计费服务和支付服务。",
+        ),
+    ],
+)
+def test_a_thing_added_under_a_date_or_with_a_citation_grows_the_old_memory(
+    new: str, written: str
+) -> None:
+    # The date or the PR number, which the terms leave out, kept the pair from being read
+    # as "the same statement, a thing added after it": linked as perhaps the same fact,
+    # and the old memory went on saying Alice owns the billing service alone. They keep a
+    # sure duplicate from dropping them; an update writes them.
+    old = "张伟负责计费服务。" if "张伟" in new else "Alice owns the billing service."
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert rewrite(text(old), found).body == written
+    # Said again with a citation or a date of its own, the same fact is still not dropped.
+    _keeps_both(old, new.replace(" and the invoicing service", "").replace("和支付服务", ""))
