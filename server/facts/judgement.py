@@ -779,7 +779,43 @@ def _judge(new: MemoryText, old: MemoryText) -> Judgement:
         # "Marco took over on-call" beside "Priya is the on-call lead": a change announced
         # of what the old memory speaks of, no statement of it said again nor answered.
         return Judgement("update", False, CHANGE_OF_ITS_TOPIC, similarity)
+    if same and unrelated:
+        beside = _said_again_beside(new, old, b, unrelated)
+        if beside is not None:
+            return beside
     return Judgement("independent", True, "a different fact", similarity)
+
+
+def _said_again_beside(
+    new: MemoryText, old: MemoryText, b: Reading, unrelated: list[int]
+) -> Judgement | None:
+    """How the new memory's statements that say an old one again relate to the old memory,
+    read without those of its own (`unrelated`), when that finds more than two facts: a
+    statement said again narrower, with a word swapped, with a thing added or a value left
+    out ("Squash merge only small pull requests" and "The team standup is at 9:30" beside
+    "Always squash merge pull requests") was read as a different fact beside the one of its
+    own, and the two memories went unlinked. A sure update keeps the new memory's own
+    statements (additions), only when the new memory opens with what it says again; else
+    it is a lean."""
+    body = _said_body(new)
+    chars = list(body)
+    for j in unrelated:
+        statement = b.statements[j]
+        chars[statement.start : statement.end] = " " * (statement.end - statement.start)
+    answering = "".join(chars)
+    if not _SAYS_SOMETHING.search(answering):
+        return None
+    found = _judge(replace(new, body=answering), old)
+    if found.kind == "independent":
+        return None
+    if found.kind == "update" and found.sure and 0 not in unrelated:
+        additions = found.additions + tuple(b.statements[j] for j in unrelated)
+        return replace(found, additions=additions)
+    return Judgement("update", False, f"{found.reason}; {BESIDE_ITS_OWN}", found.similarity)
+
+
+BESIDE_ITS_OWN = "said beside a fact of its own"
+_SAYS_SOMETHING = regex.compile(r"[\p{L}\p{N}]")
 
 
 def _scoped_among(older: Terms, newer: Terms, newer_known: frozenset[str]) -> bool:

@@ -3988,3 +3988,40 @@ def test_a_thing_added_under_a_date_or_with_a_citation_grows_the_old_memory(
     assert rewrite(text(old), found).body == written
     # Said again with a citation or a date of its own, the same fact is still not dropped.
     _keeps_both(old, new.replace(" and the invoicing service", "").replace("和支付服务", ""))
+
+
+_STANDUP = "\nThe team standup is at 9:30."
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "extra"),
+    [
+        ("Always squash merge pull requests.", "Squash merge only small pull requests.", _STANDUP),
+        (
+            "The on-call rotation is Marek, Sofia and Priya.",
+            "The on-call rotation is Marek and Sofia.",
+            _STANDUP,
+        ),
+        ("Backups run at least once a day.", "Backups run at most once a day.", _STANDUP),
+        ("APIはJSONを受け付けます。", "APIはJSONだけを受け付けます。", "チームの朝会は 9:30。"),
+    ],
+)
+def test_a_statement_said_otherwise_beside_a_fact_of_its_own_is_still_linked(
+    old: str, new: str, extra: str
+) -> None:
+    # Alone, each is a lean. With an unrelated statement after it, the note answered no old
+    # statement as a whole and was read as a different fact: the two went unlinked, and the
+    # old rule was recalled unmarked.
+    _a_lean(old, new)
+    _a_lean(old, new + extra)
+
+
+def test_a_thing_added_beside_a_fact_of_its_own_grows_the_old_memory_and_keeps_both() -> None:
+    old = "Alice owns the billing service."
+    new = "Alice owns the billing service and the invoicing service.\nThe team standup is at 9:30."
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    body = rewrite(text(old), found).body
+    assert "invoicing service" in body and "standup is at 9:30" in body
+    # Opened by the fact of its own, the note is about that: a lean.
+    _a_lean(old, "The team standup is at 9:30.\n" + new.split("\n")[0])
