@@ -32,7 +32,9 @@ and judges it again with the rules alone:
 - `unpunctuated`: both without their last full stop;
 - `why` / `why-new`: both notes / the new one followed by a `**Why:**` line and a `**How
   to apply:**` line, each note's own, as Claude Code writes its memories (the labels in
-  English, their text in the note's language).
+  English, their text in the note's language);
+- `headed`: the old note's title given by hand also written as its heading ("# Billing
+  service" over its lines), as a markdown note is.
 
 A loss is an independent pair answered with a sure update or duplicate, a real update
 answered with a sure duplicate, or a sure rewrite that drops the unrelated statement a
@@ -286,6 +288,13 @@ def _why_new(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, old, _with_body(new, _reasoned(new.body, new_why, new_use)))
 
 
+def _headed(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    if "text" in p["old"]:
+        return None  # a title derived from the first sentence would only say it twice
+    body = f"# {old.title}\n\n{old.body.strip()}"
+    return _variant(p, MemoryText(old.title, old.description, body, old.type), new)
+
+
 def _unpunctuated(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, *(_with_body(m, m.body.strip().rstrip(".。!！")) for m in (old, new)))
 
@@ -316,6 +325,7 @@ SWEEPS: dict[str, Sweep] = {
     "unpunctuated": _unpunctuated,
     "why": _why,
     "why-new": _why_new,
+    "headed": _headed,
 }
 
 

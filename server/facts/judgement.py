@@ -1057,6 +1057,24 @@ def _labelled_lines(a: Reading) -> list[_LabelledLine]:
     return out if any(line.label or line.owned for line in out) else []
 
 
+NAMED_APART = "said of a thing named as its heading names another"
+
+
+def _named_apart(around: frozenset[str], a: Reading, found: Comparison, new: Terms) -> bool:
+    """Whether the new statement names part of the heading the old one stands under, leaves
+    the rest of it out and puts a word the old memory never says in its place: "The search
+    service owner is now Bob" beside "The owner is Alice." under "# Billing service" is the
+    search service's owner, not the billing service's (written over, it was). Like a title
+    given by hand (`titles.named_by_title`), a heading names what the lines under it are
+    about."""
+    said = set(new.keys)
+    if not (around & said) or not (around - said):
+        return False
+    values = {t.key for r in found.regions for t in r.new}
+    own = {t.key for t in new.terms if t.kind in ("word", "name") and not t.valued}
+    return bool(own - a.keys - values)
+
+
 def _best(
     a: Reading, candidates: list[int], new_terms: Terms, negation_differs: bool
 ) -> tuple[int, Comparison]:
@@ -1072,6 +1090,8 @@ def _best(
         found = read_replaced(
             a.terms[i], new_terms, compare(a.terms[i], new_terms, negation_differs, around)
         )
+        if found.relation == "changed" and found.sure and _named_apart(around, a, found, new_terms):
+            found = replace(found, sure=False, reason=f"{found.reason}; {NAMED_APART}")
         ranks[i] = (*_rank(found), len(around.intersection(new_terms.keys)))
         if best is None or ranks[i] > ranks[best[0]]:
             best = (i, found)

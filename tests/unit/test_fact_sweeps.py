@@ -43,6 +43,7 @@ KNOWN: dict[str, set[str]] = {
     "unpunctuated": set(),
     "why": set(),
     "why-new": set(),
+    "headed": set(),
 }  # fmt: skip
 
 

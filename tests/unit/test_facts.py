@@ -4025,3 +4025,22 @@ def test_a_thing_added_beside_a_fact_of_its_own_grows_the_old_memory_and_keeps_b
     assert "invoicing service" in body and "standup is at 9:30" in body
     # Opened by the fact of its own, the note is about that: a lean.
     _a_lean(old, "The team standup is at 9:30.\n" + new.split("\n")[0])
+
+
+@pytest.mark.parametrize(
+    "old",
+    [
+        "# Billing service\n\nThe owner is Alice.\nThe repo is github.com/acme/billing.",
+        "## Billing service\n\n- Owner: Alice\n- Repo: github.com/acme/billing",
+        "Billing service:\n- The owner is Alice.",
+    ],
+)
+def test_a_heading_names_what_its_lines_are_about(old: str) -> None:
+    # "The search service owner" put in place of the heading's "billing service": another
+    # service's owner. Written over, the billing service's owner was Bob.
+    found = _a_lean(old, "The search service owner is now Bob.")
+    assert judgement.NAMED_APART in found.reason
+    # The heading's own thing, or no thing named: its update.
+    for new in ("The billing service owner is now Bob.", "The owner is now Bob."):
+        found = judge(text(new), text(old))
+        assert (found.kind, found.sure) == ("update", True), (new, found.reason)
