@@ -34,7 +34,9 @@ and judges it again with the rules alone:
   to apply:**` line, each note's own, as Claude Code writes its memories (the labels in
   English, their text in the note's language);
 - `headed`: the old note's title given by hand also written as its heading ("# Billing
-  service" over its lines), as a markdown note is.
+  service" over its lines), as a markdown note is;
+- `remark`: the new note closed with a remark of who confirmed it, in its language ("…
+  (confirmed with the team).").
 
 A loss is an independent pair answered with a sure update or duplicate, a real update
 answered with a sure duplicate, or a sure rewrite that drops the unrelated statement a
@@ -181,6 +183,12 @@ def _lower(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, _derived(old.body.lower()), _derived(new.body.lower()))
 
 
+# A remark closing a note: who confirmed it (`remark`).
+REMARK = {"en": "confirmed with the team", "de": "mit dem Team abgestimmt",
+          "fr": "confirmé avec l'équipe", "es": "confirmado con el equipo",
+          "ru": "согласовано с командой", "zh": "已与团队确认", "ja": "チームと確認済み",
+          "ko": "팀과 확인함"}  # fmt: skip
+
 # The days a journal's notes are stamped with (`dated`, `dated-new`).
 OLD_DAY, NEW_DAY = "2026-11-02", "2026-12-07"
 
@@ -232,6 +240,13 @@ def _cited(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     body = new.body.strip()
     stop = body[-1] if body[-1:] in (".", "。") else ""
     return _variant(p, old, _with_body(new, f"{body.rstrip('.。')} (see PR #123){stop}"))
+
+
+def _remark(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    body = new.body.strip()
+    stop = body[-1] if body[-1:] in (".", "。") else ""
+    remark = REMARK.get(p["lang"], REMARK["en"])
+    return _variant(p, old, _with_body(new, f"{body.rstrip('.。')} ({remark}){stop}"))
 
 
 def _italic(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
@@ -326,6 +341,7 @@ SWEEPS: dict[str, Sweep] = {
     "why": _why,
     "why-new": _why_new,
     "headed": _headed,
+    "remark": _remark,
 }
 
 

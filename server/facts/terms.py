@@ -235,6 +235,7 @@ class _Lexicon:
     corrects: frozenset[str]  # change cues that only say a note corrects ("correction")
     discourse: frozenset[str]  # labels that say how to read a line ("note", "fyi")
     rationale: frozenset[str]  # labels that give a fact's reason or use ("why", "how to apply")
+    provenance: regex.Pattern[str]  # who confirmed a statement ("confirmed", "abgestimmt")
     users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
@@ -318,6 +319,7 @@ def lexicon() -> _Lexicon:
         corrects=frozenset(lists["corrects"]),
         discourse=frozenset(lists["discourse"]),
         rationale=frozenset(lists["rationale"]),
+        provenance=_phrase_pattern(lists["provenance"]),
         users=frozenset(lists["user"]),
         short=short,
         toward=frozenset(lists["toward"]),
@@ -670,9 +672,10 @@ def _mid_sentence(text: str, at: int) -> bool:
 def read_terms(text: str, capitals: bool | None = None) -> Terms:
     """The terms of one statement. `capitals`: whether a capital letter inside a sentence
     marks a name (`capitals_mark_names` of the whole memory; by default, of `text`)."""
-    if "(" in text and (cited := _CITED.search(text)):
-        # "… port 8082 (see PR #123).": where the statement comes from, not what it says;
-        # read without it (its terms and cues, and what stands after the last term).
+    if ("(" in text or "（" in text) and (cited := _CITED.search(text) or _remarked(text)):
+        # "… port 8082 (see PR #123).", "… (confirmed with the team).": where the statement
+        # comes from, not what it says; read without it (its terms and cues, and what
+        # stands after the last term).
         return read_terms(text[: cited.start()], capitals)
     lex = lexicon()
     closed = function_words()
@@ -893,6 +896,27 @@ _CITED = regex.compile(
     r"|参见|参照|참고)(?![\p{L}])[^()（）]*[)）][ \t]*[.!?。！？]?[ \t]*$",
     regex.IGNORECASE,
 )
+
+
+# A bracket closing a statement, its words (`_remarked`).
+_CLOSING_BRACKET = regex.compile(r"[ \t]*[(（]([^()（）]*)[)）][ \t]*[.!?。！？]?[ \t]*$")
+REMARK_WORDS = 8  # words a remark holds at most
+
+
+def _remarked(text: str) -> regex.Match[str] | None:
+    """A bracket closing `text` that says who confirmed or decided it ("(confirmed with the
+    team)", "(mit dem Team abgestimmt)": `provenance` in data/cues.txt), short, and neither
+    restricting nor negating what it closes ("(confirmed for staging only)" is kept)."""
+    closing = _CLOSING_BRACKET.search(text)
+    if closing is None:
+        return None
+    inner = closing.group(1)
+    lex = lexicon()
+    if len(inner.split()) > REMARK_WORDS or not lex.provenance.search(inner):
+        return None
+    if lex.only.search(inner) or any(p.search(inner) for p in lex.negation.values()):
+        return None
+    return closing
 
 
 def _when_it_holds(text: str, start: int, end: int) -> bool:

@@ -44,6 +44,7 @@ KNOWN: dict[str, set[str]] = {
     "why": set(),
     "why-new": set(),
     "headed": set(),
+    "remark": set(),
 }  # fmt: skip
 
 

@@ -4044,3 +4044,47 @@ def test_a_heading_names_what_its_lines_are_about(old: str) -> None:
     for new in ("The billing service owner is now Bob.", "The owner is now Bob."):
         found = judge(text(new), text(old))
         assert (found.kind, found.sure) == ("update", True), (new, found.reason)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Its words hid the swap: "at most" was dropped as known.
+        (
+            "Backups run at least once a day.",
+            "Backups run at most once a day (confirmed with the team).",
+        ),
+        # Its words hid the other subject named where the subject stands: written over.
+        (
+            "Service auth listens on port 8081.",
+            "Service billing listens on port 8082 (approved by Alice).",
+        ),
+        (
+            "Dienst katalog lauscht auf Port 7001.",
+            "Dienst warenkorb lauscht auf Port 7002 (mit dem Team abgestimmt).",
+        ),
+        (
+            "El servicio inventario escucha en el puerto 5001.",
+            "El servicio precios escucha en el puerto 5002 (confirmado con el equipo).",
+        ),
+        (
+            "Prefer composition over inheritance.",
+            "Prefer inheritance over composition (agreed in the retro).",
+        ),
+    ],
+)
+def test_a_remark_of_who_confirmed_a_note_is_read_as_if_it_were_not_there(
+    old: str, new: str
+) -> None:
+    _keeps_both(old, new)
+
+
+def test_a_remark_that_restricts_or_negates_is_read() -> None:
+    plain = read_terms("Deploys need two approvals")
+    for remark in ("(confirmed for staging only)", "(not confirmed yet)"):
+        assert read_terms(f"Deploys need two approvals {remark}.").keys != plain.keys
+    assert read_terms("Deploys need two approvals (confirmed with the team).").keys == plain.keys
+    # In full-width brackets too.
+    cjk = read_terms("API 只接受 JSON。").keys
+    assert read_terms("API 只接受 JSON（已与团队确认）。").keys == cjk
+    assert read_terms("API 只接受 JSON（参见 PR #123）。").keys == cjk
