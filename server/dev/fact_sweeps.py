@@ -24,6 +24,7 @@ and judges it again with the rules alone:
 - `cited`: the new note closed with where it comes from ("… (see PR #123).");
 - `dated` / `dated-new`: both notes opened with the day they were written, as a journal
   is ("2026-11-02: …", "2026-12-07: …") / the new one only;
+- `dated-after`: the new note closed with that day in brackets ("… (2026-12-07).");
 - `as-of`: the new note opened with "As of 2026-12-07," (English);
 - `update` / `correction` / `rule`: the new note opened with "Update:" / "Correction:" /
   "Rule:" (English; "Rule:" stands for the labels that say what kind of note it is);
@@ -263,6 +264,12 @@ def _dated_new(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, old, _with_body(new, f"{NEW_DAY}: {new.body}"))
 
 
+def _dated_after(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    body = new.body.strip()
+    stop = body[-1] if body[-1:] in (".", "。") else ""
+    return _variant(p, old, _with_body(new, f"{body.rstrip('.。')} ({NEW_DAY}){stop}"))
+
+
 def _as_of(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
     if p["lang"] != "en":
         return None
@@ -331,6 +338,7 @@ SWEEPS: dict[str, Sweep] = {
     "cited": _cited,
     "dated": _dated,
     "dated-new": _dated_new,
+    "dated-after": _dated_after,
     "as-of": _as_of,
     "update": _labelled("Update"),
     "correction": _labelled("Correction"),

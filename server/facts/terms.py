@@ -903,14 +903,26 @@ _CLOSING_BRACKET = regex.compile(r"[ \t]*[(（]([^()（）]*)[)）][ \t]*[.!?。
 REMARK_WORDS = 8  # words a remark holds at most
 
 
+# A date alone in a closing bracket, a few words before it at most: "(2026-12-07)", "(as of
+# 2026-12-07)", "(updated 07.12.2026)".
+_DATED = regex.compile(
+    r"[ \t]*(?:\p{L}+[ \t]+){0,2}(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})"
+    r"(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?[ \t]*"
+)
+
+
 def _remarked(text: str) -> regex.Match[str] | None:
-    """A bracket closing `text` that says who confirmed or decided it ("(confirmed with the
-    team)", "(mit dem Team abgestimmt)": `provenance` in data/cues.txt), short, and neither
-    restricting nor negating what it closes ("(confirmed for staging only)" is kept)."""
+    """A bracket closing `text` that says when it was written ("(2026-12-07)", "(as of
+    2026-12-07)": a stamp, as one opening a line is, `statements.Statement.stamp`) or who
+    confirmed or decided it ("(confirmed with the team)", "(mit dem Team abgestimmt)":
+    `provenance` in data/cues.txt), short, and neither restricting nor negating what it
+    closes ("(confirmed for staging only)" is kept)."""
     closing = _CLOSING_BRACKET.search(text)
     if closing is None:
         return None
     inner = closing.group(1)
+    if _DATED.fullmatch(inner):
+        return closing
     lex = lexicon()
     if len(inner.split()) > REMARK_WORDS or not lex.provenance.search(inner):
         return None

@@ -34,6 +34,7 @@ KNOWN: dict[str, set[str]] = {
     "cited": set(),
     "dated": set(),
     "dated-new": set(),
+    "dated-after": set(),
     "as-of": set(),
     "update": set(),
     "correction": set(),

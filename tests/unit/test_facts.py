@@ -4088,3 +4088,31 @@ def test_a_remark_that_restricts_or_negates_is_read() -> None:
     cjk = read_terms("API 只接受 JSON。").keys
     assert read_terms("API 只接受 JSON（已与团队确认）。").keys == cjk
     assert read_terms("API 只接受 JSON（参见 PR #123）。").keys == cjk
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Read as a value, the date was the new statement's own: "says more", written over.
+        ("Backups are encrypted.", "Production backups are encrypted (2026-12-07)."),
+        ("For hotfixes, deploys need one approval.", "Deploys need three approvals (2026-12-07)."),
+        (
+            "Service auth listens on port 8081.",
+            "Service billing listens on port 8082 (as of 07.12.2026).",
+        ),
+    ],
+)
+def test_a_date_closing_a_note_is_when_it_was_written(old: str, new: str) -> None:
+    _keeps_both(old, new)
+
+
+def test_a_dated_update_writes_its_date_with_it() -> None:
+    old = "Deploys need one approval."
+    found = judge(text("Deploys need two approvals (2026-12-07)."), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert rewrite(text(old), found).body == "Deploys need two approvals (2026-12-07)."
+    assert read_terms("Deploys need two approvals (2026-12-07)").keys == (
+        read_terms("Deploys need two approvals").keys
+    )
+    # A date that is not alone in its bracket is read.
+    assert "2026-12-07 date" in read_terms("The freeze runs (2026-12-07 to 2027-01-05).").keys
