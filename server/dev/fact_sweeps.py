@@ -29,6 +29,7 @@ and judges it again with the rules alone:
 - `update` / `correction` / `rule`: the new note opened with "Update:" / "Correction:" /
   "Rule:" (English; "Rule:" stands for the labels that say what kind of note it is);
 - `label`: the new note opened with a label of words neither note says ("Infra:");
+- `said`: the new note opened with who said it, in its language ("The user said: …");
 - `bullet`: both written as a markdown bullet ("- …");
 - `unpunctuated`: both without their last full stop;
 - `why` / `why-new`: both notes / the new one followed by a `**Why:**` line and a `**How
@@ -184,6 +185,10 @@ def _lower(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, _derived(old.body.lower()), _derived(new.body.lower()))
 
 
+# Who said a note, opening it (`said`).
+SAID = {"en": "The user said: ", "de": "Der Nutzer sagt: ", "fr": "L'utilisateur a dit : ",
+        "es": "El usuario dijo: ", "ru": "Пользователь сказал: ", "zh": "用户说：",
+        "ja": "ユーザーによると：", "ko": "사용자 말로는: "}  # fmt: skip
 # A remark closing a note: who confirmed it (`remark`).
 REMARK = {"en": "confirmed with the team", "de": "mit dem Team abgestimmt",
           "fr": "confirmé avec l'équipe", "es": "confirmado con el equipo",
@@ -288,6 +293,15 @@ def _labelled(label: str) -> Sweep:
     return sweep
 
 
+def _said(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    if p["lang"] not in SAID:
+        return None
+    body = new.body.strip()
+    if p["lang"] not in _UNSPACED and body[:1].isupper() and not body[1:2].isupper():
+        body = body[0].lower() + body[1:]  # "The user said: production deploys …"
+    return _variant(p, old, _with_body(new, SAID[p["lang"]] + body))
+
+
 def _bullet(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, *(_with_body(m, "- " + m.body.strip()) for m in (old, new)))
 
@@ -344,6 +358,7 @@ SWEEPS: dict[str, Sweep] = {
     "correction": _labelled("Correction"),
     "rule": _labelled("Rule"),
     "label": _labelled("Infra"),
+    "said": _said,
     "bullet": _bullet,
     "unpunctuated": _unpunctuated,
     "why": _why,

@@ -40,6 +40,7 @@ KNOWN: dict[str, set[str]] = {
     "correction": set(),
     "rule": set(),
     "label": set(),
+    "said": set(),
     "bullet": set(),
     "unpunctuated": set(),
     "why": set(),

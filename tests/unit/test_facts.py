@@ -4116,3 +4116,20 @@ def test_a_dated_update_writes_its_date_with_it() -> None:
     )
     # A date that is not alone in its bracket is read.
     assert "2026-12-07 date" in read_terms("The freeze runs (2026-12-07 to 2027-01-05).").keys
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "Dependency updates are opened by Dependabot.",
+            "The user said: dependency updates are opened by Renovate now.",
+        ),
+        ("依赖更新由 Dependabot 自动提交。", "用户说：依赖更新改为由 Renovate 自动提交。"),
+    ],
+)
+def test_who_said_a_note_is_no_label_of_what_it_is_about(old: str, new: str) -> None:
+    # Read as a label of words the old memory never says, it made every sure verdict a lean:
+    # the correction was only linked.
+    found = judge(text(new), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
