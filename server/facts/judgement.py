@@ -789,14 +789,14 @@ def _judge(new: MemoryText, old: MemoryText) -> Judgement:
 def _said_again_beside(
     new: MemoryText, old: MemoryText, b: Reading, unrelated: list[int]
 ) -> Judgement | None:
-    """How the new memory's statements that say an old one again relate to the old memory,
-    read without those of its own (`unrelated`), when that finds more than two facts: a
-    statement said again narrower, with a word swapped, with a thing added or a value left
-    out ("Squash merge only small pull requests" and "The team standup is at 9:30" beside
-    "Always squash merge pull requests") was read as a different fact beside the one of its
-    own, and the two memories went unlinked. A sure update keeps the new memory's own
-    statements (additions), only when the new memory opens with what it says again; else
-    it is a lean."""
+    """How the new memory relates to the old one read without its statements of its own
+    (`unrelated`), None when so read it is independent too. A statement said again
+    narrower, with a word swapped, with a thing added or a value left out ("Squash merge
+    only small pull requests" and "The team standup is at 9:30" beside "Always squash merge
+    pull requests") was read as a different fact beside the one of its own, and the two
+    memories went unlinked. A sure update keeps the new memory's own statements
+    (additions), only when the new memory opens with what it says again; else it is a
+    lean."""
     body = _said_body(new)
     chars = list(body)
     for j in unrelated:
