@@ -57,7 +57,7 @@ from memory_recall.server.facts.slots import (
     compatible,
     dice,
 )
-from memory_recall.server.facts.statements import Statement, split_statements
+from memory_recall.server.facts.statements import Statement, iter_statements, split_statements
 from memory_recall.server.facts.terms import (
     STEM_CHARS,
     Term,
@@ -288,7 +288,7 @@ def _said_body(memory: MemoryText) -> str:
 def _said_statements(memory: MemoryText) -> tuple[tuple[Statement, str], ...]:
     """The statements of a memory's body (its title and description when it has none),
     each with the text its terms are read from. Kept for the few memories a remember
-    reads twice (`_most_in_common`, then whole)."""
+    reads whole twice (its reading, then the rewrite's)."""
     statements = split_statements(_said_body(memory), lexicon().discourse)
     return tuple((statement, said(statement)) for statement in statements)
 
@@ -320,46 +320,53 @@ def _most_in_common(memory: MemoryText, keys: frozenset[str], capitals: bool) ->
     enough for it to round below UNRELATED_BELOW; None if it never is (then it is read
     whole).
 
-    Read statement by statement: Dice = 2·shared / (its terms + len(keys)). Its terms are
-    at least those seen so far; shared, at most the keys seen so far and those not seen
-    yet whose witness (`key_witness`) a statement still to come holds — so a memory that
-    holds few of the keys is known unrelated after a few statements, however long it is.
+    Read statement by statement, split only as far as read: Dice = 2·shared / (its terms
+    + len(keys)). Its terms are at least those seen so far; shared, at most the keys seen
+    so far and those whose witness (`key_witness`) a line not yet passed holds — so a
+    memory that holds few of the keys is known unrelated after a few statements, however
+    long it is, without splitting the rest of it (most of the time it took).
     """
-    statements = _said_statements(memory)
-    texts = [text for _statement, text in statements]
-    forms = [witness_forms(text) for text in texts]
+    body = _said_body(memory)
+    lines = body.split("\n")
+    forms = [witness_forms(line) for line in lines]
     last = _last_witnessed(keys, forms)
+    discourse = lexicon().discourse
     seen: set[str] = set()
-    for at, (_statement, text) in enumerate(paced(statements)):
-        terms = read_terms(text, capitals)
+    for statement in paced(iter_statements(body, discourse)):
+        terms = read_terms(said(statement), capitals)
         if not terms.terms:
             continue
         seen.update(terms.keys)
-        shared = sum(1 for key in keys if key in seen or last[key] > at)
+        # A witness on this statement's own line may be in a statement after it: counted.
+        shared = sum(1 for key in keys if key in seen or last[key] >= statement.line)
         most = 2 * shared / (len(seen) + len(keys))
         if most <= UNRELATED_BELOW - 0.001:  # a margin for the rounding to 3 places
             # ... unless one statement holds most of the keys (`judge`): read on.
-            return None if _one_holds(keys, forms, texts, capitals) else most
+            return None if _one_holds(keys, forms, lines, capitals) else most
     return None
 
 
 def _one_holds(
-    keys: frozenset[str], forms: list[tuple[str, str]], texts: list[str], capitals: bool
+    keys: frozenset[str], forms: list[tuple[str, str]], lines: list[str], capitals: bool
 ) -> bool:
-    """Whether one statement holds RELATED_CONTAINED of `keys`, as `judge` counts them.
-    Only a statement that may hold them is read: one whose `witness_forms` hold enough of
-    the keys' witnesses, counting those that have none (a number may be in any). In a long
-    memory whose words the new one shares, that is a few statements, not all of them."""
+    """Whether one statement may hold RELATED_CONTAINED of `keys`, as `judge` counts them.
+    Only a line that may hold them is split and read: one whose `witness_forms` hold
+    enough of the keys' witnesses, counting those that have none (a number may be in
+    any). In a long memory whose words the new one shares, that is a few lines, not all
+    of them. (A line read alone is read as if outside any fence: at worst it says yes,
+    and the memory is read whole.)"""
     witnesses = [key_witness(key) for key in keys]
     anywhere = sum(1 for w in witnesses if w is None)
     held = RELATED_CONTAINED * len(keys)
     need = held - anywhere
     found = [w for w in witnesses if w is not None]
-    for (a, b), text in paced(zip(forms, texts, strict=True)):
+    discourse = lexicon().discourse
+    for (a, b), line in paced(zip(forms, lines, strict=True)):
         if need > 0 and sum(1 for w in found if w in a or w in b) < need:
             continue
-        if len(keys.intersection(read_terms(text, capitals).keys)) >= held:
-            return True
+        for statement in iter_statements(line, discourse):
+            if len(keys.intersection(read_terms(said(statement), capitals).keys)) >= held:
+                return True
     return False
 
 
@@ -402,8 +409,21 @@ def _raw_values(memory: MemoryText) -> set[str]:
     return found
 
 
+class _SaidTexts:
+    """The texts of a memory's statements, split when first iterated (`_said_statements`):
+    the checks for a correction in other words read them only when the new memory
+    announces a change or places its subject, and a long old memory is most of the time
+    its split takes."""
+
+    def __init__(self, memory: MemoryText) -> None:
+        self.memory = memory
+
+    def __iter__(self) -> Iterator[str]:
+        return (text for _statement, text in _said_statements(self.memory))
+
+
 def _corrected_in_other_words(
-    old_texts: Sequence[str], old_terms: Iterable[Terms], new: Sequence[Terms]
+    old_texts: Iterable[str], old_terms: Iterable[Terms], new: Sequence[Terms]
 ) -> str | None:
     """Why a new memory that shares too little with an old one for their terms to relate
     them may still correct it, read in their words (wording.py), or None. Each is a lean
@@ -528,7 +548,7 @@ def _judge(new: MemoryText, old: MemoryText) -> Judgement:
     a = read_against(old, b, capitals) if b.statements else read_memory(old, capitals)
     if isinstance(a, float):  # sure to share too little: unrelated
         leaning = _corrected_in_other_words(
-            [text for _s, text in _said_statements(old)],
+            _SaidTexts(old),  # split only if the new memory announces something
             (t for _s, t in _read_statements(old, capitals)),  # read only for an address
             b.terms,
         )

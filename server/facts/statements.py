@@ -10,6 +10,7 @@ stay where they are, and so does a label such as Claude Code's `**Why:**`.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import regex
@@ -118,7 +119,12 @@ def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list
     `discourse`: labels that say how to read a line, not what it is about ("note", "fyi":
     `discourse` in data/cues.txt), left out of the statement with their colon or comma; so
     is a date stamp opening a line (`Statement.stamp`)."""
-    out: list[Statement] = []
+    return list(iter_statements(body, discourse))
+
+
+def iter_statements(body: str, discourse: frozenset[str] = frozenset()) -> Iterator[Statement]:
+    """`split_statements`, one at a time: a reader that stops early splits no more (most
+    of the judge's reading of a long memory it shares little with)."""
     offset = 0
     in_fence = False
     for number, line in enumerate(body.split("\n")):
@@ -153,20 +159,17 @@ def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list
         first = True
         for piece_start, piece_end in pieces:
             text = line[piece_start:piece_end]
-            out.append(
-                Statement(
-                    start_of_line + piece_start,
-                    start_of_line + piece_end,
-                    text,
-                    number,
-                    label if first else "",
-                    heading,
-                    stamp if first else "",
-                    stamp_at if first else -1,
-                )
+            yield Statement(
+                start_of_line + piece_start,
+                start_of_line + piece_end,
+                text,
+                number,
+                label if first else "",
+                heading,
+                stamp if first else "",
+                stamp_at if first else -1,
             )
             first = False
-    return out
 
 
 def _sentences(line: str, start: int, bound: int) -> list[tuple[int, int]]:

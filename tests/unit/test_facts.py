@@ -18,7 +18,7 @@ from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.documents import MemoryDocument, parse_memory
 from memory_recall.server.facts import judgement, titles
 from memory_recall.server.facts import terms as terms_module
-from memory_recall.server.facts.changes import _put
+from memory_recall.server.facts.changes import _put, said
 from memory_recall.server.facts.judgement import (
     ALIKE,
     CHANGE_OF_ITS_TOPIC,
@@ -241,6 +241,24 @@ def test_every_key_of_a_statement_has_its_witness_in_the_statement(
     for term in read_terms(text, capitals).terms:
         witness = key_witness(term.key)
         assert witness is None or any(witness in form for form in forms), (term, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.one_of(_TRICKY, st.text(max_size=6)), max_size=14), capitals=st.booleans()
+)
+def test_every_key_of_a_line_s_statements_has_its_witness_in_the_line(
+    pieces: list[str], capitals: bool
+) -> None:
+    """What lets `judgement._most_in_common` look for witnesses line by line, splitting
+    only the lines it reads: a statement's key witnessed in the statement is witnessed in
+    its line too."""
+    line = "".join(pieces).replace("\n", " ")
+    forms = witness_forms(line)
+    for statement in split_statements(line):
+        for term in read_terms(said(statement), capitals).terms:
+            witness = key_witness(term.key)
+            assert witness is None or any(witness in form for form in forms), (term, line)
 
 
 @settings(max_examples=300, deadline=None)
