@@ -25,6 +25,8 @@ and judges it again with the rules alone:
 - `dated` / `dated-new`: both notes opened with the day they were written, as a journal
   is ("2026-11-02: …", "2026-12-07: …") / the new one only;
 - `dated-after`: the new note closed with that day in brackets ("… (2026-12-07).");
+- `dated-label`: the new note opened with a label that carries that day ("UPDATE
+  (2026-12-07): …");
 - `as-of`: the new note opened with "As of 2026-12-07," (English);
 - `update` / `correction` / `rule`: the new note opened with "Update:" / "Correction:" /
   "Rule:" (English; "Rule:" stands for the labels that say what kind of note it is);
@@ -38,7 +40,8 @@ and judges it again with the rules alone:
 - `headed`: the old note's title given by hand also written as its heading ("# Billing
   service" over its lines), as a markdown note is;
 - `remark`: the new note closed with a remark of who confirmed it, in its language ("…
-  (confirmed with the team).").
+  (confirmed with the team).");
+- `link`: the new note closed with a link in brackets ("… ([runbook](https://…)).").
 
 A loss is an independent pair answered with a sure update or duplicate, a real update
 answered with a sure duplicate, or a sure rewrite that drops the unrelated statement a
@@ -275,6 +278,17 @@ def _dated_after(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant
     return _variant(p, old, _with_body(new, f"{body.rstrip('.。')} ({NEW_DAY}){stop}"))
 
 
+def _dated_label(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, old, _with_body(new, f"UPDATE ({NEW_DAY}): {new.body.strip()}"))
+
+
+def _link(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    body = new.body.strip()
+    stop = body[-1] if body[-1:] in (".", "。") else ""
+    link = "[runbook](https://wiki.example.com/runbook)"
+    return _variant(p, old, _with_body(new, f"{body.rstrip('.。')} ({link}){stop}"))
+
+
 def _as_of(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
     if p["lang"] != "en":
         return None
@@ -353,6 +367,7 @@ SWEEPS: dict[str, Sweep] = {
     "dated": _dated,
     "dated-new": _dated_new,
     "dated-after": _dated_after,
+    "dated-label": _dated_label,
     "as-of": _as_of,
     "update": _labelled("Update"),
     "correction": _labelled("Correction"),
@@ -365,6 +380,7 @@ SWEEPS: dict[str, Sweep] = {
     "why-new": _why_new,
     "headed": _headed,
     "remark": _remark,
+    "link": _link,
 }
 
 

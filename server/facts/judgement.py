@@ -396,13 +396,16 @@ def _last_witnessed(keys: frozenset[str], forms: list[tuple[str, str]]) -> dict[
 
 _RAW_NUMBER = regex.compile(r"\p{N}+|[〇一二三四五六七八九十百千万]+")
 _RAW_LATIN = regex.compile(r"\p{Latin}{2,}")
+_RAW_URL = regex.compile(r"https?://[A-Za-z0-9._~:/?#@!$&*+,;=%-]*[A-Za-z0-9/#=&%_~-]")
 _OTHER_SCRIPT = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyrillic}]")
 
 
 def _raw_values(memory: MemoryText) -> set[str]:
-    """Numbers in a memory's text, and Latin words where the text is in another script."""
+    """Numbers in a memory's text, its web addresses (a link closing a statement is read as
+    not there: "… ([runbook](https://…))"), and Latin words where the text is in another
+    script."""
     text = normalize(f"{memory.body}\n{memory.description}")
-    found = set(_RAW_NUMBER.findall(text))
+    found = set(_RAW_NUMBER.findall(text)) | set(_RAW_URL.findall(text))
     latin = _RAW_LATIN.findall(text)
     if len(_OTHER_SCRIPT.findall(text)) > sum(len(w) for w in latin):
         found.update(latin)

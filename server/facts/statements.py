@@ -21,11 +21,17 @@ _LINE_MARKUP = regex.compile(
     # an emoji or a symbol that marks the line ("⚠️ …", "✅ …", "→ …")
     r"|[\p{Extended_Pictographic}\p{So}→⇒][\uFE0F\u200D\p{Extended_Pictographic}\p{So}]*[ \t]+)*"
 )
+# A label may carry the day it was written, as a journal's "UPDATE (2026-12-07): …": that
+# date is the line's stamp (`Statement.stamp`), no value of what it says.
+_DATED_LABEL = (
+    r"[ \t]*[(\[](?P<dated>\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})[)\]]"
+)
 # A label that opens a line: `**Why:**`, `How to apply:`, `**Pourquoi :**`, `注意：` (a
 # full-width colon needs no space after it: "メモ：…").
 _COLON = r"(?:[:：](?:\*\*|__)?[ \t]+|：(?:\*\*|__)?)"
 _LABEL = regex.compile(
-    rf"(?:\*\*|__)?(?P<label>[\p{{L}}][\p{{L}}\p{{M}} '’-]{{0,30}}?)[ \t]*{_COLON}"
+    rf"(?:\*\*|__)?(?P<label>[\p{{L}}][\p{{L}}\p{{M}} '’-]{{0,30}}?)"
+    rf"(?:{_DATED_LABEL})?[ \t]*{_COLON}"
     r"|\*\*(?P<label2>[\p{L}][\p{L}\p{M} '’-]{0,30}?)[ \t]*(?:\*\*)[ \t]*(?:[:：][ \t]+|：)"
 )
 # Words a label has at most: a longer run before a colon is a sentence ("Note that the
@@ -85,15 +91,18 @@ class Statement:
         return self.start, self.end
 
 
-def _label(line: str) -> tuple[str, int]:
-    """The label a line (markup removed) opens with, and where the statement after it starts."""
+def _label(line: str) -> tuple[str, int, str, int]:
+    """The label a line (markup removed) opens with, where the statement after it starts,
+    and a date the label carries and where it starts ("", -1 when none: "UPDATE
+    (2026-12-07): …")."""
     match = _LABEL.match(line)
     if match is None:
-        return "", 0
+        return "", 0, "", -1
     label = (match.group("label") or match.group("label2") or "").strip()
     if not label or len(label.split()) > LABEL_WORDS:
-        return "", 0
-    return label.lower(), match.end()
+        return "", 0, "", -1
+    dated = match.group("dated") or ""
+    return label.lower(), match.end(), dated, match.start("dated") if dated else -1
 
 
 @functools.cache
@@ -148,7 +157,9 @@ def iter_statements(body: str, discourse: frozenset[str] = frozenset()) -> Itera
         if dated and _SAYS_SOMETHING.search(line, dated.end()):
             stamp, stamp_at = dated.group("date"), start_of_line + dated.start("date")
             at = dated.end()
-        label, skip = _label(line[at:])
+        label, skip, dated, dated_at = _label(line[at:])
+        if dated and not stamp:
+            stamp, stamp_at = dated, start_of_line + at + dated_at
         if label in discourse:
             label = ""  # "Note: …", "FYI: …": how to read the line, said of nothing
         elif not label and discourse and (opener := _opener(discourse).match(line, at)):

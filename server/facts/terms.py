@@ -672,10 +672,12 @@ def _mid_sentence(text: str, at: int) -> bool:
 def read_terms(text: str, capitals: bool | None = None) -> Terms:
     """The terms of one statement. `capitals`: whether a capital letter inside a sentence
     marks a name (`capitals_mark_names` of the whole memory; by default, of `text`)."""
-    if ("(" in text or "（" in text) and (cited := _CITED.search(text) or _remarked(text)):
-        # "… port 8082 (see PR #123).", "… (confirmed with the team).": where the statement
-        # comes from, not what it says; read without it (its terms and cues, and what
-        # stands after the last term).
+    if ("(" in text or "（" in text) and (
+        cited := _CITED.search(text) or _LINKED.search(text) or _remarked(text)
+    ):
+        # "… port 8082 (see PR #123).", "… ([runbook](https://…)).", "… (confirmed with the
+        # team).": where the statement comes from, not what it says; read without it (its
+        # terms and cues, and what stands after the last term).
         return read_terms(text[: cited.start()], capitals)
     lex = lexicon()
     closed = function_words()
@@ -898,6 +900,11 @@ _CITED = regex.compile(
 )
 
 
+# A bracket closing a statement that holds a link alone: "([runbook](https://…))", "(https://…)".
+_LINKED = regex.compile(
+    r"[ \t]*[(（][ \t]*(?:\[[^\]\n]*\]\([^()\s]*\)|<?https?://[^\s()<>]+>?)[ \t]*[)）]"
+    r"[ \t]*[.!?。！？]?[ \t]*$"
+)
 # A bracket closing a statement, its words (`_remarked`).
 _CLOSING_BRACKET = regex.compile(r"[ \t]*[(（]([^()（）]*)[)）][ \t]*[.!?。！？]?[ \t]*$")
 REMARK_WORDS = 8  # words a remark holds at most

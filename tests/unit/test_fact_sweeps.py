@@ -35,6 +35,7 @@ KNOWN: dict[str, set[str]] = {
     "dated": set(),
     "dated-new": set(),
     "dated-after": set(),
+    "dated-label": set(),
     "as-of": set(),
     "update": set(),
     "correction": set(),
@@ -47,6 +48,7 @@ KNOWN: dict[str, set[str]] = {
     "why-new": set(),
     "headed": set(),
     "remark": set(),
+    "link": set(),
 }  # fmt: skip
 
 

@@ -4151,3 +4151,41 @@ def test_who_said_a_note_is_no_label_of_what_it_is_about(old: str, new: str) -> 
     # the correction was only linked.
     found = judge(text(new), text(old))
     assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The label's date was read as a value of the statement: "says more", written over.
+        ("Backups are encrypted.", "UPDATE (2026-12-07): Production backups are encrypted."),
+        (
+            "Service auth listens on port 8081.",
+            "Update [07.12.2026]: Service billing listens on port 8082.",
+        ),
+        # A link closing a note was read as the note's words.
+        (
+            "Backups are encrypted.",
+            "Production backups are encrypted ([runbook](https://wiki.example.com/rb)).",
+        ),
+        (
+            "For hotfixes, deploys need one approval.",
+            "Deploys need three approvals (https://wiki.example.com/deploys).",
+        ),
+    ],
+)
+def test_a_dated_label_and_a_closing_link_are_no_part_of_the_fact(old: str, new: str) -> None:
+    _keeps_both(old, new)
+
+
+def test_a_dated_label_stamps_its_line_and_a_link_is_never_dropped_as_known() -> None:
+    (statement,) = split_statements("UPDATE (2026-12-07): Deploys need two approvals.")
+    assert (statement.text, statement.stamp) == ("Deploys need two approvals.", "2026-12-07")
+    old = "Deploys need one approval."
+    found = judge(text("UPDATE (2026-12-07): Deploys need two approvals."), text(old))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert rewrite(text(old), found).body == "2026-12-07: Deploys need two approvals."
+    # Read as not there, a link of its own still keeps the note from being dropped as known.
+    _keeps_both(
+        "The runbook lives in Notion ([link](https://notion.so/old)).",
+        "The runbook lives in Notion ([link](https://notion.so/new)).",
+    )
