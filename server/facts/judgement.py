@@ -490,6 +490,9 @@ def _judge_reasoned(new: MemoryText, old: MemoryText) -> Judgement:
     found = _judge(new_facts, old if old_facts is None else old_facts)
     if old_facts is not None and found.kind == "independent":
         found = _judge(new_facts, old)
+    if found.kind == "independent" or not found.sure:
+        return found  # another fact's reasons relate nothing, and a lean stays a lean
+    # Asked only here: the old memory read whole, which a bounded judgement never is.
     changed = {c.old.span for c in found.changes}
     stated = [s for s in read_memory(old_facts or old).statements if not s.heading]
     whole = bool(stated) and all(s.span in changed for s in stated)
@@ -518,9 +521,7 @@ def _with_reasons(
     label when the update `replaces` every fact of the old memory (the reasons were
     theirs), else it is added at the end — a reason of a fact the update leaves stays
     beside it. The same fact given a reason of its own is never dropped as known (a lean).
-    Another fact's reason relates nothing, and a lean stays a lean."""
-    if found.kind == "independent" or not found.sure:
-        return found
+    `found` is a sure update or duplicate."""
     before: dict[str, ReasonLine] = {}
     for line in old_reasons:
         before.setdefault(line.label, line)
