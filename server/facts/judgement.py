@@ -57,7 +57,12 @@ from memory_recall.server.facts.slots import (
     compatible,
     dice,
 )
-from memory_recall.server.facts.statements import Statement, iter_statements, split_statements
+from memory_recall.server.facts.statements import (
+    Statement,
+    iter_statements,
+    says_something,
+    split_statements,
+)
 from memory_recall.server.facts.terms import (
     STEM_CHARS,
     Term,
@@ -499,11 +504,11 @@ def _judge_reasoned(new: MemoryText, old: MemoryText) -> Judgement:
     return _with_reasons(found, reasons, old_reasons, replaces=whole)
 
 
-def _facts_of(memory: MemoryText) -> tuple[MemoryText | None, list[ReasonLine]]:
+def _facts_of(memory: MemoryText) -> tuple[MemoryText | None, Sequence[ReasonLine]]:
     """`memory` with its reason lines blanked (None when it gives none, or nothing else),
     and those lines."""
     body = memory.body.strip()
-    reasons = reason_lines(body) if body else []
+    reasons = reason_lines(body) if body else ()
     facts = blanked(body, reasons) if reasons else None
     if facts is None:
         return None, reasons
@@ -514,7 +519,10 @@ def _facts_of(memory: MemoryText) -> tuple[MemoryText | None, list[ReasonLine]]:
 
 
 def _with_reasons(
-    found: Judgement, reasons: list[ReasonLine], old_reasons: list[ReasonLine], replaces: bool
+    found: Judgement,
+    reasons: Sequence[ReasonLine],
+    old_reasons: Sequence[ReasonLine],
+    replaces: bool,
 ) -> Judgement:
     """`found` (of the new memory's facts) with its reason lines. One the old memory says
     alike is known. For an update it writes, each other replaces the old line of the same
@@ -827,7 +835,7 @@ def _said_again_beside(
         statement = b.statements[j]
         chars[statement.start : statement.end] = " " * (statement.end - statement.start)
     answering = "".join(chars)
-    if not _SAYS_SOMETHING.search(answering):
+    if not says_something(answering):
         return None
     found = _judge(replace(new, body=answering), old)
     if found.kind == "independent":
@@ -839,7 +847,6 @@ def _said_again_beside(
 
 
 BESIDE_ITS_OWN = "said beside a fact of its own"
-_SAYS_SOMETHING = regex.compile(r"[\p{L}\p{N}]")
 
 
 def _scoped_among(older: Terms, newer: Terms, newer_known: frozenset[str]) -> bool:

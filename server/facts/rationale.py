@@ -15,10 +15,12 @@ is added at its end.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import regex
-from memory_recall.server.facts.statements import Statement, split_statements
+from memory_recall.server.facts.statements import Statement, says_something, split_statements
 from memory_recall.server.facts.terms import lexicon
 
 _WORDS = regex.compile(r"[\p{L}\p{N}]+")
@@ -35,8 +37,10 @@ class ReasonLine:
     whole: str  # the line as written, its markup and label included
 
 
-def reason_lines(body: str) -> list[ReasonLine]:
-    """The lines of `body` that open with a reason's or a use's label, in order."""
+@functools.lru_cache(maxsize=1024)
+def reason_lines(body: str) -> tuple[ReasonLine, ...]:
+    """The lines of `body` that open with a reason's or a use's label, in order. Kept: a
+    remember judges its new note against each of its candidates."""
     words = lexicon()
     by_line: dict[int, list[Statement]] = {}
     for statement in split_statements(body, words.discourse):
@@ -49,10 +53,10 @@ def reason_lines(body: str) -> list[ReasonLine]:
             continue
         said = Statement(first.start, last.end, body[first.start : last.end], number, first.label)
         out.append(ReasonLine(first.label, number, said, lines[number]))
-    return out
+    return tuple(out)
 
 
-def blanked(body: str, reasons: list[ReasonLine]) -> str | None:
+def blanked(body: str, reasons: Sequence[ReasonLine]) -> str | None:
     """`body` with its reason lines blanked (spaces: every other statement keeps its place
     in it, which the rewrite's spans are), or None when that would leave nothing said or
     move what is left (a reason on the first line)."""
@@ -62,7 +66,7 @@ def blanked(body: str, reasons: list[ReasonLine]) -> str | None:
     lines = body.split("\n")
     kept = [" " * len(line) if n in dropped else line for n, line in enumerate(lines)]
     out = "\n".join(kept)
-    return out if _WORDS.search(out) else None
+    return out if says_something(out) else None
 
 
 def said_alike(a: str, b: str) -> bool:

@@ -21,11 +21,17 @@ _LINE_MARKUP = regex.compile(
     # an emoji or a symbol that marks the line ("⚠️ …", "✅ …", "→ …")
     r"|[\p{Extended_Pictographic}\p{So}→⇒][\uFE0F\u200D\p{Extended_Pictographic}\p{So}]*[ \t]+)*"
 )
+# A date that opens a line as its stamp, when it was written or happened: "2026-12-07:
+# …", "[2026-12-07] …", "**07.12.2026** — …" (a journal's way, and many agents'). Said of
+# the whole line, not a value of its fact: read as one, every note of a dated journal
+# changed a value of the one before it.
+_DATE = (
+    r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})"
+    r"(?:[ T]\d{1,2}:\d{2}(?::\d{2})?(?:[ ]?(?:UTC|Z))?)?"
+)
 # A label may carry the day it was written, as a journal's "UPDATE (2026-12-07): …": that
 # date is the line's stamp (`Statement.stamp`), no value of what it says.
-_DATED_LABEL = (
-    r"[ \t]*[(\[](?P<dated>\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})[)\]]"
-)
+_DATED_LABEL = rf"[ \t]*[(\[](?P<dated>{_DATE})[)\]]"
 # A label that opens a line: `**Why:**`, `How to apply:`, `**Pourquoi :**`, `注意：` (a
 # full-width colon needs no space after it: "メモ：…").
 _COLON = r"(?:[:：](?:\*\*|__)?[ \t]+|：(?:\*\*|__)?)"
@@ -44,14 +50,6 @@ _SENTENCE_END = regex.compile(
     r"(?<!\b(?:e\.g|i\.e|etc|vs|cf|z\.B|bzw|ca|approx|incl|usw|p\.ex|d\.h|u\.a|Nr|No|St))"
     r"[.!?;]+(?=[ \t]|$)|[。！？；]+"
 )
-# A date that opens a line as its stamp, when it was written or happened: "2026-12-07:
-# …", "[2026-12-07] …", "**07.12.2026** — …" (a journal's way, and many agents'). Said of
-# the whole line, not a value of its fact: read as one, every note of a dated journal
-# changed a value of the one before it.
-_DATE = (
-    r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})"
-    r"(?:[ T]\d{1,2}:\d{2}(?::\d{2})?(?:[ ]?(?:UTC|Z))?)?"
-)
 _STAMP = regex.compile(
     rf"(?:\*\*|__)?[\[(]?(?P<date>{_DATE})[\])]?(?:\*\*|__)?"
     r"(?:[ \t]*[:：](?:\*\*|__)?[ \t]*|[ \t]+[-–—][ \t]+|(?<=[\])])[ \t]+)"
@@ -66,6 +64,11 @@ _DATE_HINT = regex.compile(r"\d{4}[-/.]\d|\d[./]\d{1,2}[./]\d{4}")  # a date may
 _STAMP_WITHIN = 64  # a stamp's date opens a line: within its first characters
 _RULE = regex.compile(r"[-=*_~]{3,}")  # a Markdown rule line
 _SAYS_SOMETHING = regex.compile(r"[\p{L}\p{N}]")
+
+
+def says_something(text: str) -> bool:
+    """Whether `text` holds a letter or a digit (a line of marks and spaces says nothing)."""
+    return _SAYS_SOMETHING.search(text) is not None
 
 
 @dataclass(frozen=True)
