@@ -245,17 +245,19 @@ def _emoji(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, old, _with_body(new, f"⚠️ {new.body.strip()}"))
 
 
-def _cited(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
-    body = new.body.strip()
+def _bracketed(memory: MemoryText, inside: str) -> MemoryText:
+    """`memory` with " (inside)" closing its body, before its full stop if it has one."""
+    body = memory.body.strip()
     stop = body[-1] if body[-1:] in (".", "。") else ""
-    return _variant(p, old, _with_body(new, f"{body.rstrip('.。')} (see PR #123){stop}"))
+    return _with_body(memory, f"{body.rstrip('.。')} ({inside}){stop}")
+
+
+def _cited(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, old, _bracketed(new, "see PR #123"))
 
 
 def _remark(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
-    body = new.body.strip()
-    stop = body[-1] if body[-1:] in (".", "。") else ""
-    remark = REMARK.get(p["lang"], REMARK["en"])
-    return _variant(p, old, _with_body(new, f"{body.rstrip('.。')} ({remark}){stop}"))
+    return _variant(p, old, _bracketed(new, REMARK.get(p["lang"], REMARK["en"])))
 
 
 def _italic(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
@@ -273,9 +275,7 @@ def _dated_new(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
 
 
 def _dated_after(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
-    body = new.body.strip()
-    stop = body[-1] if body[-1:] in (".", "。") else ""
-    return _variant(p, old, _with_body(new, f"{body.rstrip('.。')} ({NEW_DAY}){stop}"))
+    return _variant(p, old, _bracketed(new, NEW_DAY))
 
 
 def _dated_label(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
@@ -283,10 +283,7 @@ def _dated_label(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant
 
 
 def _link(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
-    body = new.body.strip()
-    stop = body[-1] if body[-1:] in (".", "。") else ""
-    link = "[runbook](https://wiki.example.com/runbook)"
-    return _variant(p, old, _with_body(new, f"{body.rstrip('.。')} ({link}){stop}"))
+    return _variant(p, old, _bracketed(new, "[runbook](https://wiki.example.com/runbook)"))
 
 
 def _as_of(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
