@@ -55,6 +55,7 @@ each sweep to the pairs it is known to lose.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -412,11 +413,15 @@ class Measured:
     right_plainly: int  # … whose plain pair is
 
 
+# The plain pairs are the same for every sweep: judged once.
+_judged_plainly = functools.lru_cache(maxsize=None)(judge)
+
+
 def measure(sweep: str, sets: tuple[str, ...] = TUNING_SETS) -> Measured:
     lost: dict[str, str] = {}
     pairs = right = right_plainly = 0
     for v in variants(sweep, sets):
-        found, plain = judge(v.new, v.old), judge(v.plain_new, v.plain_old)
+        found, plain = judge(v.new, v.old), _judged_plainly(v.plain_new, v.plain_old)
         pairs += 1
         right += found.sure and found.kind == v.verdict
         right_plainly += plain.sure and plain.kind == v.verdict

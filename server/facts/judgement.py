@@ -17,7 +17,8 @@ these rules before they count.
 
 One job past 500 lines: the reading of a memory (bounded when it cannot be related), the
 search for the statement each new one answers, and the verdict all read the same
-`Reading`, and the bound must judge exactly as the whole reading does.
+`Reading`, and the bound must judge exactly as the whole reading does. A note's reason
+lines are found apart (rationale.py) and folded in here, after the verdict they follow.
 """
 
 from __future__ import annotations
