@@ -7,7 +7,9 @@ up to date per changed memory, with the co-use links feedback teaches.
   (`MemoryCatalog.drain_changes`), read at the next recall: one `upsert` per
   changed memory, whether the watcher saw the change or the daemon wrote it. A
   rescan of the catalog, or a batch of many changes (a branch switch), rebuilds
-  in the background instead.
+  in the background instead. A title that appears is looked for in the bodies
+  already there for at most `MENTION_BUDGET_S` on that recall's path, the rest
+  between recalls (the bodies' mention forms are not kept: docs/network.md).
 - Edges are not persisted: every edge but co-use is a function of the files,
   and a rebuild at 10,000 memories takes about as long as reading the edges
   back would (see `memory-recall dev network-eval --bench`), without the risk of
@@ -29,6 +31,7 @@ from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.documents import MemoryDocument
 from memory_recall.server.network.activation import DEFAULT_ACTIVATION, Reached, spread
 from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument
+from memory_recall.server.pacing import until_quiet
 from memory_recall.server.ranking.view import CorpusView
 from memory_recall.server.roots import posix_relative
 from memory_recall.server.store.files import root_key
@@ -39,6 +42,9 @@ log = logging.getLogger("memory_recall.network")
 # More changes than this at once (a branch switch, a sync) rebuild in the
 # background rather than re-link memory by memory on a recall's path.
 INCREMENTAL_LIMIT = 200
+# How long an update on a recall's path may look for a title that appeared in the bodies
+# already there; the rest is looked for between recalls (`_settle_mentions`).
+MENTION_BUDGET_S = 0.002
 KEYS_KEPT = 1_000_000  # memories' state-store keys kept (past it, worked out afresh)
 
 
@@ -56,6 +62,7 @@ class NetworkSide:
         self._docs: dict[str, MemoryDocument] = {}
         self._scans = -1
         self._building: asyncio.Task[None] | None = None
+        self._settling: asyncio.Task[None] | None = None
         self.root_keys = [root_key(r) for r in catalog.roots]
         self._co_use: dict[tuple[str, str], int] = {}
         self._keys: dict[str, MemoryKey] = {}
@@ -77,6 +84,7 @@ class NetworkSide:
         started = time.perf_counter()
         co_use = await asyncio.to_thread(self._load_co_use)
         network = await asyncio.to_thread(_build, docs, co_use)
+        network.mention_budget_s = MENTION_BUDGET_S
         self.build_ms = (time.perf_counter() - started) * 1000
         self.network = network
         self._docs = {d.path: d for d in docs}
@@ -116,7 +124,24 @@ class NetworkSide:
             else:
                 self.network.upsert(NetworkDocument.of(doc))
                 self._docs[path] = doc
+        if self.network.mentions_pending and (self._settling is None or self._settling.done()):
+            try:  # a search syncs from its worker thread: the next recall starts it then
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return self.network
+            self._settling = loop.create_task(self._settle_mentions())
         return self.network
+
+    async def _settle_mentions(self) -> None:
+        """Look for the titles that appeared in the bodies already there, a budget at a
+        time between recalls, on the event loop (which owns the network)."""
+        network = self.network
+        try:
+            while network is not None and network is self.network and network.mentions_pending:
+                await until_quiet(MENTION_BUDGET_S * 5, at_most=0.05)
+                network.settle_mentions(MENTION_BUDGET_S)
+        except Exception as exc:  # our bug: the mentions wait for the next rebuild
+            log.error("mentions of new titles not looked for: %s: %s", type(exc).__name__, exc)
 
     # -- what a recall asks ----------------------------------------------------------------
 

@@ -19,7 +19,10 @@ strongly to the memory that replaced it and weakly back.
 
 An update touches only what one memory changes: its own links, keywords and
 mentions, the links of memories that named it (by path or title) and, when its
-title changes, the memories that mention the old or new title.
+title changes, the memories that mention the old or new title — a title that
+appears is looked for in the bodies already there, which may be left for later
+(`mention_budget_s`, `settle_mentions`): bodies are read again for it, their
+mention forms are not kept.
 
 One job in one module past the usual size: keeping the edges of a set of
 memories right under change. Its indexes (keys, referrers, postings, titles,
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -50,16 +54,17 @@ from memory_recall.server.network.links import (
     without_destinations,
 )
 from memory_recall.server.network.mentions import (
+    MentionPattern,
     anchor,
+    mention_bits,
     mention_form,
-    mention_needle,
     mentionable,
     mentions,
+    title_bits,
     units,
-    word_bits,
 )
 from memory_recall.server.pacing import paced
-from memory_recall.server.tokens import CJK_CHAR
+from memory_recall.server.tokens import CJK_CHAR, normalize
 
 EdgeKind = Literal["link", "wikilink", "related", "supersedes", "mention", "keyword", "coUse"]
 Direction = Literal["forward", "backward"]
@@ -163,8 +168,21 @@ class _Entry:
     keys: tuple[str, ...]  # the path and title keys it answers to
     mentions: frozenset[str]  # title keys its body mentions
     title: str | None  # its title in mention form, when it can be mentioned
-    mention_text: str  # its body in mention form, code and links left out
-    words: int  # its words' bits (`word_bits`): which titles it may mention
+    # Its body's bits (`mention_bits` of its mention form, code and links left out):
+    # which titles it may mention. The mention form itself is not kept (a second copy of
+    # every body); a title that appears is looked for in the bodies its bits allow.
+    words: int = 0
+
+
+@dataclass
+class _TitleScan:
+    """A title that appeared, looked for in the bodies that were there (`settle_mentions`):
+    the memories of `MemoryNetwork._seen` up to `end`."""
+
+    pattern: MentionPattern  # on a body's normal prose
+    bits: int  # what a body's bits must hold to mention it (`title_bits`)
+    end: int  # how many of `_seen` were there when it appeared
+    at: int = 0  # how many of them were looked at
 
 
 @dataclass
@@ -193,6 +211,19 @@ class MemoryNetwork:
     _title_holders: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     _mentioned_by: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     _co_use: dict[str, dict[str, float]] = field(default_factory=dict)
+    # Titles that appeared and are still looked for in the bodies already there, oldest
+    # first. None: every update finishes its scans; a number of seconds: an update does at
+    # most that much of them, and `settle_mentions` the rest (the daemon's recall path).
+    _scans: dict[str, _TitleScan] = field(default_factory=dict)
+    # Scans stopped once they found more mentioners than a rare title has (`_enough`): the
+    # title gives no mention edge, whoever else mentions it. Taken up again where they
+    # stopped when its mentioners fall below that (`_unregister`).
+    _stopped: dict[str, _TitleScan] = field(default_factory=dict)
+    # Every memory registered, in order, again when updated (what scans walk: a path list
+    # per title that appears would be a copy of every path per write in a burst of them);
+    # made afresh from `_entries` when no scan walks it and it is twice their number.
+    _seen: list[str] = field(default_factory=list)
+    mention_budget_s: float | None = None
     # Each memory's steps, computed when first asked for (or all ahead, `warm`),
     # and again after a change made them stale (`_touched`).
     _steps: dict[str, tuple[Neighbour, ...]] = field(default_factory=dict)
@@ -210,9 +241,7 @@ class MemoryNetwork:
         for entry in paced(entries):
             network._register(entry)
         for entry in paced(entries):  # mentions need every title first
-            entry.mentions = network._find_mentions(entry)
-            for title in entry.mentions:
-                network._mentioned_by[title].add(entry.doc.path)
+            network._read_mentions(entry)
         for entry in paced(entries):
             network._link(entry.doc.path)
         return network
@@ -233,13 +262,12 @@ class MemoryNetwork:
             self._unregister(old)
         entry = self._read(doc)
         self._register(entry)
-        entry.mentions = self._find_mentions(entry)
-        for title in entry.mentions:
-            self._mentioned_by[title].add(doc.path)
+        self._read_mentions(entry)
         if entry.title != old_title:
-            for changed in (old_title, entry.title):
-                if changed is not None:
-                    self._rescan_mentions_of(changed)
+            if old_title is not None:
+                self._title_left(old_title)
+            if entry.title is not None:
+                self._title_came(entry.title)
         self._link(doc.path)
         for key in {*old_keys, *entry.keys}:
             for source in list(self._referrers.get(key, ())):
@@ -247,6 +275,7 @@ class MemoryNetwork:
                     self._link(source)
         self._forget_steps(touched, limit)
         self._forget_steps(self._touched(doc.path), limit)
+        self.settle_mentions(self.mention_budget_s)
 
     def remove(self, path: str) -> None:
         """Forget one memory and every edge to or from it."""
@@ -257,7 +286,7 @@ class MemoryNetwork:
         touched = self._touched(path)
         self._unregister(entry)
         if entry.title is not None:
-            self._rescan_mentions_of(entry.title)
+            self._title_left(entry.title)
         for key in entry.keys:
             for source in list(self._referrers.get(key, ())):
                 self._link(source)
@@ -265,6 +294,7 @@ class MemoryNetwork:
         for partners in self._co_use.values():
             partners.pop(path, None)
         self._forget_steps(touched, limit)
+        self.settle_mentions(self.mention_budget_s)
 
     def _touched(self, path: str) -> set[str]:
         """The memories whose steps may change when `path` changes: its neighbours,
@@ -340,7 +370,6 @@ class MemoryNetwork:
         # A sorted tuple of interned strings: only ever iterated, and a frozenset of twenty
         # is ten times the size; the same keyword in many memories is one string.
         keywords = tuple(sorted(map(sys.intern, found)))
-        text = mention_form(prose(doc.body))
         return _Entry(
             doc=doc,
             links=links,
@@ -348,13 +377,12 @@ class MemoryNetwork:
             keys=keys,
             mentions=frozenset(),
             title=title if mentionable(title, untitled) else None,
-            mention_text=text,
-            words=word_bits(text),
         )
 
     def _register(self, entry: _Entry) -> None:
         path = entry.doc.path
         self._entries[path] = entry
+        self._seen.append(path)
         for key in entry.keys:
             hold(self._by_key, (entry.doc.root, key), path)
             hold(self._by_key_any, key, path)
@@ -383,6 +411,10 @@ class MemoryNetwork:
             release(self._postings, keyword, path)
         for title in entry.mentions:
             _discard(self._mentioned_by, title, path)
+            if title in self._stopped and len(self._mentioned_by.get(title, ())) < self._enough:
+                scan = self._stopped.pop(title)  # from the start: what it passed may be gone
+                scan.at, scan.end = 0, len(self._seen)
+                self._scans[title] = scan
         if entry.title is not None:
             key = anchor(entry.title)
             if CJK_CHAR.search(key):
@@ -427,43 +459,99 @@ class MemoryNetwork:
             for target in targets:
                 self._in[target].add(path)
 
-    def _find_mentions(self, entry: _Entry) -> frozenset[str]:
-        """The mentionable titles (of other memories) that a body writes."""
-        form = entry.mention_text
+    def _read_mentions(self, entry: _Entry) -> None:
+        """The titles (of other memories) that one body writes, from its mention form,
+        read once here and not kept: only its word bits are."""
+        form = mention_form(prose(entry.doc.body))
+        entry.words = mention_bits(form)
         anchors = self._titles_by_anchor.keys() & units(form, self._cjk_starts.keys())
         if not anchors:
-            return frozenset()
+            entry.mentions = frozenset()
+            return
         own = entry.title
-        return frozenset(
+        entry.mentions = frozenset(
             title
             for anchor in anchors
             for title in self._titles_by_anchor[anchor]
             if title != own and mentions(title, form)
         )
+        for title in entry.mentions:
+            self._mentioned_by[title].add(entry.doc.path)
 
-    def _rescan_mentions_of(self, title: str) -> None:
-        """After a title appeared or disappeared: which bodies mention it now."""
-        for path in list(self._mentioned_by.get(title, ())):
+    def _title_left(self, title: str) -> None:
+        """A memory no longer holds `title`. While another does, every other body's
+        mentions of it stand (the one that left was a holder, not a mentioner, and its own
+        body's were read again); with none left, nothing mentions it."""
+        if title in self._title_holders:
+            return
+        self._scans.pop(title, None)
+        self._stopped.pop(title, None)
+        for path in self._mentioned_by.pop(title, ()):
             entry = self._entries.get(path)
             if entry is not None:
                 entry.mentions = entry.mentions - {title}
-        self._mentioned_by.pop(title, None)
-        holders = self._title_holders.get(title)
-        if holders is None:
+
+    def _title_came(self, title: str) -> None:
+        """A memory holds `title` now. Held before, its mentions were read with every body;
+        new, it may be written in any body already there: look (`settle_mentions`), in the
+        bodies whose bits hold the title's."""
+        holders = self._title_holders[title]
+        if len(holders) > 1 or title in self._scans or title in self._stopped:
             return
-        # A new title may be written in any body: on a recall's path (the network is
-        # synced when one starts), a substring search of every body took 18 ms at 8,000
-        # memories. A spaced title is only looked for in the bodies whose word bits hold
-        # its words'; a CJK title (no spaces, no words) in every body.
-        needle = mention_needle(title)
-        entries: Iterable[tuple[str, _Entry]] = self._entries.items()
-        if needle != title:
-            bits = word_bits(title)
-            entries = ((p, e) for p, e in self._entries.items() if e.words & bits == bits)
-        for path, entry in entries:
-            if needle in entry.mention_text and path not in holders:
+        self._scans[title] = _TitleScan(MentionPattern(title), title_bits(title), len(self._seen))
+
+    @property
+    def mentions_pending(self) -> int:
+        """How many titles that appeared are still looked for in earlier bodies."""
+        return len(self._scans)
+
+    def settle_mentions(self, budget_s: float | None = None) -> bool:
+        """Look for the titles that appeared in the bodies that were there, for at most
+        `budget_s` seconds (None: all of it); True when none is left to look for."""
+        deadline = math.inf if budget_s is None else time.perf_counter() + budget_s
+        while self._scans:
+            title, scan = next(iter(self._scans.items()))
+            if not self._scan_title(title, scan, deadline):
+                return False
+            self._scans.pop(title, None)
+        if len(self._seen) > 2 * len(self._entries) + 64:
+            self._seen = list(self._entries)
+        return True
+
+    @property
+    def _enough(self) -> int:
+        """Mentioners past which a title is never rare (`rare_limit`, whatever the size)."""
+        return max(2, self.params.max_keyword_df) + 1
+
+    def _scan_title(self, title: str, scan: _TitleScan, deadline: float) -> bool:
+        """Go on with one title's scan until the deadline; True when it is done — every
+        body looked at, or enough mentioners found that it gives no edge (then it is kept
+        in `_stopped`, to be taken up again)."""
+        holders = self._title_holders.get(title, ())
+        found: list[str] = []
+        bits, paths = scan.bits, self._seen
+        clock = time.perf_counter
+        while scan.at < scan.end:
+            if len(self._mentioned_by.get(title, ())) >= self._enough:
+                self._stopped[title] = scan
+                break
+            if scan.at % 16 == 0 and clock() > deadline:
+                break
+            path = paths[scan.at]
+            scan.at += 1
+            entry = self._entries.get(path)
+            if entry is None or path in holders or title in entry.mentions:
+                continue
+            if entry.words & bits != bits:
+                continue
+            if scan.pattern.found_in(normalize(prose(entry.doc.body))):
                 entry.mentions = entry.mentions | {title}
                 self._mentioned_by[title].add(path)
+                found.append(path)
+        if found:  # the mention's edges, and how rare it is for every other mentioner
+            for path in {*holders, *self._mentioned_by[title]}:
+                self._steps.pop(path, None)
+        return scan.at >= scan.end or title in self._stopped
 
     # -- reading ------------------------------------------------------------
 
@@ -491,13 +579,15 @@ class MemoryNetwork:
         return frozenset(k for k in entry.keywords if 2 <= len(held(self._postings, k)) <= limit)
 
     def edge_count(self) -> int:
-        """Explicit edges, mention edges, keyword memberships of rare keywords, co-use pairs."""
+        """Explicit edges, mention edges of rare titles, keyword memberships of rare keywords,
+        co-use pairs: the edges `neighbours` walks."""
         explicit = sum(len(t) for t in self._out.values())
-        mentions = sum(
-            len(holders) * len(self._mentioned_by.get(title, ()))
-            for title, holders in self._title_holders.items()
-        )
         limit = self.rare_limit()
+        mentions = sum(
+            len(holders) * n
+            for title, holders in self._title_holders.items()
+            if (n := len(self._mentioned_by.get(title, ()))) <= limit
+        )
         keyword = sum(n for h in self._postings.values() if 2 <= (n := size(h)) <= limit)
         co_use = sum(len(p) for p in self._co_use.values()) // 2
         return explicit + mentions + keyword + co_use

@@ -68,19 +68,62 @@ def mentions(title: str, form: str) -> bool:
     return mention_needle(title) in form
 
 
-# The bits of `word_bits`: about a tenth of them set by a body of 200 distinct words.
-WORD_BITS = 2048
+# The bits of `mention_bits`: about a tenth of them set by a body of 200 distinct words.
+MENTION_BITS = 2048
+_ASCII = frozenset(map(chr, range(128)))
 
 
-def word_bits(form: str) -> int:
-    """One bit per distinct word of a mention form (a Bloom filter with one hash): a
-    body that mentions a spaced title holds each of its words whole, so its bits hold
-    the title's; a body whose bits do not is not searched for it. (`hash` of a string
-    differs between processes: these bits are never stored.)"""
+def mention_bits(form: str) -> int:
+    """One bit per distinct word of a mention form and per distinct character past ASCII
+    (a Bloom filter with one hash): a body that mentions a title holds what `title_bits`
+    asks of it, so a body whose bits do not hold a title's is not searched for it.
+    (`hash` of a string differs between processes: these bits are never stored.)"""
+    hashes = set(map(hash, form.split()))
+    if not form.isascii():
+        hashes.update(map(hash, set(form) - _ASCII))
+    return _bits(hashes)
+
+
+def title_bits(title: str) -> int:
+    """What a body's `mention_bits` hold where it mentions `title` (a title's mention form):
+    its words, or for a CJK title (found anywhere, not as words) its characters past
+    ASCII."""
+    if CJK_CHAR.search(title):
+        return _bits(set(map(hash, set(title) - _ASCII)))
+    return _bits(set(map(hash, title.split())))
+
+
+def _bits(hashes: set[int]) -> int:
     bits = 0
-    for word in set(form.split()):
-        bits |= 1 << (hash(word) & (WORD_BITS - 1))
+    for value in hashes:
+        bits |= 1 << (value & (MENTION_BITS - 1))
     return bits
+
+
+class MentionPattern:
+    """What finds a title in a body's normal form (`normalize(prose(body))`) exactly where
+    its mention form would hold the title's needle: the title's words joined by any run of
+    what is not a word, between word boundaries unless it is CJK. A title that appears is
+    looked for with it in bodies whose mention form is not kept (tests/unit/test_mentions.py
+    holds the two to the same answer)."""
+
+    def __init__(self, title: str) -> None:
+        joined = r"[\W_]+".join(map(re.escape, title.split()))
+        self.bounded = not CJK_CHAR.search(title)
+        # Opening with the title's first word, so that `re` scans for it as a literal (a
+        # look-behind in front made each search about ten times slower); the boundary
+        # before it is checked on each match.
+        self.pattern = re.compile(rf"{joined}(?![^\W_])" if self.bounded else joined)
+
+    def found_in(self, text: str) -> bool:
+        search = self.pattern.search
+        match = search(text)
+        while match is not None:
+            start = match.start()
+            if not self.bounded or start == 0 or not text[start - 1].isalnum():
+                return True
+            match = search(text, start + 1)  # a later match may overlap this one
+        return False
 
 
 def mention_needle(title: str) -> str:

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memory_recall.server.documents import path_list
 from memory_recall.server.network.activation import ActivationParams, spread
-from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument
+from memory_recall.server.network.graph import MemoryNetwork, NetworkDocument, NetworkParams
 from memory_recall.server.network.join import JoinParams, join_candidates, join_fast
 from memory_recall.server.network.keywords import keyword_candidates
 from memory_recall.server.network.links import (
@@ -260,6 +260,88 @@ def test_updated_network_equals_one_built_from_scratch(initial, changes):
         for index in (network._by_key, network._by_key_any, network._postings):
             # one holder kept as its path, a set only from two on, nothing empty
             assert all(isinstance(h, str) or len(h) >= 2 for h in index.values())
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(memory(), max_size=8),
+    st.lists(st.one_of(memory(), st.integers(0, 7)), max_size=10),
+    st.lists(st.booleans(), min_size=10, max_size=10),
+    st.sampled_from([NetworkParams(), NetworkParams(max_keyword_df=2)]),
+)
+def test_titles_looked_for_later_leave_the_network_as_built_from_scratch(
+    initial, changes, settles, params
+):
+    """The daemon's updates leave a new title's search of earlier bodies for later
+    (`mention_budget_s`), and stop it once the title is mentioned too often to be rare
+    (`max_keyword_df=2`: three mentioners are enough): whatever changes come before it is
+    finished, the network it leaves is the one built from scratch."""
+    live = {d.path: d for d in initial}
+    network = MemoryNetwork.build(live.values(), params)
+    network.mention_budget_s = 0.0  # nothing looked for during an update
+    for change, settle in zip(changes, settles, strict=False):
+        if isinstance(change, int):
+            path = sorted(live)[change % len(live)] if live else "/r0/none.md"
+            live.pop(path, None)
+            network.remove(path)
+        else:
+            live[change.path] = change
+            network.upsert(change)
+        for _ in range(len(live) + 1):  # ask for steps before and while it looks
+            for path in live:
+                network.neighbours(path)
+            if settle or network.settle_mentions(0.0):
+                break
+            _scan_one(network)
+    assert network.settle_mentions()
+    fresh = MemoryNetwork.build(live.values(), params)
+    assert canonical(network) == canonical(fresh)
+    assert network.edge_count() == fresh.edge_count()
+
+
+def _scan_one(network: MemoryNetwork) -> None:
+    """One body of the oldest title's search (a deadline past after the first)."""
+    if network._scans:
+        title, scan = next(iter(network._scans.items()))
+        if network._scan_title(title, scan, deadline=-1.0):
+            network._scans.pop(title)
+
+
+def test_a_title_that_appears_is_found_in_earlier_bodies_only_once_looked_for():
+    network = MemoryNetwork.build(
+        [doc("a.md", "Alpha", "ask Priya Raman about it"), doc("b.md", "Beta", "nothing")]
+    )
+    network.mention_budget_s = 0.0
+    network.upsert(doc("p.md", "Priya Raman", "the payments lead"))
+    assert network.mentions_pending == 1
+    assert not [n for n in network.neighbours("/r0/p.md") if n.kind == "mention"]
+    assert network.settle_mentions()
+    assert network.mentions_pending == 0
+    assert [n.path for n in network.neighbours("/r0/p.md") if n.kind == "mention"] == ["/r0/a.md"]
+
+
+def test_a_title_mentioned_too_often_is_looked_for_again_when_its_mentioners_leave():
+    params = NetworkParams(max_keyword_df=2)  # a title is rare with at most 2 mentioners
+    bodies = [doc(f"a{i}.md", f"Note {i}", "ask Priya Raman about it") for i in range(5)]
+    network = MemoryNetwork.build(bodies, params)
+    network.mention_budget_s = 0.0
+    network.upsert(doc("p.md", "Priya Raman", "the payments lead"))
+    assert network.settle_mentions()
+    assert len(network._mentioned_by["priya raman"]) == 3  # enough: not rare, no edge
+    assert not [n for n in network.neighbours("/r0/p.md") if n.kind == "mention"]
+    network.remove("/r0/a0.md")
+    network.upsert(doc("a1.md", "Note 1", "nothing now"))  # two of the three gone
+    assert network.settle_mentions()
+    fresh = MemoryNetwork.build(
+        [
+            *bodies[2:],
+            doc("a1.md", "Note 1", "nothing now"),
+            doc("p.md", "Priya Raman", "the payments lead"),
+        ],
+        params,
+    )
+    assert canonical(network) == canonical(fresh)
+    assert sorted(network._mentioned_by["priya raman"]) == ["/r0/a2.md", "/r0/a3.md", "/r0/a4.md"]
 
 
 def test_co_use_edges_are_symmetric_and_saturate():

@@ -60,6 +60,39 @@ def test_the_network_follows_the_catalog_and_equals_a_fresh_build(tmp_path: Path
     assert str(a) in {n.path for n in side.network.neighbours(str(root / "d.md"))}
 
 
+def test_a_new_title_is_found_in_earlier_bodies_between_recalls(tmp_path: Path) -> None:
+    """A recall's sync looks for a new title in the bodies already there for a moment at
+    most; the rest is looked for between recalls, until the network is the fresh one."""
+    root = tmp_path / "mem"
+    for i in range(300):
+        write(root, f"n{i:03}.md", f"Note {i:03}", f"Ask Priya Raman about release {i}.")
+    catalog = MemoryCatalog([MemoryRoot.of(root, "project")], RANKERS["bm25f"].index_kind)
+    catalog.scan()
+    side = NetworkSide(catalog)
+    priya = str(root / "p.md")
+
+    async def run() -> None:
+        await side.build()
+        assert side.network is not None
+        side.network.mention_budget_s = 0.0  # as on a slow machine: nothing on the path
+        catalog.upsert(write(root, "p.md", "Priya Raman", "Leads the payments team."))
+        assert side.current() is side
+        assert side.network.mentions_pending == 1
+        for _ in range(1000):
+            if not side.network.mentions_pending:
+                break
+            await asyncio.sleep(0.01)
+        assert side.network.mentions_pending == 0
+
+    asyncio.run(run())
+    assert side.network is not None
+    mentioning = {n.path for n in side.network.neighbours(priya) if n.kind == "mention"}
+    fresh = MemoryNetwork.build(NetworkDocument.of(doc) for doc in catalog.snapshot().documents)
+    assert mentioning == {n.path for n in fresh.neighbours(priya) if n.kind == "mention"}
+    # 300 mention it: far past a rare title's few, so the search stopped long before the end
+    assert 9 <= len(side.network._mentioned_by["priya raman"]) < 300
+
+
 def test_feedback_links_co_used_memories_and_feeds_retention_usage(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     a = str(write(root, "a.md", "Alpha", "x"))
