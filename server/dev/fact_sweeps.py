@@ -199,6 +199,15 @@ REMARK = {"en": "confirmed with the team", "de": "mit dem Team abgestimmt",
           "ru": "согласовано с командой", "zh": "已与团队确认", "ja": "チームと確認済み",
           "ko": "팀과 확인함"}  # fmt: skip
 
+# A closing stretch that says from when the new note holds (`since`), in the spaced
+# languages (Chinese, Japanese and Korean put it first: not swept).
+SINCE = {
+    "en": "since last week", "fr": "depuis la semaine dernière", "de": "seit letzter Woche",
+    "es": "desde la semana pasada", "pt": "desde a semana passada",
+    "it": "dalla settimana scorsa", "nl": "sinds vorige week", "ru": "с прошлой недели",
+    "el": "από την περασμένη εβδομάδα",
+}  # fmt: skip
+
 # The days a journal's notes are stamped with (`dated`, `dated-new`).
 OLD_DAY, NEW_DAY = "2026-11-02", "2026-12-07"
 
@@ -259,6 +268,14 @@ def _cited(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
 
 def _remark(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, old, _bracketed(new, REMARK.get(p["lang"], REMARK["en"])))
+
+
+def _since(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    if p["lang"] not in SINCE:
+        return None
+    body = new.body.strip()
+    stop = body[-1] if body[-1:] in (".", "!") else ""
+    return _variant(p, old, _with_body(new, f"{body.rstrip('.!')} {SINCE[p['lang']]}{stop}"))
 
 
 def _italic(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
@@ -379,6 +396,7 @@ SWEEPS: dict[str, Sweep] = {
     "headed": _headed,
     "remark": _remark,
     "link": _link,
+    "since": _since,
 }
 
 
@@ -441,8 +459,8 @@ def main(argv: list[str]) -> int:
         description="the tuning pairs judged again as real notes vary (one generic title, "
         "the old title kept, the other order, an unrelated statement, a 'Note:' label, "
         "lower case, 'now', values as code, dated, 'Update:', a bullet, no last full stop, "
-        "'Why:' lines): the facts each variant would lose, and how many pairs it still "
-        "judges surely as labelled",
+        "'Why:' lines, 'since last week'): the facts each variant would lose, and how many "
+        "pairs it still judges surely as labelled",
     )
     parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])
     parser.add_argument("--json", action="store_true", help="one JSON object: sweep → losses")

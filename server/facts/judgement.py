@@ -73,6 +73,7 @@ from memory_recall.server.facts.terms import (
     lexicon,
     opening_pronoun,
     read_terms,
+    time_words,
     witness_forms,
 )
 from memory_recall.server.facts.titles import (
@@ -408,10 +409,11 @@ _OTHER_SCRIPT = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyr
 
 def _raw_values(memory: MemoryText) -> set[str]:
     """Numbers in a memory's text, its web addresses (a link closing a statement is read as
-    not there: "… ([runbook](https://…))"), and Latin words where the text is in another
-    script."""
+    not there: "… ([runbook](https://…))"), its days and months (a closing "since Monday"
+    is read as "now": terms.py, `_since_when`), and Latin words where the text is in
+    another script."""
     text = normalize(f"{memory.body}\n{memory.description}")
-    found = set(_RAW_NUMBER.findall(text)) | set(_RAW_URL.findall(text))
+    found = set(_RAW_NUMBER.findall(text)) | set(_RAW_URL.findall(text)) | time_words(text)
     latin = _RAW_LATIN.findall(text)
     if len(_OTHER_SCRIPT.findall(text)) > sum(len(w) for w in latin):
         found.update(latin)

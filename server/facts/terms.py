@@ -236,6 +236,9 @@ class _Lexicon:
     discourse: frozenset[str]  # labels that say how to read a line ("note", "fyi")
     rationale: frozenset[str]  # labels that give a fact's reason or use ("why", "how to apply")
     provenance: regex.Pattern[str]  # who confirmed a statement ("confirmed", "abgestimmt")
+    since_when: regex.Pattern[str]  # a closing stretch opened by a word of `since` (`_since_when`)
+    periods: frozenset[str]  # words that say which stretch of time ("week", "sprint")
+    until: frozenset[str]  # words that close a stretch of time ("to", "bis")
     users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
@@ -320,6 +323,9 @@ def lexicon() -> _Lexicon:
         discourse=frozenset(lists["discourse"]),
         rationale=frozenset(lists["rationale"]),
         provenance=_phrase_pattern(lists["provenance"]),
+        since_when=_closing_stretch(lists["since"]),
+        periods=frozenset(lists["period"]),
+        until=frozenset(lists["until"]),
         users=frozenset(lists["user"]),
         short=short,
         toward=frozenset(lists["toward"]),
@@ -350,6 +356,17 @@ def lexicon() -> _Lexicon:
         months=months,
         folded_months=frozenset(_fold(m) for m in months),
         dates=_date_patterns(months),
+    )
+
+
+def _closing_stretch(openers: Iterable[str]) -> regex.Pattern[str]:
+    """A statement's closing stretch opened by one of `openers`, after a space or a comma,
+    up to its last full stop (searched from the end)."""
+    words = "|".join(regex.escape(o) for o in sorted(set(openers), key=len, reverse=True))
+    return regex.compile(
+        rf"(?:[ \t]*[,，][ \t]*|[ \t]+)(?<![\p{{L}}])(?:{words})[ \t]+"
+        r"(?P<when>(?:[^\n,，;；:：!?.。！？]|\.(?=\d))+?)[ \t]*[.!?。！？]?[ \t]*$",
+        regex.IGNORECASE | regex.REVERSE,
     )
 
 
@@ -679,6 +696,14 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
         # team).": where the statement comes from, not what it says; read without it (its
         # terms and cues, and what stands after the last term).
         return read_terms(text[: cited.start()], capitals)
+    if (since := _since_when(text)) is not None:
+        # "… port 8082 since last week", "… seit Montag": from when it holds, as "now"
+        # says it, not what it is; read without it, with "now". (A time word it held the
+        # old memory never says keeps the new one from being dropped as known: judgement.py,
+        # `_raw_values`.)
+        before = read_terms(text[:since], capitals)
+        if before.terms:
+            return Terms(before.text, before.terms, before.negations, (*before.changes, "now"))
     lex = lexicon()
     closed = function_words()
     taken: list[tuple[int, int]] = []  # spans of cues and value words: no other terms there
@@ -936,6 +961,71 @@ def _remarked(text: str) -> regex.Match[str] | None:
     if lex.only.search(inner) or any(p.search(inner) for p in lex.negation.values()):
         return None
     return closing
+
+
+SINCE_WORDS = 4  # words a closing stretch of `_since_when` holds at most after its opener
+_DIGIT_DATE = regex.compile(r"\d{4}|\d{1,2}[./-]\d{1,2}")
+_STRETCH_WORD = regex.compile(r"[\p{L}\p{N}][\p{L}\p{N}'’-]*")
+
+
+def _since_when(text: str) -> int | None:
+    """Where a closing stretch that says from when a statement holds starts ("since last
+    week", "starting today", "effective immediately", "seit Montag", "depuis le 1er
+    décembre": a word of `since` in data/cues.txt, then at most `SINCE_WORDS` words, the
+    last of which says when — a period, a day, a month, a date), or None. A stretch that
+    closes with a word of `until` ("from Monday to Friday") says when the fact holds:
+    part of it, not a stamp; one that restricts or negates is kept too, and so is one said
+    right after an auxiliary ("… is effective from Monday": the time is what it says)."""
+    if len(text) < 12:
+        return None
+    last = text.rstrip(" \t.!?。！？").rpartition(" ")[2]
+    if not last or (_norm(last) not in _time_ends() and not _DIGIT_DATE.search(last)):
+        return None  # most statements: not closed by a time
+    lex = lexicon()
+    found = lex.since_when.search(text)
+    if found is None:
+        return None
+    before = _STRETCH_WORD.findall(_norm(text[: found.start()]))
+    if not before or before[-1] in lex.auxiliaries:  # "The freeze is effective from Monday"
+        return None
+    when = _norm(found.group("when"))
+    words = _STRETCH_WORD.findall(when)
+    if not words or len(words) > SINCE_WORDS or lex.until.intersection(words):
+        return None
+    if lex.only.search(when) or any(p.search(when) for p in lex.negation.values()):
+        return None
+    # It ends with the time it names: "с этой недели Игорь" names the on-call after it.
+    last = words[-1]
+    timed = (
+        _DIGIT_DATE.search(last) is not None
+        or last in lex.periods
+        or last in lex.when
+        or last in lex.months
+        or lex.value_class.get(last) == "weekday"
+        or any(" " in p and when.endswith(p) for p in lex.periods)
+    )
+    return found.start() if timed else None
+
+
+def time_words(text: str) -> set[str]:
+    """The words of `text` that name a day, a month or a day relative to today (`when`,
+    weekdays, months in data/cues.txt and data/values.txt)."""
+    return set(_STRETCH_WORD.findall(_norm(text))) & _days_and_months()
+
+
+@functools.cache
+def _days_and_months() -> frozenset[str]:
+    lex = lexicon()
+    weekdays = (w for w, kind in lex.value_class.items() if kind == "weekday")
+    return frozenset({*lex.when, *lex.months, *weekdays})
+
+
+@functools.cache
+def _time_ends() -> frozenset[str]:
+    """The words a closing stretch of `_since_when` may end with (and the last word of
+    each phrase of `period`)."""
+    periods = lexicon().periods
+    return _days_and_months() | periods | {p.rsplit(" ", 1)[-1] for p in periods}
 
 
 def _when_it_holds(text: str, start: int, end: int) -> bool:

@@ -49,6 +49,7 @@ KNOWN: dict[str, set[str]] = {
     "headed": set(),
     "remark": set(),
     "link": set(),
+    "since": set(),
 }  # fmt: skip
 
 

@@ -4189,3 +4189,59 @@ def test_a_dated_label_stamps_its_line_and_a_link_is_never_dropped_as_known() ->
         "The runbook lives in Notion ([link](https://notion.so/old)).",
         "The runbook lives in Notion ([link](https://notion.so/new)).",
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Its words broke the one shape of two services: billing's port written over auth's.
+        (
+            "Service auth listens on port 8081.",
+            "Service billing listens on port 8082 since last week.",
+        ),
+        (
+            "Dienst katalog lauscht auf Port 7001.",
+            "Dienst warenkorb lauscht auf Port 7002 seit Montag.",
+        ),
+        (
+            "El servicio inventario escucha en el puerto 5001.",
+            "El servicio precios escucha en el puerto 5002 desde la semana pasada.",
+        ),
+        # "Monday" read as the new statement's own value: "says more", the broad rule written over.
+        (
+            "Always squash merge pull requests.",
+            "Always squash merge pull requests touching billing since Monday.",
+        ),
+        # Its words made the correction the same fact reworded: dropped as known.
+        (
+            "Prefer composition over inheritance.",
+            "Prefer inheritance over composition starting today.",
+        ),
+    ],
+)
+def test_a_closing_since_when_is_read_as_now(old: str, new: str) -> None:
+    found = judge(text(new), text(old))
+    if old.startswith("Prefer"):
+        assert found.kind == "update", found.reason
+    else:
+        _keeps_both(old, new)
+
+
+def test_a_since_when_is_a_stamp_only_where_it_closes_on_a_time_and_says_nothing_else() -> None:
+    plain = read_terms("Service billing listens on port 8082").keys
+    for closing in ("since last week", "since 2026-12-01", "effective immediately", "as of March"):
+        reading = read_terms(f"Service billing listens on port 8082 {closing}.")
+        assert (reading.keys, reading.changes) == (plain, ("now",)), closing
+    # Kept: the time is a range the fact holds in, a name follows it, it is said after an
+    # auxiliary (the time is what it says), or it restricts.
+    assert "friday" in read_terms("Deploys run from Monday to Friday.").keys
+    assert "игорь" in read_terms("Дежурный по релизам с этой недели Игорь.").keys
+    assert "monday" in read_terms("The freeze is effective from Monday.").keys
+    assert "monday" in read_terms("Deploys need two approvals since Monday only.").keys
+    # The time it names keeps a note from being dropped as known beside another.
+    _keeps_both("Backups are encrypted since Monday.", "Backups are encrypted since Tuesday.")
+    # Where the time is the fact, a new time is its update.
+    found = judge(
+        text("The freeze is effective from Friday."), text("The freeze is effective from Monday.")
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
