@@ -208,6 +208,14 @@ SINCE = {
     "el": "από την περασμένη εβδομάδα",
 }  # fmt: skip
 
+# A closing stretch after a comma that says the new note was agreed (`agreed`), in the
+# spaced languages.
+AGREED = {
+    "en": "as discussed", "fr": "comme convenu", "de": "wie besprochen",
+    "es": "como se acordó", "pt": "conforme combinado", "it": "come concordato",
+    "nl": "zoals besproken", "ru": "как договорились", "el": "όπως συμφωνήθηκε",
+}  # fmt: skip
+
 # The days a journal's notes are stamped with (`dated`, `dated-new`).
 OLD_DAY, NEW_DAY = "2026-11-02", "2026-12-07"
 
@@ -271,11 +279,18 @@ def _remark(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
 
 
 def _since(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
-    if p["lang"] not in SINCE:
-        return None
+    return _closed(p, old, new, f" {SINCE[p['lang']]}") if p["lang"] in SINCE else None
+
+
+def _agreed(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    return _closed(p, old, new, f", {AGREED[p['lang']]}") if p["lang"] in AGREED else None
+
+
+def _closed(p: dict[str, Any], old: MemoryText, new: MemoryText, closing: str) -> Variant:
+    """The new note closed with `closing`, before its full stop if it has one."""
     body = new.body.strip()
     stop = body[-1] if body[-1:] in (".", "!") else ""
-    return _variant(p, old, _with_body(new, f"{body.rstrip('.!')} {SINCE[p['lang']]}{stop}"))
+    return _variant(p, old, _with_body(new, f"{body.rstrip('.!')}{closing}{stop}"))
 
 
 def _italic(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
@@ -397,6 +412,7 @@ SWEEPS: dict[str, Sweep] = {
     "remark": _remark,
     "link": _link,
     "since": _since,
+    "agreed": _agreed,
 }
 
 
@@ -459,8 +475,8 @@ def main(argv: list[str]) -> int:
         description="the tuning pairs judged again as real notes vary (one generic title, "
         "the old title kept, the other order, an unrelated statement, a 'Note:' label, "
         "lower case, 'now', values as code, dated, 'Update:', a bullet, no last full stop, "
-        "'Why:' lines, 'since last week'): the facts each variant would lose, and how many "
-        "pairs it still judges surely as labelled",
+        "'Why:' lines, 'since last week', ', as discussed'): the facts each variant would "
+        "lose, and how many pairs it still judges surely as labelled",
     )
     parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])
     parser.add_argument("--json", action="store_true", help="one JSON object: sweep → losses")

@@ -237,6 +237,7 @@ class _Lexicon:
     rationale: frozenset[str]  # labels that give a fact's reason or use ("why", "how to apply")
     provenance: regex.Pattern[str]  # who confirmed a statement ("confirmed", "abgestimmt")
     since_when: regex.Pattern[str]  # a closing stretch opened by a word of `since` (`_since_when`)
+    agreed: regex.Pattern[str]  # a closing stretch after a comma opened by one of `agreed`
     periods: frozenset[str]  # words that say which stretch of time ("week", "sprint")
     until: frozenset[str]  # words that close a stretch of time ("to", "bis")
     users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
@@ -324,6 +325,7 @@ def lexicon() -> _Lexicon:
         rationale=frozenset(lists["rationale"]),
         provenance=_phrase_pattern(lists["provenance"]),
         since_when=_closing_stretch(lists["since"]),
+        agreed=_after_a_comma(lists["agreed"]),
         periods=frozenset(lists["period"]),
         until=frozenset(lists["until"]),
         users=frozenset(lists["user"]),
@@ -366,6 +368,17 @@ def _closing_stretch(openers: Iterable[str]) -> regex.Pattern[str]:
     return regex.compile(
         rf"(?:[ \t]*[,，][ \t]*|[ \t]+)(?<![\p{{L}}])(?:{words})[ \t]+"
         r"(?P<when>(?:[^\n,，;；:：!?.。！？]|\.(?=\d))+?)[ \t]*[.!?。！？]?[ \t]*$",
+        regex.IGNORECASE | regex.REVERSE,
+    )
+
+
+def _after_a_comma(openers: Iterable[str]) -> regex.Pattern[str]:
+    """A statement's closing stretch after a comma, opened by one of `openers`, up to its last
+    full stop (searched from the end)."""
+    words = "|".join(regex.escape(o) for o in sorted(set(openers), key=len, reverse=True))
+    return regex.compile(
+        rf"[ \t]*[,，][ \t]*(?:{words})(?![\p{{L}}])(?P<rest>[^,，;；\n]*?)"
+        r"[ \t]*[.!?。！？]?[ \t]*$",
         regex.IGNORECASE | regex.REVERSE,
     )
 
@@ -696,6 +709,9 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
         # team).": where the statement comes from, not what it says; read without it (its
         # terms and cues, and what stands after the last term).
         return read_terms(text[: cited.start()], capitals)
+    if ("," in text or "，" in text) and (agreed := _agreed(text)) is not None:
+        # "…, as discussed", "…, per the team", "…, wie besprochen": as a remark in brackets.
+        return read_terms(text[:agreed], capitals)
     if (since := _since_when(text)) is not None:
         # "… port 8082 since last week", "… seit Montag": from when it holds, as "now"
         # says it, not what it is; read without it, with "now". (A time word it held the
@@ -1005,6 +1021,24 @@ def _since_when(text: str) -> int | None:
         or any(" " in p and when.endswith(p) for p in lex.periods)
     )
     return found.start() if timed else None
+
+
+def _agreed(text: str) -> int | None:
+    """Where a closing stretch after a comma that says the statement was agreed, or whose
+    word it is, starts ("…, as discussed", "…, according to Alice", "…, comme convenu":
+    `agreed` in data/cues.txt, at most `REMARK_WORDS` words), unless it restricts or
+    negates ("…, as agreed for staging only"); or None."""
+    comma = max(text.rfind(","), text.rfind("，"))
+    if len(text[comma:].split()) > REMARK_WORDS:
+        return None
+    lex = lexicon()
+    found = lex.agreed.search(text)
+    if found is None:
+        return None
+    rest = found.group("rest")
+    if lex.only.search(rest) or any(p.search(rest) for p in lex.negation.values()):
+        return None
+    return found.start()
 
 
 def time_words(text: str) -> set[str]:

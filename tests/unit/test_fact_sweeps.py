@@ -50,6 +50,7 @@ KNOWN: dict[str, set[str]] = {
     "remark": set(),
     "link": set(),
     "since": set(),
+    "agreed": set(),
 }  # fmt: skip
 
 

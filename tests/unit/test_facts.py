@@ -4245,3 +4245,39 @@ def test_a_since_when_is_a_stamp_only_where_it_closes_on_a_time_and_says_nothing
         text("The freeze is effective from Friday."), text("The freeze is effective from Monday.")
     )
     assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Its words broke the one shape of two services: written over.
+        (
+            "Service auth listens on port 8081.",
+            "Service billing listens on port 8082, as discussed.",
+        ),
+        (
+            "Dienst katalog lauscht auf Port 7001.",
+            "Dienst warenkorb lauscht auf Port 7002, wie besprochen.",
+        ),
+        # Its words hid the swap: dropped as known.
+        ("Backups run at least once a day.", "Backups run at most once a day, per the team."),
+    ],
+)
+def test_a_closing_as_discussed_is_read_as_a_remark_in_brackets_is(old: str, new: str) -> None:
+    _keeps_both(old, new)
+    # A correction said so was "the same fact, reworded": dropped as known.
+    found = judge(
+        text("Prefer inheritance over composition, as agreed."),
+        text("Prefer composition over inheritance."),
+    )
+    assert found.kind == "update", found.reason
+
+
+def test_a_closing_remark_after_a_comma_that_restricts_or_means_depending_on_is_read() -> None:
+    plain = read_terms("Deploys need two approvals").keys
+    assert read_terms("Deploys need two approvals, according to Alice.").keys == plain
+    assert read_terms("Deploys need two approvals, comme convenu.").keys == plain
+    assert read_terms("Deploys need two approvals, as agreed for staging only.").keys != plain
+    assert (
+        read_terms("Les prix varient, selon la région.").keys != read_terms("Les prix varient").keys
+    )
