@@ -216,6 +216,19 @@ AGREED = {
     "nl": "zoals besproken", "ru": "как договорились", "el": "όπως συμφωνήθηκε",
 }  # fmt: skip
 
+# An opening set off by a comma that says from when the new note holds (`going-forward`) or
+# whose word it is (`according`), in the spaced languages.
+GOING_FORWARD = {
+    "en": "Going forward", "fr": "Désormais", "de": "Ab sofort", "es": "A partir de ahora",
+    "pt": "A partir de agora", "it": "D'ora in poi", "nl": "Voortaan", "ru": "С этой недели",
+    "el": "Από τώρα",
+}  # fmt: skip
+ACCORDING = {
+    "en": "According to Alice", "fr": "D'après Alice", "de": "Laut Alice",
+    "es": "Según lo acordado", "pt": "Conforme combinado", "it": "Come concordato",
+    "nl": "Volgens Alice", "ru": "По словам Алисы", "el": "Σύμφωνα με την Αλίκη",
+}  # fmt: skip
+
 # The days a journal's notes are stamped with (`dated`, `dated-new`).
 OLD_DAY, NEW_DAY = "2026-11-02", "2026-12-07"
 
@@ -284,6 +297,25 @@ def _since(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | Non
 
 def _agreed(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
     return _closed(p, old, new, f", {AGREED[p['lang']]}") if p["lang"] in AGREED else None
+
+
+def _going_forward(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    lang = p["lang"]
+    return _opened(p, old, new, f"{GOING_FORWARD[lang]}, ") if lang in GOING_FORWARD else None
+
+
+def _according(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    lang = p["lang"]
+    return _opened(p, old, new, f"{ACCORDING[lang]}, ") if lang in ACCORDING else None
+
+
+def _opened(p: dict[str, Any], old: MemoryText, new: MemoryText, opening: str) -> Variant:
+    """The new note opened with `opening`, its first letter lowercased (a sentence goes on)
+    unless the word is an acronym ("API …")."""
+    body = new.body.strip()
+    if body[:1].isupper() and not body[1:2].isupper():
+        body = body[0].lower() + body[1:]
+    return _variant(p, old, _with_body(new, opening + body))
 
 
 def _closed(p: dict[str, Any], old: MemoryText, new: MemoryText, closing: str) -> Variant:
@@ -413,6 +445,8 @@ SWEEPS: dict[str, Sweep] = {
     "link": _link,
     "since": _since,
     "agreed": _agreed,
+    "going-forward": _going_forward,
+    "according": _according,
 }
 
 
@@ -475,8 +509,9 @@ def main(argv: list[str]) -> int:
         description="the tuning pairs judged again as real notes vary (one generic title, "
         "the old title kept, the other order, an unrelated statement, a 'Note:' label, "
         "lower case, 'now', values as code, dated, 'Update:', a bullet, no last full stop, "
-        "'Why:' lines, 'since last week', ', as discussed'): the facts each variant would "
-        "lose, and how many pairs it still judges surely as labelled",
+        "'Why:' lines, 'since last week', ', as discussed', 'Going forward, …', 'According "
+        "to Alice, …'): the facts each variant would lose, and how many pairs it still "
+        "judges surely as labelled",
     )
     parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])
     parser.add_argument("--json", action="store_true", help="one JSON object: sweep → losses")

@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -238,7 +238,11 @@ class _Lexicon:
     provenance: regex.Pattern[str]  # who confirmed a statement ("confirmed", "abgestimmt")
     since_when: regex.Pattern[str]  # a closing stretch opened by a word of `since` (`_since_when`)
     agreed: regex.Pattern[str]  # a closing stretch after a comma opened by one of `agreed`
+    aside: regex.Pattern[str]  # an opening set off by a comma: a `now`, `since`, `agreed` word
+    now_phrases: frozenset[str]  # `now` as written, lowercase (what `aside` opens with)
+    since_phrases: frozenset[str]  # `since` as written, lowercase
     periods: frozenset[str]  # words that say which stretch of time ("week", "sprint")
+    relative: frozenset[str]  # words that place one relative to today ("last", "cette")
     until: frozenset[str]  # words that close a stretch of time ("to", "bis")
     users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
@@ -326,7 +330,11 @@ def lexicon() -> _Lexicon:
         provenance=_phrase_pattern(lists["provenance"]),
         since_when=_closing_stretch(lists["since"]),
         agreed=_after_a_comma(lists["agreed"]),
+        aside=_opening_aside([*lists["now"], *lists["since"], *lists["agreed"], "per"]),
+        now_phrases=frozenset(lists["now"]),
+        since_phrases=frozenset(lists["since"]),
         periods=frozenset(lists["period"]),
+        relative=frozenset(lists["relative"]),
         until=frozenset(lists["until"]),
         users=frozenset(lists["user"]),
         short=short,
@@ -380,6 +388,17 @@ def _after_a_comma(openers: Iterable[str]) -> regex.Pattern[str]:
         rf"[ \t]*[,，][ \t]*(?:{words})(?![\p{{L}}])(?P<rest>[^,，;；\n]*?)"
         r"[ \t]*[.!?。！？]?[ \t]*$",
         regex.IGNORECASE | regex.REVERSE,
+    )
+
+
+def _opening_aside(openers: Iterable[str]) -> regex.Pattern[str]:
+    """An opening of a statement set off by a comma, opened by one of `openers` and a few
+    words at most ("Going forward, …", "Since last week, …", "According to Alice, …")."""
+    words = "|".join(regex.escape(o) for o in sorted(set(openers), key=len, reverse=True))
+    return regex.compile(
+        rf"[ \t]*(?:\*\*|__)?(?P<opener>{words})(?![\p{{L}}])"
+        r"(?P<rest>[^,，:：;；\n]{0,48}?)(?:\*\*|__)?[ \t]*[,，](?:\*\*|__)?[ \t]+",
+        regex.IGNORECASE,
     )
 
 
@@ -712,6 +731,12 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     if ("," in text or "，" in text) and (agreed := _agreed(text)) is not None:
         # "…, as discussed", "…, per the team", "…, wie besprochen": as a remark in brackets.
         return read_terms(text[:agreed], capitals)
+    if ("," in text or "，" in text) and (aside := _aside(text)) is not None:
+        # "Going forward, …", "Since last week, …", "According to Alice, …": blanked (the
+        # statement's spans kept), with "now" when it says from when.
+        end, announces = aside
+        inner = read_terms(" " * end + text[end:], capitals)
+        return Terms(inner.text, inner.terms, inner.negations, _with_now(inner, announces))
     if (since := _since_when(text)) is not None:
         # "… port 8082 since last week", "… seit Montag": from when it holds, as "now"
         # says it, not what it is; read without it, with "now". (A time word it held the
@@ -719,7 +744,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
         # `_raw_values`.)
         before = read_terms(text[:since], capitals)
         if before.terms:
-            return Terms(before.text, before.terms, before.negations, (*before.changes, "now"))
+            return Terms(before.text, before.terms, before.negations, _with_now(before, True))
     lex = lexicon()
     closed = function_words()
     taken: list[tuple[int, int]] = []  # spans of cues and value words: no other terms there
@@ -987,8 +1012,8 @@ _STRETCH_WORD = regex.compile(r"[\p{L}\p{N}][\p{L}\p{N}'’-]*")
 def _since_when(text: str) -> int | None:
     """Where a closing stretch that says from when a statement holds starts ("since last
     week", "starting today", "effective immediately", "seit Montag", "depuis le 1er
-    décembre": a word of `since` in data/cues.txt, then at most `SINCE_WORDS` words, the
-    last of which says when — a period, a day, a month, a date), or None. A stretch that
+    décembre": a word of `since` in data/cues.txt, then words that name a time and nothing
+    else, `_only_when`), or None. A stretch that
     closes with a word of `until` ("from Monday to Friday") says when the fact holds:
     part of it, not a stamp; one that restricts or negates is kept too, and so is one said
     right after an auxiliary ("… is effective from Monday": the time is what it says)."""
@@ -1004,23 +1029,11 @@ def _since_when(text: str) -> int | None:
     before = _STRETCH_WORD.findall(_norm(text[: found.start()]))
     if not before or before[-1] in lex.auxiliaries:  # "The freeze is effective from Monday"
         return None
-    when = _norm(found.group("when"))
-    words = _STRETCH_WORD.findall(when)
-    if not words or len(words) > SINCE_WORDS or lex.until.intersection(words):
+    # It names a time and nothing else ("с этой недели Игорь" names the on-call after it).
+    words = _STRETCH_WORD.findall(_norm(found.group("when")))
+    if not _only_when(words) or lex.until.intersection(words):
         return None
-    if lex.only.search(when) or any(p.search(when) for p in lex.negation.values()):
-        return None
-    # It ends with the time it names: "с этой недели Игорь" names the on-call after it.
-    last = words[-1]
-    timed = (
-        _DIGIT_DATE.search(last) is not None
-        or last in lex.periods
-        or last in lex.when
-        or last in lex.months
-        or lex.value_class.get(last) == "weekday"
-        or any(" " in p and when.endswith(p) for p in lex.periods)
-    )
-    return found.start() if timed else None
+    return found.start()
 
 
 def _agreed(text: str) -> int | None:
@@ -1039,6 +1052,60 @@ def _agreed(text: str) -> int | None:
     if lex.only.search(rest) or any(p.search(rest) for p in lex.negation.values()):
         return None
     return found.start()
+
+
+def _only_when(words: Sequence[str]) -> bool:
+    """Whether `words` (normal forms) say a time and nothing else: they end with a word that
+    names one (a period, a day, a month, a date), and every other is one too, a function
+    word, an article or a word that places a time ("last", "cette", "прошлой"); "the
+    upgrade last week" names an event as well."""
+    if not words or len(words) > SINCE_WORDS:
+        return False
+    lex = lexicon()
+    ends, closed = _time_ends(), function_words()
+    if words[-1] not in ends and _DIGIT_DATE.search(words[-1]) is None:
+        return False
+    return all(
+        w in ends
+        or w in closed
+        or w in lex.articles
+        or w in lex.relative
+        or any(c.isdigit() for c in w)
+        for w in words[:-1]
+    )
+
+
+def _with_now(terms: Terms, announces: bool) -> tuple[str, ...]:
+    """`terms`' change cues, with "now" when an aside said from when (once)."""
+    if not announces or "now" in terms.changes:
+        return terms.changes
+    return (*terms.changes, "now")
+
+
+def _aside(text: str) -> tuple[int, bool] | None:
+    """Where an opening set off by a comma that says from when a statement holds, or whose
+    word it is, ends, and whether it says from when: a word of `now` alone ("Going
+    forward, …", "Ab sofort, …"), one of `since` and a time ("Since last week, …", "Seit
+    Montag, …": as `_since_when` reads one closing a statement), one of `agreed`, or "per"
+    and a name, and a few words ("According to Alice, …", "Per Alice, …", "Wie besprochen,
+    …"); or None."""
+    found = lexicon().aside.match(text)
+    if found is None:
+        return None
+    lex = lexicon()
+    opener, rest = _norm(found.group("opener")), found.group("rest")
+    words = _STRETCH_WORD.findall(_norm(rest))
+    if lex.only.search(rest) or any(p.search(rest) for p in lex.negation.values()):
+        return None
+    if opener in lex.now_phrases:
+        return (found.end(), True) if not words else None
+    if opener in lex.since_phrases:
+        if _only_when(words) and not lex.until.intersection(words):
+            return found.end(), True
+        return None
+    if len(words) > SINCE_WORDS or (opener == "per" and not rest.strip()[:1].isupper()):
+        return None
+    return found.end(), False
 
 
 def time_words(text: str) -> set[str]:

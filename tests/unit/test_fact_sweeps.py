@@ -51,6 +51,8 @@ KNOWN: dict[str, set[str]] = {
     "link": set(),
     "since": set(),
     "agreed": set(),
+    "going-forward": set(),
+    "according": set(),
 }  # fmt: skip
 
 

@@ -4281,3 +4281,44 @@ def test_a_closing_remark_after_a_comma_that_restricts_or_means_depending_on_is_
     assert (
         read_terms("Les prix varient, selon la région.").keys != read_terms("Les prix varient").keys
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The noun compound naming another service went unseen after the opening: Bob was
+        # written over the billing service's owner.
+        (
+            "The owner is Alice.\nThe repo is github.com/acme/billing.",
+            "Going forward, the search service owner is now Bob.",
+        ),
+        (
+            "The owner is Alice.\nThe repo is github.com/acme/billing.",
+            "According to Alice, the search service owner is now Bob.",
+        ),
+        ("Backups are encrypted.", "Per Alice, production backups are encrypted."),
+        (
+            "Dienst katalog lauscht auf Port 7001.",
+            "Laut Alice, Dienst warenkorb lauscht auf Port 7002.",
+        ),
+    ],
+)
+def test_an_opening_aside_is_read_as_if_it_were_not_there(old: str, new: str) -> None:
+    _keeps_both(old, new)
+
+
+def test_an_opening_aside_says_from_when_or_whose_word_and_nothing_else() -> None:
+    plain = read_terms("deploys need three approvals.")
+    for aside in (
+        "Going forward",
+        "Since last week",
+        "Seit letzter Woche",
+        "Depuis la semaine dernière",
+    ):
+        reading = read_terms(f"{aside}, deploys need three approvals.")
+        assert (reading.keys, "now" in reading.changes) == (plain.keys, True), aside
+    assert read_terms("According to Alice, deploys need three approvals.").keys == plain.keys
+    # Read: an event beside its time, a range, "per" of no name.
+    assert "upgra" in read_terms("Since the upgrade last week, production runs PostgreSQL 16.").keys
+    assert "friday" in read_terms("From Monday to Friday, deploys run nightly.").keys
+    assert "user" in read_terms("Per user, limits are 100 requests.").text
