@@ -229,6 +229,19 @@ ACCORDING = {
     "nl": "Volgens Alice", "ru": "По словам Алисы", "el": "Σύμφωνα με την Αλίκη",
 }  # fmt: skip
 
+# A bracket closing the new note that says it is not settled (`hedge`), or that stresses
+# or repeats it (`again`).
+HEDGE = {
+    "en": "TBD", "fr": "provisoire", "de": "vorläufig", "es": "provisional",
+    "pt": "provisório", "it": "provvisorio", "nl": "voorlopig", "ru": "временно",
+    "el": "προσωρινό", "zh": "暂定", "ja": "暫定", "ko": "잠정",
+}  # fmt: skip
+AGAIN = {
+    "en": "again", "fr": "encore", "de": "wieder", "es": "de nuevo", "pt": "novamente",
+    "it": "di nuovo", "nl": "opnieuw", "ru": "снова", "el": "ξανά", "zh": "再次",
+    "ja": "再度", "ko": "다시",
+}  # fmt: skip
+
 # The days a journal's notes are stamped with (`dated`, `dated-new`).
 OLD_DAY, NEW_DAY = "2026-11-02", "2026-12-07"
 
@@ -323,6 +336,18 @@ def _closed(p: dict[str, Any], old: MemoryText, new: MemoryText, closing: str) -
     body = new.body.strip()
     stop = body[-1] if body[-1:] in (".", "!") else ""
     return _variant(p, old, _with_body(new, f"{body.rstrip('.!')}{closing}{stop}"))
+
+
+def _ticket(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, old, _bracketed(new, "JIRA-1234"))
+
+
+def _hedge(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    return _variant(p, old, _bracketed(new, HEDGE[p["lang"]])) if p["lang"] in HEDGE else None
+
+
+def _again(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    return _variant(p, old, _bracketed(new, AGAIN[p["lang"]])) if p["lang"] in AGAIN else None
 
 
 def _italic(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
@@ -447,6 +472,10 @@ SWEEPS: dict[str, Sweep] = {
     "agreed": _agreed,
     "going-forward": _going_forward,
     "according": _according,
+    "ticket": _ticket,
+    "hedge": _hedge,
+    "again": _again,
+    "tldr": _labelled("TL;DR"),
 }
 
 
@@ -510,8 +539,8 @@ def main(argv: list[str]) -> int:
         "the old title kept, the other order, an unrelated statement, a 'Note:' label, "
         "lower case, 'now', values as code, dated, 'Update:', a bullet, no last full stop, "
         "'Why:' lines, 'since last week', ', as discussed', 'Going forward, …', 'According "
-        "to Alice, …'): the facts each variant would lose, and how many pairs it still "
-        "judges surely as labelled",
+        "to Alice, …', '(JIRA-1234)', '(TBD)', '(again)', 'TL;DR:'): the facts each variant "
+        "would lose, and how many pairs it still judges surely as labelled",
     )
     parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])
     parser.add_argument("--json", action="store_true", help="one JSON object: sweep → losses")

@@ -467,10 +467,23 @@ def judge(new: MemoryText, old: MemoryText) -> Judgement:
         # the line is about (then another thing's) or what kind of note it is. Read as
         # words before the statement, they hid its opening. A lean.
         return replace(found, sure=False, reason=f"{found.reason}; {LABELLED_ANEW}")
+    if found.sure and found.kind in ("update", "duplicate") and _unsettled(new, old):
+        # "Deploys need three approvals (TBD)": not settled, it writes over no settled
+        # fact and is not dropped beside one the old memory says. Kept both, linked.
+        return replace(found, sure=False, reason=f"{found.reason}; {UNSETTLED}")
     return found
 
 
 LABELLED_ANEW = "the new line's label names what the old memory does not"
+UNSETTLED = "the new note says it is not settled"
+
+
+def _unsettled(new: MemoryText, old: MemoryText) -> bool:
+    """Whether a statement of `new` is said as not settled (`Terms.hedged`: "(TBD)",
+    "(vorläufig)") and `old` says no statement so."""
+    capitals = pair_capitals(new, old)
+    hedged = any(t.hedged for t in read_memory(new, capitals).terms)
+    return hedged and not any(t.hedged for t in read_memory(old, capitals).terms)
 
 
 def _labelled_anew(new: MemoryText, old: MemoryText) -> bool:

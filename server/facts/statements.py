@@ -32,11 +32,11 @@ _DATE = (
 # A label may carry the day it was written, as a journal's "UPDATE (2026-12-07): …": that
 # date is the line's stamp (`Statement.stamp`), no value of what it says.
 _DATED_LABEL = rf"[ \t]*[(\[](?P<dated>{_DATE})[)\]]"
-# A label that opens a line: `**Why:**`, `How to apply:`, `**Pourquoi :**`, `注意：` (a
-# full-width colon needs no space after it: "メモ：…").
+# A label that opens a line: `**Why:**`, `How to apply:`, `**Pourquoi :**`, `TL;DR:`, `注意：`
+# (a full-width colon needs no space after it: "メモ：…").
 _COLON = r"(?:[:：](?:\*\*|__)?[ \t]+|：(?:\*\*|__)?)"
 _LABEL = regex.compile(
-    rf"(?:\*\*|__)?(?P<label>[\p{{L}}][\p{{L}}\p{{M}} '’-]{{0,30}}?)"
+    rf"(?:\*\*|__)?(?P<label>[\p{{L}}][\p{{L}}\p{{M}} '’;-]{{0,30}}?)"
     rf"(?:{_DATED_LABEL})?[ \t]*{_COLON}"
     r"|\*\*(?P<label2>[\p{L}][\p{L}\p{M} '’-]{0,30}?)[ \t]*(?:\*\*)[ \t]*(?:[:：][ \t]+|：)"
 )

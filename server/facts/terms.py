@@ -31,6 +31,7 @@ others' spans (a cue's words are no terms, a unit belongs to its number).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import unicodedata
 from collections import defaultdict
@@ -92,6 +93,9 @@ class Terms:
     # announces a change when it says one the old does not ("Migrations now run …" beside
     # "Run the migrations with make migrate").
     changes: tuple[str, ...] = ()
+    # Said as not settled: a bracket closing it that says so alone ("(TBD)", "(vorläufig)":
+    # `hedge` in data/cues.txt). Never surely written over an older fact or dropped as one.
+    hedged: bool = False
 
     @property
     def change_cue(self) -> bool:
@@ -243,6 +247,8 @@ class _Lexicon:
     since_phrases: frozenset[str]  # `since` as written, lowercase
     periods: frozenset[str]  # words that say which stretch of time ("week", "sprint")
     relative: frozenset[str]  # words that place one relative to today ("last", "cette")
+    hedges: frozenset[str]  # what a closing bracket says when a statement is not settled
+    stresses: frozenset[str]  # what one says when it only stresses or repeats it
     until: frozenset[str]  # words that close a stretch of time ("to", "bis")
     users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
@@ -335,6 +341,8 @@ def lexicon() -> _Lexicon:
         since_phrases=frozenset(lists["since"]),
         periods=frozenset(lists["period"]),
         relative=frozenset(lists["relative"]),
+        hedges=frozenset(lists["hedge"]),
+        stresses=frozenset(lists["again"]) | frozenset(lists["discourse"]),
         until=frozenset(lists["until"]),
         users=frozenset(lists["user"]),
         short=short,
@@ -722,12 +730,19 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     """The terms of one statement. `capitals`: whether a capital letter inside a sentence
     marks a name (`capitals_mark_names` of the whole memory; by default, of `text`)."""
     if ("(" in text or "（" in text) and (
-        cited := _CITED.search(text) or _LINKED.search(text) or _remarked(text)
+        cited := _CITED.search(text)
+        or _LINKED.search(text)
+        or _TICKET.search(text)
+        or _remarked(text)
     ):
-        # "… port 8082 (see PR #123).", "… ([runbook](https://…)).", "… (confirmed with the
-        # team).": where the statement comes from, not what it says; read without it (its
-        # terms and cues, and what stands after the last term).
+        # "… port 8082 (see PR #123).", "… ([runbook](https://…)).", "… (JIRA-1234).", "…
+        # (confirmed with the team).", "… (again)": where the statement comes from or how
+        # to read it, not what it says; read without it (its terms and cues, and what
+        # stands after the last term).
         return read_terms(text[: cited.start()], capitals)
+    if ("(" in text or "（" in text) and (hedge := _hedged(text)) is not None:
+        # "… three approvals (TBD).": read without it, and said as not settled.
+        return dataclasses.replace(read_terms(text[:hedge], capitals), hedged=True)
     if ("," in text or "，" in text) and (agreed := _agreed(text)) is not None:
         # "…, as discussed", "…, per the team", "…, wie besprochen": as a remark in brackets.
         return read_terms(text[:agreed], capitals)
@@ -736,7 +751,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
         # statement's spans kept), with "now" when it says from when.
         end, announces = aside
         inner = read_terms(" " * end + text[end:], capitals)
-        return Terms(inner.text, inner.terms, inner.negations, _with_now(inner, announces))
+        return dataclasses.replace(inner, changes=_with_now(inner, announces))
     if (since := _since_when(text)) is not None:
         # "… port 8082 since last week", "… seit Montag": from when it holds, as "now"
         # says it, not what it is; read without it, with "now". (A time word it held the
@@ -744,7 +759,7 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
         # `_raw_values`.)
         before = read_terms(text[:since], capitals)
         if before.terms:
-            return Terms(before.text, before.terms, before.negations, _with_now(before, True))
+            return dataclasses.replace(before, changes=_with_now(before, True))
     lex = lexicon()
     closed = function_words()
     taken: list[tuple[int, int]] = []  # spans of cues and value words: no other terms there
@@ -971,6 +986,12 @@ _LINKED = regex.compile(
     r"[ \t]*[(（][ \t]*(?:\[[^\]\n]*\]\([^()\s]*\)|<?https?://[^\s()<>]+>?)[ \t]*[)）]"
     r"[ \t]*[.!?。！？]?[ \t]*$"
 )
+# A bracket closing a statement that holds a reference alone: a ticket ("(JIRA-1234)",
+# "(PROJ-12)"), an issue or pull request ("(#123)", "(PR 45)", "(!67)"), a commit hash.
+_TICKET = regex.compile(
+    r"[ \t]*[(（][ \t]*(?:[A-Z][A-Z0-9]+-\d+|[#!]\d+|(?i:pr|mr|issue|ticket|bug)[ \t]*#?\d+"
+    r"|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40})[ \t]*[)）][ \t]*[.!?。！？]?[ \t]*$"
+)
 # A bracket closing a statement, its words (`_remarked`).
 _CLOSING_BRACKET = regex.compile(r"[ \t]*[(（]([^()（）]*)[)）][ \t]*[.!?。！？]?[ \t]*$")
 REMARK_WORDS = 8  # words a remark holds at most
@@ -997,6 +1018,8 @@ def _remarked(text: str) -> regex.Match[str] | None:
     if _DATED.fullmatch(inner):
         return closing
     lex = lexicon()
+    if _bare(inner) in lex.stresses:  # "(again)", "(important!)", "(wieder)"
+        return closing
     if len(inner.split()) > REMARK_WORDS or not lex.provenance.search(inner):
         return None
     if lex.only.search(inner) or any(p.search(inner) for p in lex.negation.values()):
@@ -1127,6 +1150,20 @@ def _time_ends() -> frozenset[str]:
     each phrase of `period`)."""
     periods = lexicon().periods
     return _days_and_months() | periods | {p.rsplit(" ", 1)[-1] for p in periods}
+
+
+def _bare(inner: str) -> str:
+    """A bracket's words in their normal form, without the marks around them."""
+    return _norm(inner).strip(" \t!?.…*_") or _norm(inner).strip()
+
+
+def _hedged(text: str) -> int | None:
+    """Where a bracket closing `text` that says, alone, that it is not settled starts
+    ("(TBD)", "(temporary)", "(vorläufig)", "（暂定）": `hedge` in data/cues.txt), or None."""
+    closing = _CLOSING_BRACKET.search(text)
+    if closing is None or _bare(closing.group(1)) not in lexicon().hedges:
+        return None
+    return closing.start()
 
 
 def _when_it_holds(text: str, start: int, end: int) -> bool:

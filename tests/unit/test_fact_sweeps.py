@@ -53,6 +53,10 @@ KNOWN: dict[str, set[str]] = {
     "agreed": set(),
     "going-forward": set(),
     "according": set(),
+    "ticket": set(),
+    "hedge": set(),
+    "again": set(),
+    "tldr": set(),
 }  # fmt: skip
 
 

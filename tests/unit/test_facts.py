@@ -4322,3 +4322,42 @@ def test_an_opening_aside_says_from_when_or_whose_word_and_nothing_else() -> Non
     assert "upgra" in read_terms("Since the upgrade last week, production runs PostgreSQL 16.").keys
     assert "friday" in read_terms("From Monday to Friday, deploys run nightly.").keys
     assert "user" in read_terms("Per user, limits are 100 requests.").text
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Read as a name, the ticket was the new statement's own value: "says more".
+        ("Backups are encrypted.", "Production backups are encrypted (JIRA-1234)."),
+        ("Service auth listens on port 8081.", "Service billing listens on port 8082 (#123)."),
+        # Read as words, "again" hid the swap: dropped as known.
+        ("Backups run at least once a day.", "Backups run at most once a day (again)."),
+        ("Backups run at least once a day.", "Backups run at most once a day (important!)."),
+        # A label with a semicolon was no label: its words hid the subject named apart.
+        (
+            "The owner is Alice.\nThe repo is github.com/acme/billing.",
+            "TL;DR: the search service owner is now Bob.",
+        ),
+    ],
+)
+def test_a_reference_or_a_stress_closing_a_note_is_read_as_if_it_were_not_there(
+    old: str, new: str
+) -> None:
+    _keeps_both(old, new)
+
+
+def test_a_note_said_as_not_settled_writes_over_nothing_and_is_not_dropped() -> None:
+    old = "Deploys need two approvals."
+    for new in (
+        "Deploys need three approvals (TBD).",
+        "Deploys need two approvals (temporary).",
+        "Deploys need three approvals (vorläufig).",
+    ):
+        found = _keeps_both(old, new)
+        assert judgement.UNSETTLED in found.reason, new
+    # Said so on both sides, the new value is the update.
+    found = judge(
+        text("Deploys need three approvals (TBD)."), text("Deploys need two approvals (TBD).")
+    )
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert read_terms("API 只接受 JSON（暂定）。").hedged
