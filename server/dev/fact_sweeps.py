@@ -338,6 +338,14 @@ def _closed(p: dict[str, Any], old: MemoryText, new: MemoryText, closing: str) -
     return _variant(p, old, _with_body(new, f"{body.rstrip('.!')}{closing}{stop}"))
 
 
+def _hashtag(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _closed(p, old, new, " #ops")
+
+
+def _nbsp(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, old, _with_body(new, new.body.replace(" ", "\u00a0")))
+
+
 def _ticket(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, old, _bracketed(new, "JIRA-1234"))
 
@@ -476,6 +484,8 @@ SWEEPS: dict[str, Sweep] = {
     "hedge": _hedge,
     "again": _again,
     "tldr": _labelled("TL;DR"),
+    "hashtag": _hashtag,
+    "nbsp": _nbsp,
 }
 
 
@@ -539,8 +549,9 @@ def main(argv: list[str]) -> int:
         "the old title kept, the other order, an unrelated statement, a 'Note:' label, "
         "lower case, 'now', values as code, dated, 'Update:', a bullet, no last full stop, "
         "'Why:' lines, 'since last week', ', as discussed', 'Going forward, …', 'According "
-        "to Alice, …', '(JIRA-1234)', '(TBD)', '(again)', 'TL;DR:'): the facts each variant "
-        "would lose, and how many pairs it still judges surely as labelled",
+        "to Alice, …', '(JIRA-1234)', '(TBD)', '(again)', 'TL;DR:', '#ops', no-break "
+        "spaces): the facts each variant would lose, and how many pairs it still judges "
+        "surely as labelled",
     )
     parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])
     parser.add_argument("--json", action="store_true", help="one JSON object: sweep → losses")

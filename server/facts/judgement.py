@@ -404,16 +404,18 @@ def _last_witnessed(keys: frozenset[str], forms: list[tuple[str, str]]) -> dict[
 _RAW_NUMBER = regex.compile(r"\p{N}+|[〇一二三四五六七八九十百千万]+")
 _RAW_LATIN = regex.compile(r"\p{Latin}{2,}")
 _RAW_URL = regex.compile(r"https?://[A-Za-z0-9._~:/?#@!$&*+,;=%-]*[A-Za-z0-9/#=&%_~-]")
+_RAW_TAG = regex.compile(r"(?<![\p{L}\p{N}&/])#[\p{L}_][\p{L}\p{N}_/-]*")
 _OTHER_SCRIPT = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyrillic}]")
 
 
 def _raw_values(memory: MemoryText) -> set[str]:
     """Numbers in a memory's text, its web addresses (a link closing a statement is read as
     not there: "… ([runbook](https://…))"), its days and months (a closing "since Monday"
-    is read as "now": terms.py, `_since_when`), and Latin words where the text is in
-    another script."""
+    is read as "now": terms.py, `_since_when`), its hashtags (read as the note's tags),
+    and Latin words where the text is in another script."""
     text = normalize(f"{memory.body}\n{memory.description}")
     found = set(_RAW_NUMBER.findall(text)) | set(_RAW_URL.findall(text)) | time_words(text)
+    found.update(_RAW_TAG.findall(text))
     latin = _RAW_LATIN.findall(text)
     if len(_OTHER_SCRIPT.findall(text)) > sum(len(w) for w in latin):
         found.update(latin)

@@ -249,6 +249,7 @@ class _Lexicon:
     relative: frozenset[str]  # words that place one relative to today ("last", "cette")
     hedges: frozenset[str]  # what a closing bracket says when a statement is not settled
     stresses: frozenset[str]  # what one says when it only stresses or repeats it
+    channels: frozenset[str]  # words for a chat channel ("channel", "canal", "канал")
     until: frozenset[str]  # words that close a stretch of time ("to", "bis")
     users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
@@ -343,6 +344,7 @@ def lexicon() -> _Lexicon:
         relative=frozenset(lists["relative"]),
         hedges=frozenset(lists["hedge"]),
         stresses=frozenset(lists["again"]) | frozenset(lists["discourse"]),
+        channels=frozenset(lists["channel"]),
         until=frozenset(lists["until"]),
         users=frozenset(lists["user"]),
         short=short,
@@ -558,7 +560,7 @@ def _unit_pattern(units: dict[str, str]) -> regex.Pattern[str]:
         alternatives.append(rf"(?:{'|'.join(regex.escape(u) for u in spaced)})(?![\p{{L}}\p{{N}}])")
     if cjk:
         alternatives.append(f"(?:{'|'.join(regex.escape(u) for u in cjk)})")
-    return regex.compile(r"[ \t]?(?:" + "|".join(alternatives) + ")", regex.IGNORECASE)
+    return regex.compile(r"[ \t]*(?:" + "|".join(alternatives) + ")", regex.IGNORECASE)
 
 
 # -- Reading -------------------------------------------------------------------------------
@@ -725,10 +727,23 @@ def _mid_sentence(text: str, at: int) -> bool:
     return i >= 0 and text[i] not in _SENTENCE_END
 
 
+# Characters read as the one they are typed for, one for one (a statement's spans kept):
+# the no-break and narrow spaces a web page or a Mac keyboard leaves between words, curly
+# apostrophes, and full-width digits and Latin letters ("ポート８０８２"). Full-width
+# punctuation stays: the CJK cues and stops are written with it.
+_WIDE = "".join(map(chr, [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B)]))
+_TYPED_AS = str.maketrans(
+    "\u00a0\u2007\u202f\u2009\u200a\u2002\u2003\u2019\u2018\u02bc" + _WIDE,
+    " " * 7 + "'" * 3 + "".join(chr(ord(c) - 0xFEE0) for c in _WIDE),
+)
+
+
 @functools.lru_cache(maxsize=8192)
 def read_terms(text: str, capitals: bool | None = None) -> Terms:
     """The terms of one statement. `capitals`: whether a capital letter inside a sentence
     marks a name (`capitals_mark_names` of the whole memory; by default, of `text`)."""
+    if not text.isascii() and (typed := text.translate(_TYPED_AS)) != text:
+        return read_terms(typed, capitals)
     if ("(" in text or "（" in text) and (
         cited := _CITED.search(text)
         or _LINKED.search(text)
@@ -740,6 +755,10 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
         # to read it, not what it says; read without it (its terms and cues, and what
         # stands after the last term).
         return read_terms(text[: cited.start()], capitals)
+    if "#" in text and (tags := _tagged(text)) is not None:
+        # "… two approvals #ops #deploy": tags of the note, not what it says. (A new tag
+        # keeps a note from being dropped as known beside one without it: `_raw_values`.)
+        return read_terms(text[:tags], capitals)
     if ("(" in text or "（" in text) and (hedge := _hedged(text)) is not None:
         # "… three approvals (TBD).": read without it, and said as not settled.
         return dataclasses.replace(read_terms(text[:hedge], capitals), hedged=True)
@@ -1150,6 +1169,35 @@ def _time_ends() -> frozenset[str]:
     each phrase of `period`)."""
     periods = lexicon().periods
     return _days_and_months() | periods | {p.rsplit(" ", 1)[-1] for p in periods}
+
+
+_TAGS = regex.compile(
+    r"(?:[ \t]+#[\p{L}_][\p{L}\p{N}_/-]*)+[ \t]*[.!?。！？]?[ \t]*$", regex.REVERSE
+)
+
+
+def _tagged(text: str) -> int | None:
+    """Where hashtags closing a statement start ("… two approvals #ops #deploy"), unless
+    the statement names a channel with them: after a word of scope, an auxiliary, a
+    function word, a negation or a word for a channel ("Alerts go to #ops", "The channel
+    is #ops", "…, not #deploys"); or None."""
+    found = _TAGS.search(text)
+    if found is None:
+        return None
+    before = _STRETCH_WORD.findall(_norm(text[: found.start()]))
+    if not before:
+        return None
+    lex = lexicon()
+    last = before[-1]
+    if (
+        last in lex.auxiliaries
+        or last in lex.channels
+        or last in function_words()
+        or lex.scope.fullmatch(last)
+        or any(p.fullmatch(last) for p in lex.negation.values())
+    ):
+        return None  # "… go to #ops", "… is #ops", "…, not #deploys"
+    return found.start()
 
 
 def _bare(inner: str) -> str:

@@ -57,6 +57,8 @@ KNOWN: dict[str, set[str]] = {
     "hedge": set(),
     "again": set(),
     "tldr": set(),
+    "hashtag": set(),
+    "nbsp": set(),
 }  # fmt: skip
 
 

@@ -4361,3 +4361,32 @@ def test_a_note_said_as_not_settled_writes_over_nothing_and_is_not_dropped() -> 
     )
     assert (found.kind, found.sure) == ("update", True), found.reason
     assert read_terms("API 只接受 JSON（暂定）。").hedged
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "Service\u00a0billing\u00a0listens\u00a0on\u00a0port\u00a08082.",  # no-break spaces
+        "Service billing listens on port ８０８２.",  # full-width digits
+        "Service billing listens on port 8082 #ops #infra.",  # the note's tags
+    ],
+)
+def test_a_statement_is_read_as_typed_for(typed: str) -> None:
+    plain = "Service billing listens on port 8082."
+    assert read_terms(typed).keys == read_terms(plain).keys
+    # Read as typed, no-break spaces glued words into one: a narrower rule written over.
+    _keeps_both("Service auth listens on port 8081.", typed)
+
+
+def test_a_hashtag_that_names_a_channel_is_read_and_a_new_tag_is_never_dropped() -> None:
+    for text_ in ("Alerts go to #ops.", "The channel is #ops.", "Ask in #releases, not #deploys."):
+        assert any(k.startswith("#") for k in read_terms(text_).keys), text_
+    assert "#prod-alerts" in read_terms("Las incidencias se avisan en el canal #prod-alerts.").keys
+    found = judge(text("Alerts go to #oncall."), text("Alerts go to #ops."))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    _keeps_both("Backups are encrypted.", "Backups are encrypted #security.")
+    # Curly and straight apostrophes are one.
+    assert (
+        read_terms("L’équipe déploie le mardi.").keys
+        == read_terms("L'équipe déploie le mardi.").keys
+    )
