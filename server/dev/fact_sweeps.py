@@ -242,6 +242,12 @@ AGAIN = {
     "ja": "再度", "ko": "다시",
 }  # fmt: skip
 
+# "We agreed that …" opening the new note (`agreed-that`).
+AGREED_THAT = {
+    "en": "We agreed that", "fr": "Nous avons convenu que", "es": "Acordamos que",
+    "pt": "Combinamos que", "it": "Abbiamo deciso che", "nl": "We hebben afgesproken dat",
+}  # fmt: skip
+
 # The days a journal's notes are stamped with (`dated`, `dated-new`).
 OLD_DAY, NEW_DAY = "2026-11-02", "2026-12-07"
 
@@ -344,6 +350,15 @@ def _hashtag(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
 
 def _nbsp(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
     return _variant(p, old, _with_body(new, new.body.replace(" ", "\u00a0")))
+
+
+def _agreed_that(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    lang = p["lang"]
+    return _opened(p, old, new, f"{AGREED_THAT[lang]} ") if lang in AGREED_THAT else None
+
+
+def _upper(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
+    return _variant(p, old, _with_body(new, new.body.upper()))
 
 
 def _ticket(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant:
@@ -486,6 +501,9 @@ SWEEPS: dict[str, Sweep] = {
     "tldr": _labelled("TL;DR"),
     "hashtag": _hashtag,
     "nbsp": _nbsp,
+    "update-dated": _labelled(f"Update {NEW_DAY}"),
+    "agreed-that": _agreed_that,
+    "upper": _upper,
 }
 
 
@@ -545,13 +563,11 @@ def measure(sweep: str, sets: tuple[str, ...] = TUNING_SETS) -> Measured:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="memory-recall dev sweep-facts",
-        description="the tuning pairs judged again as real notes vary (one generic title, "
-        "the old title kept, the other order, an unrelated statement, a 'Note:' label, "
-        "lower case, 'now', values as code, dated, 'Update:', a bullet, no last full stop, "
-        "'Why:' lines, 'since last week', ', as discussed', 'Going forward, …', 'According "
-        "to Alice, …', '(JIRA-1234)', '(TBD)', '(again)', 'TL;DR:', '#ops', no-break "
-        "spaces): the facts each variant would lose, and how many pairs it still judges "
-        "surely as labelled",
+        description="the tuning pairs judged again as real notes vary, one way of writing "
+        "them per sweep (a generic title, the other order, 'Note:', 'now', dated, a closing "
+        "'(TBD)', '#ops', 'Going forward, …' and more: the sweeps table of docs/writing.md): "
+        "the facts each variant would lose, and how many pairs it still judges surely as "
+        "labelled",
     )
     parser.add_argument("sweeps", nargs="*", choices=[[], *SWEEPS], default=[])
     parser.add_argument("--json", action="store_true", help="one JSON object: sweep → losses")

@@ -29,9 +29,10 @@ _DATE = (
     r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})"
     r"(?:[ T]\d{1,2}:\d{2}(?::\d{2})?(?:[ ]?(?:UTC|Z))?)?"
 )
-# A label may carry the day it was written, as a journal's "UPDATE (2026-12-07): …": that
-# date is the line's stamp (`Statement.stamp`), no value of what it says.
-_DATED_LABEL = rf"[ \t]*[(\[](?P<dated>{_DATE})[)\]]"
+# A label may carry the day it was written, as a journal's "UPDATE (2026-12-07): …" or
+# "Update 2026-12-07: …": that date is the line's stamp (`Statement.stamp`), no value of
+# what it says.
+_DATED_LABEL = rf"[ \t]*(?:[(\[](?P<dated>{_DATE})[)\]]|(?P<dated>{_DATE}))"
 # A label that opens a line: `**Why:**`, `How to apply:`, `**Pourquoi :**`, `TL;DR:`, `注意：`
 # (a full-width colon needs no space after it: "メモ：…").
 _COLON = r"(?:[:：](?:\*\*|__)?[ \t]+|：(?:\*\*|__)?)"
@@ -123,7 +124,7 @@ def _opener(discourse: frozenset[str]) -> regex.Pattern[str]:
     )
 
 
-_THAT = (" that", " que", " dass")
+_THAT = (" that", " que", " dass", " che", " dat")
 
 
 def split_statements(body: str, discourse: frozenset[str] = frozenset()) -> list[Statement]:

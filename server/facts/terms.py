@@ -744,6 +744,10 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     marks a name (`capitals_mark_names` of the whole memory; by default, of `text`)."""
     if not text.isascii() and (typed := text.translate(_TYPED_AS)) != text:
         return read_terms(typed, capitals)
+    if text.isupper() and len(lowered := text.lower()) == len(text) and _shouted(text):
+        # "DEPLOYS NEED TWO APPROVALS": its capitals mark nothing (every word a name, it
+        # said more than the same rule typed plainly and was written over it).
+        return read_terms(lowered, capitals)
     if ("(" in text or "（" in text) and (
         cited := _CITED.search(text)
         or _LINKED.search(text)
@@ -1198,6 +1202,14 @@ def _tagged(text: str) -> int | None:
     ):
         return None  # "… go to #ops", "… is #ops", "…, not #deploys"
     return found.start()
+
+
+def _shouted(text: str) -> bool:
+    """Whether a statement in capitals is written so as a whole, not an acronym or two
+    ("API", "CI/CD"): three words of two letters or more, and every word of letters in
+    capitals (an uncased one, CJK, says a few acronyms stand in a sentence)."""
+    worded = [w for w in _STRETCH_WORD.findall(text) if not w.isdigit()]
+    return sum(len(w) >= 2 for w in worded) >= 3 and all(w.isupper() for w in worded)
 
 
 def _bare(inner: str) -> str:

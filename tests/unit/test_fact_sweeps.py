@@ -13,9 +13,8 @@ KNOWN: dict[str, set[str]] = {
     "title": {"ja-ind-07"},
     "old-title": set(),
     # Read from the older side: a Greek "of" before a name, a CJK word put before a
-    # subject in Latin letters ("夜间 CI"), a past incident after a current value, a
-    # German count said "eine".
-    "reversed": {"de-broad-02", "el-part-01", "en-past-01", "zh-scope-05"},
+    # subject in Latin letters ("夜间 CI"), a German count said "eine".
+    "reversed": {"de-broad-02", "el-part-01", "zh-scope-05"},
     "extra-new": set(),
     "extra-old": set(),
     "note": set(),
@@ -59,6 +58,10 @@ KNOWN: dict[str, set[str]] = {
     "tldr": set(),
     "hashtag": set(),
     "nbsp": set(),
+    "update-dated": set(),
+    "agreed-that": set(),
+    # As in `lower`: a team's letter in capitals is no label either ("TEAM A" / "TEAM B").
+    "upper": {"en-sub-03"},
 }  # fmt: skip
 
 

@@ -4390,3 +4390,34 @@ def test_a_hashtag_that_names_a_channel_is_read_and_a_new_tag_is_never_dropped()
         read_terms("L’équipe déploie le mardi.").keys
         == read_terms("L'équipe déploie le mardi.").keys
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The label's date was read as a value: "says more", the broad rule written over.
+        ("Backups are encrypted.", "Update 2026-12-07: production backups are encrypted."),
+        # "We agreed that" hid the noun compound naming another service.
+        (
+            "The owner is Alice.\nThe repo is github.com/acme/billing.",
+            "We agreed that the search service owner is now Bob.",
+        ),
+        # Every word in capitals was a name: it said more than the rule typed plainly.
+        ("Backups are encrypted.", "PRODUCTION BACKUPS ARE ENCRYPTED."),
+        ("Service auth listens on port 8081.", "SERVICE BILLING LISTENS ON PORT 8082."),
+    ],
+)
+def test_a_dated_label_an_agreement_and_capitals_are_read_as_the_note_says(
+    old: str, new: str
+) -> None:
+    _keeps_both(old, new)
+
+
+def test_capitals_are_read_as_shouting_only_in_a_whole_statement() -> None:
+    assert (
+        read_terms("DEPLOYS NEED TWO APPROVALS.").keys
+        == read_terms("deploys need two approvals.").keys
+    )
+    assert "api" in read_terms("The API needs two approvals.").keys  # an acronym stays a name
+    found = judge(text("DEPLOYS NEED THREE APPROVALS."), text("Deploys need two approvals."))
+    assert (found.kind, found.sure) == ("update", True), found.reason
