@@ -379,10 +379,15 @@ def lexicon() -> _Lexicon:
     )
 
 
+def _longest_first(phrases: Iterable[str]) -> str:
+    """An alternation of `phrases`, escaped, the longest tried first."""
+    return "|".join(regex.escape(o) for o in sorted(set(phrases), key=len, reverse=True))
+
+
 def _closing_stretch(openers: Iterable[str]) -> regex.Pattern[str]:
     """A statement's closing stretch opened by one of `openers`, after a space or a comma,
     up to its last full stop (searched from the end)."""
-    words = "|".join(regex.escape(o) for o in sorted(set(openers), key=len, reverse=True))
+    words = _longest_first(openers)
     return regex.compile(
         rf"(?:[ \t]*[,，][ \t]*|[ \t]+)(?<![\p{{L}}])(?:{words})[ \t]+"
         r"(?P<when>(?:[^\n,，;；:：!?.。！？]|\.(?=\d))+?)[ \t]*[.!?。！？]?[ \t]*$",
@@ -393,7 +398,7 @@ def _closing_stretch(openers: Iterable[str]) -> regex.Pattern[str]:
 def _after_a_comma(openers: Iterable[str]) -> regex.Pattern[str]:
     """A statement's closing stretch after a comma, opened by one of `openers`, up to its last
     full stop (searched from the end)."""
-    words = "|".join(regex.escape(o) for o in sorted(set(openers), key=len, reverse=True))
+    words = _longest_first(openers)
     return regex.compile(
         rf"[ \t]*[,，][ \t]*(?:{words})(?![\p{{L}}])(?P<rest>[^,，;；\n]*?)"
         r"[ \t]*[.!?。！？]?[ \t]*$",
@@ -404,7 +409,7 @@ def _after_a_comma(openers: Iterable[str]) -> regex.Pattern[str]:
 def _opening_aside(openers: Iterable[str]) -> regex.Pattern[str]:
     """An opening of a statement set off by a comma, opened by one of `openers` and a few
     words at most ("Going forward, …", "Since last week, …", "According to Alice, …")."""
-    words = "|".join(regex.escape(o) for o in sorted(set(openers), key=len, reverse=True))
+    words = _longest_first(openers)
     return regex.compile(
         rf"[ \t]*(?:\*\*|__)?(?P<opener>{words})(?![\p{{L}}])"
         r"(?P<rest>[^,，:：;；\n]{0,48}?)(?:\*\*|__)?[ \t]*[,，](?:\*\*|__)?[ \t]+",

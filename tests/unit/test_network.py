@@ -249,13 +249,7 @@ def test_updated_network_equals_one_built_from_scratch(initial, changes):
     live = {d.path: d for d in initial}
     network = MemoryNetwork.build(live.values())
     for change in changes:
-        if isinstance(change, int):
-            path = sorted(live)[change % len(live)] if live else "/r0/none.md"
-            live.pop(path, None)
-            network.remove(path)
-        else:
-            live[change.path] = change
-            network.upsert(change)
+        _apply(network, live, change)
         assert canonical(network) == canonical(MemoryNetwork.build(live.values()))
         for index in (network._by_key, network._by_key_any, network._postings):
             # one holder kept as its path, a set only from two on, nothing empty
@@ -280,13 +274,7 @@ def test_titles_looked_for_later_leave_the_network_as_built_from_scratch(
     network = MemoryNetwork.build(live.values(), params)
     network.mention_budget_s = 0.0  # nothing looked for during an update
     for change, settle in zip(changes, settles, strict=False):
-        if isinstance(change, int):
-            path = sorted(live)[change % len(live)] if live else "/r0/none.md"
-            live.pop(path, None)
-            network.remove(path)
-        else:
-            live[change.path] = change
-            network.upsert(change)
+        _apply(network, live, change)
         for _ in range(len(live) + 1):  # ask for steps before and while it looks
             for path in live:
                 network.neighbours(path)
@@ -297,6 +285,20 @@ def test_titles_looked_for_later_leave_the_network_as_built_from_scratch(
     fresh = MemoryNetwork.build(live.values(), params)
     assert canonical(network) == canonical(fresh)
     assert network.edge_count() == fresh.edge_count()
+
+
+def _apply(
+    network: MemoryNetwork, live: dict[str, NetworkDocument], change: NetworkDocument | int
+) -> None:
+    """One change to `network` and to the memories it should hold: an upsert, or the
+    removal of the `change`-th live memory."""
+    if isinstance(change, int):
+        path = sorted(live)[change % len(live)] if live else "/r0/none.md"
+        live.pop(path, None)
+        network.remove(path)
+    else:
+        live[change.path] = change
+        network.upsert(change)
 
 
 def _scan_one(network: MemoryNetwork) -> None:
