@@ -10,10 +10,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import regex
+from memory_recall.server.facts.lexicon import CJK_CHAR, canonical_units, lexicon
 from memory_recall.server.facts.replaced import said_for
 from memory_recall.server.facts.slots import Comparison, Region, compatible, digits
 from memory_recall.server.facts.statements import Statement
-from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, canonical_units, lexicon
+from memory_recall.server.facts.terms import Term, Terms
 
 
 @dataclass(frozen=True)

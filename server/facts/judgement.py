@@ -31,8 +31,10 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import regex
+from memory_recall.server.facts.asides import time_words
 from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.headline import derive_description
+from memory_recall.server.facts.lexicon import lexicon
 from memory_recall.server.facts.rationale import (
     ReasonLine,
     blanked,
@@ -70,10 +72,8 @@ from memory_recall.server.facts.terms import (
     Terms,
     capitals_mark_names,
     key_witness,
-    lexicon,
     opening_pronoun,
     read_terms,
-    time_words,
     witness_forms,
 )
 from memory_recall.server.facts.titles import (
@@ -411,7 +411,7 @@ _OTHER_SCRIPT = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyr
 def _raw_values(memory: MemoryText) -> set[str]:
     """Numbers in a memory's text, its web addresses (a link closing a statement is read as
     not there: "… ([runbook](https://…))"), its days and months (a closing "since Monday"
-    is read as "now": terms.py, `_since_when`), its hashtags (read as the note's tags),
+    is read as "now": asides.py, `closing_since`), its hashtags (read as the note's tags),
     and Latin words where the text is in another script."""
     text = normalize(f"{memory.body}\n{memory.description}")
     found = set(_RAW_NUMBER.findall(text)) | set(_RAW_URL.findall(text)) | time_words(text)

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import regex
+from memory_recall.server.facts.lexicon import lexicon
 from memory_recall.server.facts.statements import Statement, says_something, split_statements
-from memory_recall.server.facts.terms import lexicon
 
 _WORDS = regex.compile(r"[\p{L}\p{N}]+")
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memory_recall.server.facts.lexicon import CJK_CHAR, lexicon
 from memory_recall.server.facts.slots import Comparison, Region, compatible, distinct_keys
-from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, lexicon
+from memory_recall.server.facts.terms import Term, Terms
 
 FROM_TO = "the new statement names an old value beside a new one of its kind"
 WITHIN_LONGER = "a new value announced for one of a longer statement"

@@ -33,7 +33,8 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 import regex
-from memory_recall.server.facts.terms import CJK_CHAR, Term, Terms, lexicon
+from memory_recall.server.facts.lexicon import CJK_CHAR, lexicon
+from memory_recall.server.facts.terms import Term, Terms
 from memory_recall.server.tokens import normalize
 
 # Words of its own a statement adds after all of another's to qualify it (one is enough

@@ -27,7 +27,7 @@ from memory_recall.server.facts.judgement import (
     MemoryText,
     read_memory,
 )
-from memory_recall.server.facts.terms import CJK_CHAR, function_words, lexicon
+from memory_recall.server.facts.lexicon import CJK_CHAR, function_words, lexicon
 from memory_recall.server.facts.titles import title_is_derived
 
 _END = regex.compile(r"[.!?。！？]+$")

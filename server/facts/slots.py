@@ -43,6 +43,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 import regex
+from memory_recall.server.facts.lexicon import CJK_CHAR, canonical_units, dimension, lexicon
 from memory_recall.server.facts.restated import (
     SCOPE_SHAPES,
     cut_apart,
@@ -58,14 +59,7 @@ from memory_recall.server.facts.restated import (
     scoped_between,
     scoped_first,
 )
-from memory_recall.server.facts.terms import (
-    CJK_CHAR,
-    Term,
-    Terms,
-    canonical_units,
-    dimension,
-    lexicon,
-)
+from memory_recall.server.facts.terms import Term, Terms
 from memory_recall.server.facts.wording import compound_word, in_subject, words_swapped
 
 Relation = Literal["same", "changed", "extends", "different", "unrelated"]

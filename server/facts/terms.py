@@ -21,32 +21,41 @@ A statement is read into typed terms, each with the span it was read from:
   (function bigrams left out).
 
 Function words are left out (data/function_words.txt); negation and change cue words
-(data/cues.txt) are not terms either, they mark the statement as `negated` or as
-announcing a change.
+(data/cues.txt, compiled in lexicon.py) are not terms either, they mark the statement as
+`negated` or as announcing a change. What stands around the fact — a closing citation,
+tag or hedge, an opening aside, a time it holds from — is found first (asides.py), and
+the rest read.
 
-One job past 500 lines: the lexicon (cue, value and unit phrases, matched through their
-prefix tree) exists only to be read by `read_terms`, and each term kind's rules need the
-others' spans (a cue's words are no terms, a unit belongs to its number).
+One job past 500 lines: each term kind's rules need the others' spans (a cue's words are
+no terms, a unit belongs to its number), so they read a statement together.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import unicodedata
-from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal, NamedTuple
 
 import regex
+from memory_recall.server.facts import asides
+from memory_recall.server.facts.lexicon import (
+    CJK_CHAR,
+    CJK_CLASS,
+    canonical_units,
+    dimension,
+    function_words,
+    lexicon,
+)
+from memory_recall.server.facts.lexicon import caseless as _caseless
+from memory_recall.server.facts.lexicon import norm as _norm
+from memory_recall.server.facts.lexicon import text_runs as _runs
 from memory_recall.server.ranking.bm25f.tokens import COMMON_TWO_LETTER_WORDS
 
 TermKind = Literal["word", "name", "ident", "number", "value"]
 Role = Literal["key", "value", ""]
 
-_DATA = Path(__file__).parent / "data"
 # Truncation stemming: a language-independent stand-in for a stemmer, enough for the
 # inflections of European languages and Russian (`payment`/`payments`, `déploie`/`déployer`).
 STEM_CHARS = 5
@@ -54,11 +63,6 @@ STEM_CHARS = 5
 GLUED_NAME_AT_LEAST = 3
 # Distinct function words of a noun-capitalising language that mark a text as one.
 NOUN_LANGUAGE_EVIDENCE = 2
-
-# With the prolonged sound mark (ー, ｰ), a letter of no script of its own: "ユーザー" is one
-# run, not "ユ" and "ザ" apart (server/tokens.py keeps it inside Japanese runs too).
-_CJK = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\uff70"
-CJK_CHAR = regex.compile(f"[{_CJK}]")
 
 
 class Term(NamedTuple):
@@ -125,330 +129,6 @@ class Terms:
         return any(n in lexicon().ending for n in self.negations)
 
 
-# -- Data ----------------------------------------------------------------------------------
-
-
-def _data_lines(name: str) -> Iterator[str]:
-    for line in (_DATA / name).read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            yield line
-
-
-def _norm(text: str) -> str:
-    if text.isascii():  # its own normal form: most words of most statements
-        return text.lower()
-    return unicodedata.normalize("NFKC", text).lower()
-
-
-@functools.cache
-def function_words() -> frozenset[str]:
-    words: set[str] = set()
-    for line in _data_lines("function_words.txt"):
-        _, _, text = line.partition(":")
-        words.update(_norm(word) for word in text.split())
-    return frozenset(words)
-
-
-def _name_pattern(names: Iterable[str]) -> regex.Pattern[str]:
-    """One case-insensitive pattern for names written in Latin letters, whole, wherever
-    they stand: also against a CJK word ("はSlackを", "Slack을"), where `_phrase_pattern`'s
-    bounds, which take any letter for a word's own, would not see them."""
-    return regex.compile(
-        rf"(?<![A-Za-z0-9_/.-])(?:{_trie(list(names))})(?![A-Za-z0-9_/-]|\.[A-Za-z0-9])",
-        regex.IGNORECASE,
-    )
-
-
-def _phrase_pattern(phrases: Iterable[str]) -> regex.Pattern[str]:
-    """One case-insensitive pattern for a list of phrases, the longest preferred: whole
-    words in spaced scripts (an entry ending in ' matches an elided prefix), anywhere in
-    CJK."""
-    bounded, elided, pieces = [], [], []
-    for phrase in set(phrases):
-        if CJK_CHAR.match(phrase):
-            pieces.append(phrase)
-        elif phrase.endswith("'"):
-            elided.append(phrase)
-        else:
-            bounded.append(phrase)
-    parts = []
-    if bounded:
-        # Not inside an identifier either: `nightly` is no frequency in `nightly-invoices`.
-        parts.append(
-            rf"(?<![\p{{L}}\p{{N}}_/.-])(?:{_trie(bounded)})"
-            rf"(?![\p{{L}}\p{{N}}_/-]|\.[\p{{L}}\p{{N}}])"
-        )
-    if elided:
-        parts.append(rf"(?<![\p{{L}}\p{{N}}])(?:{_trie(elided)})")
-    if pieces:
-        parts.append(_trie(pieces))
-    return regex.compile("|".join(parts) or r"(?!)", regex.IGNORECASE)
-
-
-def _trie(phrases: Iterable[str]) -> str:
-    r"""An alternation of `phrases` shaped as their prefix tree (`every(?:\s+(?:day|night))?`):
-    the same matches as the flat list longest first, found without trying a hundred
-    alternatives at every word (a statement's cues were most of reading a long memory)."""
-    root: dict[str, dict] = {}
-    for phrase in phrases:
-        node = root
-        for char in phrase:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a phrase ends here
-
-    def shape(node: dict[str, dict]) -> str:
-        branches = [
-            (r"\s+" if char == " " else regex.escape(char)) + shape(node[char])
-            for char in sorted(node)
-            if char
-        ]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
-        # Greedy: the longer phrase first, this one when none of them matches.
-        return f"(?:{body})?" if "" in node else body
-
-    return shape(root)
-
-
-CJK_LANGUAGES = ("zh", "ja", "ko")
-
-
-@dataclass(frozen=True)
-class _Lexicon:
-    negation: dict[str, regex.Pattern[str]]  # by script: "" (spaced scripts), zh, ja, ko
-    change: dict[str, regex.Pattern[str]]
-    number_words: dict[str, str]
-    number_word: regex.Pattern[str]
-    articles: frozenset[str]  # the number one before a unit ("an hour", "eine Stunde")
-    conjunction: regex.Pattern[str]  # a word that adds an item ("and", "et", "と")
-    additive: regex.Pattern[str]  # a word that says "one more" ("also", "auch", "也")
-    past: regex.Pattern[str]  # a word that tells what was ("was", "war", "当时")
-    only: regex.Pattern[str]  # a word that restricts to some of a thing ("only", "nur")
-    how_often: regex.Pattern[str]  # a word that says how often a rule holds ("usually")
-    scope: regex.Pattern[str]  # a word that narrows where a statement holds ("for", "pour")
-    determiners: frozenset[str]  # what may open a statement before a qualifier ("the", "our")
-    of: frozenset[str]  # what joins a part to the thing it is of ("of", "du", "des")
-    for_: frozenset[str]  # a word of scope that says for which thing ("for", "für")
-    with_: regex.Pattern[str]  # a word that joins a thing given along ("with", "via")
-    auxiliaries: frozenset[str]  # verbs that help another ("is", "has", "wird")
-    kinds_of_thing: frozenset[str]  # words that say what a name is ("service", "team")
-    speakers: frozenset[str]  # the pronouns of who writes ("we", "wir", "我们")
-    nows: frozenset[str]  # change cues that only say when ("now", "jetzt", "现在")
-    corrects: frozenset[str]  # change cues that only say a note corrects ("correction")
-    discourse: frozenset[str]  # labels that say how to read a line ("note", "fyi")
-    rationale: frozenset[str]  # labels that give a fact's reason or use ("why", "how to apply")
-    provenance: regex.Pattern[str]  # who confirmed a statement ("confirmed", "abgestimmt")
-    since_when: regex.Pattern[str]  # a closing stretch opened by a word of `since` (`_since_when`)
-    agreed: regex.Pattern[str]  # a closing stretch after a comma opened by one of `agreed`
-    aside: regex.Pattern[str]  # an opening set off by a comma: a `now`, `since`, `agreed` word
-    now_phrases: frozenset[str]  # `now` as written, lowercase (what `aside` opens with)
-    since_phrases: frozenset[str]  # `since` as written, lowercase
-    periods: frozenset[str]  # words that say which stretch of time ("week", "sprint")
-    relative: frozenset[str]  # words that place one relative to today ("last", "cette")
-    hedges: frozenset[str]  # what a closing bracket says when a statement is not settled
-    stresses: frozenset[str]  # what one says when it only stresses or repeats it
-    channels: frozenset[str]  # words for a chat channel ("channel", "canal", "канал")
-    until: frozenset[str]  # words that close a stretch of time ("to", "bis")
-    users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
-    short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
-    toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
-    swap: frozenset[str]  # a verb after which "with" does too ("replaced black with ruff")
-    unwitnessed: frozenset[str]  # short forms some of whose words do not hold them ("db")
-    capitalised_nouns: frozenset[str]
-    units: dict[str, str]  # word → canonical unit
-    unit: regex.Pattern[str]
-    value_class: dict[str, str]  # phrase → class
-    dimensions: dict[str, str]  # canonical unit → what it measures
-    value: regex.Pattern[str]
-    particles: tuple[str, ...]  # Korean particles, longest first
-    ending: frozenset[str]  # negation cues that are change cues too ("no longer")
-    pronoun: regex.Pattern[str]  # a pronoun for a person, at the start of a statement
-    # What a statement must hold to match a negation or change phrase (by kind and
-    # script, as the patterns above) or a value phrase (`("value", "")`): one holding none
-    # of a list's openings is not scanned for it.
-    openings: dict[tuple[str, str], _Openings]
-    when: frozenset[str]  # words that say when: months, "yesterday" ("in March", "im Mai")
-    purpose: frozenset[str]  # scope words that say what for before one word ("to build")
-    where: regex.Pattern[str]  # what places a subject ("lives in", "moved to")
-    tool_kind: dict[str, str]  # a tool's name → the job it does ("jest" → "test-runner")
-    tool: regex.Pattern[str]  # any of those names
-    months: dict[str, int]  # a month's name or short form → its number ("märz" → 3)
-    folded_months: frozenset[str]  # the same, folded as `_runs` folds a text
-    dates: tuple[regex.Pattern[str], ...]  # a date written with a month's name (`_dates`)
-
-
-@functools.cache
-def lexicon() -> _Lexicon:
-    lists: dict[str, list[str]] = defaultdict(list)
-    by_language: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for line in _data_lines("cues.txt"):
-        key, _, values = line.partition("=")
-        kind, _, language = key.strip().partition(".")
-        words = [_norm(v.strip()) for v in values.split(",") if v.strip()]
-        lists[kind].extend(words)
-        script = language if language in CJK_LANGUAGES else ""
-        by_language[kind][script].extend(words)
-    numbers = dict(item.split(":") for item in lists["number"])
-    short = dict(item.split(":") for item in lists["short"])
-    units: dict[str, str] = {}
-    classes: dict[str, str] = {}
-    dimensions: dict[str, str] = {}
-    tools: dict[str, str] = {}
-    months: dict[str, int] = {}
-    for line in _data_lines("values.txt"):
-        key, _, values = line.partition("=")
-        kind, _, name = key.strip().partition(".")
-        for word in (_norm(v.strip()) for v in values.split(",") if v.strip()):
-            if kind == "unit":
-                units.setdefault(word, name)
-            elif kind == "value":
-                classes.setdefault(word, name)
-            elif kind == "dimension":
-                dimensions.setdefault(word, name)
-            elif kind == "tool":
-                tools.setdefault(word, name)
-            elif kind == "month":
-                months.setdefault(word, int(name))
-    return _Lexicon(
-        negation={k: _phrase_pattern(v) for k, v in by_language["negation"].items()},
-        change={k: _phrase_pattern(v) for k, v in by_language["change"].items()},
-        number_words=numbers,
-        number_word=_phrase_pattern(numbers),
-        articles=frozenset(lists["article"]),
-        conjunction=_phrase_pattern(lists["conjunction"]),
-        additive=_phrase_pattern(lists["additive"]),
-        past=_phrase_pattern(lists["past"]),
-        only=_phrase_pattern(lists["only"]),
-        how_often=_phrase_pattern(lists["how-often"]),
-        scope=_phrase_pattern(lists["scope"]),
-        determiners=frozenset(lists["determiner"]),
-        of=frozenset(lists["of"]),
-        for_=frozenset(lists["for"]),
-        with_=_phrase_pattern(lists["with"]),
-        auxiliaries=frozenset(lists["auxiliary"]),
-        kinds_of_thing=frozenset(lists["kind-of-thing"]),
-        speakers=frozenset(lists["speaker"]),
-        nows=frozenset(lists["now"]),
-        corrects=frozenset(lists["corrects"]),
-        discourse=frozenset(lists["discourse"]),
-        rationale=frozenset(lists["rationale"]),
-        provenance=_phrase_pattern(lists["provenance"]),
-        since_when=_closing_stretch(lists["since"]),
-        agreed=_after_a_comma(lists["agreed"]),
-        aside=_opening_aside([*lists["now"], *lists["since"], *lists["agreed"], "per"]),
-        now_phrases=frozenset(lists["now"]),
-        since_phrases=frozenset(lists["since"]),
-        periods=frozenset(lists["period"]),
-        relative=frozenset(lists["relative"]),
-        hedges=frozenset(lists["hedge"]),
-        stresses=frozenset(lists["again"]) | frozenset(lists["discourse"]),
-        channels=frozenset(lists["channel"]),
-        until=frozenset(lists["until"]),
-        users=frozenset(lists["user"]),
-        short=short,
-        toward=frozenset(lists["toward"]),
-        swap=frozenset(lists["swap"]),
-        unwitnessed=frozenset(v for k, v in short.items() if v not in _caseless(k)),
-        capitalised_nouns=frozenset(lists["capitalised-nouns"]),
-        units=units,
-        unit=_unit_pattern(units),
-        value_class=classes,
-        dimensions=dimensions,
-        value=_phrase_pattern(classes),
-        particles=tuple(sorted(set(lists["particles"]), key=len, reverse=True)),
-        ending=frozenset(lists["negation"]) & frozenset(lists["change"]),
-        pronoun=_phrase_pattern(lists["pronoun"]),
-        openings={
-            **{
-                (kind, script): _openings(phrases)
-                for kind in ("negation", "change")
-                for script, phrases in by_language[kind].items()
-            },
-            ("value", ""): _openings(classes),
-        },
-        when=frozenset(lists["when"]),
-        purpose=frozenset(lists["purpose"]),
-        where=_phrase_pattern(lists["where"]),
-        tool_kind=tools,
-        tool=_name_pattern(tools),
-        months=months,
-        folded_months=frozenset(_fold(m) for m in months),
-        dates=_date_patterns(months),
-    )
-
-
-def _longest_first(phrases: Iterable[str]) -> str:
-    """An alternation of `phrases`, escaped, the longest tried first."""
-    return "|".join(regex.escape(o) for o in sorted(set(phrases), key=len, reverse=True))
-
-
-def _closing_stretch(openers: Iterable[str]) -> regex.Pattern[str]:
-    """A statement's closing stretch opened by one of `openers`, after a space or a comma,
-    up to its last full stop (searched from the end)."""
-    words = _longest_first(openers)
-    return regex.compile(
-        rf"(?:[ \t]*[,，][ \t]*|[ \t]+)(?<![\p{{L}}])(?:{words})[ \t]+"
-        r"(?P<when>(?:[^\n,，;；:：!?.。！？]|\.(?=\d))+?)[ \t]*[.!?。！？]?[ \t]*$",
-        regex.IGNORECASE | regex.REVERSE,
-    )
-
-
-def _after_a_comma(openers: Iterable[str]) -> regex.Pattern[str]:
-    """A statement's closing stretch after a comma, opened by one of `openers`, up to its last
-    full stop (searched from the end)."""
-    words = _longest_first(openers)
-    return regex.compile(
-        rf"[ \t]*[,，][ \t]*(?:{words})(?![\p{{L}}])(?P<rest>[^,，;；\n]*?)"
-        r"[ \t]*[.!?。！？]?[ \t]*$",
-        regex.IGNORECASE | regex.REVERSE,
-    )
-
-
-def _opening_aside(openers: Iterable[str]) -> regex.Pattern[str]:
-    """An opening of a statement set off by a comma, opened by one of `openers` and a few
-    words at most ("Going forward, …", "Since last week, …", "According to Alice, …")."""
-    words = _longest_first(openers)
-    return regex.compile(
-        rf"[ \t]*(?:\*\*|__)?(?P<opener>{words})(?![\p{{L}}])"
-        r"(?P<rest>[^,，:：;；\n]{0,48}?)(?:\*\*|__)?[ \t]*[,，](?:\*\*|__)?[ \t]+",
-        regex.IGNORECASE,
-    )
-
-
-def _date_patterns(months: Mapping[str, int]) -> tuple[regex.Pattern[str], ...]:
-    """The ways a date is written with a month's name (`_dates` reads their groups)."""
-    names = "|".join(regex.escape(m) for m in sorted(months, key=len, reverse=True))
-    month = rf"(?<![\p{{L}}])(?P<month>{names})(?![\p{{L}}])\.?"
-    day = r"(?<![\d.:,/-])(?P<day>[12]\d|3[01]|0?[1-9])"
-    year = r"(?P<year>(?:19|20)\d\d)(?![\d:])"
-    return (
-        # "March 6, 2026", "Mar 6", "March 6th"
-        regex.compile(rf"{month}\s+{day}(?:st|nd|rd|th)?(?!\d)(?:,?\s+{year})?", regex.I),
-        # "6 March 2026", "6. März 2026", "6 de marzo de 2026", "1er mars", "6 марта"
-        regex.compile(
-            rf"{day}(?:\.|st|nd|rd|th|er|º|ª)?\s+(?:de\s+|of\s+)?{month}"
-            rf"(?:,?\s+(?:de\s+)?{year})?",
-            regex.I,
-        ),
-        # "2026年3月6日", "3月6日", "2026년 3월 6일"
-        regex.compile(
-            r"(?:(?P<year>(?:19|20)\d\d)\s*[年년]\s*)?(?P<month>1[0-2]|0?[1-9])\s*[月월]\s*"
-            r"(?P<day>[12]\d|3[01]|0?[1-9])\s*[日일号號]"
-        ),
-        # "2026/03/06", "2026.03.06"; "06.03.2026" (day first, as German writes it)
-        regex.compile(
-            r"(?<![\d.:/-])(?P<year>(?:19|20)\d\d)[/.](?P<month>1[0-2]|0?[1-9])[/.]"
-            r"(?P<day>[12]\d|3[01]|0?[1-9])(?![\d.:/-]\d)"
-        ),
-        regex.compile(
-            r"(?<![\d.:/-])(?P<day>[12]\d|3[01]|0?[1-9])\.(?P<month>1[0-2]|0?[1-9])\."
-            r"(?P<year>(?:19|20)\d\d)(?![\d.:/-]\d)"
-        ),
-    )
-
-
 def _dates(text: str, runs: frozenset[str] | None) -> list[tuple[int, int, str]]:
     """Dates written otherwise than as "2026-03-06", each as that form (the month and day
     alone as "--03-06"): "March 6, 2026", "6. März 2026", "6 de marzo", "2026年3月6日",
@@ -484,90 +164,6 @@ _DIGIT = regex.compile(r"\d")
 _CAPITAL_ONLY = frozenset(("may",))  # month names that are common words written lower case
 
 
-class _Openings(NamedTuple):
-    """What a text must hold for a phrase list's pattern (`_phrase_pattern`) to match in
-    it: as runs of letters and digits of its own (`_runs`), every run of some phrase of a
-    spaced script — such a phrase matches whole words, so each of its runs is one of the
-    text's — or the first character of some phrase of an unspaced one (matched anywhere;
-    those characters have no case). `always`: some phrase opens with neither; every text
-    is scanned."""
-
-    runs: dict[str, tuple[frozenset[str], ...]]  # by a phrase's first run, its runs
-    firsts: frozenset[str]
-    always: bool
-
-    def may_match(self, runs: frozenset[str] | None, chars: frozenset[str]) -> bool:
-        """`runs`: the text's (`_runs`); `chars`: its characters outside ASCII."""
-        if self.always or runs is None or not chars.isdisjoint(self.firsts):
-            return True
-        return any(phrase <= runs for run in runs if run in self.runs for phrase in self.runs[run])
-
-
-def _openings(phrases: Iterable[str]) -> _Openings:
-    runs: dict[str, set[frozenset[str]]] = defaultdict(set)
-    firsts: set[str] = set()
-    always = False
-    for phrase in phrases:
-        folded = _fold(phrase)
-        if CJK_CHAR.match(phrase):
-            firsts.add(phrase[0])
-        elif first := _RUN.match(folded):
-            runs[first.group()].add(frozenset(_RUN.findall(folded)))
-        else:
-            always = True
-    return _Openings({run: tuple(of) for run, of in runs.items()}, frozenset(firsts), always)
-
-
-_RUN = regex.compile(r"[\p{L}\p{N}]+")
-# The patterns match case-insensitively by simple case folding, which also takes the
-# Turkish dotted and dotless i for i and I; Python's full folding does not. With those
-# two read as i first, two letters the patterns take for each other fold alike (checked
-# over every letter: tests/unit/test_fact_openings.py).
-# A combining mark that folds to a letter (the Greek ypogegrammeni folds to iota): it
-# would join the runs beside it, so a text holding one is always scanned.
-_FOLDS_TO_A_LETTER = "\u0345"
-
-
-def _fold(text: str) -> str:
-    if "\u0130" in text or "\u0131" in text:
-        text = text.replace("\u0130", "i").replace("\u0131", "i")
-    return text.casefold()
-
-
-def _runs(text: str) -> frozenset[str] | None:
-    """A text's runs of letters and digits, folded as the phrase patterns match (None:
-    it cannot be told from them, scan it)."""
-    if text.isascii():
-        return frozenset(_RUN.findall(text.lower()))
-    if _FOLDS_TO_A_LETTER in text:
-        return None
-    return frozenset(_RUN.findall(_fold(text)))
-
-
-@functools.cache
-def canonical_units() -> frozenset[str]:
-    """The units of data/values.txt, by their canonical names (h, min, d, mb, …)."""
-    return frozenset(lexicon().units.values()) | {"time", "date", "pct"}
-
-
-def dimension(unit: str) -> str:
-    """What a canonical unit measures (s, min, h: a duration); a unit of no dimension of
-    data/values.txt is its own."""
-    return lexicon().dimensions.get(unit, unit)
-
-
-def _unit_pattern(units: dict[str, str]) -> regex.Pattern[str]:
-    """A unit right at a position (after a number and optional spaces)."""
-    spaced = sorted((u for u in units if not CJK_CHAR.match(u)), key=len, reverse=True)
-    cjk = sorted((u for u in units if CJK_CHAR.match(u)), key=len, reverse=True)
-    alternatives = []
-    if spaced:
-        alternatives.append(rf"(?:{'|'.join(regex.escape(u) for u in spaced)})(?![\p{{L}}\p{{N}}])")
-    if cjk:
-        alternatives.append(f"(?:{'|'.join(regex.escape(u) for u in cjk)})")
-    return regex.compile(r"[ \t]*(?:" + "|".join(alternatives) + ")", regex.IGNORECASE)
-
-
 # -- Reading -------------------------------------------------------------------------------
 
 _TOKEN = regex.compile(
@@ -578,11 +174,11 @@ _TOKEN = regex.compile(
     r"|(?P<flag>(?<![\p{L}\p{N}-])--?[A-Za-z][A-Za-z0-9_-]*)"
     # A chat channel ("#deploys", "#eng-oncall"); not an issue number ("#123"), not C#.
     r"|(?P<channel>(?<![\p{L}\p{N}&#])#\p{L}[\p{L}\p{N}_-]*(?<![_-]))"
-    rf"|(?P<ident>[[\p{{L}}\p{{N}}]--[{_CJK}]]+(?:[-_.:/@#+][[\p{{L}}\p{{N}}]--[{_CJK}]]+)+)"
-    rf"|(?P<mixed>[[\p{{L}}]--[{_CJK}]]+\p{{N}}[[\p{{L}}\p{{N}}]--[{_CJK}]]*)"
-    rf"|(?P<number>\p{{Nd}}+(?:[.,]\p{{Nd}}+)*(?P<glued>[[\p{{L}}]--[{_CJK}]]+|%)?)"
-    rf"|(?P<cjk>[{_CJK}]+)"
-    rf"|(?P<word>[[\p{{L}}\p{{M}}]--[{_CJK}]]+(?:['’][\p{{L}}]+)?)"
+    rf"|(?P<ident>[[\p{{L}}\p{{N}}]--[{CJK_CLASS}]]+(?:[-_.:/@#+][[\p{{L}}\p{{N}}]--[{CJK_CLASS}]]+)+)"
+    rf"|(?P<mixed>[[\p{{L}}]--[{CJK_CLASS}]]+\p{{N}}[[\p{{L}}\p{{N}}]--[{CJK_CLASS}]]*)"
+    rf"|(?P<number>\p{{Nd}}+(?:[.,]\p{{Nd}}+)*(?P<glued>[[\p{{L}}]--[{CJK_CLASS}]]+|%)?)"
+    rf"|(?P<cjk>[{CJK_CLASS}]+)"
+    rf"|(?P<word>[[\p{{L}}\p{{M}}]--[{CJK_CLASS}]]+(?:['’][\p{{L}}]+)?)"
     r"|(?P<percent>%)",
     flags=regex.VERSION1,
 )
@@ -732,55 +328,46 @@ def _mid_sentence(text: str, at: int) -> bool:
     return i >= 0 and text[i] not in _SENTENCE_END
 
 
-# Characters read as the one they are typed for, one for one (a statement's spans kept):
-# the no-break and narrow spaces a web page or a Mac keyboard leaves between words, curly
-# apostrophes, and full-width digits and Latin letters ("ポート８０８２"). Full-width
-# punctuation stays: the CJK cues and stops are written with it.
-_WIDE = "".join(map(chr, [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B)]))
-_TYPED_AS = str.maketrans(
-    "\u00a0\u2007\u202f\u2009\u200a\u2002\u2003\u2019\u2018\u02bc" + _WIDE,
-    " " * 7 + "'" * 3 + "".join(chr(ord(c) - 0xFEE0) for c in _WIDE),
-)
+def _with_now(terms: Terms, announces: bool) -> tuple[str, ...]:
+    """`terms`' change cues, with "now" when an aside said from when (once)."""
+    if not announces or "now" in terms.changes:
+        return terms.changes
+    return (*terms.changes, "now")
 
 
 @functools.lru_cache(maxsize=8192)
 def read_terms(text: str, capitals: bool | None = None) -> Terms:
     """The terms of one statement. `capitals`: whether a capital letter inside a sentence
     marks a name (`capitals_mark_names` of the whole memory; by default, of `text`)."""
-    if not text.isascii() and (typed := text.translate(_TYPED_AS)) != text:
+    if (typed := asides.typed_as(text)) != text:
         return read_terms(typed, capitals)
-    if text.isupper() and len(lowered := text.lower()) == len(text) and _shouted(text):
+    if asides.shouted(text) and len(lowered := text.lower()) == len(text):
         # "DEPLOYS NEED TWO APPROVALS": its capitals mark nothing (every word a name, it
         # said more than the same rule typed plainly and was written over it).
         return read_terms(lowered, capitals)
-    if ("(" in text or "（" in text) and (
-        cited := _CITED.search(text)
-        or _LINKED.search(text)
-        or _TICKET.search(text)
-        or _remarked(text)
-    ):
+    if (cited := asides.closing_citation(text)) is not None:
         # "… port 8082 (see PR #123).", "… ([runbook](https://…)).", "… (JIRA-1234).", "…
         # (confirmed with the team).", "… (again)": where the statement comes from or how
         # to read it, not what it says; read without it (its terms and cues, and what
         # stands after the last term).
-        return read_terms(text[: cited.start()], capitals)
-    if "#" in text and (tags := _tagged(text)) is not None:
+        return read_terms(text[:cited], capitals)
+    if (tags := asides.closing_tags(text)) is not None:
         # "… two approvals #ops #deploy": tags of the note, not what it says. (A new tag
         # keeps a note from being dropped as known beside one without it: `_raw_values`.)
         return read_terms(text[:tags], capitals)
-    if ("(" in text or "（" in text) and (hedge := _hedged(text)) is not None:
+    if (hedge := asides.closing_hedge(text)) is not None:
         # "… three approvals (TBD).": read without it, and said as not settled.
         return dataclasses.replace(read_terms(text[:hedge], capitals), hedged=True)
-    if ("," in text or "，" in text) and (agreed := _agreed(text)) is not None:
+    if (agreed := asides.closing_agreement(text)) is not None:
         # "…, as discussed", "…, per the team", "…, wie besprochen": as a remark in brackets.
         return read_terms(text[:agreed], capitals)
-    if ("," in text or "，" in text) and (aside := _aside(text)) is not None:
+    if (aside := asides.opening_aside(text)) is not None:
         # "Going forward, …", "Since last week, …", "According to Alice, …": blanked (the
         # statement's spans kept), with "now" when it says from when.
         end, announces = aside
         inner = read_terms(" " * end + text[end:], capitals)
         return dataclasses.replace(inner, changes=_with_now(inner, announces))
-    if (since := _since_when(text)) is not None:
+    if (since := asides.closing_since(text)) is not None:
         # "… port 8082 since last week", "… seit Montag": from when it holds, as "now"
         # says it, not what it is; read without it, with "now". (A time word it held the
         # old memory never says keeps the new one from being dropped as known: judgement.py,
@@ -1000,237 +587,6 @@ _WHEN_OPENING = regex.compile(r"(?:\p{L}+[ \t]+){0,3}")
 _COMMA_AFTER = regex.compile(r"[ \t]*[,，]")
 
 
-# A bracket closing a statement that says where it comes from: "(see PR #123)", "(per
-# Alice)", "(cf. the runbook)", "(siehe …)", "(voir …)", "(参见 …)".
-_CITED = regex.compile(
-    r"[ \t]*[(（](?:see|cf\.?|per|ref\.?|source|via|siehe|vgl\.|voir|ver|vedi|zie|см\.?"
-    r"|参见|参照|참고)(?![\p{L}])[^()（）]*[)）][ \t]*[.!?。！？]?[ \t]*$",
-    regex.IGNORECASE,
-)
-
-
-# A bracket closing a statement that holds a link alone: "([runbook](https://…))", "(https://…)".
-_LINKED = regex.compile(
-    r"[ \t]*[(（][ \t]*(?:\[[^\]\n]*\]\([^()\s]*\)|<?https?://[^\s()<>]+>?)[ \t]*[)）]"
-    r"[ \t]*[.!?。！？]?[ \t]*$"
-)
-# A bracket closing a statement that holds a reference alone: a ticket ("(JIRA-1234)",
-# "(PROJ-12)"), an issue or pull request ("(#123)", "(PR 45)", "(!67)"), a commit hash.
-_TICKET = regex.compile(
-    r"[ \t]*[(（][ \t]*(?:[A-Z][A-Z0-9]+-\d+|[#!]\d+|(?i:pr|mr|issue|ticket|bug)[ \t]*#?\d+"
-    r"|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40})[ \t]*[)）][ \t]*[.!?。！？]?[ \t]*$"
-)
-# A bracket closing a statement, its words (`_remarked`).
-_CLOSING_BRACKET = regex.compile(r"[ \t]*[(（]([^()（）]*)[)）][ \t]*[.!?。！？]?[ \t]*$")
-REMARK_WORDS = 8  # words a remark holds at most
-
-
-# A date alone in a closing bracket, a few words before it at most: "(2026-12-07)", "(as of
-# 2026-12-07)", "(updated 07.12.2026)".
-_DATED = regex.compile(
-    r"[ \t]*(?:\p{L}+[ \t]+){0,2}(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})"
-    r"(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?[ \t]*"
-)
-
-
-def _remarked(text: str) -> regex.Match[str] | None:
-    """A bracket closing `text` that says when it was written ("(2026-12-07)", "(as of
-    2026-12-07)": a stamp, as one opening a line is, `statements.Statement.stamp`) or who
-    confirmed or decided it ("(confirmed with the team)", "(mit dem Team abgestimmt)":
-    `provenance` in data/cues.txt), short, and neither restricting nor negating what it
-    closes ("(confirmed for staging only)" is kept)."""
-    closing = _CLOSING_BRACKET.search(text)
-    if closing is None:
-        return None
-    inner = closing.group(1)
-    if _DATED.fullmatch(inner):
-        return closing
-    lex = lexicon()
-    if _bare(inner) in lex.stresses:  # "(again)", "(important!)", "(wieder)"
-        return closing
-    if len(inner.split()) > REMARK_WORDS or not lex.provenance.search(inner):
-        return None
-    if lex.only.search(inner) or any(p.search(inner) for p in lex.negation.values()):
-        return None
-    return closing
-
-
-SINCE_WORDS = 4  # words a closing stretch of `_since_when` holds at most after its opener
-_DIGIT_DATE = regex.compile(r"\d{4}|\d{1,2}[./-]\d{1,2}")
-_STRETCH_WORD = regex.compile(r"[\p{L}\p{N}][\p{L}\p{N}'’-]*")
-
-
-def _since_when(text: str) -> int | None:
-    """Where a closing stretch that says from when a statement holds starts ("since last
-    week", "starting today", "effective immediately", "seit Montag", "depuis le 1er
-    décembre": a word of `since` in data/cues.txt, then words that name a time and nothing
-    else, `_only_when`), or None. A stretch that
-    closes with a word of `until` ("from Monday to Friday") says when the fact holds:
-    part of it, not a stamp; one that restricts or negates is kept too, and so is one said
-    right after an auxiliary ("… is effective from Monday": the time is what it says)."""
-    if len(text) < 12:
-        return None
-    last = text.rstrip(" \t.!?。！？").rpartition(" ")[2]
-    if not last or (_norm(last) not in _time_ends() and not _DIGIT_DATE.search(last)):
-        return None  # most statements: not closed by a time
-    lex = lexicon()
-    found = lex.since_when.search(text)
-    if found is None:
-        return None
-    before = _STRETCH_WORD.findall(_norm(text[: found.start()]))
-    if not before or before[-1] in lex.auxiliaries:  # "The freeze is effective from Monday"
-        return None
-    # It names a time and nothing else ("с этой недели Игорь" names the on-call after it).
-    words = _STRETCH_WORD.findall(_norm(found.group("when")))
-    if not _only_when(words) or lex.until.intersection(words):
-        return None
-    return found.start()
-
-
-def _agreed(text: str) -> int | None:
-    """Where a closing stretch after a comma that says the statement was agreed, or whose
-    word it is, starts ("…, as discussed", "…, according to Alice", "…, comme convenu":
-    `agreed` in data/cues.txt, at most `REMARK_WORDS` words), unless it restricts or
-    negates ("…, as agreed for staging only"); or None."""
-    comma = max(text.rfind(","), text.rfind("，"))
-    if len(text[comma:].split()) > REMARK_WORDS:
-        return None
-    lex = lexicon()
-    found = lex.agreed.search(text)
-    if found is None:
-        return None
-    rest = found.group("rest")
-    if lex.only.search(rest) or any(p.search(rest) for p in lex.negation.values()):
-        return None
-    return found.start()
-
-
-def _only_when(words: Sequence[str]) -> bool:
-    """Whether `words` (normal forms) say a time and nothing else: they end with a word that
-    names one (a period, a day, a month, a date), and every other is one too, a function
-    word, an article or a word that places a time ("last", "cette", "прошлой"); "the
-    upgrade last week" names an event as well."""
-    if not words or len(words) > SINCE_WORDS:
-        return False
-    lex = lexicon()
-    ends, closed = _time_ends(), function_words()
-    if words[-1] not in ends and _DIGIT_DATE.search(words[-1]) is None:
-        return False
-    return all(
-        w in ends
-        or w in closed
-        or w in lex.articles
-        or w in lex.relative
-        or any(c.isdigit() for c in w)
-        for w in words[:-1]
-    )
-
-
-def _with_now(terms: Terms, announces: bool) -> tuple[str, ...]:
-    """`terms`' change cues, with "now" when an aside said from when (once)."""
-    if not announces or "now" in terms.changes:
-        return terms.changes
-    return (*terms.changes, "now")
-
-
-def _aside(text: str) -> tuple[int, bool] | None:
-    """Where an opening set off by a comma that says from when a statement holds, or whose
-    word it is, ends, and whether it says from when: a word of `now` alone ("Going
-    forward, …", "Ab sofort, …"), one of `since` and a time ("Since last week, …", "Seit
-    Montag, …": as `_since_when` reads one closing a statement), one of `agreed`, or "per"
-    and a name, and a few words ("According to Alice, …", "Per Alice, …", "Wie besprochen,
-    …"); or None."""
-    found = lexicon().aside.match(text)
-    if found is None:
-        return None
-    lex = lexicon()
-    opener, rest = _norm(found.group("opener")), found.group("rest")
-    words = _STRETCH_WORD.findall(_norm(rest))
-    if lex.only.search(rest) or any(p.search(rest) for p in lex.negation.values()):
-        return None
-    if opener in lex.now_phrases:
-        return (found.end(), True) if not words else None
-    if opener in lex.since_phrases:
-        if _only_when(words) and not lex.until.intersection(words):
-            return found.end(), True
-        return None
-    if len(words) > SINCE_WORDS or (opener == "per" and not rest.strip()[:1].isupper()):
-        return None
-    return found.end(), False
-
-
-def time_words(text: str) -> set[str]:
-    """The words of `text` that name a day, a month or a day relative to today (`when`,
-    weekdays, months in data/cues.txt and data/values.txt)."""
-    return set(_STRETCH_WORD.findall(_norm(text))) & _days_and_months()
-
-
-@functools.cache
-def _days_and_months() -> frozenset[str]:
-    lex = lexicon()
-    weekdays = (w for w, kind in lex.value_class.items() if kind == "weekday")
-    return frozenset({*lex.when, *lex.months, *weekdays})
-
-
-@functools.cache
-def _time_ends() -> frozenset[str]:
-    """The words a closing stretch of `_since_when` may end with (and the last word of
-    each phrase of `period`)."""
-    periods = lexicon().periods
-    return _days_and_months() | periods | {p.rsplit(" ", 1)[-1] for p in periods}
-
-
-_TAGS = regex.compile(
-    r"(?:[ \t]+#[\p{L}_][\p{L}\p{N}_/-]*)+[ \t]*[.!?。！？]?[ \t]*$", regex.REVERSE
-)
-
-
-def _tagged(text: str) -> int | None:
-    """Where hashtags closing a statement start ("… two approvals #ops #deploy"), unless
-    the statement names a channel with them: after a word of scope, an auxiliary, a
-    function word, a negation or a word for a channel ("Alerts go to #ops", "The channel
-    is #ops", "…, not #deploys"); or None."""
-    found = _TAGS.search(text)
-    if found is None:
-        return None
-    before = _STRETCH_WORD.findall(_norm(text[: found.start()]))
-    if not before:
-        return None
-    lex = lexicon()
-    last = before[-1]
-    if (
-        last in lex.auxiliaries
-        or last in lex.channels
-        or last in function_words()
-        or lex.scope.fullmatch(last)
-        or any(p.fullmatch(last) for p in lex.negation.values())
-    ):
-        return None  # "… go to #ops", "… is #ops", "…, not #deploys"
-    return found.start()
-
-
-def _shouted(text: str) -> bool:
-    """Whether a statement in capitals is written so as a whole, not an acronym or two
-    ("API", "CI/CD"): three words of two letters or more, and every word of letters in
-    capitals (an uncased one, CJK, says a few acronyms stand in a sentence)."""
-    worded = [w for w in _STRETCH_WORD.findall(text) if not w.isdigit()]
-    return sum(len(w) >= 2 for w in worded) >= 3 and all(w.isupper() for w in worded)
-
-
-def _bare(inner: str) -> str:
-    """A bracket's words in their normal form, without the marks around them."""
-    return _norm(inner).strip(" \t!?.…*_") or _norm(inner).strip()
-
-
-def _hedged(text: str) -> int | None:
-    """Where a bracket closing `text` that says, alone, that it is not settled starts
-    ("(TBD)", "(temporary)", "(vorläufig)", "（暂定）": `hedge` in data/cues.txt), or None."""
-    closing = _CLOSING_BRACKET.search(text)
-    if closing is None or _bare(closing.group(1)) not in lexicon().hedges:
-        return None
-    return closing.start()
-
-
 def _when_it_holds(text: str, start: int, end: int) -> bool:
     opening = _WHEN_OPENING.fullmatch(text, 0, start)
     return opening is not None and _COMMA_AFTER.match(text, end) is not None
@@ -1286,14 +642,6 @@ def witness_forms(text: str) -> tuple[str, str]:
         lower = text.lower()
         return lower, lower
     return _caseless(text), _caseless(_norm(text))
-
-
-_MARKS = regex.compile(r"\p{M}+")
-
-
-def _caseless(text: str) -> str:
-    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", text).casefold())
-    return _MARKS.sub("", folded)
 
 
 def _cjk_language(text: str) -> str:

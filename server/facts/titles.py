@@ -30,6 +30,7 @@ import itertools
 from dataclasses import replace
 
 import regex
+from memory_recall.server.facts.lexicon import CJK_CHAR, canonical_units
 from memory_recall.server.facts.slots import (
     BROADER,
     NARROWER,
@@ -44,14 +45,7 @@ from memory_recall.server.facts.slots import (
     subject_with_value,
 )
 from memory_recall.server.facts.statements import Statement
-from memory_recall.server.facts.terms import (
-    CJK_CHAR,
-    STEM_CHARS,
-    Term,
-    Terms,
-    canonical_units,
-    read_terms,
-)
+from memory_recall.server.facts.terms import STEM_CHARS, Term, Terms, read_terms
 from memory_recall.server.facts.wording import in_subject, plain_words, words_swapped
 from memory_recall.server.tokens import normalize
 

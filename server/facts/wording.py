@@ -31,16 +31,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from difflib import SequenceMatcher
 
 import regex
-from memory_recall.server.facts.terms import (
-    CJK_CHAR,
-    HANGUL_CHAR,
-    STEM_CHARS,
-    UNSPACED_CHAR,
-    Term,
-    Terms,
-    function_words,
-    lexicon,
-)
+from memory_recall.server.facts.lexicon import CJK_CHAR, function_words, lexicon
+from memory_recall.server.facts.terms import HANGUL_CHAR, STEM_CHARS, UNSPACED_CHAR, Term, Terms
 
 SWAPPED_AT_MOST = 2  # words on either side of the one place `swaps_a_word` reads
 OPENING_WORDS = 3  # the words `openings_alike_announced` reads: a subject and its verb

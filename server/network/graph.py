@@ -216,8 +216,8 @@ class MemoryNetwork:
     # most that much of them, and `settle_mentions` the rest (the daemon's recall path).
     _scans: dict[str, _TitleScan] = field(default_factory=dict)
     # Scans stopped once they found more mentioners than a rare title has (`_enough`): the
-    # title gives no mention edge, whoever else mentions it. Taken up again where they
-    # stopped when its mentioners fall below that (`_unregister`).
+    # title gives no mention edge, whoever else mentions it. Taken up again, from the
+    # start, when its mentioners fall below that (`_unregister`).
     _stopped: dict[str, _TitleScan] = field(default_factory=dict)
     # Every memory registered, in order, again when updated (what scans walk: a path list
     # per title that appears would be a copy of every path per write in a burst of them);

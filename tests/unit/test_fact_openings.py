@@ -1,5 +1,5 @@
 """A statement is scanned for negation, change and value phrases only when it holds what
-one of them opens with (facts/terms.py, `_Openings`): the same terms as scanning every
+one of them opens with (facts/lexicon.py, `Openings`): the same terms as scanning every
 statement, in every script and casing."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import regex
-from memory_recall.server.facts import terms
+from memory_recall.server.facts import lexicon, terms
 from memory_recall.server.facts.statements import split_statements
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -29,7 +29,7 @@ def test_letters_the_patterns_take_for_each_other_fold_alike() -> None:
     every = "".join(_CASED)
     for c in _CASED:
         for match in regex.finditer(regex.escape(c), every, flags=regex.IGNORECASE):
-            assert terms._fold(match.group()) == terms._fold(c), (c, match.group())
+            assert lexicon.fold(match.group()) == lexicon.fold(c), (c, match.group())
 
 
 def test_only_the_ypogegrammeni_folds_a_non_letter_into_a_letter() -> None:
@@ -39,15 +39,15 @@ def test_only_the_ypogegrammeni_folds_a_non_letter_into_a_letter() -> None:
         for c in map(chr, range(sys.maxunicode + 1))
         if not 0xD800 <= ord(c) < 0xE000
         and not _RUN_CHAR.match(c)
-        and any(_RUN_CHAR.match(x) for x in terms._fold(c))
+        and any(_RUN_CHAR.match(x) for x in lexicon.fold(c))
     ]
-    assert joining == [terms._FOLDS_TO_A_LETTER]
-    assert terms._runs("ᾳͅ no longer") is None
+    assert joining == [lexicon.FOLDS_TO_A_LETTER]
+    assert lexicon.text_runs("ᾳͅ no longer") is None
 
 
 def _always_scanned(monkeypatch: pytest.MonkeyPatch, texts: list[str]) -> list[terms.Terms]:
     with monkeypatch.context() as m:
-        m.setattr(terms._Openings, "may_match", lambda self, runs, chars: True)
+        m.setattr(lexicon.Openings, "may_match", lambda self, runs, chars: True)
         terms.read_terms.cache_clear()
         out = [terms.read_terms(t, c) for t in texts for c in (True, False)]
     terms.read_terms.cache_clear()
@@ -96,9 +96,9 @@ def test_the_same_terms_as_scanning_every_statement(monkeypatch: pytest.MonkeyPa
 
 
 def test_a_statement_outside_ascii_is_scanned_only_for_what_it_may_hold() -> None:
-    lex = terms.lexicon()
+    lex = lexicon.lexicon()
     plain = "Le déploiement se fait après la revue."
-    assert not lex.openings["negation", ""].may_match(terms._runs(plain), frozenset(plain))
+    assert not lex.openings["negation", ""].may_match(lexicon.text_runs(plain), frozenset(plain))
     negated = "Le déploiement ne se fait pas le vendredi."
-    assert lex.openings["negation", ""].may_match(terms._runs(negated), frozenset(negated))
+    assert lex.openings["negation", ""].may_match(lexicon.text_runs(negated), frozenset(negated))
     assert terms.read_terms("We no longer deploy on Fridays — ever.").negated

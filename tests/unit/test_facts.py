@@ -17,6 +17,7 @@ from memory_recall.server.catalog.catalog import MemoryCatalog
 from memory_recall.server.dev.synthetic import synthetic_documents
 from memory_recall.server.documents import MemoryDocument, parse_memory
 from memory_recall.server.facts import judgement, titles
+from memory_recall.server.facts import lexicon as lexicon_module
 from memory_recall.server.facts import terms as terms_module
 from memory_recall.server.facts.changes import _put, said
 from memory_recall.server.facts.judgement import (
@@ -38,6 +39,10 @@ from memory_recall.server.facts.judgement import (
     judge,
     read_memory,
 )
+from memory_recall.server.facts.lexicon import caseless as _caseless
+from memory_recall.server.facts.lexicon import lexicon
+from memory_recall.server.facts.lexicon import norm as _norm
+from memory_recall.server.facts.lexicon import phrase_pattern as _phrase_pattern
 from memory_recall.server.facts.newer import read_ahead, superseded
 from memory_recall.server.facts.replaced import FROM_TO, WITHIN_LONGER, read_replaced
 from memory_recall.server.facts.rewrite import _fit, rewrite
@@ -50,11 +55,7 @@ from memory_recall.server.facts.slots import (
 )
 from memory_recall.server.facts.statements import split_statements
 from memory_recall.server.facts.terms import (
-    _caseless,
-    _norm,
-    _phrase_pattern,
     key_witness,
-    lexicon,
     opening_pronoun,
     read_terms,
     witness_forms,
@@ -2937,18 +2938,18 @@ _CUE_WORDS = [
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_CUE_WORDS), min_size=1, max_size=12), st.sampled_from(" ,.-/"))
 def test_a_statement_skips_only_the_cue_scans_it_cannot_match(words: list[str], sep: str) -> None:
-    # `_Openings.may_match` skips a list's scan when the text holds none of its phrases'
+    # `Openings.may_match` skips a list's scan when the text holds none of its phrases'
     # runs (or first characters, in unspaced scripts): the terms read must be those of the
     # full scan.
     text = sep.join(words)
     read = terms_module.read_terms.__wrapped__
     fast = (read(text, True), read(text, False))
-    real = terms_module._Openings.may_match
+    real = lexicon_module.Openings.may_match
     try:
-        terms_module._Openings.may_match = lambda _self, _runs, _chars: True  # type: ignore[method-assign]
+        lexicon_module.Openings.may_match = lambda _self, _runs, _chars: True  # type: ignore[method-assign]
         assert (read(text, True), read(text, False)) == fast
     finally:
-        terms_module._Openings.may_match = real  # type: ignore[method-assign]
+        lexicon_module.Openings.may_match = real  # type: ignore[method-assign]
 
 
 # -- tiers -------------------------------------------------------------------------------------

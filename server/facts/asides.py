@@ -1,0 +1,303 @@
+"""What stands around a statement's fact, read before its terms (docs/writing.md, "Terms"):
+each decides which text `terms.read_terms` reads.
+
+- as typed for: no-break spaces, curly apostrophes, full-width digits and letters, one
+  character for one (`typed_as`); a whole statement in capitals (`shouted`);
+- a closing bracket that cites, links, refers to a ticket, says who confirmed it or only
+  stresses it (`closing_citation`), or says it is not settled (`closing_hedge`);
+- closing hashtags, the note's tags (`closing_tags`);
+- a closing agreement after a comma ("…, as discussed": `closing_agreement`);
+- an opening aside set off by a comma ("Going forward, …", "According to Alice, …":
+  `opening_aside`) and a closing stretch that says from when ("… since last week":
+  `closing_since`), both read as "now" does when they say from when.
+
+Each returns where its stretch starts (or ends), never a reading: the text left is read by
+`read_terms` as any statement is.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import regex
+from memory_recall.server.facts.lexicon import function_words, lexicon, norm
+
+# Characters read as the one they are typed for, one for one (a statement's spans kept):
+# the no-break and narrow spaces a web page or a Mac keyboard leaves between words, curly
+# apostrophes, and full-width digits and Latin letters ("ポート８０８２"). Full-width
+# punctuation stays: the CJK cues and stops are written with it.
+_WIDE = "".join(map(chr, [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B)]))
+_TYPED_AS = str.maketrans(
+    "\u00a0\u2007\u202f\u2009\u200a\u2002\u2003\u2019\u2018\u02bc" + _WIDE,
+    " " * 7 + "'" * 3 + "".join(chr(ord(c) - 0xFEE0) for c in _WIDE),
+)
+
+
+# A bracket closing a statement that says where it comes from: "(see PR #123)", "(per
+# Alice)", "(cf. the runbook)", "(siehe …)", "(voir …)", "(参见 …)".
+_CITED = regex.compile(
+    r"[ \t]*[(（](?:see|cf\.?|per|ref\.?|source|via|siehe|vgl\.|voir|ver|vedi|zie|см\.?"
+    r"|参见|参照|참고)(?![\p{L}])[^()（）]*[)）][ \t]*[.!?。！？]?[ \t]*$",
+    regex.IGNORECASE,
+)
+
+
+# A bracket closing a statement that holds a link alone: "([runbook](https://…))", "(https://…)".
+_LINKED = regex.compile(
+    r"[ \t]*[(（][ \t]*(?:\[[^\]\n]*\]\([^()\s]*\)|<?https?://[^\s()<>]+>?)[ \t]*[)）]"
+    r"[ \t]*[.!?。！？]?[ \t]*$"
+)
+# A bracket closing a statement that holds a reference alone: a ticket ("(JIRA-1234)",
+# "(PROJ-12)"), an issue or pull request ("(#123)", "(PR 45)", "(!67)"), a commit hash.
+_TICKET = regex.compile(
+    r"[ \t]*[(（][ \t]*(?:[A-Z][A-Z0-9]+-\d+|[#!]\d+|(?i:pr|mr|issue|ticket|bug)[ \t]*#?\d+"
+    r"|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40})[ \t]*[)）][ \t]*[.!?。！？]?[ \t]*$"
+)
+# A bracket closing a statement, its words (`_remarked`).
+_CLOSING_BRACKET = regex.compile(r"[ \t]*[(（]([^()（）]*)[)）][ \t]*[.!?。！？]?[ \t]*$")
+REMARK_WORDS = 8  # words a remark holds at most
+
+
+# A date alone in a closing bracket, a few words before it at most: "(2026-12-07)", "(as of
+# 2026-12-07)", "(updated 07.12.2026)".
+_DATED = regex.compile(
+    r"[ \t]*(?:\p{L}+[ \t]+){0,2}(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})"
+    r"(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?[ \t]*"
+)
+
+
+def _remarked(text: str) -> regex.Match[str] | None:
+    """A bracket closing `text` that says when it was written ("(2026-12-07)", "(as of
+    2026-12-07)": a stamp, as one opening a line is, `statements.Statement.stamp`) or who
+    confirmed or decided it ("(confirmed with the team)", "(mit dem Team abgestimmt)":
+    `provenance` in data/cues.txt), short, and neither restricting nor negating what it
+    closes ("(confirmed for staging only)" is kept)."""
+    closing = _CLOSING_BRACKET.search(text)
+    if closing is None:
+        return None
+    inner = closing.group(1)
+    if _DATED.fullmatch(inner):
+        return closing
+    lex = lexicon()
+    if _bare(inner) in lex.stresses:  # "(again)", "(important!)", "(wieder)"
+        return closing
+    if len(inner.split()) > REMARK_WORDS or not lex.provenance.search(inner):
+        return None
+    if lex.only.search(inner) or any(p.search(inner) for p in lex.negation.values()):
+        return None
+    return closing
+
+
+SINCE_WORDS = 4  # words a closing stretch of `_since_when` holds at most after its opener
+_DIGIT_DATE = regex.compile(r"\d{4}|\d{1,2}[./-]\d{1,2}")
+_STRETCH_WORD = regex.compile(r"[\p{L}\p{N}][\p{L}\p{N}'’-]*")
+
+
+def _since_when(text: str) -> int | None:
+    """Where a closing stretch that says from when a statement holds starts ("since last
+    week", "starting today", "effective immediately", "seit Montag", "depuis le 1er
+    décembre": a word of `since` in data/cues.txt, then words that name a time and nothing
+    else, `_only_when`), or None. A stretch that
+    closes with a word of `until` ("from Monday to Friday") says when the fact holds:
+    part of it, not a stamp; one that restricts or negates is kept too, and so is one said
+    right after an auxiliary ("… is effective from Monday": the time is what it says)."""
+    if len(text) < 12:
+        return None
+    last = text.rstrip(" \t.!?。！？").rpartition(" ")[2]
+    if not last or (norm(last) not in _time_ends() and not _DIGIT_DATE.search(last)):
+        return None  # most statements: not closed by a time
+    lex = lexicon()
+    found = lex.since_when.search(text)
+    if found is None:
+        return None
+    before = _STRETCH_WORD.findall(norm(text[: found.start()]))
+    if not before or before[-1] in lex.auxiliaries:  # "The freeze is effective from Monday"
+        return None
+    # It names a time and nothing else ("с этой недели Игорь" names the on-call after it).
+    words = _STRETCH_WORD.findall(norm(found.group("when")))
+    if not _only_when(words) or lex.until.intersection(words):
+        return None
+    return found.start()
+
+
+def _agreed(text: str) -> int | None:
+    """Where a closing stretch after a comma that says the statement was agreed, or whose
+    word it is, starts ("…, as discussed", "…, according to Alice", "…, comme convenu":
+    `agreed` in data/cues.txt, at most `REMARK_WORDS` words), unless it restricts or
+    negates ("…, as agreed for staging only"); or None."""
+    comma = max(text.rfind(","), text.rfind("，"))
+    if len(text[comma:].split()) > REMARK_WORDS:
+        return None
+    lex = lexicon()
+    found = lex.agreed.search(text)
+    if found is None:
+        return None
+    rest = found.group("rest")
+    if lex.only.search(rest) or any(p.search(rest) for p in lex.negation.values()):
+        return None
+    return found.start()
+
+
+def _only_when(words: Sequence[str]) -> bool:
+    """Whether `words` (normal forms) say a time and nothing else: they end with a word that
+    names one (a period, a day, a month, a date), and every other is one too, a function
+    word, an article or a word that places a time ("last", "cette", "прошлой"); "the
+    upgrade last week" names an event as well."""
+    if not words or len(words) > SINCE_WORDS:
+        return False
+    lex = lexicon()
+    ends, closed = _time_ends(), function_words()
+    if words[-1] not in ends and _DIGIT_DATE.search(words[-1]) is None:
+        return False
+    return all(
+        w in ends
+        or w in closed
+        or w in lex.articles
+        or w in lex.relative
+        or any(c.isdigit() for c in w)
+        for w in words[:-1]
+    )
+
+
+def _aside(text: str) -> tuple[int, bool] | None:
+    """Where an opening set off by a comma that says from when a statement holds, or whose
+    word it is, ends, and whether it says from when: a word of `now` alone ("Going
+    forward, …", "Ab sofort, …"), one of `since` and a time ("Since last week, …", "Seit
+    Montag, …": as `_since_when` reads one closing a statement), one of `agreed`, or "per"
+    and a name, and a few words ("According to Alice, …", "Per Alice, …", "Wie besprochen,
+    …"); or None."""
+    found = lexicon().aside.match(text)
+    if found is None:
+        return None
+    lex = lexicon()
+    opener, rest = norm(found.group("opener")), found.group("rest")
+    words = _STRETCH_WORD.findall(norm(rest))
+    if lex.only.search(rest) or any(p.search(rest) for p in lex.negation.values()):
+        return None
+    if opener in lex.now_phrases:
+        return (found.end(), True) if not words else None
+    if opener in lex.since_phrases:
+        if _only_when(words) and not lex.until.intersection(words):
+            return found.end(), True
+        return None
+    if len(words) > SINCE_WORDS or (opener == "per" and not rest.strip()[:1].isupper()):
+        return None
+    return found.end(), False
+
+
+def time_words(text: str) -> set[str]:
+    """The words of `text` that name a day, a month or a day relative to today (`when`,
+    weekdays, months in data/cues.txt and data/values.txt)."""
+    return set(_STRETCH_WORD.findall(norm(text))) & _days_and_months()
+
+
+@functools.cache
+def _days_and_months() -> frozenset[str]:
+    lex = lexicon()
+    weekdays = (w for w, kind in lex.value_class.items() if kind == "weekday")
+    return frozenset({*lex.when, *lex.months, *weekdays})
+
+
+@functools.cache
+def _time_ends() -> frozenset[str]:
+    """The words a closing stretch of `_since_when` may end with (and the last word of
+    each phrase of `period`)."""
+    periods = lexicon().periods
+    return _days_and_months() | periods | {p.rsplit(" ", 1)[-1] for p in periods}
+
+
+_TAGS = regex.compile(
+    r"(?:[ \t]+#[\p{L}_][\p{L}\p{N}_/-]*)+[ \t]*[.!?。！？]?[ \t]*$", regex.REVERSE
+)
+
+
+def _tagged(text: str) -> int | None:
+    """Where hashtags closing a statement start ("… two approvals #ops #deploy"), unless
+    the statement names a channel with them: after a word of scope, an auxiliary, a
+    function word, a negation or a word for a channel ("Alerts go to #ops", "The channel
+    is #ops", "…, not #deploys"); or None."""
+    found = _TAGS.search(text)
+    if found is None:
+        return None
+    before = _STRETCH_WORD.findall(norm(text[: found.start()]))
+    if not before:
+        return None
+    lex = lexicon()
+    last = before[-1]
+    if (
+        last in lex.auxiliaries
+        or last in lex.channels
+        or last in function_words()
+        or lex.scope.fullmatch(last)
+        or any(p.fullmatch(last) for p in lex.negation.values())
+    ):
+        return None  # "… go to #ops", "… is #ops", "…, not #deploys"
+    return found.start()
+
+
+def _shouted(text: str) -> bool:
+    """Whether a statement in capitals is written so as a whole, not an acronym or two
+    ("API", "CI/CD"): three words of two letters or more, and every word of letters in
+    capitals (an uncased one, CJK, says a few acronyms stand in a sentence)."""
+    worded = [w for w in _STRETCH_WORD.findall(text) if not w.isdigit()]
+    return sum(len(w) >= 2 for w in worded) >= 3 and all(w.isupper() for w in worded)
+
+
+def _bare(inner: str) -> str:
+    """A bracket's words in their normal form, without the marks around them."""
+    return norm(inner).strip(" \t!?.…*_") or norm(inner).strip()
+
+
+def _hedged(text: str) -> int | None:
+    """Where a bracket closing `text` that says, alone, that it is not settled starts
+    ("(TBD)", "(temporary)", "(vorläufig)", "（暂定）": `hedge` in data/cues.txt), or None."""
+    closing = _CLOSING_BRACKET.search(text)
+    if closing is None or _bare(closing.group(1)) not in lexicon().hedges:
+        return None
+    return closing.start()
+
+
+def typed_as(text: str) -> str:
+    """`text` read as typed for (`_TYPED_AS`): the same length, character for character."""
+    return text if text.isascii() else text.translate(_TYPED_AS)
+
+
+def closing_citation(text: str) -> int | None:
+    """Where a bracket closing `text` that says where it comes from, links, names a ticket,
+    says who confirmed it or only stresses it starts ("(see PR #123)", "([runbook](…))",
+    "(JIRA-1234)", "(confirmed with the team)", "(again)"), or None."""
+    if "(" not in text and "（" not in text:
+        return None
+    found = _CITED.search(text) or _LINKED.search(text) or _TICKET.search(text) or _remarked(text)
+    return found.start() if found is not None else None
+
+
+def closing_hedge(text: str) -> int | None:
+    """Where a bracket closing `text` that says it is not settled starts ("(TBD)"), or None."""
+    return _hedged(text) if "(" in text or "（" in text else None
+
+
+def closing_tags(text: str) -> int | None:
+    """Where hashtags closing `text` that are the note's tags start, or None."""
+    return _tagged(text) if "#" in text else None
+
+
+def closing_agreement(text: str) -> int | None:
+    """Where a closing agreement after a comma starts ("…, as discussed"), or None."""
+    return _agreed(text) if "," in text or "，" in text else None
+
+
+def opening_aside(text: str) -> tuple[int, bool] | None:
+    """Where an opening aside ends and whether it says from when (`_aside`), or None."""
+    return _aside(text) if "," in text or "，" in text else None
+
+
+def closing_since(text: str) -> int | None:
+    """Where a closing stretch that says from when starts (`_since_when`), or None."""
+    return _since_when(text)
+
+
+def shouted(text: str) -> bool:
+    """Whether `text` is a statement written in capitals as a whole (`_shouted`)."""
+    return text.isupper() and _shouted(text)
