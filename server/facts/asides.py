@@ -98,10 +98,9 @@ def _since_when(text: str) -> int | None:
     """Where a closing stretch that says from when a statement holds starts ("since last
     week", "starting today", "effective immediately", "seit Montag", "depuis le 1er
     décembre": a word of `since` in data/cues.txt, then words that name a time and nothing
-    else, `_only_when`), or None. A stretch that
-    closes with a word of `until` ("from Monday to Friday") says when the fact holds:
-    part of it, not a stamp; one that restricts or negates is kept too, and so is one said
-    right after an auxiliary ("… is effective from Monday": the time is what it says)."""
+    else, `_only_when`), or None. A stretch that holds a word of `until` ("from Monday to
+    Friday") says when the fact holds: part of it, not a stamp; so is one said right after
+    an auxiliary ("… is effective from Monday": the time is what it says)."""
     if len(text) < 12:
         return None
     last = text.rstrip(" \t.!?。！？").rpartition(" ")[2]
