@@ -113,6 +113,8 @@ def _since_when(text: str) -> int | None:
     before = _STRETCH_WORD.findall(norm(text[: found.start()]))
     if not before or before[-1] in lex.auxiliaries:  # "The freeze is effective from Monday"
         return None
+    if all(w in function_words() for w in before):
+        return None  # nothing said before it but "It is …"
     # It names a time and nothing else ("с этой недели Игорь" names the on-call after it).
     words = _STRETCH_WORD.findall(norm(found.group("when")))
     if not _only_when(words) or lex.until.intersection(words):

@@ -335,46 +335,58 @@ def _with_now(terms: Terms, announces: bool) -> tuple[str, ...]:
     return (*terms.changes, "now")
 
 
+# Stretches around a statement's fact read off it at most (a citation, then a tag, …):
+# past them, the rest is read as words.
+PEELED_AT_MOST = 8
+
+
 @functools.lru_cache(maxsize=8192)
 def read_terms(text: str, capitals: bool | None = None) -> Terms:
     """The terms of one statement. `capitals`: whether a capital letter inside a sentence
-    marks a name (`capitals_mark_names` of the whole memory; by default, of `text`)."""
+    marks a name (`capitals_mark_names` of the whole memory; by default, of `text`).
+
+    What stands around the fact is read off first (asides.py), one stretch at a time:
+    a closing citation, link, ticket, remark or stress ("… (see PR #123)", "… (again)":
+    where it comes from or how to read it), the note's tags ("… #ops"), a hedge ("…
+    (TBD)": then `hedged`), an agreement ("…, as discussed"), an opening aside ("Going
+    forward, …", "According to Alice, …": blanked, the statement's spans kept) and a
+    closing time it holds from ("… since last week"). Those that say from when add "now"
+    to its change cues. A time word, a tag or a number the old memory never says still
+    keeps the new one from being dropped as known (judgement.py, `_raw_values`)."""
     if (typed := asides.typed_as(text)) != text:
         return read_terms(typed, capitals)
-    if asides.shouted(text) and len(lowered := text.lower()) == len(text):
-        # "DEPLOYS NEED TWO APPROVALS": its capitals mark nothing (every word a name, it
-        # said more than the same rule typed plainly and was written over it).
-        return read_terms(lowered, capitals)
-    if (cited := asides.closing_citation(text)) is not None:
-        # "… port 8082 (see PR #123).", "… ([runbook](https://…)).", "… (JIRA-1234).", "…
-        # (confirmed with the team).", "… (again)": where the statement comes from or how
-        # to read it, not what it says; read without it (its terms and cues, and what
-        # stands after the last term).
-        return read_terms(text[:cited], capitals)
-    if (tags := asides.closing_tags(text)) is not None:
-        # "… two approvals #ops #deploy": tags of the note, not what it says. (A new tag
-        # keeps a note from being dropped as known beside one without it: `_raw_values`.)
-        return read_terms(text[:tags], capitals)
-    if (hedge := asides.closing_hedge(text)) is not None:
-        # "… three approvals (TBD).": read without it, and said as not settled.
-        return dataclasses.replace(read_terms(text[:hedge], capitals), hedged=True)
-    if (agreed := asides.closing_agreement(text)) is not None:
-        # "…, as discussed", "…, per the team", "…, wie besprochen": as a remark in brackets.
-        return read_terms(text[:agreed], capitals)
-    if (aside := asides.opening_aside(text)) is not None:
-        # "Going forward, …", "Since last week, …", "According to Alice, …": blanked (the
-        # statement's spans kept), with "now" when it says from when.
-        end, announces = aside
-        inner = read_terms(" " * end + text[end:], capitals)
-        return dataclasses.replace(inner, changes=_with_now(inner, announces))
-    if (since := asides.closing_since(text)) is not None:
-        # "… port 8082 since last week", "… seit Montag": from when it holds, as "now"
-        # says it, not what it is; read without it, with "now". (A time word it held the
-        # old memory never says keeps the new one from being dropped as known: judgement.py,
-        # `_raw_values`.)
-        before = read_terms(text[:since], capitals)
-        if before.terms:
-            return dataclasses.replace(before, changes=_with_now(before, True))
+    hedged = announced = False
+    for _ in range(PEELED_AT_MOST):
+        if asides.shouted(text) and len(lowered := text.lower()) == len(text):
+            # "DEPLOYS NEED TWO APPROVALS": its capitals mark nothing (every word was a
+            # name: it said more than the same rule typed plainly and was written over it).
+            text = lowered
+        cut = asides.closing_citation(text)
+        if cut is None:
+            cut = asides.closing_tags(text)
+        if cut is not None:
+            text = text[:cut]
+        elif (cut := asides.closing_hedge(text)) is not None:
+            text, hedged = text[:cut], True
+        elif (cut := asides.closing_agreement(text)) is not None:
+            text = text[:cut]
+        elif (aside := asides.opening_aside(text)) is not None:
+            end, says_when = aside
+            text, announced = " " * end + text[end:], announced or says_when
+        elif (cut := asides.closing_since(text)) is not None:
+            text, announced = text[:cut], True
+        else:
+            break
+    terms = _read(text, capitals)
+    if hedged or announced:
+        terms = dataclasses.replace(
+            terms, hedged=hedged or terms.hedged, changes=_with_now(terms, announced)
+        )
+    return terms
+
+
+def _read(text: str, capitals: bool | None) -> Terms:
+    """The terms of `text` as it is (`read_terms` reads what stands around them off)."""
     lex = lexicon()
     closed = function_words()
     taken: list[tuple[int, int]] = []  # spans of cues and value words: no other terms there

@@ -4422,3 +4422,17 @@ def test_capitals_are_read_as_shouting_only_in_a_whole_statement() -> None:
     assert "api" in read_terms("The API needs two approvals.").keys  # an acronym stays a name
     found = judge(text("DEPLOYS NEED THREE APPROVALS."), text("Deploys need two approvals."))
     assert (found.kind, found.sure) == ("update", True), found.reason
+
+
+def test_stretches_around_a_fact_are_read_off_a_few_at_most_whatever_the_statement() -> None:
+    # Each was read off by a call into itself: a statement of a thousand of them ended the
+    # judge (and the remember) with a RecursionError.
+    for closing in (" since last week", " (see PR #1)", ", as discussed", " (TBD)"):
+        reading = read_terms("Deploys need two approvals" + closing * 1000 + ".")
+        assert {"deplo", "need", "2 appro"} <= set(reading.keys), closing
+    both = read_terms("Going forward, deploys need two approvals (TBD) #ops, as discussed.")
+    assert (both.keys, both.hedged, "now" in both.changes) == (
+        read_terms("deploys need two approvals").keys,
+        True,
+        True,
+    )
