@@ -4436,3 +4436,36 @@ def test_stretches_around_a_fact_are_read_off_a_few_at_most_whatever_the_stateme
         True,
         True,
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 60), st.integers(1, 8)), max_size=40),
+    st.tuples(st.integers(0, 60), st.integers(1, 8)),
+)
+def test_the_spans_no_term_stands_in_answer_alike_listed_or_masked(spans, probe) -> None:
+    taken = terms_module._Taken(80)
+    for start, width in spans:
+        taken.append((start, start + width))
+    listed = [(a, a + w) for a, w in spans]
+    span = (probe[0], probe[0] + probe[1])
+    assert taken.overlaps(span) == terms_module._overlaps(span, listed)
+    assert taken.free(10, 50) == [not any(a <= i < b for a, b in listed) for i in range(10, 50)]
+
+
+def test_a_long_statement_of_many_cue_words_asks_no_list_of_every_span(monkeypatch) -> None:
+    # Every word was checked against the list of every cue's span: 84 kB of cue words
+    # took 4 s, a megabyte pasted on one line would take minutes. Counted, not timed.
+    steps = 0
+    real = terms_module._overlaps
+
+    def counted(span, taken):
+        nonlocal steps
+        steps += len(taken)
+        return real(span, taken)
+
+    monkeypatch.setattr(terms_module, "_overlaps", counted)
+    text = "Deploys need two approvals " + "now moved to port 80 " * 2000
+    reading = terms_module._read(text, None)
+    assert len(reading.terms) == 4 + 2 * 2000  # "port" and its number each time
+    assert steps <= 20 * len(text.split())
