@@ -314,6 +314,10 @@ def _since(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | Non
     return _closed(p, old, new, f" {SINCE[p['lang']]}") if p["lang"] in SINCE else None
 
 
+def _since_bracket(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    return _variant(p, old, _bracketed(new, SINCE[p["lang"]])) if p["lang"] in SINCE else None
+
+
 def _agreed(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
     return _closed(p, old, new, f", {AGREED[p['lang']]}") if p["lang"] in AGREED else None
 
@@ -492,6 +496,7 @@ SWEEPS: dict[str, Sweep] = {
     "remark": _remark,
     "link": _link,
     "since": _since,
+    "since-bracket": _since_bracket,
     "agreed": _agreed,
     "going-forward": _going_forward,
     "according": _according,

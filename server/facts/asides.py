@@ -295,8 +295,31 @@ def opening_aside(text: str) -> tuple[int, bool] | None:
 
 
 def closing_since(text: str) -> int | None:
-    """Where a closing stretch that says from when starts (`_since_when`), or None."""
+    """Where a closing stretch that says from when starts (`_since_when`), or a bracket
+    closing `text` that says so alone ("(as of this sprint)", "(seit Montag)"), or None."""
+    if ("(" in text or "（" in text) and (bracket := _since_bracket(text)) is not None:
+        return bracket
     return _since_when(text)
+
+
+def _since_bracket(text: str) -> int | None:
+    closing = _CLOSING_BRACKET.search(text)
+    if closing is None:
+        return None
+    inner = norm(closing.group(1)).strip()
+    opener = next((o for o in _since_openers() if inner.startswith(o)), None)
+    if opener is None:
+        return None
+    words = _STRETCH_WORD.findall(inner[len(opener) :])
+    if not _only_when(words) or lexicon().until.intersection(words):
+        return None
+    return closing.start()
+
+
+@functools.cache
+def _since_openers() -> tuple[str, ...]:
+    """The words of `since`, each with the space after it, the longest first."""
+    return tuple(f"{o} " for o in sorted(lexicon().since_phrases, key=len, reverse=True))
 
 
 def shouted(text: str) -> bool:

@@ -49,6 +49,7 @@ KNOWN: dict[str, set[str]] = {
     "remark": set(),
     "link": set(),
     "since": set(),
+    "since-bracket": set(),
     "agreed": set(),
     "going-forward": set(),
     "according": set(),

@@ -4469,3 +4469,17 @@ def test_a_long_statement_of_many_cue_words_asks_no_list_of_every_span(monkeypat
     reading = terms_module._read(text, None)
     assert len(reading.terms) == 4 + 2 * 2000  # "port" and its number each time
     assert steps <= 20 * len(text.split())
+
+
+def test_a_bracket_closing_a_note_that_says_from_when_is_read_as_now() -> None:
+    # Read as words, "(as of this sprint)" made a correction "the same fact, reworded".
+    found = judge(
+        text("Prefer inheritance over composition (as of this sprint)."),
+        text("Prefer composition over inheritance."),
+    )
+    assert found.kind == "update", found.reason
+    _keeps_both(
+        "Service auth listens on port 8081.", "Service billing listens on port 8082 (seit Montag)."
+    )
+    # A range in brackets is when the fact holds.
+    assert "friday" in read_terms("Deploys run (from Monday to Friday).").keys
