@@ -3,13 +3,15 @@ each decides which text `terms.read_terms` reads.
 
 - as typed for: no-break spaces, curly apostrophes, full-width digits and letters, one
   character for one (`typed_as`); a whole statement in capitals (`shouted`);
-- a closing bracket that cites, links, refers to a ticket, says who confirmed it or only
-  stresses it (`closing_citation`), or says it is not settled (`closing_hedge`);
+- a closing bracket that cites, links, refers to a ticket, says when it was written or who
+  confirmed it, or only stresses it (`closing_citation`), or says it is not settled
+  (`closing_hedge`);
 - closing hashtags, the note's tags (`closing_tags`);
 - a closing agreement after a comma ("…, as discussed": `closing_agreement`);
 - an opening aside set off by a comma ("Going forward, …", "According to Alice, …":
-  `opening_aside`) and a closing stretch that says from when ("… since last week":
-  `closing_since`), both read as "now" does when they say from when.
+  `opening_aside`) and a closing stretch or bracket that says from when ("… since last
+  week", "… (as of this sprint)": `closing_since`), both read as "now" does when they say
+  from when.
 
 Each returns where its stretch starts (or ends), never a reading: the text left is read by
 `read_terms` as any statement is.
