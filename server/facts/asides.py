@@ -91,12 +91,12 @@ def _remarked(text: str) -> regex.Match[str] | None:
     return closing
 
 
-SINCE_WORDS = 4  # words a closing stretch of `_since_when` holds at most after its opener
+SINCE_WORDS = 4  # words a closing stretch of `_since_stretch` holds at most after its opener
 _DIGIT_DATE = regex.compile(r"\d{4}|\d{1,2}[./-]\d{1,2}")
 _STRETCH_WORD = regex.compile(r"[\p{L}\p{N}][\p{L}\p{N}'’-]*")
 
 
-def _since_when(text: str) -> int | None:
+def _since_stretch(text: str) -> int | None:
     """Where a closing stretch that says from when a statement holds starts ("since last
     week", "starting today", "effective immediately", "seit Montag", "depuis le 1er
     décembre": a word of `since` in data/cues.txt, then words that name a time and nothing
@@ -124,13 +124,13 @@ def _since_when(text: str) -> int | None:
     return found.start()
 
 
-def _agreed(text: str) -> int | None:
+def closing_agreement(text: str) -> int | None:
     """Where a closing stretch after a comma that says the statement was agreed, or whose
     word it is, starts ("…, as discussed", "…, according to Alice", "…, comme convenu":
     `agreed` in data/cues.txt, at most `REMARK_WORDS` words), unless it restricts or
     negates ("…, as agreed for staging only"); or None."""
     comma = max(text.rfind(","), text.rfind("，"))
-    if len(text[comma:].split()) > REMARK_WORDS:
+    if comma < 0 or len(text[comma:].split()) > REMARK_WORDS:
         return None
     lex = lexicon()
     found = lex.agreed.search(text)
@@ -163,17 +163,19 @@ def _only_when(words: Sequence[str]) -> bool:
     )
 
 
-def _aside(text: str) -> tuple[int, bool] | None:
+def opening_aside(text: str) -> tuple[int, bool] | None:
     """Where an opening set off by a comma that says from when a statement holds, or whose
     word it is, ends, and whether it says from when: a word of `now` alone ("Going
     forward, …", "Ab sofort, …"), one of `since` and a time ("Since last week, …", "Seit
-    Montag, …": as `_since_when` reads one closing a statement), one of `agreed`, or "per"
+    Montag, …": as `_since_stretch` reads one closing a statement), one of `agreed`, or "per"
     and a name, and a few words ("According to Alice, …", "Per Alice, …", "Wie besprochen,
     …"); or None."""
-    found = lexicon().aside.match(text)
-    if found is None:
+    if "," not in text and "，" not in text:
         return None
     lex = lexicon()
+    found = lex.aside.match(text)
+    if found is None:
+        return None
     opener, rest = norm(found.group("opener")), found.group("rest")
     words = _STRETCH_WORD.findall(norm(rest))
     if lex.only.search(rest) or any(p.search(rest) for p in lex.negation.values()):
@@ -204,7 +206,7 @@ def _days_and_months() -> frozenset[str]:
 
 @functools.cache
 def _time_ends() -> frozenset[str]:
-    """The words a closing stretch of `_since_when` may end with (and the last word of
+    """The words a closing stretch of `_since_stretch` may end with (and the last word of
     each phrase of `period`)."""
     periods = lexicon().periods
     return _days_and_months() | periods | {p.rsplit(" ", 1)[-1] for p in periods}
@@ -215,12 +217,12 @@ _TAGS = regex.compile(
 )
 
 
-def _tagged(text: str) -> int | None:
+def closing_tags(text: str) -> int | None:
     """Where hashtags closing a statement start ("… two approvals #ops #deploy"), unless
     the statement names a channel with them: after a word of scope, an auxiliary, a
     function word, a negation or a word for a channel ("Alerts go to #ops", "The channel
     is #ops", "…, not #deploys"); or None."""
-    found = _TAGS.search(text)
+    found = _TAGS.search(text) if "#" in text else None
     if found is None:
         return None
     before = _STRETCH_WORD.findall(norm(text[: found.start()]))
@@ -239,10 +241,12 @@ def _tagged(text: str) -> int | None:
     return found.start()
 
 
-def _shouted(text: str) -> bool:
+def shouted(text: str) -> bool:
     """Whether a statement in capitals is written so as a whole, not an acronym or two
     ("API", "CI/CD"): three words of two letters or more, and every word of letters in
     capitals (an uncased one, CJK, says a few acronyms stand in a sentence)."""
+    if not text.isupper():
+        return False
     worded = [w for w in _STRETCH_WORD.findall(text) if not w.isdigit()]
     return sum(len(w) >= 2 for w in worded) >= 3 and all(w.isupper() for w in worded)
 
@@ -252,10 +256,10 @@ def _bare(inner: str) -> str:
     return norm(inner).strip(" \t!?.…*_") or norm(inner).strip()
 
 
-def _hedged(text: str) -> int | None:
+def closing_hedge(text: str) -> int | None:
     """Where a bracket closing `text` that says, alone, that it is not settled starts
     ("(TBD)", "(temporary)", "(vorläufig)", "（暂定）": `hedge` in data/cues.txt), or None."""
-    closing = _CLOSING_BRACKET.search(text)
+    closing = _CLOSING_BRACKET.search(text) if "(" in text or "（" in text else None
     if closing is None or _bare(closing.group(1)) not in lexicon().hedges:
         return None
     return closing.start()
@@ -276,32 +280,12 @@ def closing_citation(text: str) -> int | None:
     return found.start() if found is not None else None
 
 
-def closing_hedge(text: str) -> int | None:
-    """Where a bracket closing `text` that says it is not settled starts ("(TBD)"), or None."""
-    return _hedged(text) if "(" in text or "（" in text else None
-
-
-def closing_tags(text: str) -> int | None:
-    """Where hashtags closing `text` that are the note's tags start, or None."""
-    return _tagged(text) if "#" in text else None
-
-
-def closing_agreement(text: str) -> int | None:
-    """Where a closing agreement after a comma starts ("…, as discussed"), or None."""
-    return _agreed(text) if "," in text or "，" in text else None
-
-
-def opening_aside(text: str) -> tuple[int, bool] | None:
-    """Where an opening aside ends and whether it says from when (`_aside`), or None."""
-    return _aside(text) if "," in text or "，" in text else None
-
-
 def closing_since(text: str) -> int | None:
-    """Where a closing stretch that says from when starts (`_since_when`), or a bracket
+    """Where a closing stretch that says from when starts (`_since_stretch`), or a bracket
     closing `text` that says so alone ("(as of this sprint)", "(seit Montag)"), or None."""
     if ("(" in text or "（" in text) and (bracket := _since_bracket(text)) is not None:
         return bracket
-    return _since_when(text)
+    return _since_stretch(text)
 
 
 def _since_bracket(text: str) -> int | None:
@@ -322,8 +306,3 @@ def _since_bracket(text: str) -> int | None:
 def _since_openers() -> tuple[str, ...]:
     """The words of `since`, each with the space after it, the longest first."""
     return tuple(f"{o} " for o in sorted(lexicon().since_phrases, key=len, reverse=True))
-
-
-def shouted(text: str) -> bool:
-    """Whether `text` is a statement written in capitals as a whole (`_shouted`)."""
-    return text.isupper() and _shouted(text)

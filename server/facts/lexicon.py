@@ -142,7 +142,9 @@ class _Lexicon:
     discourse: frozenset[str]  # labels that say how to read a line ("note", "fyi")
     rationale: frozenset[str]  # labels that give a fact's reason or use ("why", "how to apply")
     provenance: regex.Pattern[str]  # who confirmed a statement ("confirmed", "abgestimmt")
-    since_when: regex.Pattern[str]  # a closing stretch opened by a word of `since` (`_since_when`)
+    since_when: regex.Pattern[
+        str
+    ]  # a closing stretch opened by a word of `since` (`asides._since_stretch`)
     agreed: regex.Pattern[str]  # a closing stretch after a comma opened by one of `agreed`
     aside: regex.Pattern[str]  # an opening set off by a comma: a `now`, `since`, `agreed` word
     now_phrases: frozenset[str]  # `now` as written, lowercase (what `aside` opens with)
