@@ -212,9 +212,15 @@ def _time_ends() -> frozenset[str]:
     return _days_and_months() | periods | {p.rsplit(" ", 1)[-1] for p in periods}
 
 
-_TAGS = regex.compile(
-    r"(?:[ \t]+#[\p{L}_][\p{L}\p{N}_/-]*)+[ \t]*[.!?。！？]?[ \t]*$", regex.REVERSE
-)
+_HASHTAG = r"#[\p{L}_][\p{L}\p{N}_/-]*"
+_TAGS = regex.compile(rf"(?:[ \t]+{_HASHTAG})+[ \t]*[.!?。！？]?[ \t]*$", regex.REVERSE)
+# A hashtag anywhere, not a character reference ("&#123;") nor a link's fragment.
+_ANY_TAG = regex.compile(rf"(?<![\p{{L}}\p{{N}}&/]){_HASHTAG}")
+
+
+def hashtags(text: str) -> set[str]:
+    """The hashtags of `text` ("#ops"), wherever they stand."""
+    return set(_ANY_TAG.findall(text)) if "#" in text else set()
 
 
 def closing_tags(text: str) -> int | None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import regex
-from memory_recall.server.facts.asides import time_words
+from memory_recall.server.facts.asides import hashtags, time_words
 from memory_recall.server.facts.changes import Change, said, written_change
 from memory_recall.server.facts.headline import derive_description
 from memory_recall.server.facts.lexicon import lexicon
@@ -404,7 +404,6 @@ def _last_witnessed(keys: frozenset[str], forms: list[tuple[str, str]]) -> dict[
 _RAW_NUMBER = regex.compile(r"\p{N}+|[〇一二三四五六七八九十百千万]+")
 _RAW_LATIN = regex.compile(r"\p{Latin}{2,}")
 _RAW_URL = regex.compile(r"https?://[A-Za-z0-9._~:/?#@!$&*+,;=%-]*[A-Za-z0-9/#=&%_~-]")
-_RAW_TAG = regex.compile(r"(?<![\p{L}\p{N}&/])#[\p{L}_][\p{L}\p{N}_/-]*")
 _OTHER_SCRIPT = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Cyrillic}]")
 
 
@@ -414,8 +413,8 @@ def _raw_values(memory: MemoryText) -> set[str]:
     is read as "now": asides.py, `closing_since`), its hashtags (read as the note's tags),
     and Latin words where the text is in another script."""
     text = normalize(f"{memory.body}\n{memory.description}")
-    found = set(_RAW_NUMBER.findall(text)) | set(_RAW_URL.findall(text)) | time_words(text)
-    found.update(_RAW_TAG.findall(text))
+    found = set(_RAW_NUMBER.findall(text)) | set(_RAW_URL.findall(text))
+    found |= time_words(text) | hashtags(text)
     latin = _RAW_LATIN.findall(text)
     if len(_OTHER_SCRIPT.findall(text)) > sum(len(w) for w in latin):
         found.update(latin)
