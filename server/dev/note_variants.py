@@ -49,7 +49,9 @@ or leaves it out (None) where the way does not apply to its language or verdict:
 - `tldr` / `update-dated`: … opened with "TL;DR:" / "Update 2026-12-07:" (English);
 - `hashtag` / `nbsp`: … closed with " #ops" / written with no-break spaces;
 - `agreed-that`: … opened with "We agreed that …", in its language;
-- `upper`: the new note written in capitals.
+- `upper`: the new note written in capitals;
+- `since-pr` / `in-pr`: … closed with the pull request it came with, in its language ("…
+  since PR #123", "… seit PR #123") / with where it was changed ("… in PR #123").
 
 One job past 500 lines: a table of one function per sweep, each a few lines, and the
 phrases each language writes them with.
@@ -206,6 +208,18 @@ SINCE = {
     "el": "από την περασμένη εβδομάδα",
 }  # fmt: skip
 
+# … from the pull request it came with (`since-pr`).
+SINCE_PR = {
+    "en": "since PR #123", "fr": "depuis la PR #123", "de": "seit PR #123",
+    "es": "desde el PR #123", "pt": "desde o PR #123", "it": "dalla PR #123",
+    "nl": "sinds PR #123", "ru": "начиная с PR #123", "el": "από το PR #123",
+}  # fmt: skip
+# … and where it was changed (`in-pr`).
+IN_PR = {
+    "en": "in PR #123", "fr": "dans la PR #123", "de": "in PR #123", "es": "en el PR #123",
+    "pt": "no PR #123", "it": "nella PR #123", "nl": "in PR #123", "ru": "в PR #123",
+}  # fmt: skip
+
 # A closing stretch after a comma that says the new note was agreed (`agreed`), in the
 # spaced languages.
 AGREED = {
@@ -314,6 +328,14 @@ def _since(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | Non
 
 def _since_bracket(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
     return _variant(p, old, _bracketed(new, SINCE[p["lang"]])) if p["lang"] in SINCE else None
+
+
+def _since_pr(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    return _closed(p, old, new, f" {SINCE_PR[p['lang']]}") if p["lang"] in SINCE_PR else None
+
+
+def _in_pr(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
+    return _closed(p, old, new, f" {IN_PR[p['lang']]}") if p["lang"] in IN_PR else None
 
 
 def _agreed(p: dict[str, Any], old: MemoryText, new: MemoryText) -> Variant | None:
@@ -507,4 +529,6 @@ SWEEPS: dict[str, Sweep] = {
     "update-dated": _labelled(f"Update {NEW_DAY}"),
     "agreed-that": _agreed_that,
     "upper": _upper,
+    "since-pr": _since_pr,
+    "in-pr": _in_pr,
 }

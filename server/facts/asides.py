@@ -6,12 +6,13 @@ each decides which text `terms.read_terms` reads.
 - a closing bracket that cites, links, refers to a ticket, says when it was written or who
   confirmed it, or only stresses it (`closing_citation`), or says it is not settled
   (`closing_hedge`);
-- closing hashtags, the note's tags (`closing_tags`);
+- closing hashtags, the note's tags (`closing_tags`), and a closing reference after a word
+  ("… in PR #123", "…, see JIRA-1234": `closing_reference`);
 - a closing agreement after a comma ("…, as discussed": `closing_agreement`);
 - an opening aside set off by a comma ("Going forward, …", "According to Alice, …":
   `opening_aside`) and a closing stretch or bracket that says from when ("… since last
-  week", "… (as of this sprint)": `closing_since`), both read as "now" does when they say
-  from when.
+  week", "… (as of this sprint)", "… since PR #123": `closing_since`), both read as "now"
+  does when they say from when.
 
 Each returns where its stretch starts (or ends), never a reading: the text left is read by
 `read_terms` as any statement is.
@@ -50,12 +51,15 @@ _LINKED = regex.compile(
     r"[ \t]*[(（][ \t]*(?:\[[^\]\n]*\]\([^()\s]*\)|<?https?://[^\s()<>]+>?)[ \t]*[)）]"
     r"[ \t]*[.!?。！？]?[ \t]*$"
 )
-# A bracket closing a statement that holds a reference alone: a ticket ("(JIRA-1234)",
-# "(PROJ-12)"), an issue or pull request ("(#123)", "(PR 45)", "(!67)"), a commit hash.
-_TICKET = regex.compile(
-    r"[ \t]*[(（][ \t]*(?:[A-Z][A-Z0-9]+-\d+|[#!]\d+|(?i:pr|mr|issue|ticket|bug)[ \t]*#?\d+"
-    r"|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40})[ \t]*[)）][ \t]*[.!?。！？]?[ \t]*$"
+# A reference: a ticket ("JIRA-1234", "PROJ-12"), an issue or pull request ("#123", "PR 45",
+# "!67"), a commit or its hash.
+_REFERENCE = (
+    r"(?:[A-Z][A-Z0-9]+-\d+|[#!]\d+|(?i:pr|mr|issue|ticket|bug)[ \t]*#?\d+"
+    r"|(?i:commit[ \t]+)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40})"
 )
+# A bracket closing a statement that holds a reference alone: "(JIRA-1234)", "(#123)".
+_TICKET = regex.compile(rf"[ \t]*[(（][ \t]*{_REFERENCE}[ \t]*[)）][ \t]*[.!?。！？]?[ \t]*$")
+_A_REFERENCE = regex.compile(_REFERENCE)
 # A bracket closing a statement, its words (`_remarked`).
 _CLOSING_BRACKET = regex.compile(r"[ \t]*[(（]([^()（）]*)[)）][ \t]*[.!?。！？]?[ \t]*$")
 REMARK_WORDS = 8  # words a remark holds at most
@@ -106,20 +110,72 @@ def _since_stretch(text: str) -> int | None:
     if len(text) < 12:
         return None
     last = text.rstrip(" \t.!?。！？").rpartition(" ")[2]
-    if not last or (norm(last) not in _time_ends() and not _DIGIT_DATE.search(last)):
-        return None  # most statements: not closed by a time
+    if not last or (
+        norm(last) not in _time_ends()
+        and not _DIGIT_DATE.search(last)
+        and not _ends_with_reference(text)
+    ):
+        return None  # most statements: not closed by a time or a reference
     lex = lexicon()
-    found = lex.since_when.search(text)
+    found = _stretch_after(lex.since_when, text)
+    if found is None:
+        return None
+    # It names a time and nothing else ("с этой недели Игорь" names the on-call after it),
+    # or the change it came with ("… since PR #123", "… seit JIRA-1234").
+    when = found.group("when")
+    words = _STRETCH_WORD.findall(norm(when))
+    opener = text[found.start() : found.start("when")].strip(" \t,，")
+    if len(opener) >= 3 and _referred(when):  # "с PR #123" is as often "with PR #123"
+        return found.start()
+    if not _only_when(words) or lex.until.intersection(words):
+        return None
+    return found.start()
+
+
+def _stretch_after(pattern: regex.Pattern[str], text: str) -> regex.Match[str] | None:
+    """The closing stretch `pattern` finds in `text`, unless it stands right after an
+    auxiliary ("The freeze is effective from Monday", "The fix is in PR #45": what it names
+    is the fact) or after nothing but function words ("It is …")."""
+    found = pattern.search(text)
     if found is None:
         return None
     before = _STRETCH_WORD.findall(norm(text[: found.start()]))
-    if not before or before[-1] in lex.auxiliaries:  # "The freeze is effective from Monday"
+    if not before or before[-1] in lexicon().auxiliaries:
         return None
     if all(w in function_words() for w in before):
-        return None  # nothing said before it but "It is …"
-    # It names a time and nothing else ("с этой недели Игорь" names the on-call after it).
-    words = _STRETCH_WORD.findall(norm(found.group("when")))
-    if not _only_when(words) or lex.until.intersection(words):
+        return None
+    return found
+
+
+def _ends_with_reference(text: str) -> bool:
+    """Whether `text`'s last word or two are a reference ("… #123.", "… PR 45")."""
+    tail = text.rstrip(" \t.!?。！？")
+    if not any(c.isdigit() for c in tail[tail.rfind(" ") + 1 :]):
+        return False  # every reference ends with a word holding a digit; most texts do not
+    words = tail.rsplit(None, 2)
+    return any(_A_REFERENCE.fullmatch(" ".join(words[-k:])) for k in (1, 2) if len(words) >= k)
+
+
+def _referred(stretch: str) -> bool:
+    """Whether a stretch names a reference and nothing else, a determiner before it at
+    most ("PR #123", "the commit 3f2a9c1", "la PR #123")."""
+    stretch = stretch.strip()
+    if _A_REFERENCE.fullmatch(stretch):
+        return True
+    word, _, rest = stretch.partition(" ")
+    return norm(word) in lexicon().determiners and _A_REFERENCE.fullmatch(rest.strip()) is not None
+
+
+def closing_reference(text: str) -> int | None:
+    """Where a closing stretch that names a reference after a word of `cites` starts ("…
+    in PR #123", "…, see JIRA-1234", "… siehe PR 45"): where the fact was changed or is
+    written down, read as a bracket of it is (`closing_citation`); not right after an
+    auxiliary ("The fix is in PR #45": the pull request is what it says). Its number still
+    keeps a note from being dropped as known (judgement.py, `_raw_values`)."""
+    if len(text) < 12 or not _ends_with_reference(text):
+        return None
+    found = _stretch_after(lexicon().cites_in, text)
+    if found is None or not _referred(found.group("when")):
         return None
     return found.start()
 

@@ -145,6 +145,7 @@ class _Lexicon:
     since_when: regex.Pattern[
         str
     ]  # a closing stretch opened by a word of `since` (`asides._since_stretch`)
+    cites_in: regex.Pattern[str]  # … opened by a word of `cites` (`asides.closing_reference`)
     agreed: regex.Pattern[str]  # a closing stretch after a comma opened by one of `agreed`
     aside: regex.Pattern[str]  # an opening set off by a comma: a `now`, `since`, `agreed` word
     now_phrases: frozenset[str]  # `now` as written, lowercase (what `aside` opens with)
@@ -240,6 +241,7 @@ def lexicon() -> _Lexicon:
         rationale=frozenset(lists["rationale"]),
         provenance=phrase_pattern(lists["provenance"]),
         since_when=_closing_stretch(lists["since"]),
+        cites_in=_closing_stretch(lists["cites"]),
         agreed=_after_a_comma(lists["agreed"]),
         aside=_aside_pattern([*lists["now"], *lists["since"], *lists["agreed"], "per"]),
         now_phrases=frozenset(lists["now"]),

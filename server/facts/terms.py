@@ -346,8 +346,8 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
     marks a name (`capitals_mark_names` of the whole memory; by default, of `text`).
 
     What stands around the fact is read off first (asides.py), one stretch at a time:
-    a closing citation, link, ticket, remark or stress ("… (see PR #123)", "… (again)":
-    where it comes from or how to read it), the note's tags ("… #ops"), a hedge ("…
+    a closing citation, link, ticket, remark or stress ("… (see PR #123)", "… (again)",
+    "… in PR #123": where it comes from or how to read it), the note's tags ("… #ops"), a hedge ("…
     (TBD)": then `hedged`), an agreement ("…, as discussed"), an opening aside ("Going
     forward, …", "According to Alice, …": blanked, the statement's spans kept) and a
     closing time it holds from ("… since last week"). Those that say from when add "now"
@@ -364,6 +364,8 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
         cut = asides.closing_citation(text)
         if cut is None:
             cut = asides.closing_tags(text)
+        if cut is None:
+            cut = asides.closing_reference(text)
         if cut is not None:
             text = text[:cut]
         elif (cut := asides.closing_hedge(text)) is not None:

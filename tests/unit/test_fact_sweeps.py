@@ -63,6 +63,8 @@ KNOWN: dict[str, set[str]] = {
     "agreed-that": set(),
     # As in `lower`: a team's letter in capitals is no label either ("TEAM A" / "TEAM B").
     "upper": {"en-sub-03"},
+    "since-pr": set(),
+    "in-pr": set(),
 }  # fmt: skip
 
 

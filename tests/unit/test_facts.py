@@ -4347,6 +4347,44 @@ def test_a_reference_or_a_stress_closing_a_note_is_read_as_if_it_were_not_there(
     _keeps_both(old, new)
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Read as words, the pull request hid the qualifier at the note's end: the rule for
+        # every deploy written over by the weekend's, the general fact by the narrower one.
+        ("Deploys need two approvals.", "Deploys need three approvals on weekends since PR #123."),
+        ("Deploys need two approvals.", "Deploys need three approvals on weekends as of PR #123."),
+        ("Deploys need two approvals.", "Deploys need three approvals on weekends in PR #123."),
+        ("Backups are encrypted.", "Production backups are encrypted now in PR #123."),
+        ("The user works at Acme.", "The user's manager works at Acme now, see JIRA-1234."),
+        (
+            "Deployments brauchen zwei Freigaben.",
+            "Deployments brauchen drei Freigaben am Wochenende seit PR #123.",
+        ),
+    ],
+)
+def test_a_reference_closing_a_note_after_a_word_is_read_as_a_bracket_of_it(
+    old: str, new: str
+) -> None:
+    _keeps_both(old, new)
+
+
+def test_a_closing_reference_is_a_citation_only_where_it_names_nothing_else() -> None:
+    plain = read_terms("Staging runs on port 8082")
+    for closing in ("since PR #123", "as of commit 3f2a9c1", "in PR 45", "see JIRA-1234"):
+        reading = read_terms(f"Staging runs on port 8082 {closing}.")
+        assert reading.keys == plain.keys, closing
+    assert "now" in read_terms("Staging runs on port 8082 since PR #123.").changes
+    assert "now" not in read_terms("Staging runs on port 8082 in PR #123.").changes
+    # Said after an auxiliary, the reference is what the statement says.
+    found = judge(text("The fix is in PR #45."), text("The fix is in PR #44."))
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    # "с" is "with" as often as "since": read.
+    assert read_terms("Сборка падает с PR #123.").keys != read_terms("Сборка падает.").keys
+    # Its number keeps a note from being dropped as known beside another.
+    _keeps_both("The leak was fixed in PR #482.", "The leak was fixed in PR #490.")
+
+
 def test_a_note_said_as_not_settled_writes_over_nothing_and_is_not_dropped() -> None:
     old = "Deploys need two approvals."
     for new in (
