@@ -127,7 +127,7 @@ def _since_stretch(text: str) -> int | None:
     opener = text[found.start() : found.start("when")].strip(" \t,，")
     if len(opener) >= 3 and _referred(when):  # "с PR #123" is as often "with PR #123"
         return found.start()
-    if not _only_when(words) or lex.until.intersection(words):
+    if not _only_when(words) or _a_range(words):
         return None
     return found.start()
 
@@ -239,7 +239,7 @@ def opening_aside(text: str) -> tuple[int, bool] | None:
     if opener in lex.now_phrases:
         return (found.end(), True) if not words else None
     if opener in lex.since_phrases:
-        if _only_when(words) and not lex.until.intersection(words):
+        if _only_when(words) and not _a_range(words):
             return found.end(), True
         return None
     if len(words) > SINCE_WORDS or (opener == "per" and not rest.strip()[:1].isupper()):
@@ -258,6 +258,13 @@ def _days_and_months() -> frozenset[str]:
     lex = lexicon()
     weekdays = (w for w, kind in lex.value_class.items() if kind == "weekday")
     return frozenset({*lex.when, *lex.months, *weekdays})
+
+
+def _a_range(words: Sequence[str]) -> bool:
+    """Whether a stretch of words (normal forms) that names a time holds a word of `until`
+    after its first ("from Monday to Friday"): the time the fact holds in, not since when.
+    Its first may be an article that is also "to" (the "a" of "desde a semana passada")."""
+    return not lexicon().until.isdisjoint(words[1:])
 
 
 @functools.cache
@@ -359,7 +366,7 @@ def _since_bracket(text: str) -> int | None:
     if opener is None:
         return None
     words = _STRETCH_WORD.findall(inner[len(opener) :])
-    if not _only_when(words) or lexicon().until.intersection(words):
+    if not _only_when(words) or _a_range(words):
         return None
     return closing.start()
 

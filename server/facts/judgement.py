@@ -45,6 +45,7 @@ from memory_recall.server.facts.replaced import read_replaced
 from memory_recall.server.facts.restated import (
     QUALIFIER_WORDS,
     inserts_a_word,
+    names_which,
     narrows,
     narrows_first,
     qualifies,
@@ -722,6 +723,7 @@ def _judge(new: MemoryText, old: MemoryText) -> Judgement:
                 or narrows_first(b.terms[j], a.terms[i], b.keys)
                 or qualifies(b.terms[j], a.terms[i], b.keys, announced=True) == "narrower"
                 or _scoped_among(a.terms[i], b.terms[j], b.keys)
+                or names_which(b.terms[j], a.terms[i], b.keys)
                 for i, j, _c in same
             ):
                 # The other way round: "Code review needs two approvals" beside "… for

@@ -617,6 +617,31 @@ def _inserted_between(
             yield from range(j1, j2)
 
 
+def of_inserted(
+    old: Terms, new: Terms, opcodes: Sequence[tuple[str, int, int, int, int]], known: Iterable[str]
+) -> bool:
+    """Whether `new` puts, right after a word both say, a word for "of" and a plain word
+    of its own among the terms it says again: "Los backups de producción están cifrados"
+    / "Los backups están cifrados", "Die Backups der Produktion …": which of them, a
+    narrower thing (`_part_of`, read the other way round)."""
+    known = set(known)
+    for j in _inserted_between(old, new, opcodes):
+        term = new.terms[j]
+        if term.valued or term.key in known or not j:
+            continue
+        before = new.terms[j - 1]
+        gap = new.text[before.end : term.start]
+        if before.key in known and gap.strip() and _part_of(gap):
+            return True
+    return False
+
+
+def names_which(old: Terms, new: Terms, known: frozenset[str]) -> bool:
+    """`of_inserted`, the two statements aligned here."""
+    opcodes = SequenceMatcher(None, old.keys, new.keys, autojunk=False).get_opcodes()
+    return of_inserted(old, new, opcodes, known)
+
+
 def inserts_a_word(old: Terms, new: Terms, known: frozenset[str]) -> bool:
     """Whether `new` says `old`'s terms in their order with a plain word of its own put
     between two of them, one the old memory (`known`, its terms) says nowhere: "We

@@ -51,6 +51,7 @@ from memory_recall.server.facts.restated import (
     named_first,
     narrowed_aligned,
     narrows_first,
+    of_inserted,
     opens_scoped,
     put_before,
     said_by_a_pronoun,
@@ -226,6 +227,9 @@ def _narrower(
         or scoped_first(new, opcodes, old_keys)
         or scoped_between(old, new, opcodes, old_keys)
         or (said_by_a_pronoun(old) and named_first(new, opcodes, old_keys))
+        # "Los backups de producción …", "Il database di staging …": which of them, said
+        # after a word for "of" among what both say.
+        or of_inserted(old, new, opcodes, old_keys)
     )
 
 
@@ -284,6 +288,7 @@ def _older_narrower(
     return (
         narrowed_aligned(new, old, mirrored, new_keys)
         or put_before(old, mirrored, new_keys, of_names=False)
+        or of_inserted(new, old, mirrored, new_keys)
         or scoped_first(old, mirrored, new_keys)
         or opens_scoped(old, new_keys)
         # "Each admin may upload 100 files" before "Each user may upload 10 files".

@@ -4369,6 +4369,15 @@ def test_a_reference_closing_a_note_after_a_word_is_read_as_a_bracket_of_it(
     _keeps_both(old, new)
 
 
+def test_a_since_when_opened_by_an_article_that_is_also_to_is_read_as_now() -> None:
+    # The Portuguese "a" of "desde a semana passada" is "to" too: read as a range, the
+    # stretch stayed words ("a semana": one week).
+    plain = read_terms("Os backups de produção são criptografados")
+    reading = read_terms("Os backups de produção são criptografados desde a semana passada.")
+    assert (reading.keys, reading.changes) == (plain.keys, ("now",))
+    assert "sexta" in read_terms("Os deploys rodam desde segunda até sexta.").keys
+
+
 def test_a_closing_reference_is_a_citation_only_where_it_names_nothing_else() -> None:
     plain = read_terms("Staging runs on port 8082")
     for closing in ("since PR #123", "as of commit 3f2a9c1", "in PR 45", "see JIRA-1234"):
