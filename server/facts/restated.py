@@ -119,6 +119,13 @@ def scoped_between(
     counts too (`_scoped_later`). In Chinese, Japanese and Korean the particle of scope
     follows its words ("검색 API에 대해", "对于搜索接口"): a stretch of pairs of its own
     holding one, up to the term after it."""
+    # Where the older says no day nor how often, one the newer says of its own is when its
+    # value holds, however it is joined ("… tres aprobaciones los fines de semana", "…
+    # brauchen am Wochenende drei Freigaben"), not what replaces a value.
+    if not any(t.shape in SCOPE_SHAPES for t in old.terms) and any(
+        t.shape in SCOPE_SHAPES and t.key not in old_keys for t in new.terms
+    ):
+        return True
     for run, last in _put_among(old, new, opcodes):
         own = [j for j in run if new.terms[j].key not in old_keys and new.terms[j].kind != "number"]
         if not own or all(_says_when(new, new.terms[j]) for j in own):

@@ -651,10 +651,12 @@ def witness_forms(text: str) -> tuple[str, str]:
     final only at the end of what is lowercased. Case folding and decomposition see one
     character at a time; the marks, which decomposition may reorder across the cut, are
     left out. (An ASCII text is its own normal and decomposed form, and casefolds as it
-    lowercases: both forms are its lowercase.)"""
+    lowercases: both forms are its lowercase.) Read as typed for, as `read_terms` reads it:
+    a curly apostrophe is the straight one its terms hold."""
     if text.isascii():
         lower = text.lower()
         return lower, lower
+    text = asides.typed_as(text)
     return _caseless(text), _caseless(_norm(text))
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import regex
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from memory_recall.protocol.messages import PhaseResult
 from memory_recall.server.catalog.catalog import MemoryCatalog
@@ -232,6 +232,9 @@ _TRICKY = st.sampled_from(
 @given(
     pieces=st.lists(st.one_of(_TRICKY, st.text(max_size=6)), max_size=10), capitals=st.booleans()
 )
+# Read as typed for, the curly apostrophe was the terms' straight one and not the text's.
+@example(pieces=["ﾊﾟ‘A"], capitals=False)
+@example(pieces=["Alice’s team owns billing"], capitals=True)
 def test_every_key_of_a_statement_has_its_witness_in_the_statement(
     pieces: list[str], capitals: bool
 ) -> None:
