@@ -731,7 +731,11 @@ def qualifies(
     # What stands between: in CJK, pairs overlap and the first may hold the conjunction
     # ("服务和支付": the pair 务和).
     between = new.text[new.terms[last].end : after[0].end if cjk else after[0].start]
-    if lexicon().conjunction.search(between):
+    # In a spaced script the conjunction opens what stands between ("… and the invoicing
+    # service", "… e dos pagamentos"): the Portuguese article "o" of "para o serviço" is
+    # the Spanish and Italian "or".
+    joined = between if cjk else between.lstrip(" \t,")
+    if (lexicon().conjunction.search if cjk else lexicon().conjunction.match)(joined):
         return "added"
     if (cjk and SET_OFF.search(between)) or (not cjk and len(after) >= QUALIFIER_WORDS):
         return "narrower"

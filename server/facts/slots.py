@@ -230,6 +230,9 @@ def _narrower(
         # "Los backups de producción …", "Il database di staging …": which of them, said
         # after a word for "of" among what both say.
         or of_inserted(old, new, opcodes, old_keys)
+        # "In Staging läuft der Cache …" beside "Der Cache läuft …": the verb second after
+        # the scope, the words moved round it, as the older side reads it too.
+        or opens_scoped(new, old_keys)
     )
 
 
