@@ -412,10 +412,13 @@ def _raw_values(memory: MemoryText) -> set[str]:
     """Numbers in a memory's text, its web addresses (a link closing a statement is read as
     not there: "… ([runbook](https://…))"), its days and months (a closing "since Monday"
     is read as "now": asides.py, `closing_since`), its hashtags (read as the note's tags),
+    the characters that negate in an unspaced script (`negation-mark` in data/cues.txt),
     and Latin words where the text is in another script."""
     text = normalize(f"{memory.body}\n{memory.description}")
     found = set(_RAW_NUMBER.findall(text)) | set(_RAW_URL.findall(text))
     found |= time_words(text) | hashtags(text)
+    if not text.isascii():
+        found |= lexicon().negation_marks.intersection(text)
     latin = _RAW_LATIN.findall(text)
     if len(_OTHER_SCRIPT.findall(text)) > sum(len(w) for w in latin):
         found.update(latin)

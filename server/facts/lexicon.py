@@ -157,6 +157,7 @@ class _Lexicon:
     channels: frozenset[str]  # words for a chat channel ("channel", "canal", "канал")
     until: frozenset[str]  # words that close a stretch of time ("to", "bis")
     users: frozenset[str]  # the words for the user ("user", "Nutzer", "用户")
+    negation_marks: frozenset[str]  # single characters that negate in CJK ("不")
     short: dict[str, str]  # a word → the short form it is one term with ("database" → "db")
     toward: frozenset[str]  # what stands between a thing replaced and its replacement ("to")
     swap: frozenset[str]  # a verb after which "with" does too ("replaced black with ruff")
@@ -253,6 +254,7 @@ def lexicon() -> _Lexicon:
         channels=frozenset(lists["channel"]),
         until=frozenset(lists["until"]),
         users=frozenset(lists["user"]),
+        negation_marks=frozenset(lists["negation-mark"]),
         short=short,
         toward=frozenset(lists["toward"]),
         swap=frozenset(lists["swap"]),
