@@ -347,8 +347,8 @@ def read_terms(text: str, capitals: bool | None = None) -> Terms:
 
     What stands around the fact is read off first (asides.py), one stretch at a time:
     a closing citation, link, ticket, remark or stress ("… (see PR #123)", "… (again)",
-    "… in PR #123": where it comes from or how to read it), the note's tags ("… #ops"), a hedge ("…
-    (TBD)": then `hedged`), an agreement ("…, as discussed"), an opening aside ("Going
+    "… in PR #123": where it comes from or how to read it), the note's tags ("… #ops"), a
+    hedge ("… (TBD)": then `hedged`), an agreement ("…, as discussed"), an opening aside ("Going
     forward, …", "According to Alice, …": blanked, the statement's spans kept) and a
     closing time it holds from ("… since last week"). Those that say from when add "now"
     to its change cues. A time word, a tag or a number the old memory never says still
