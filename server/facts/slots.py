@@ -546,6 +546,24 @@ def _swapped_in_subject(region: Region, old: Terms, new: Terms) -> bool:
 _WORD = regex.compile(r"[\p{L}']+")
 
 
+def _named_before_its_value(region: Region, old: Terms, new: Terms) -> bool:
+    """Whether each side of a stretch opens with a name, the two names differ, and a word
+    stands between it and the side's value ("Kafka ha 3" / "Redis ha 5"): the name says
+    whose the value is. A name its number follows right after owns it ("Postgres 16" /
+    "MySQL 8": the value itself)."""
+    if region.left == 0 or not region.old or not region.new:
+        return False
+    if region.old[0].key == region.new[0].key:
+        return False
+    for side, terms in ((region.old, old), (region.new, new)):
+        value = next((t for t in side[1:] if t.valued), None)
+        if side[0].kind != "name" or value is None:
+            return False
+        if not _WORD.search(terms.text[side[0].end : value.start]):
+            return False
+    return True
+
+
 def _other_subject(region: Region) -> bool:
     """Whether a stretch that differs on both sides stands before anything the statements
     share, holding words or names but no value: where a subject stands. Not when a word
@@ -1037,6 +1055,12 @@ def _compare(old: Terms, new: Terms, polarity_changed: bool, around: frozenset[s
             return Comparison(
                 "changed", False, "a name changed where the subject stands", overlap, (region,)
             )
+        if _named_before_its_value(region, old, new):
+            # "La coda Redis ha 5 worker" / "La coda Kafka ha 3 worker", "O cluster UE tem
+            # 5 nós": a name after a word both say, then a word of the sentence (its verb, a
+            # function word), then the value — whose value it is, not the value: the Kafka
+            # queue's workers were written over with the Redis queue's.
+            return Comparison("different", False, OTHER_SUBJECT, overlap)
         # Words replaced or said along with the value ("happens in Figma" / "is run by
         # Keiko", "は Notion にある" / "は Omar がレビューする"): perhaps another property,
         # unless the change is announced — and an announcement settles words said along
