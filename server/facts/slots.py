@@ -548,9 +548,10 @@ _WORD = regex.compile(r"[\p{L}']+")
 
 def _named_before_its_value(region: Region, old: Terms, new: Terms) -> bool:
     """Whether each side of a stretch opens with a name, the two names differ, and a word
-    stands between it and the side's value ("Kafka ha 3" / "Redis ha 5"): the name says
-    whose the value is. A name its number follows right after owns it ("Postgres 16" /
-    "MySQL 8": the value itself)."""
+    stands between it and the side's value ("Kafka ha 3" / "Redis ha 5") or the value
+    counts or measures something ("Redis 5 воркеров"): the name says whose the value is.
+    A bare number right after its name is the name's own ("Postgres 16" / "MySQL 8": the
+    value itself)."""
     if region.left == 0 or not region.old or not region.new:
         return False
     if region.old[0].key == region.new[0].key:
@@ -559,7 +560,8 @@ def _named_before_its_value(region: Region, old: Terms, new: Terms) -> bool:
         value = next((t for t in side[1:] if t.valued), None)
         if side[0].kind != "name" or value is None:
             return False
-        if not _WORD.search(terms.text[side[0].end : value.start]):
+        counted = value.kind == "number" and bool(value.shape)
+        if not counted and not _WORD.search(terms.text[side[0].end : value.start]):
             return False
     return True
 
