@@ -251,6 +251,8 @@ def written_change(
         apart = _other_clause(change, old, stated, said_old)
         if apart:
             doubt = f"the new statement leaves out {apart}"
+    # "是", "입니": the copula an unspaced script reads as a term says nothing of its own.
+    known |= lexicon().copulas
     if not pairs or any(not _known(t.key, known) for t in new.terms):
         if tabled:
             return replace(change, loses=doubt or in_place_only)

@@ -135,6 +135,7 @@ class _Lexicon:
     for_: frozenset[str]  # a word of scope that says for which thing ("for", "für")
     with_: regex.Pattern[str]  # a word that joins a thing given along ("with", "via")
     auxiliaries: frozenset[str]  # verbs that help another ("is", "has", "wird")
+    copulas: frozenset[str]  # "is" where an unspaced script reads it as a term ("是")
     kinds_of_thing: frozenset[str]  # words that say what a name is ("service", "team")
     speakers: frozenset[str]  # the pronouns of who writes ("we", "wir", "我们")
     nows: frozenset[str]  # change cues that only say when ("now", "jetzt", "现在")
@@ -234,6 +235,7 @@ def lexicon() -> _Lexicon:
         for_=frozenset(lists["for"]),
         with_=phrase_pattern(lists["with"]),
         auxiliaries=frozenset(lists["auxiliary"]),
+        copulas=frozenset(lists["copula"]),
         kinds_of_thing=frozenset(lists["kind-of-thing"]),
         speakers=frozenset(lists["speaker"]),
         nows=frozenset(lists["now"]),

@@ -1051,6 +1051,24 @@ def test_a_labelled_line_answered_in_the_singular_of_its_heading_gets_only_the_v
     assert rewrite(old, found).body == "Ports:\n- API: 8080\n- Admin: 9091"
 
 
+@pytest.mark.parametrize(
+    ("line", "new", "changed"),
+    [
+        ("- 缓存 TTL：10 分钟", "缓存 TTL 现在是 15 分钟。", "- 缓存 TTL：15 分钟"),
+        ("- 캐시 TTL: 10분", "캐시 TTL은 이제 15분입니다.", "- 캐시 TTL: 15분"),
+    ],
+)
+def test_a_labelled_line_answered_with_a_copula_term_gets_only_the_value(
+    line: str, new: str, changed: str
+) -> None:
+    # "是", "입니" are terms of their own the memory does not say, so the whole statement
+    # went after the label: "- 缓存 TTL：缓存 TTL 现在是 15 分钟".
+    old = MemoryText("Cache", "", f"{line}\n- Session timeout: 30 min")
+    found = judge(text(new), old)
+    assert (found.kind, found.sure) == ("update", True), found.reason
+    assert rewrite(old, found).body == f"{changed}\n- Session timeout: 30 min"
+
+
 def test_a_table_row_whose_first_cell_is_said_with_a_change_announced_is_linked() -> None:
     # "Alice" opens a cell as a word opens a sentence: no name, so "Carol now owns billing"
     # shared one word with "| Billing | Alice |", a different fact, and Alice was recalled
