@@ -631,7 +631,12 @@ def compare(
     is replaced only by a change announced (`OLDER_ONE_MORE`)."""
     found = _compare(old, new, polarity_changed, around)
     if (
-        found.relation in ("changed", "extends")
+        # (An unsure "different" too: "Carol also reviews PRs" / "Alice and Bob review PRs"
+        # is one more reviewer, never the same fact reworded.)
+        (
+            found.relation in ("changed", "extends")
+            or (found.relation, found.sure) == ("different", False)
+        )
         and not new.announces_what
         and old.negated == new.negated
         and _adds(new)
