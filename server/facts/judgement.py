@@ -417,8 +417,8 @@ def _raw_values(memory: MemoryText) -> set[str]:
     text = normalize(f"{memory.body}\n{memory.description}")
     found = set(_RAW_NUMBER.findall(text)) | set(_RAW_URL.findall(text))
     found |= time_words(text) | hashtags(text)
-    if not text.isascii():
-        found |= lexicon().negation_marks.intersection(text)
+    if not text.isascii():  # a look for each of a few characters, not a pass over the text
+        found.update(mark for mark in lexicon().negation_marks if mark in text)
     latin = _RAW_LATIN.findall(text)
     if len(_OTHER_SCRIPT.findall(text)) > sum(len(w) for w in latin):
         found.update(latin)
